@@ -1,0 +1,3 @@
+from kv4lint.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,248 @@
+"""The records that flow through kv4lint's pipeline.
+
+    files -> discover -> prefilter -> frontends -> Launch -> rules -> Finding -> reporters
+
+Frontends produce :class:`Launch` records (and know nothing of rules); rules turn a
+Launch plus a :class:`~kv4lint.target.Target` into :class:`Finding` records (and
+know nothing of parsing); the fix engine turns a Finding's :class:`Fix` into text
+edits on the original file.
+
+Offsets are *character* offsets into the decoded text of the file (``str``
+indices).  The fix engine edits the decoded text and re-encodes it with the
+file's own encoding, so character offsets are exact and encoding-agnostic.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A half-open range ``[start, end)`` of character offsets in one file."""
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or self.end < self.start:
+            raise ValueError(f"bad span {self.start}..{self.end}")
+
+
+class Provenance(str, enum.Enum):
+    LITERAL = "literal"  # written at the launch site, e.g. "--kv-cache-dtype nvfp4"
+    RESOLVED = "resolved"  # followed from a variable/constant/default to its literal
+    UNKNOWN = "unknown"  # cannot be known statically (environment, call result, f-string hole)
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value (an argv token, or a keyword argument's value) of a launch.
+
+    ``text`` is the value as the program would see it, or ``None`` when unknown.
+    ``span`` is where the characters of ``text`` are written in the file, when
+    they are written there verbatim (so that replacing ``span`` with new
+    characters changes the value).  ``None`` means the value cannot be edited in
+    place (it is unknown, synthesised, or spelled with escapes).
+    ``use`` is where the value is *used* in the launch when it was resolved from
+    elsewhere (e.g. the ``$DTYPE`` in ``--kv-cache-dtype $DTYPE``): findings are
+    reported there, fixes edit ``span``.
+    ``shared`` is true when the written text feeds other uses too (a variable
+    used twice, a module constant): editing it has effects beyond this launch,
+    so its fix is *unsafe*.
+    ``splat`` marks an unknown value that may expand to any number of argv
+    tokens (``$EXTRA_ARGS``, ``"$@"``, ``*args``).
+    ``remove`` is the span to delete to take this token out of its argv list
+    cleanly (with its separator: a comma, surrounding spaces, a continuation
+    line); ``None`` when it cannot be removed safely.
+    """
+
+    text: str | None
+    span: Span | None = None
+    provenance: Provenance = Provenance.LITERAL
+    use: Span | None = None
+    shared: bool = False
+    splat: bool = False
+    remove: Span | None = None
+    quote: str = ""  # the quote character(s) around the value in source, for reference
+
+    @property
+    def known(self) -> bool:
+        return self.text is not None
+
+    @property
+    def anchor(self) -> Span | None:
+        """Where to report a finding about this value."""
+        return self.use or self.span
+
+    @staticmethod
+    def unknown(use: Span | None = None, *, splat: bool = False) -> "Value":
+        return Value(None, None, Provenance.UNKNOWN, use=use, splat=splat)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """Something near a launch that tells which machine it targets.
+
+    ``kind`` is ``"platform"``, ``"gpu"``, ``"sglang_version"`` or ``"model"``;
+    ``value`` is normalised (``"rocm"``, ``"sm100"``, ``"0.5.23"`` ...);
+    ``reason`` is a short human phrase quoted in messages (``"export
+    HIP_VISIBLE_DEVICES"``, ``"image lmsysorg/sglang:v0.5.23-rocm700"``).
+    """
+
+    kind: Literal["platform", "gpu", "sglang_version", "model"]
+    value: str
+    reason: str
+    span: Span | None = None
+
+
+LaunchForm = Literal["argv", "kwargs"]
+
+
+@dataclass
+class Launch:
+    """One SGLang launch found in a file.
+
+    ``form == "argv"``: ``argv`` holds the server arguments exactly as SGLang's
+    argument parser would receive them (the tokens *after* the entry point, e.g.
+    after ``python -m sglang.launch_server``), with spellings untouched
+    (aliases, abbreviations, ``--flag=value``); normalisation to ServerArgs field
+    names is done by :mod:`kv4lint.sglang.options` once the SGLang version is known.
+
+    ``form == "kwargs"``: ``kwargs`` maps ServerArgs field names (as written in
+    ``ServerArgs(...)``/``Engine(...)``) to values; ``positional`` holds
+    positional arguments (the first is ``model_path``).
+    ``unknown_kwargs`` is true when ``**something`` could not be resolved.
+
+    ``entry`` names the entry point (``"sglang.launch_server"``, ``"sglang serve"``,
+    ``"sglang.bench_one_batch"``, ``"ServerArgs"``, ``"Engine"``, ``"popen_launch_server"`` ...).
+    ``span`` covers the whole launch (command or call); ``anchor`` is where a
+    finding that concerns no single value is reported (the entry point).
+    ``config`` holds the arguments of a ``--config`` file when a container
+    frontend could read it (already as argv tokens with their own spans), to be
+    placed before ``argv`` as SGLang does.
+    """
+
+    path: str
+    form: LaunchForm
+    entry: str
+    span: Span
+    anchor: Span
+    argv: list[Value] = field(default_factory=list)
+    kwargs: dict[str, Value] = field(default_factory=dict)
+    positional: list[Value] = field(default_factory=list)
+    unknown_kwargs: bool = False
+    hints: list[Hint] = field(default_factory=list)
+    config_argv: list[Value] = field(default_factory=list)
+    config_path: str | None = None
+    # Where the launch's text lives when it is not ``path`` itself
+    # (a --config file's values are in another file): reserved for containers.
+    language: str = "shell"  # "shell" | "python" | "yaml" | ... : the language of the source
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+Applicability = Literal["safe", "unsafe"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``span`` of the original text with ``text``."""
+
+    span: Span
+    text: str
+    path: str | None = None  # None: the file of the finding
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A proposed fix, as data and as text edits.
+
+    ``set`` maps ServerArgs field names to new values (e.g. ``{"kv_cache_dtype":
+    "fp8_e4m3"}``); ``remove`` names fields whose flags must go (flags that exist
+    only for FP4).  ``edits`` realise them on the source text when the launch's
+    spans allow it (filled by :func:`kv4lint.fix.plan`); ``applicability`` is
+    ``"unsafe"`` when an edit changes text that other code also uses, or the
+    value could not be edited at the launch site.
+    """
+
+    description: str
+    set: dict[str, str] = field(default_factory=dict)
+    remove: tuple[str, ...] = ()
+    edits: tuple[Edit, ...] = ()
+    applicability: Applicability = "safe"
+
+    def to_json(self) -> dict:
+        return {
+            "description": self.description,
+            "set": dict(self.set),
+            "remove": list(self.remove),
+            "applicability": self.applicability,
+            "edits": [
+                {"start": e.span.start, "end": e.span.end, "text": e.text, **({"path": e.path} if e.path else {})}
+                for e in self.edits
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Position:
+    """1-based line, 1-based column (as flake8 and editors print them)."""
+
+    line: int
+    column: int
+
+
+@dataclass
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    path: str = "<argv>"
+    span: Span | None = None
+    start: Position | None = None
+    end: Position | None = None
+    fix: Fix | None = None
+    # Free-form details for reporters and --show-target (the target that was
+    # used and where each part came from).
+    target: dict | None = None
+    field: str | None = None  # the ServerArgs field the finding is about (for anchoring)
+
+    def sort_key(self):
+        s = self.start or Position(0, 0)
+        return (self.path, s.line, s.column, self.code)
+
+    def to_json(self) -> dict:
+        s = self.start or Position(1, 1)
+        e = self.end or s
+        return {
+            "path": self.path,
+            "line": s.line,
+            "column": s.column,
+            "end_line": e.line,
+            "end_column": e.column,
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "fix": self.fix.to_json() if self.fix else None,
+        }
+
+
+@dataclass
+class FileError:
+    """A file kv4lint could not read or parse (fully); the run goes on."""
+
+    path: str
+    message: str
+    line: int | None = None
+
+    def to_json(self) -> dict:
+        d = {"path": self.path, "message": self.message}
+        if self.line is not None:
+            d["line"] = self.line
+        return d

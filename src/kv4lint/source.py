@@ -1,0 +1,180 @@
+"""Reading a file's text faithfully, and mapping offsets to lines and columns.
+
+Used by every stage that touches text: the frontends (positions, embedded
+languages), the reporters (line/column) and the fix engine (writing back with
+the same encoding, BOM and line endings).
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import re
+from dataclasses import dataclass
+
+from kv4lint.model import Position, Span
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+class DecodeError(Exception):
+    """The file's bytes are not text in the encoding it declares (or UTF-8)."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Text:
+    """A decoded file: its text and how to turn the text back into the same bytes."""
+
+    text: str
+    encoding: str = "utf-8"
+    bom: bytes = b""
+
+    def encode(self, text: str) -> bytes:
+        return self.bom + text.encode(self.encoding)
+
+
+def _python_cookie(data: bytes) -> str | None:
+    for line in data.split(b"\n", 2)[:2]:
+        m = _COOKIE.match(line)
+        if m:
+            return m.group(1).decode("ascii", "replace")
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            break
+    return None
+
+
+def decode(data: bytes, *, python: bool = False) -> Text:
+    """Decode a file's bytes: BOM first, then (for Python) a PEP 263 cookie, else UTF-8.
+
+    Raises :class:`DecodeError` naming the line of the first bad byte.
+    Line endings are kept as they are (no universal-newline translation), so
+    offsets and the written-back file match the original byte for byte.
+    """
+    for bom, enc in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32_LE, "utf-32-le"),
+                     (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+                     (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if data.startswith(bom):
+            return _decode(data, len(bom), enc, data[: len(bom)])
+    enc = "utf-8"
+    if python:
+        cookie = _python_cookie(data)
+        if cookie:
+            try:
+                enc = codecs.lookup(cookie).name
+            except LookupError:
+                raise DecodeError(f"unknown encoding {cookie!r} in coding declaration", 1) from None
+    return _decode(data, 0, enc, b"")
+
+
+def _decode(data: bytes, skip: int, enc: str, bom: bytes) -> Text:
+    try:
+        return Text(data[skip:].decode(enc), enc, bom)
+    except UnicodeDecodeError as e:
+        line = data[: skip + e.start].count(b"\n") + 1
+        raise DecodeError(f"cannot decode as {enc}: byte {data[skip + e.start]:#04x} at offset {skip + e.start}", line) from None
+
+
+class LineIndex:
+    """Character offset <-> 1-based (line, column) for one text.
+
+    Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (as editors count them).
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        starts = [0]
+        i, n = 0, len(text)
+        find = text.find
+        # Fast path: only \n endings.
+        if "\r" not in text:
+            while True:
+                i = find("\n", i)
+                if i < 0:
+                    break
+                i += 1
+                starts.append(i)
+        else:
+            for m in re.finditer(r"\r\n|\r|\n", text):
+                starts.append(m.end())
+        self.starts = starts
+        self.length = n
+
+    def position(self, offset: int) -> Position:
+        offset = max(0, min(offset, self.length))
+        line = bisect.bisect_right(self.starts, offset) - 1
+        return Position(line + 1, offset - self.starts[line] + 1)
+
+    def offset(self, line: int, column: int) -> int:
+        """Offset of 1-based ``line`` and 1-based ``column``."""
+        line = max(1, min(line, len(self.starts)))
+        return min(self.starts[line - 1] + column - 1, self.length)
+
+    def line_text(self, line: int) -> str:
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else self.length
+        return self.text[start:end].rstrip("\r\n")
+
+
+class OffsetMap:
+    """Maps offsets in an embedded text (a shell string inside a Python literal,
+    a YAML block scalar, a Markdown fence) to offsets in the file.
+
+    ``outer[i]`` is the file offset of the embedded text's character ``i``;
+    ``outer[len(text)]`` is the file offset just past the last character.
+    A span maps to a file span only when its characters are written verbatim
+    and contiguously in the file (no escapes, no folding in between); otherwise
+    :meth:`span` returns ``None`` and the value is reported but not edited.
+    """
+
+    __slots__ = ("outer",)
+
+    def __init__(self, outer: list[int]):
+        self.outer = outer
+
+    @classmethod
+    def contiguous(cls, start: int, length: int) -> "OffsetMap":
+        return cls(list(range(start, start + length + 1)))
+
+    @classmethod
+    def concat(cls, parts: list[tuple[int, int]]) -> "OffsetMap":
+        """From ``(file_start, length)`` pieces written verbatim one after another."""
+        outer: list[int] = []
+        for start, length in parts:
+            outer.extend(range(start, start + length))
+        last = parts[-1] if parts else (0, 0)
+        outer.append(last[0] + last[1])
+        return cls(outer)
+
+    def offset(self, i: int) -> int:
+        i = max(0, min(i, len(self.outer) - 1))
+        return self.outer[i]
+
+    def span(self, span: Span) -> Span | None:
+        if span.end >= len(self.outer) + 0 and span.end > len(self.outer) - 1:
+            return None
+        s, e = span.start, span.end
+        if e == s:
+            return Span(self.outer[s], self.outer[s])
+        first = self.outer[s]
+        for k in range(s + 1, e):
+            if self.outer[k] != first + (k - s):
+                return None
+        last = self.outer[e - 1]
+        return Span(first, last + 1)
+
+    def anchor(self, span: Span) -> Span:
+        """A best-effort file span for reporting (even when not editable)."""
+        mapped = self.span(span)
+        if mapped is not None:
+            return mapped
+        a = self.offset(span.start)
+        b = self.offset(max(span.start, span.end - 1)) + 1
+        return Span(a, max(a, b))
+
+    def compose(self, inner: "OffsetMap") -> "OffsetMap":
+        """``inner`` maps a text embedded in *our* embedded text; return a map to the file."""
+        return OffsetMap([self.offset(i) for i in inner.outer])

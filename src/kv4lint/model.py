@@ -140,6 +140,9 @@ class Launch:
     # Where the launch's text lives when it is not ``path`` itself
     # (a --config file's values are in another file): reserved for containers.
     language: str = "shell"  # "shell" | "python" | "yaml" | ... : the language of the source
+    # Codes disabled for this launch by a suppression comment (``# kv4lint:
+    # disable=KV401`` on the line before a shell command); "ALL" disables all.
+    disabled: frozenset[str] = frozenset()
 
 
 class Severity(str, enum.Enum):
@@ -246,3 +249,15 @@ class FileError:
         if self.line is not None:
             d["line"] = self.line
         return d
+
+
+@dataclass
+class ScanResult:
+    """What a frontend returns for one file."""
+
+    launches: list[Launch] = field(default_factory=list)
+    # Problems with the file itself (syntax errors the parser recovered from,
+    # an embedded block that could not be read): reported, the run goes on.
+    errors: list[FileError] = field(default_factory=list)
+    # Codes disabled for the whole file (``# kv4lint: disable-file=KV401``); "ALL" for all.
+    disabled: frozenset[str] = frozenset()

@@ -1,0 +1,347 @@
+"""The SGLang oracle: SGLang's own KV4 check functions, executed with small stubs.
+
+For one release, the function bodies are taken from the wheel (see ``wheels``
+and ``extract``), compiled and run against a stand-in server-args object. What
+SGLang did is recorded as a list of ``Outcome`` records, in order:
+
+* ``error``: the exception SGLang raised (type and message),
+* ``warning``: a ``logger.warning`` line (the formatted message),
+* ``rewrite``: a ``declare_resolution(...)`` call (the fields it set).
+
+Stubs (the only things not SGLang's own code):
+* the server-args object: plain attributes; unset fields read SGLang's default,
+  taken from the same wheel's field declarations;
+* ``resolving_view``/``resolved_view``: the object itself (its attributes are
+  the values the check sees, declarations applied);
+* ``declare_resolution``: records a rewrite and applies it to the object;
+* ``use_mla_backend``: the test's MLA flag;
+* ``is_cuda``/``is_sm100_supported``/... and ``get_platform()``: SGLang's own
+  probes on a fake torch (see ``probes``);
+* ``logger``: records warnings (info/debug lines are not outcomes).
+``attention_backends_of``, ``get_attention_backends`` and
+``_resolved_attention_backends`` are SGLang's own, extracted too.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import extract, probes, wheels
+
+SERVER_ARGS = "sglang/srt/server_args.py"
+KV_CACHE_HOOK = "sglang/srt/arg_groups/kv_cache_hook.py"
+HELPER_MODULES = (
+    "sglang/srt/arg_groups/model_override_base.py",
+    "sglang/srt/arg_groups/overrides.py",
+    SERVER_ARGS,
+)
+
+# Fields a check may read; their defaults are read from the wheel.
+FIELDS = (
+    "kv_cache_dtype", "attention_backend", "prefill_attention_backend", "decode_attention_backend",
+    "enable_unified_memory", "speculative_algorithm", "speculative_ngram_max_bfs_breadth",
+    "speculative_draft_attention_backend", "speculative_attention_mode", "disaggregation_mode",
+    "enable_hierarchical_cache", "enable_lmcache", "prefill_kv_cache_dequant_dtype",
+)
+
+
+class OracleError(RuntimeError):
+    """The oracle itself failed (a stub missing, a field unknown): not an SGLang verdict."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str  # "error" | "warning" | "rewrite"
+    message: str  # exception/warning text; for a rewrite the preceding warning, if any
+    exc_type: str | None = None  # "RuntimeError" | "ValueError" | "AssertionError"
+    fields: tuple[tuple[str, Any], ...] = ()  # rewrite: (field, value) pairs
+    where: str = ""  # "member:line" of SGLang's statement
+    step: str = ""  # the SGLang function
+
+
+@dataclass
+class Verdict:
+    outcomes: list[Outcome] = field(default_factory=list)
+    args_after: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def error(self) -> Outcome | None:
+        return next((o for o in self.outcomes if o.kind == "error"), None)
+
+
+class _Recorder:
+    current: list[tuple] | None = None
+
+
+_REC = _Recorder()
+
+
+def _caller_where(depth: int = 2) -> str:
+    f = sys._getframe(depth)
+    return f"{f.f_code.co_filename.split('>/', 1)[-1]}:{f.f_lineno}"
+
+
+class _Logger:
+    def warning(self, msg, *args, **kwargs):
+        text = msg % args if args else str(msg)
+        _REC.current.append(("warning", text, _caller_where()))
+
+    warn = warning
+
+    def info(self, *a, **k):
+        pass
+
+    debug = info
+
+    def error(self, msg, *args, **kwargs):  # never seen in these checks; fail loudly if it appears
+        raise OracleError(f"unexpected logger.error in a KV4 check: {msg % args if args else msg}")
+
+
+LOGGER = _Logger()
+
+
+class FakeArgs:
+    """The server-args record as the check sees it."""
+
+    def __init__(self, values: dict[str, Any]):
+        self.__dict__.update(values)
+        self._resolved_overrides = []
+
+    def __getattr__(self, name):  # only reached for unknown attributes
+        raise OracleError(f"the check read field {name!r}, which the conformance oracle does not model")
+
+
+def _declare_resolution(server_args, source, **fields):
+    _REC.current.append(("rewrite", tuple(sorted(fields.items())), _caller_where(), source))
+    for k, v in fields.items():
+        setattr(server_args, k, v)
+    server_args._resolved_overrides.append((source, dict(fields)))
+
+
+def _identity_view(server_args):
+    return server_args
+
+
+@functools.lru_cache(maxsize=None)
+def release(version: str) -> "Release":
+    return Release(version)
+
+
+class Release:
+    def __init__(self, version: str):
+        self.version = version
+        wheels.wheel_path(version)
+        self.defaults = self._field_defaults()
+        self._kv4 = self._locate_kv4()
+        self._dequant = extract.find_def(version, KV_CACHE_HOOK, "handle_nvfp4_prefill_kv_dequant_dtype")
+        self._helpers = self._helper_functions()
+        self._fn_cache: dict[tuple, Callable] = {}
+
+    # ---- where the check lives ---------------------------------------------------------
+    def _locate_kv4(self) -> tuple[str, ast.FunctionDef, bool]:
+        node = extract.find_def(self.version, KV_CACHE_HOOK, "handle_kv4_compatibility")
+        if node is not None:
+            return KV_CACHE_HOOK, node, False
+        node = extract.find_def(self.version, SERVER_ARGS, "_handle_kv4_compatibility", cls="ServerArgs")
+        if node is not None:
+            return SERVER_ARGS, node, True
+        raise OracleError(f"sglang {self.version}: no KV4 check function found")
+
+    @property
+    def kv4_step(self) -> str:
+        return self._kv4[1].name
+
+    @property
+    def kv4_where(self) -> str:
+        return f"{self._kv4[0]}::{'ServerArgs.' if self._kv4[2] else ''}{self._kv4[1].name}"
+
+    @property
+    def has_dequant(self) -> bool:
+        return self._dequant is not None
+
+    def kv4_literals(self) -> set[str]:
+        return extract.string_literals(self._kv4[1])
+
+    def kv4_source_segment(self) -> str:
+        return ast.unparse(self._kv4[1])
+
+    # ---- defaults and choices ----------------------------------------------------------
+    def _field_members(self) -> list[str]:
+        ms = [SERVER_ARGS]
+        ms += [m for m in wheels.members(self.version) if m.startswith("sglang/srt/arg_groups/fields/")]
+        return ms
+
+    def _field_defaults(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for member in self._field_members():
+            tree = extract.module_ast(self.version, member)
+            if tree is None:
+                continue
+            for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+                for st in cls.body:
+                    if (
+                        isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
+                        and st.target.id in FIELDS and st.value is not None and st.target.id not in out
+                    ):
+                        try:
+                            out[st.target.id] = ast.literal_eval(st.value)
+                        except ValueError:
+                            pass
+        return out
+
+    @functools.cached_property
+    def attention_backend_choices(self) -> list[str]:
+        for member in (SERVER_ARGS, "sglang/srt/arg_groups/choices.py"):
+            found, value = extract.module_literal(self.version, member, "ATTENTION_BACKEND_CHOICES")
+            if found:
+                return list(value)
+        raise OracleError(f"sglang {self.version}: ATTENTION_BACKEND_CHOICES not found")
+
+    def _choices_of_field(self, name: str) -> list[str] | None:
+        """argparse ``choices`` of a field: an add_argument call naming ``--x-y`` or an annotated field."""
+        flag = "--" + name.replace("_", "-")
+        for member in self._field_members():
+            tree = extract.module_ast(self.version, member)
+            if tree is None:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                        and node.args[0].value == flag:
+                    for kw in node.keywords:
+                        if kw.arg == "choices":
+                            return list(ast.literal_eval(kw.value))
+                if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+                    for sub in ast.walk(node.annotation):
+                        if isinstance(sub, ast.keyword) and sub.arg == "choices":
+                            return list(ast.literal_eval(sub.value))
+        return None
+
+    @functools.cached_property
+    def kv_cache_dtype_choices(self) -> list[str]:
+        c = self._choices_of_field("kv_cache_dtype")
+        if c is None:
+            raise OracleError(f"sglang {self.version}: --kv-cache-dtype choices not found")
+        return c
+
+    @functools.cached_property
+    def prefill_kv_cache_dequant_dtype_choices(self) -> list[str] | None:
+        return self._choices_of_field("prefill_kv_cache_dequant_dtype")
+
+    # ---- helpers SGLang's check calls ----------------------------------------------------
+    def _helper_functions(self) -> dict[str, Callable]:
+        out: dict[str, Callable] = {}
+        for member in HELPER_MODULES:
+            node = extract.find_def(self.version, member, "attention_backends_of")
+            if node is not None:
+                out["attention_backends_of"] = extract.compile_defs(self.version, member, [node], {})[
+                    "attention_backends_of"]
+                break
+        return out
+
+    def _stubs(self, machine: tuple[str, str | None], mla: bool) -> dict[str, Any]:
+        p = probes.probes(self.version, *machine)
+        facts = p.platform_context()
+        stubs: dict[str, Any] = {
+            "logger": LOGGER,
+            "resolving_view": _identity_view,
+            "resolved_view": _identity_view,
+            "declare_resolution": _declare_resolution,
+            "use_mla_backend": lambda server_args: mla,
+            "get_platform": lambda: facts,
+            "Any": Any,
+        }
+        for name in ("is_cuda", "is_sm100_supported", "is_sm120_supported", "is_sm90_supported",
+                     "is_blackwell", "is_hip"):
+            if name in p.ns:
+                stubs[name] = p.ns[name]
+        stubs.update(self._helpers)
+        return stubs
+
+    def _compiled(self, what: str, machine: tuple[str, str | None], mla: bool) -> Callable:
+        key = (what, machine, mla)
+        fn = self._fn_cache.get(key)
+        if fn is not None:
+            return fn
+        stubs = self._stubs(machine, mla)
+        if what == "kv4":
+            member, node, is_method = self._kv4
+        else:
+            member, node, is_method = KV_CACHE_HOOK, self._dequant, False
+        ns = extract.compile_defs(self.version, member, [node], stubs,
+                                  import_stubs={"sglang.*": types.SimpleNamespace(**stubs)})
+        fn = ns[node.name]
+        if is_method:
+            methods = {node.name: fn, "use_mla_backend": lambda self: mla}
+            for mname in ("get_attention_backends", "_resolved_attention_backends"):
+                mnode = extract.find_def(self.version, SERVER_ARGS, mname, cls="ServerArgs")
+                if mnode is not None:
+                    methods[mname] = extract.compile_defs(
+                        self.version, SERVER_ARGS, [mnode], stubs,
+                        import_stubs={"sglang.*": types.SimpleNamespace(**stubs)})[mname]
+            cls = type("ServerArgs", (FakeArgs,), methods)
+            fn = (lambda c, name: (lambda obj: getattr(obj, name)()))(cls, node.name)
+            fn.cls = cls  # type: ignore[attr-defined]
+        self._fn_cache[key] = fn
+        return fn
+
+    # ---- running --------------------------------------------------------------------------
+    def _run(self, what: str, args: dict[str, Any], machine, mla: bool) -> Verdict:
+        fn = self._compiled(what, machine, mla)
+        values = {k: self.defaults[k] for k in FIELDS if k in self.defaults}
+        unknown = set(args) - set(FIELDS)
+        if unknown:
+            raise OracleError(f"unknown fields {sorted(unknown)}")
+        values.update(args)
+        cls = getattr(fn, "cls", FakeArgs)
+        obj = cls(values)
+        rec: list[tuple] = []
+        _REC.current = rec
+        step = self._kv4[1].name if what == "kv4" else self._dequant.name
+        err: Outcome | None = None
+        try:
+            if hasattr(fn, "cls"):
+                fn(obj)
+            else:
+                fn(obj)
+        except OracleError:
+            raise
+        except (RuntimeError, ValueError, AssertionError) as e:
+            err = Outcome("error", str(e), type(e).__name__, where=_tb_where(e), step=step)
+        except Exception as e:  # anything else is a stub problem, not a verdict
+            raise OracleError(f"sglang {self.version} {step} raised {type(e).__name__}: {e}") from e
+        finally:
+            _REC.current = None
+        out: list[Outcome] = []
+        for r in rec:
+            if r[0] == "warning":
+                out.append(Outcome("warning", r[1], where=r[2], step=step))
+            else:
+                out.append(Outcome("rewrite", "", fields=r[1], where=r[2], step=step))
+        if err is not None:
+            out.append(err)
+        after = {k: getattr(obj, k) for k in FIELDS if k in obj.__dict__}
+        return Verdict(out, after)
+
+    def kv4_check(self, args: dict[str, Any], machine: tuple[str, str | None], mla: bool) -> Verdict:
+        return self._run("kv4", args, machine, mla)
+
+    def prefill_dequant(self, args: dict[str, Any], machine: tuple[str, str | None]) -> Verdict:
+        if self._dequant is None:
+            return Verdict([], dict(args))
+        return self._run("dequant", args, machine, False)
+
+
+def _tb_where(e: BaseException) -> str:
+    tb = e.__traceback__
+    where = ""
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if fn.startswith("<sglang "):
+            where = f"{fn.split('>/', 1)[-1]}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where

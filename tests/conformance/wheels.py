@@ -1,0 +1,102 @@
+"""A local cache of real SGLang wheels, read as zip archives.
+
+The conformance test compares kv4lint with SGLang's own code. That code is
+read from the published wheels at test time only: nothing of SGLang is copied
+into this repository, installed or imported.
+
+Cache: ``$KV4LINT_WHEEL_CACHE`` or ``~/.cache/kv4lint/sglang-wheels``. A missing
+wheel is fetched once with ``pip download --no-deps`` (binary only, for the
+CPython 3.11 manylinux tags SGLang publishes, so the download works from any
+interpreter). Wheels already present in ``/tmp/wheels`` (a developer cache) are
+linked in instead of downloaded.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+LOCAL_MIRRORS = (Path("/tmp/wheels"),)
+
+# SGLang 0.5.11+ ships cp311 manylinux wheels only; 0.5.10 and older are pure.
+PIP_TAG_ARGS = (
+    "--only-binary=:all:",
+    "--python-version", "3.11",
+    "--implementation", "cp",
+    "--abi", "cp311",
+    "--platform", "manylinux_2_34_x86_64",
+    "--platform", "any",
+)
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("KV4LINT_WHEEL_CACHE")
+    path = Path(env) if env else Path.home() / ".cache" / "kv4lint" / "sglang-wheels"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _find(directory: Path, version: str) -> Path | None:
+    if not directory.is_dir():
+        return None
+    for p in sorted(directory.glob(f"sglang-{version}-*.whl")):
+        # "sglang-0.5.8-..." must not match "sglang-0.5.8.post1-..."
+        if p.name.split("-")[1] == version and p.stat().st_size > 0:
+            return p
+    return None
+
+
+class WheelUnavailable(RuntimeError):
+    pass
+
+
+@functools.lru_cache(maxsize=None)
+def wheel_path(version: str) -> Path:
+    """The cached wheel of ``sglang==version``, downloading it on first use."""
+    cache = cache_dir()
+    found = _find(cache, version)
+    if found:
+        return found
+    for mirror in LOCAL_MIRRORS:
+        src = _find(mirror, version)
+        if src:
+            dest = cache / src.name
+            try:
+                os.symlink(src, dest)
+            except OSError:
+                shutil.copyfile(src, dest)
+            return dest
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+           "--disable-pip-version-check", *PIP_TAG_ARGS, "-d", str(cache), f"sglang=={version}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    found = _find(cache, version)
+    if proc.returncode != 0 or not found:
+        raise WheelUnavailable(
+            f"could not download sglang=={version} ({' '.join(cmd)}):\n{proc.stdout}\n{proc.stderr}"
+        )
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _zip(version: str) -> zipfile.ZipFile:
+    return zipfile.ZipFile(wheel_path(version))
+
+
+@functools.lru_cache(maxsize=None)
+def read_source(version: str, member: str) -> str | None:
+    """Text of one ``.py`` member of the wheel, or None if the release lacks it."""
+    z = _zip(version)
+    try:
+        return z.read(member).decode("utf-8")
+    except KeyError:
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def members(version: str) -> tuple[str, ...]:
+    return tuple(n for n in _zip(version).namelist() if n.endswith(".py"))

@@ -141,6 +141,11 @@ _ID_PATTERNS: list[tuple[re.Pattern, str | None]] = [
     (re.compile(r"gpt-oss", re.I), "GptOssForCausalLM"),
     (re.compile(r"llama-4", re.I), "Llama4ForConditionalGeneration"),
     (re.compile(r"whisper", re.I), "WhisperForConditionalGeneration"),
+    # Well-known MHA families (GQA/MQA count as MHA for SGLang): attention known, architecture not needed.
+    (re.compile(r"(?:^|/)(?:meta-)?llama|llama-?[23]|tinyllama|codellama|vicuna", re.I), "mha"),
+    (re.compile(r"qwen|qwq", re.I), "mha"),
+    (re.compile(r"mistral|mixtral|ministral|codestral|devstral", re.I), "mha"),
+    (re.compile(r"gemma|phi-?[1-4]|olmo|granite|internlm|baichuan|falcon|command-r|smollm|yi-|exaone|glm-4", re.I), "mha"),
 ]
 
 DSA_ARCHITECTURES = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
@@ -200,7 +205,7 @@ def infer_model(model_path: str | None, *, base_dir: str | None = None) -> Model
     name = model_path.rstrip("/")
     for pat, arch in _ID_PATTERNS:
         if pat.search(name):
-            if arch is None:
+            if arch is None or arch == "mha":
                 return ModelInfo(None, False, False, f"model id {model_path!r}")
             return model_from_architecture(arch, f"model id {model_path!r}")
     return ModelInfo(source="unknown")

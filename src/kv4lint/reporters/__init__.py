@@ -1,0 +1,34 @@
+"""Reporters: render a run's results for people and machines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kv4lint.model import FileError, Finding
+
+
+@dataclass
+class RunResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    files_scanned: int = 0
+    notices: list[str] = field(default_factory=list)
+    targets: dict[str, list[dict]] = field(default_factory=dict)  # path -> per-launch target descriptions
+    root: str | None = None  # for repo-relative paths (SARIF)
+
+
+FORMATS = ("text", "concise", "json", "sarif", "github")
+
+
+def render(fmt: str, result: RunResult, *, color: bool = False, statistics: bool = False) -> str:
+    if fmt == "json":
+        from kv4lint.reporters.json_ import render as r
+        return r(result)
+    if fmt == "sarif":
+        from kv4lint.reporters.sarif import render as r
+        return r(result)
+    if fmt == "github":
+        from kv4lint.reporters.github import render as r
+        return r(result)
+    from kv4lint.reporters.text import render as r
+    return r(result, color=color, concise=fmt == "concise", statistics=statistics)

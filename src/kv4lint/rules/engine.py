@@ -60,6 +60,15 @@ def isin(x, seq) -> bool:
     return _k(x) in seq
 
 
+def anyis(value, *xs) -> bool:
+    """``value in xs`` where some of ``xs`` may be unknown: true as soon as a known one matches."""
+    if any(x is not UNKNOWN and x == value for x in xs):
+        return True
+    if any(x is UNKNOWN for x in xs):
+        raise Undetermined("unknown value")
+    return False
+
+
 # ---------------------------------------------------------------------------
 # Releases
 
@@ -277,7 +286,7 @@ def _kv4(n: int, a: _Args, m: Machine, mla, events: list[Event]) -> None:
             raise _error(step, "KV405", "ValueError",
                          "FP4 KV cache does not yet support --enable-unified-memory: the unified MHA pool does not "
                          "allocate FP4 block scales or the prefill dequant workspace.", "enable_unified_memory")
-        native = eq(dtype, "nvfp4") and m.is_sm100 and ("trtllm_mha" in (_k(P), _k(D)))
+        native = eq(dtype, "nvfp4") and m.is_sm100 and anyis("trtllm_mha", P, D)
         mixed = eq(dtype, "nvfp4") and eq(P, "flashinfer") and eq(D, "trtllm_mha")
         alg = _upper(a["speculative_algorithm"])
         if native and alg in ("DFLASH", "DSPARK"):
@@ -525,7 +534,7 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) 
         return None, None, None  # no resolution checks for dummy models
 
     # 1. deprecated-argument aliases: tokenspeed_mla (0.5.12+)
-    if n >= 12 and "tokenspeed_mla" in (_k(a["attention_backend"]), _k(a["decode_attention_backend"])):
+    if n >= 12 and anyis("tokenspeed_mla", a["attention_backend"], a["decode_attention_backend"]):
         fld = "attention_backend" if eq(a["attention_backend"], "tokenspeed_mla") else "decode_attention_backend"
         if n >= 23:
             if not eq(dtype, "fp8_e4m3"):
@@ -624,12 +633,12 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) 
     D = D0 if _k(D0) else A
     step = "handle_attention_backend_compatibility" if n >= 19 else "_handle_attention_backend_compatibility"
 
-    if n == 7 and ("fa4" in (_k(a["attention_backend"]), _k(a["decode_attention_backend"]))):
+    if n == 7 and anyis("fa4", a["attention_backend"], a["decode_attention_backend"]):
         raise _error(step, "KV401", "ValueError",
                      "FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
                      "attention_backend" if eq(a["attention_backend"], "fa4") else "decode_attention_backend",
                      backend="fa4")
-    if "trtllm_mla" in (_k(A), _k(D)):
+    if anyis("trtllm_mla", A, D):
         fld = "attention_backend" if eq(A, "trtllm_mla") else "decode_attention_backend"
         if not m.is_blackwell(n):
             gpus = "(SM100)" if n <= 8 else "(SM100/SM12x)"
@@ -642,7 +651,7 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) 
             raise _error(step, "KV401", "ValueError",
                          f"TensorRT-LLM MLA backend only supports kv-cache-dtype of {listed}.", fld,
                          backend="trtllm_mla", dtype_allowed=allowed)
-    if n >= 13 and "cutedsl_mla" in (_k(A), _k(P), _k(D)):
+    if n >= 13 and anyis("cutedsl_mla", A, P, D):
         fld = next(f for f, x in (("attention_backend", A), ("prefill_attention_backend", P),
                                   ("decode_attention_backend", D)) if x == "cutedsl_mla")
         if eq(P, "cutedsl_mla"):
@@ -655,7 +664,7 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) 
                          "CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.", fld,
                          backend="cutedsl_mla", dtype_allowed=["fp8_e4m3", "bf16", "bfloat16", "auto"])
     if n <= 9:
-        if "trtllm_mha" in (_k(P), _k(D)) and not m.is_sm100:
+        if anyis("trtllm_mha", P, D) and not m.is_sm100:
             fld = _field_of("trtllm_mha", a)
             raise _error(step, "KV404", "ValueError",
                          "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",

@@ -1,0 +1,16 @@
+"""kv4lint: catch SGLang launches whose FP4 ("KV4") KV cache SGLang will refuse.
+
+Python API (no files needed; for launch templates)::
+
+    import kv4lint
+    findings = kv4lint.check_argv(["--model-path", "m", "--kv-cache-dtype", "nvfp4"], gpu="h100")
+    findings = kv4lint.check_server_args({"model_path": "m", "kv_cache_dtype": "nvfp4"}, platform="rocm")
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from kv4lint.api import check_argv, check_server_args  # noqa: E402
+
+__all__ = ["check_argv", "check_server_args", "__version__"]

@@ -1,0 +1,90 @@
+"""Fixes as text edits: plan them from a finding's abstract Fix and the launch's spans.
+
+The fix engine proper (applying edits, re-linting until stable, writing files
+atomically) builds on :func:`plan` and :func:`apply_edits`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kv4lint.model import Edit, Fix, Launch, Provenance, Value
+from kv4lint.sglang.options import Args
+
+
+def _editable(v: Value) -> bool:
+    return v.span is not None and v.known
+
+
+def plan(fix: Fix, args: Args, launch: Launch) -> Fix | None:
+    """Realise ``fix`` as edits on the launch's source, or ``None`` when it cannot be done in place.
+
+    Safe: every edited value is written at the launch site (or in a variable
+    used only by this launch) in the same file.  Unsafe: an edited value is
+    shared with other code or lives in another file.
+    """
+    edits: list[Edit] = []
+    unsafe = False
+    for name, new in fix.set.items():
+        occs = args.occurrences.get(name)
+        if not occs:
+            return None
+        occ = occs[-1]
+        v = occ.values[0] if occ.values else None
+        if v is None or not _editable(v):
+            return None
+        path = launch.config_path if occ.from_config else None
+        edits.append(Edit(v.span, new, path))
+        if v.shared or v.provenance not in (Provenance.LITERAL, Provenance.RESOLVED) or path:
+            unsafe = True
+    for name in fix.remove:
+        for occ in args.occurrences.get(name, []):
+            path = launch.config_path if occ.from_config else None
+            tokens = [occ.option] + ([] if occ.inline or args.form == "kwargs" else occ.values)
+            for t in tokens:
+                if t.remove is None:
+                    return None
+                if t.shared:
+                    unsafe = True
+                edits.append(Edit(t.remove, "", path))
+            if path:
+                unsafe = True
+    if not edits:
+        return None
+    return replace(fix, edits=tuple(_dedupe(edits)), applicability="unsafe" if unsafe else "safe")
+
+
+def _dedupe(edits: list[Edit]) -> list[Edit]:
+    out: list[Edit] = []
+    seen = set()
+    for e in sorted(edits, key=lambda e: (e.path or "", e.span.start, e.span.end)):
+        key = (e.path, e.span, e.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
+
+
+def apply_edits(text: str, edits: list[Edit]) -> tuple[str, list[Edit]]:
+    """Apply non-overlapping edits to ``text`` (sorted; an edit overlapping an earlier one is skipped).
+
+    Returns the new text and the edits that were skipped.
+    """
+    chosen: list[Edit] = []
+    skipped: list[Edit] = []
+    last_end = -1
+    for e in sorted(edits, key=lambda e: (e.span.start, e.span.end)):
+        if e.span.start < last_end or (chosen and e.span.start == last_end == chosen[-1].span.start
+                                        and e.span.start == e.span.end):
+            skipped.append(e)
+            continue
+        chosen.append(e)
+        last_end = e.span.end
+    parts = []
+    pos = 0
+    for e in chosen:
+        parts.append(text[pos:e.span.start])
+        parts.append(e.text)
+        pos = e.span.end
+    parts.append(text[pos:])
+    return "".join(parts), skipped

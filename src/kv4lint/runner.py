@@ -1,0 +1,285 @@
+"""The pipeline for one file: read -> prefilter -> frontend -> target -> rules -> findings.
+
+Used by the CLI, the flake8 plugin, the fix engine and the Python API.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+
+from kv4lint import frontends
+from kv4lint.discover import language_of
+from kv4lint.fix import plan
+from kv4lint.model import FileError, Finding, Hint, Launch, ScanResult
+from kv4lint.prefilter import might_launch, might_launch_bytes
+from kv4lint.rules.check import RuleFinding, check
+from kv4lint.rules.engine import NEWEST, release
+from kv4lint.settings import Settings
+from kv4lint.sglang.options import Args, normalise
+from kv4lint.source import DecodeError, LineIndex, Text, decode
+from kv4lint.target import (
+    ModelInfo, Target, infer_model, normalise_gpu, normalise_platform, parse_version,
+)
+
+
+@dataclass
+class FileReport:
+    path: str
+    language: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    launches: int = 0
+    text: Text | None = None  # the decoded file (for the fix engine)
+    targets: list[dict] = field(default_factory=list)  # per launch, for --show-target
+    scanned: bool = True  # False when skipped before reading (size, not text)
+
+
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+
+
+def read_file(path: str, settings: Settings, language: str | None = None) -> tuple[FileReport, bytes | None]:
+    """Read a file's bytes with the checks every reader needs (regular file, size)."""
+    rep = FileReport(path, language)
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
+        return rep, None
+    if not stat.S_ISREG(st.st_mode):
+        rep.errors.append(FileError(path, "not a regular file; skipped"))
+        rep.scanned = False
+        return rep, None
+    if st.st_size > settings.max_file_bytes:
+        rep.errors.append(FileError(path, f"skipped: {st.st_size / 1e6:.1f} MB is larger than the "
+                                          f"{settings.max_file_bytes / 1e6:.0f} MB limit"))
+        rep.scanned = False
+        return rep, None
+    try:
+        with open(path, "rb") as f:
+            data = f.read(settings.max_file_bytes + 1)
+    except OSError as e:
+        rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
+        return rep, None
+    return rep, data
+
+
+def lint_file(path: str, settings: Settings, language: str | None = None) -> FileReport:
+    rep, data = read_file(path, settings, language)
+    if data is None:
+        return rep
+    if rep.language is None:
+        rep.language = language_of(path, data[:256])
+        if rep.language is None:
+            rep.scanned = False
+            return rep
+    wide = data.startswith(_UTF16_BOMS)
+    if not wide and not might_launch_bytes(data):
+        return rep
+    if b"\0" in data[:8192] and not wide and rep.language != "notebook":
+        rep.errors.append(FileError(path, "binary file (NUL bytes); skipped"))
+        return rep
+    try:
+        text = decode(data, python=rep.language == "python")
+    except DecodeError as e:
+        rep.errors.append(FileError(path, str(e), e.line))
+        return rep
+    if wide and not might_launch(text.text):
+        return rep
+    out = lint_text(path, text.text, settings, language=rep.language)
+    out.text = text
+    return out
+
+
+# ---------------------------------------------------------------------------
+
+
+def lint_text(path: str, text: str, settings: Settings, language: str | None = None) -> FileReport:
+    """Lint one file's decoded text."""
+    language = language or language_of(path, text[:256].encode("utf-8", "replace")) or "shell"
+    rep = FileReport(path, language)
+    if not might_launch(text):
+        return rep
+    try:
+        scan = frontends.scan(path, text, language)
+    except RecursionError:
+        rep.errors.append(FileError(path, "too deeply nested to scan"))
+        return rep
+    except Exception as e:  # a frontend bug must not stop the run
+        rep.errors.append(FileError(path, f"internal error while scanning ({type(e).__name__}: {e})"))
+        return rep
+    rep.errors.extend(scan.errors)
+    rep.launches = len(scan.launches)
+    if not scan.launches:
+        return rep
+    index = LineIndex(text)
+    base_dir = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
+    for launch in scan.launches:
+        target, args = resolve_target(launch, settings, base_dir=base_dir)
+        rep.targets.append({"line": index.position(launch.anchor.start).line, "entry": launch.entry,
+                            **target.describe()})
+        for rf in check(args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
+            f = _to_finding(rf, launch, args, path, index)
+            f.target = target.describe()
+            if _suppressed(f, launch, scan, index, language, settings):
+                continue
+            rep.findings.append(f)
+    rep.findings = _dedupe(rep.findings)
+    return rep
+
+
+def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: LineIndex) -> Finding:
+    span = None
+    if rf.value is not None:
+        span = rf.value.anchor
+    if span is None:
+        span = launch.anchor
+    fix = plan(rf.fix, args, launch) if rf.fix is not None else None
+    return Finding(rf.code, rf.severity, rf.message, path, span, index.position(span.start),
+                   index.position(span.end), fix, field=rf.field)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen = set()
+    out = []
+    for f in sorted(findings, key=Finding.sort_key):
+        key = (f.path, f.start, f.code, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Suppressions
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+_DISABLE = re.compile(r"#\s*kv4lint:\s*disable(?:=(?P<codes>[A-Z0-9,\s]+))?\s*$", re.I)
+
+
+def _codes_match(code: str, codes: frozenset[str] | set[str]) -> bool:
+    return "ALL" in codes or any(code.startswith(c) for c in codes)
+
+
+def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, language: str,
+                settings: Settings) -> bool:
+    if not settings.enabled(f.code):
+        return True
+    if _codes_match(f.code, scan.disabled) or _codes_match(f.code, launch.disabled):
+        return True
+    for pat, codes in settings.per_file_ignores.items():
+        if fnmatch(f.path, pat) or fnmatch(os.path.basename(f.path), pat) or fnmatch(f.path, f"*/{pat}"):
+            if any(f.code.startswith(c) for c in codes):
+                return True
+    line = index.line_text(f.start.line) if f.start else ""
+    if language in ("python", "notebook"):
+        m = _NOQA.search(line)
+        if m:
+            codes = m.group("codes")
+            if codes is None or any(f.code.startswith(c.strip().upper()) for c in re.split(r"[,\s]+", codes) if c):
+                return True
+    m = _DISABLE.search(line)
+    if m:
+        codes = m.group("codes")
+        if codes is None or any(f.code.startswith(c.strip().upper()) for c in codes.split(",") if c.strip()):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Target resolution: CLI > config > hints in the launch > the repository > defaults
+
+
+def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None = None) -> tuple[Target, Args]:
+    sources: dict[str, str] = {}
+    hints = {h.kind: h for h in reversed(launch.hints)}  # first hint of each kind wins
+
+    # SGLang version (needed to read the arguments: options differ per release)
+    version = None
+    if settings.sglang_version:
+        version = settings.sglang_version
+        sources["sglang_version"] = settings.sources.get("sglang_version", "--sglang-version")
+    elif "sglang_version" in hints:
+        version = hints["sglang_version"].value
+        sources["sglang_version"] = hints["sglang_version"].reason
+    elif settings.repo_sglang_version:
+        version = settings.repo_sglang_version
+        sources["sglang_version"] = settings.repo_sglang_version_source or "the repository"
+    else:
+        sources["sglang_version"] = f"default (the newest rule pack, 0.5.{NEWEST})"
+    if version is not None:
+        try:
+            v = parse_version(version)
+            if release(v) == NEWEST and v.release[:3] > (0, 5, NEWEST):
+                sources["sglang_version"] += f"; newer than the newest rule pack, judged by 0.5.{NEWEST}'s rules"
+        except ValueError:
+            sources["sglang_version"] += "; not a version, judged by the newest rule pack"
+            version = None
+
+    args = normalise(launch, version)
+
+    # Platform
+    platform, reason = None, None
+    if settings.platform and settings.platform != "auto":
+        platform = normalise_platform(settings.platform)
+        reason = settings.sources.get("platform", "--platform")
+    elif settings.platform == "auto":
+        from kv4lint import platform_detect
+
+        det = platform_detect.detect()
+        platform, reason = det.platform, det.reason
+        if det.arch and not settings.gpu:
+            sources["gpu"] = det.reason
+    if platform is None:
+        dev = args.get("device")
+        if dev is not None and dev.known and dev.text:
+            try:
+                platform = normalise_platform(dev.text.split(":")[0])
+                flag = "--device" if args.form == "argv" else "device="
+                reason = f"{flag} {dev.text}" if args.form == "argv" else f"device={dev.text!r}"
+            except ValueError:
+                pass
+    if platform is None and "platform" in hints:
+        platform, reason = hints["platform"].value, hints["platform"].reason
+    if platform is None:
+        platform, reason = "cuda", None
+        sources["platform"] = "default (cuda)"
+    else:
+        sources["platform"] = reason or "?"
+
+    # GPU arch
+    arch = None
+    if settings.gpu:
+        arch = normalise_gpu(settings.gpu)
+        sources["gpu"] = settings.sources.get("gpu", "--gpu")
+    elif settings.platform == "auto":
+        from kv4lint import platform_detect
+
+        arch = platform_detect.detect().arch
+    elif "gpu" in hints:
+        arch, sources["gpu"] = hints["gpu"].value, hints["gpu"].reason
+    if arch is None:
+        sources["gpu"] = "unknown"
+
+    # Model
+    mp = args.get("model_path")
+    model_path = mp.text if mp is not None and mp.known else None
+    model = infer_model(model_path, base_dir=base_dir) if model_path else ModelInfo()
+    attention = settings.model_attention
+    attention_src = settings.sources.get("model_attention", "--model-attention")
+    if model_path:
+        for pat, att in settings.model_overrides.items():
+            if fnmatch(model_path, pat) or fnmatch(model_path.lower(), pat.lower()):
+                attention, attention_src = att, f"model override {pat!r}"
+                break
+    if attention:
+        model = ModelInfo(model.architecture, attention.lower() == "mla", model.dsa, attention_src)
+    sources["model_attention"] = model.source if model.mla is not None else "unknown"
+
+    target = Target(platform=platform, arch=arch, model=model, sglang_version=version, strict=settings.strict,
+                    sources=sources, platform_reason=reason)
+    return target, args

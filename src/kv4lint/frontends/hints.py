@@ -1,0 +1,174 @@
+"""Target hints found around a launch: container images, environment variables, devices.
+
+Shared by the shell frontend and the container frontends (Dockerfile, YAML,
+Markdown): each finds the text (an image reference, an ``export``, a
+``--device`` option) and asks here what it says about the machine.
+
+A hint only says what a launch *targets*; the rules decide what follows.
+Nothing here guesses: a tag or variable that says nothing yields no hint.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kv4lint.model import Hint, Span
+
+# Environment variables whose mere presence says which platform a script runs on
+# (device-selection variables of each vendor's runtime).
+PLATFORM_ENV: dict[str, str] = {
+    "HIP_VISIBLE_DEVICES": "rocm",
+    "ROCR_VISIBLE_DEVICES": "rocm",
+    "HSA_OVERRIDE_GFX_VERSION": "rocm",
+    "ZE_AFFINITY_MASK": "xpu",
+    "ONEAPI_DEVICE_SELECTOR": "xpu",
+    "ASCEND_RT_VISIBLE_DEVICES": "npu",
+    "ASCEND_VISIBLE_DEVICES": "npu",
+    "HABANA_VISIBLE_DEVICES": "hpu",
+    "HABANA_VISIBLE_MODULES": "hpu",
+    "MUSA_VISIBLE_DEVICES": "musa",
+}
+
+# Variables that select a platform only when set to a true value (spec §5.4).
+PLATFORM_SWITCH_ENV: dict[str, str] = {
+    "SGLANG_USE_CPU_ENGINE": "cpu",
+    "SGLANG_USE_AITER": "rocm",  # aiter kernels exist only on ROCm
+}
+
+_TRUE = {"1", "true", "yes", "on", "y"}
+
+# GPU names that appear as whole tokens in image tags (``...-cu129-b200``).
+_TAG_GPUS: dict[str, str] = {
+    "b100": "sm100", "b200": "sm100", "gb200": "sm100", "b300": "sm103", "gb300": "sm103",
+    "h100": "sm90", "h200": "sm90", "h800": "sm90", "h20": "sm90", "gh200": "sm90",
+    "a100": "sm80", "a800": "sm80", "l40s": "sm89", "rtx5090": "sm120", "rtx4090": "sm89",
+    "gb10": "sm121", "spark": "sm121",
+}
+
+_VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+\.\d+(?:\.post\d+|\.?rc\d+|\.dev\d+)?)(?![\d])")
+_CUDA_TAG = re.compile(r"(?:^|[-_.])cu(?:da)?-?\d{2,3}(?:$|[-_.])")
+_SCHEMES = ("docker://", "oras://", "library://", "docker-daemon:", "docker-archive:", "shub://", "podman://")
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def split_image(image: str) -> tuple[str, str]:
+    """``registry:5000/ns/name:tag@sha256:...`` -> (``registry:5000/ns/name``, ``tag``)."""
+    ref = image.strip()
+    for s in _SCHEMES:
+        if ref.startswith(s):
+            ref = ref[len(s):]
+            break
+    ref = ref.split("@", 1)[0]
+    slash = ref.rfind("/")
+    colon = ref.rfind(":")
+    if colon > slash:
+        return ref[:colon], ref[colon + 1:]
+    return ref, ""
+
+
+def image_platform(image: str) -> str | None:
+    """The platform an image reference names, or None when it does not say."""
+    name, tag = split_image(image)
+    lname, ltag = name.lower(), tag.lower()
+    both = f"{lname}:{ltag}"
+    tokens = set(re.split(r"[^a-z0-9]+", both))
+    if "rocm" in both or lname.startswith("rocm/") or any(t.startswith("rocm") for t in tokens) \
+            or "mi300" in both or "mi325" in both or "mi355" in both:
+        return "rocm"
+    if lname.startswith("intel/") or any(t.startswith("xpu") for t in tokens) or "xpu" in lname:
+        return "xpu"
+    if any(t.startswith("npu") for t in tokens) or "ascend" in both or any(t.startswith("cann") for t in tokens):
+        return "npu"
+    if any(t.startswith(("hpu", "gaudi", "habana")) for t in tokens):
+        return "hpu"
+    if any(t.startswith("musa") for t in tokens):
+        return "musa"
+    if "cpu" in tokens or "xeon" in tokens or lname.endswith("-cpu"):
+        return "cpu"
+    if _CUDA_TAG.search(ltag) or lname.startswith(("nvidia/", "nvcr.io/nvidia")) or "cuda" in tokens:
+        return "cuda"
+    return None
+
+
+def image_hints(image: str, span: Span | None) -> list[Hint]:
+    """Hints from a container image reference (``lmsysorg/sglang:v0.5.23-rocm700-mi30x``).
+
+    platform (rocm/xpu/npu/hpu/musa/cpu/cuda), sglang_version (only for images
+    whose name says sglang, from a version in the tag) and gpu (a GPU name as a
+    whole tag token, e.g. ``-b200``).
+    """
+    if not image or "$" in image:
+        return []
+    reason = f"image {_short(image.strip())}"
+    out: list[Hint] = []
+    plat = image_platform(image)
+    if plat:
+        out.append(Hint("platform", plat, reason, span))
+    name, tag = split_image(image)
+    if ("sglang" in name.lower() or "sgl-" in name.lower()) and tag:
+        m = _VERSION.search(tag)
+        if m:
+            out.append(Hint("sglang_version", m.group(1).replace(".rc", "rc"), reason, span))
+    for tok in re.split(r"[-_.]", tag.lower()):
+        if tok in _TAG_GPUS:
+            out.append(Hint("gpu", _TAG_GPUS[tok], reason, span))
+            break
+    return out
+
+
+def env_hints(name: str, value: str | None, span: Span | None, *, how: str | None = None) -> list[Hint]:
+    """Hints from an environment variable set (or exported) before a launch.
+
+    ``value`` is None when unknown; ``how`` is a word put before the
+    assignment in the reason (``"export"``, ``"docker run -e"``).
+    """
+    plat = PLATFORM_ENV.get(name)
+    if plat is None:
+        plat = PLATFORM_SWITCH_ENV.get(name)
+        if plat is None or value is None or value.strip().lower() not in _TRUE:
+            return []
+    text = name if value is None else f"{name}={_short(value, 40)}"
+    reason = f"{how} {text}" if how else text
+    return [Hint("platform", plat, reason, span)]
+
+
+def device_hints(devices: list[tuple[str, Span | None]], *, how: str = "--device") -> list[Hint]:
+    """Hints from the host devices a container is given (``docker run --device``, compose ``devices:``).
+
+    ``/dev/kfd`` is the ROCm compute device; ``/dev/dri`` without it is an
+    Intel GPU (ROCm containers take both); ``/dev/accel`` / ``/dev/davinci*``
+    are Gaudi / Ascend; ``/dev/nvidia*`` is CUDA.
+    """
+    hints: list[Hint] = []
+    paths = [(d.split(":", 1)[0], s) for d, s in devices if d]
+    kfd = [(p, s) for p, s in paths if p.startswith("/dev/kfd")]
+    if kfd:
+        return [Hint("platform", "rocm", f"{how} {kfd[0][0]}", kfd[0][1])]
+    for p, s in paths:
+        if p.startswith("/dev/dri"):
+            return [Hint("platform", "xpu", f"{how} {p}", s)]
+        if p.startswith("/dev/davinci"):
+            return [Hint("platform", "npu", f"{how} {p}", s)]
+        if p.startswith("/dev/accel"):
+            return [Hint("platform", "hpu", f"{how} {p}", s)]
+        if p.startswith("/dev/mtgpu"):
+            return [Hint("platform", "musa", f"{how} {p}", s)]
+        if p.startswith("/dev/nvidia"):
+            hints.append(Hint("platform", "cuda", f"{how} {p}", s))
+            break
+    return hints
+
+
+def dedupe_hints(hints: list[Hint]) -> list[Hint]:
+    """Keep the first hint of each (kind, value, reason), in order."""
+    seen = set()
+    out = []
+    for h in hints:
+        key = (h.kind, h.value, h.reason)
+        if key not in seen:
+            seen.add(key)
+            out.append(h)
+    return out

@@ -86,7 +86,11 @@ def check(args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3", strict: bo
     found = _dtype_name(args, target, fix_dtype)
     if found:
         return found
-    return _simulated(args, target, fix_dtype, strict)
+    dequant = args.get("prefill_kv_cache_dequant_dtype")
+    if dtype_v.text in kv4_dtypes(release(target.sglang_version)) or (
+            dequant is not None and dequant.text != "auto"):
+        return _simulated(args, target, fix_dtype, strict)
+    return []  # not an FP4 launch: SGLang's other checks are not kv4lint's business
 
 
 def _dtype_name(args: Args, target: Target, fix_dtype: str) -> list[RuleFinding]:

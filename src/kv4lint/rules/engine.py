@@ -46,25 +46,56 @@ class Undetermined(Exception):
     """The outcome depends on a value kv4lint cannot know."""
 
 
+class OneOf:
+    """A value known to be one of a few candidates (e.g. ROCm's MLA default: aiter or triton)."""
+
+    __slots__ = ("options",)
+
+    def __init__(self, *options):
+        self.options = frozenset(options)
+
+    def __repr__(self) -> str:
+        return "one of " + "/".join(sorted(map(str, self.options)))
+
+    def __bool__(self) -> bool:
+        if all(self.options) or not any(self.options):
+            return all(self.options)
+        raise Undetermined("truth value of a partly known value")
+
+
+def _vague(x) -> bool:
+    return x is UNKNOWN or isinstance(x, OneOf)
+
+
 def _k(x):
-    if x is UNKNOWN:
+    if _vague(x):
         raise Undetermined("unknown value")
     return x
 
 
 def eq(x, y) -> bool:
-    return _k(x) == _k(y)
+    return isin(x, (y,)) if not _vague(y) else _k(x) == _k(y)
 
 
 def isin(x, seq) -> bool:
+    if isinstance(x, OneOf):
+        inside = {o in seq for o in x.options}
+        if len(inside) == 1:
+            return inside.pop()
     return _k(x) in seq
 
 
 def anyis(value, *xs) -> bool:
-    """``value in xs`` where some of ``xs`` may be unknown: true as soon as a known one matches."""
-    if any(x is not UNKNOWN and x == value for x in xs):
+    """``value in xs`` where some of ``xs`` may be (partly) unknown: decided when the known ones decide."""
+    hits = []
+    for x in xs:
+        try:
+            hits.append(isin(x, (value,)))
+        except Undetermined:
+            hits.append(None)
+    if True in hits:
         return True
-    if any(x is UNKNOWN for x in xs):
+    if None in hits:
         raise Undetermined("unknown value")
     return False
 
@@ -479,7 +510,7 @@ def default_backend(n: int, a: _Args, m: Machine, model: ModelInfo, mla) -> Any:
     if platform is None:
         return UNKNOWN
     if platform == "rocm":
-        return "aiter" if _k(mla) is False else UNKNOWN  # MLA: depends on kv heads per TP rank
+        return "aiter" if not _k(mla) else OneOf("aiter", "triton")  # MLA: depends on kv heads per TP rank
     if platform == "mps" and n >= 10:
         return "torch_native"
     if platform != "cuda":

@@ -1,0 +1,253 @@
+"""Every rule: cases that must fire and cases that must not, through the public API.
+
+The examples in each case are the ones `kv4lint explain` and docs/rules show.
+"""
+
+import itertools
+
+import pytest
+
+import kv4lint
+from kv4lint.rules.codes import RULES
+from kv4lint.rules.engine import FP4_NAMES
+
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+DSR1 = "deepseek-ai/DeepSeek-R1"
+V2LITE = "deepseek-ai/DeepSeek-V2-Lite"
+
+
+def codes(findings):
+    return sorted(f.code for f in findings)
+
+
+def argv(*words, model=LLAMA):
+    return ["--model-path", model, *words]
+
+
+FIRE = [
+    # KV401: backend lists (0.5.23 MHA), default backend on Hopper, FA4 decode lists, NVFP4 prefill backends,
+    # TRT-LLM MLA rule before the KV4 check, 0.5.7's FA4 rule, tokenspeed before 0.5.23.
+    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer"), {}),
+    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16"), {"gpu": "h100"}),
+    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "fa4",
+                   "--decode-attention-backend", "flashinfer"), {}),
+    ("KV401", argv("--kv-cache-dtype", "nvfp4", "--attention-backend", "triton"), {"gpu": "b200"}),
+    ("KV401", argv("--kv-cache-dtype", "nvfp4", model=DSR1), {"gpu": "b200"}),
+    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1), {"gpu": "b200"}),
+    ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa4"), {"sglang_version": "0.5.7"}),
+    ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa3"), {"sglang_version": "0.5.14"}),
+    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "tokenspeed_mla", model=DSR1),
+     {"sglang_version": "0.5.20", "gpu": "b200"}),
+    ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "flashmla", model=V2LITE),
+     {"sglang_version": "0.5.16"}),  # fp4_e2m1 not KV4 any more -> KV406 first, see below
+    # KV402: non-CUDA targets, from options and from --device
+    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16"), {"platform": "rocm"}),
+    ("KV402", argv("--kv-cache-dtype", "nvfp4"), {"platform": "rocm"}),
+    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "xpu"), {}),
+    ("KV402", argv("--kv-cache-dtype", "fp4_e2m1", "--device", "npu"), {"sglang_version": "0.5.10"}),
+    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "cpu"), {}),
+    # KV403: mixed backends (warning only)
+    ("KV403", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "flashinfer",
+                   "--decode-attention-backend", "triton"), {}),
+    # KV404: nvfp4 off Blackwell; native NVFP4 prefill off SM100
+    ("KV404", argv("--kv-cache-dtype", "nvfp4"), {"gpu": "h100"}),
+    ("KV404", argv("--kv-cache-dtype", "nvfp4"), {"gpu": "a100"}),
+    ("KV404", argv("--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype", "nvfp4"), {"gpu": "rtx5090"}),
+    # KV405: features refused with KV4
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--enable-unified-memory"), {"gpu": "b200"}),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--disaggregation-mode", "prefill"), {"gpu": "b200"}),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--enable-hierarchical-cache"), {"gpu": "gb200"}),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--enable-lmcache"), {"gpu": "b200"}),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "DFLASH"), {"gpu": "b200"}),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "STANDALONE"), {"gpu": "b200"}),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "NGRAM"), {"gpu": "b200"}),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "EAGLE",
+                   "--speculative-draft-attention-backend", "flashinfer"), {"gpu": "b200"}),
+    ("KV405", argv("--kv-cache-dtype", "fp8_e4m3", "--prefill-kv-cache-dequant-dtype", "fp8_e4m3"), {}),
+    ("KV405", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-only-disable-kv-cache", "--is-embedding",
+                   "--attention-backend", "triton"), {}),
+    ("KV405", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer",
+                   model="deepseek-ai/DeepSeek-V3.2-Exp"), {"gpu": "b200"}),
+    # KV406: names per release
+    ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {}),
+    ("KV406", argv("--kv-cache-dtype", "nvfp4"), {"sglang_version": "0.5.12"}),
+    ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {"sglang_version": "0.5.18"}),
+    ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {"sglang_version": "0.5.4"}),
+    ("KV406", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "tokenspeed_mla", model=DSR1),
+     {"sglang_version": "0.5.23", "gpu": "b200"}),
+]
+FIRE[9] = ("KV406",) + FIRE[9][1:]
+
+
+@pytest.mark.parametrize("code,args,target", FIRE, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(FIRE)])
+def test_fires(code, args, target):
+    found = kv4lint.check_argv(args, **target)
+    assert code in codes(found), [f.message for f in found]
+    f = next(f for f in found if f.code == code)
+    assert f.severity == RULES[code].severity
+    assert f.message
+
+
+NOT_FIRE = [
+    argv("--kv-cache-dtype", "fp8_e4m3", "--attention-backend", "flashinfer"),
+    argv("--kv-cache-dtype", "auto"),
+    argv(),
+    argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "triton"),
+    argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "trtllm_mha"),
+    argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer", model=V2LITE),
+    argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "fa4",
+         "--decode-attention-backend", "triton"),
+]
+NOT_FIRE_TARGETS = [
+    {}, {"gpu": "b200"}, {"gpu": "h100"}, {"gpu": "rtx5090"}, {"sglang_version": "0.5.21"},
+]
+
+
+@pytest.mark.parametrize("args", NOT_FIRE)
+@pytest.mark.parametrize("target", NOT_FIRE_TARGETS)
+def test_does_not_fire(args, target):
+    assert kv4lint.check_argv(args, **target) == []
+
+
+@pytest.mark.parametrize("target", [{"gpu": "b200"}, {"gpu": "gb300"}, {"gpu": "rtx5090"}, {"gpu": "dgx-spark"}])
+def test_nvfp4_on_blackwell_with_defaults_is_fine(target):
+    assert kv4lint.check_argv(argv("--kv-cache-dtype", "nvfp4"), **target) == []
+
+
+def test_mixed_nvfp4_recipe_is_not_kv403():
+    # SGLang 0.5.21+ picks prefill flashinfer + decode trtllm_mha itself on SM120: supported, silent.
+    assert kv4lint.check_argv(argv("--kv-cache-dtype", "nvfp4"), gpu="rtx5090") == []
+
+
+def test_unknown_values_never_fire_alone():
+    # The attention backend is unknown on ROCm for an MLA model (depends on kv heads): the platform still decides.
+    assert codes(kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1), platform="rocm")) == ["KV402"]
+    # Unknown arch, no backend: fp4_mx_block16 works on SM100 for MHA, so nothing is certain.
+    assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16")) == []
+    # ... but --strict says which possibility fails.
+    strict = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16"), strict=True)
+    assert codes(strict) == ["KV401"] and strict[0].message.startswith("[strict] may fail")
+
+
+def test_unknown_model_attention_needs_both_to_fail():
+    # flashinfer is accepted for MLA, refused for MHA: an unknown model is not flagged ...
+    assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer",
+                                   model="my-org/private-model")) == []
+    # ... fa3 is refused for both.
+    found = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "fa3",
+                                    model="my-org/private-model"))
+    assert codes(found) == ["KV401"]
+    assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer",
+                                   model="my-org/private-model"), model_attention="mha")
+
+
+def test_message_names_values_lists_and_version():
+    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer"))
+    assert f.message.startswith("--kv-cache-dtype fp4_mx_block16 is not supported with --attention-backend flashinfer "
+                                "for an MHA model (SGLang 0.5.23 allows triton, torch_native, flex_attention, "
+                                "trtllm_mha); use an fp8 KV cache or one of those backends")
+    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "xpu"))
+    assert "not tested on non-CUDA platforms" in f.message and "xpu" in f.message and "--device" in f.message
+
+
+def test_cli_spellings():
+    base = ["--model", LLAMA, "--kv-cache=fp4_mx_block16", "--attention-backend=flashinfer"]
+    assert codes(kv4lint.check_argv(base)) == ["KV401"]
+    # The last repeated flag wins.
+    assert kv4lint.check_argv(base + ["--attention-backend", "triton"]) == []
+    # Underscore spellings are not options: SGLang rejects them, kv4lint sees no dtype.
+    assert kv4lint.check_argv(["--model", LLAMA, "--kv_cache_dtype", "nvfp4"], gpu="h100") == []
+    # A unique prefix works; an ambiguous one (`--attention`, 0.5.23) sets nothing.
+    assert codes(kv4lint.check_argv(["--model", LLAMA, "--kv-cache-dtype", "fp4_mx_block16", "--attention-b",
+                                     "fa3"])) == ["KV401"]
+
+
+def test_server_args_mapping():
+    found = kv4lint.check_server_args({"model_path": LLAMA, "kv_cache_dtype": "fp4_mx_block16",
+                                       "attention_backend": "fa3"})
+    assert codes(found) == ["KV401"] and "kv_cache_dtype='fp4_mx_block16'" in found[0].message
+    # The Python API takes no aliases and validates no choices: NVFP4 is not KV4 and fails later.
+    found = kv4lint.check_server_args({"model_path": LLAMA, "kv_cache_dtype": "NVFP4"}, gpu="b200")
+    assert codes(found) == ["KV406"] and "Unsupported kv_cache_dtype" in found[0].message
+    assert kv4lint.check_server_args({"model_path": LLAMA, "kv_cache_dtype": None}) == []
+
+
+def test_releases_before_the_first_check_have_no_kv4_rules():
+    # 0.5.5/0.5.6 accept fp4_e2m1 everywhere.
+    assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa3"),
+                              sglang_version="0.5.6") == []
+
+
+def test_newer_version_uses_newest_pack():
+    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "fa3"),
+                              sglang_version="0.6.2")
+    assert f.code == "KV401" and f.target["sources"]["sglang_version"].endswith("judged by 0.5.23's rules")
+
+
+def test_bad_target_values_raise():
+    with pytest.raises(ValueError):
+        kv4lint.check_argv(argv(), gpu="potato")
+
+
+# ---------------------------------------------------------------------------
+# Every proposed fix leaves a launch with no KV4 error.
+
+GRID_DTYPES = ["nvfp4", "fp4_mx_block16", "fp4_e2m1"]
+GRID_BACKENDS = [None, "flashinfer", "fa3", "fa4", "triton", "trtllm_mha", "trtllm_mla", "tokenspeed_mla"]
+GRID_EXTRA = [[], ["--enable-unified-memory"], ["--prefill-kv-cache-dequant-dtype", "nvfp4"],
+              ["--speculative-algorithm", "DFLASH"], ["--prefill-attention-backend", "fa4"]]
+GRID_TARGETS = [{"gpu": "b200"}, {"gpu": "h100"}, {"gpu": "rtx5090"}, {"platform": "rocm"},
+                {"gpu": "b200", "sglang_version": "0.5.14"}, {"gpu": "b200", "sglang_version": "0.5.18"}]
+
+
+def _apply(argv_, fix):
+    out, i = [], 0
+    flags = {"kv_cache_dtype": "--kv-cache-dtype", "prefill_kv_cache_dequant_dtype": "--prefill-kv-cache-dequant-dtype"}
+    removed = {flags[f] for f in fix.remove}
+    while i < len(argv_):
+        w = argv_[i]
+        if w in removed:
+            i += 2
+            continue
+        if w == flags["kv_cache_dtype"] and "kv_cache_dtype" in fix.set:
+            out += [w, fix.set["kv_cache_dtype"]]
+            i += 2
+            continue
+        out.append(w)
+        i += 1
+    return out
+
+
+def test_every_proposed_fix_leaves_no_kv4_error():
+    checked = 0
+    for dtype, backend, extra, target in itertools.product(GRID_DTYPES, GRID_BACKENDS, GRID_EXTRA, GRID_TARGETS):
+        for model in (LLAMA, V2LITE):
+            a = argv("--kv-cache-dtype", dtype, *(["--attention-backend", backend] if backend else []), *extra,
+                     model=model)
+            for f in kv4lint.check_argv(a, **target):
+                if f.fix is None:
+                    assert f.code == "KV403"
+                    continue
+                fixed = _apply(a, f.fix)
+                after = [g for g in kv4lint.check_argv(fixed, **target) if g.severity.value == "error"]
+                assert after == [], (a, target, f.message, fixed, [g.message for g in after])
+                checked += 1
+    assert checked > 300
+
+
+def test_fix_dtype_is_configurable():
+    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "nvfp4"), gpu="h100", fix_dtype="fp8_e5m2")
+    assert f.fix.set == {"kv_cache_dtype": "fp8_e5m2"}
+
+
+def test_every_code_has_explain_text():
+    for code, r in RULES.items():
+        for part in (r.what, r.why, r.example, r.fix, r.fix_safety, r.since):
+            assert part.strip(), (code, part)
+
+
+def test_fp4_names_cover_every_release():
+    from kv4lint.rules.engine import kv4_dtypes
+
+    for n in range(7, 24):
+        assert set(kv4_dtypes(n)) <= set(FP4_NAMES)

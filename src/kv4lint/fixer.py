@@ -1,0 +1,415 @@
+"""``kv4lint fix`` (and ``kv4lint check --fix`` / ``--diff``): apply the findings' fixes.
+
+One engine for every language.  Per file:
+
+1. take the fixable findings (safe fixes; unsafe ones too with ``--unsafe-fixes``);
+2. choose fixes whose edits do not overlap (a fix is taken whole or not at all),
+   apply their edits to the decoded text (:func:`kv4lint.fix.apply_edits`);
+3. re-lint the result in memory with the same settings and language
+   (:func:`kv4lint.runner.lint_text`); if the frontend reports a syntax error
+   it did not report before, the round is rolled back (retried one fix at a
+   time, and a fix that still breaks the file is reported and left out);
+4. repeat until nothing fixable remains (at most :data:`MAX_ROUNDS` rounds that
+   change the text).
+
+Edits whose ``Edit.path`` names another file (a ``--config`` YAML read by the
+launch) are applied to that file in the same run.  Files are written by
+:mod:`kv4lint.writer` (atomic, same encoding, BOM and line endings, same
+mode), or shown as a unified diff with ``--diff`` (nothing written).
+
+Exit codes: 0 nothing remains, 1 findings remain (or, with
+``--exit-non-zero-on-fix``, a file changed; with ``--diff``, there is a diff),
+2 when a fix could not be applied or written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+
+from kv4lint import writer
+from kv4lint.discover import language_of
+from kv4lint.fix import apply_edits
+from kv4lint.model import Edit, FileError, Finding
+from kv4lint.runner import FileReport, lint_text
+from kv4lint.settings import Settings
+from kv4lint.source import DecodeError, Text, decode
+
+MAX_ROUNDS = 5  # rounds that change the text; real launches need one, a fix that exposes another two
+
+
+def fixable(f: Finding, unsafe: bool = False) -> bool:
+    """Whether ``f`` has edits this run may apply."""
+    return f.fix is not None and bool(f.fix.edits) and (unsafe or f.fix.applicability == "safe")
+
+
+def _same_file(edit_path: str | None, path: str) -> bool:
+    if edit_path is None:
+        return True
+    return os.path.abspath(edit_path) == os.path.abspath(path)
+
+
+def _local_edits(f: Finding, path: str) -> list[Edit]:
+    return [e for e in f.fix.edits if _same_file(e.path, path)]  # type: ignore[union-attr]
+
+
+def _external_edits(f: Finding, path: str) -> list[Edit]:
+    return [e for e in f.fix.edits if not _same_file(e.path, path)]  # type: ignore[union-attr]
+
+
+def _dedupe(edits: list[Edit]) -> list[Edit]:
+    seen: set = set()
+    out = []
+    for e in edits:
+        k = (e.path, e.span, e.text)
+        if k not in seen:
+            seen.add(k)
+            out.append(e)
+    return out
+
+
+def _fix_key(f: Finding) -> tuple:
+    return (f.code, f.span, f.fix.edits if f.fix else ())
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _error_keys(errors: list[FileError]) -> Counter:
+    # Line numbers move when a fix removes a line: compare messages without numbers.
+    return Counter(_DIGITS.sub("N", e.message) for e in errors)
+
+
+def _new_errors(before: Counter, errors: list[FileError]) -> list[FileError]:
+    left = Counter(before)
+    out = []
+    for e in errors:
+        k = _DIGITS.sub("N", e.message)
+        if left[k] > 0:
+            left[k] -= 1
+        else:
+            out.append(e)
+    return out
+
+
+def _select(text: str, findings: list[Finding], path: str, unsafe: bool, excluded: set,
+            single: bool) -> tuple[list[Finding], list[Edit]]:
+    """Fixes to apply together (whole fixes, no overlapping edits), and their deduplicated local edits."""
+    cands = []
+    for f in findings:
+        if not fixable(f, unsafe) or _fix_key(f) in excluded:
+            continue
+        local = _local_edits(f, path)
+        if local:
+            cands.append((min(e.span.start for e in local), f, local))
+    cands.sort(key=lambda c: (c[0], c[1].sort_key()))
+    chosen: list[Finding] = []
+    edits: list[Edit] = []
+    for _, f, local in cands:
+        trial = _dedupe(edits + local)
+        if any(e.span.end > len(text) for e in local):
+            continue
+        _, skipped = apply_edits(text, trial)
+        if skipped:
+            continue  # overlaps a fix already chosen: next round, on the new text
+        edits = trial
+        chosen.append(f)
+        if single:
+            break
+    return chosen, edits
+
+
+@dataclass
+class TextFix:
+    """The outcome of fixing one file's text in memory."""
+
+    path: str
+    text: str
+    new_text: str
+    fixed: list[Finding] = field(default_factory=list)  # positions as in the round that fixed them
+    remaining: list[Finding] = field(default_factory=list)  # the findings of new_text
+    errors: list[FileError] = field(default_factory=list)  # fixes that were rolled back, rounds exhausted
+    # Edits in other files (a --config YAML), applied by the caller: each with the findings they fix
+    # (a fix chosen in a round with edits here and there, and the finding that stays until the other
+    # file is written).
+    external: list[tuple[list[Finding], list[Edit]]] = field(default_factory=list)
+    report: FileReport | None = None  # the last lint of new_text
+
+    @property
+    def changed(self) -> bool:
+        return self.new_text != self.text
+
+
+def fix_text(path: str, text: str, settings: Settings, language: str | None, *, unsafe: bool = False,
+             report: FileReport | None = None, max_rounds: int = MAX_ROUNDS) -> TextFix:
+    """Fix ``text`` (the decoded content of ``path``) in memory until nothing fixable remains.
+
+    ``report`` is the lint of ``text`` when the caller has it already.
+    """
+    rep = report if report is not None else lint_text(path, text, settings, language)
+    language = language or rep.language
+    base = _error_keys(rep.errors)
+    out = TextFix(path, text, text)
+    current = text
+    excluded: set = set()
+    single = False
+    progress = 0
+    ext: dict[tuple, list[Finding]] = {}
+
+    def record(f: Finding) -> None:
+        edits = _external_edits(f, path)
+        if edits:
+            ext.setdefault(tuple(edits), []).append(f)
+    budget = max_rounds + 2 * sum(1 for f in rep.findings if fixable(f, unsafe)) + 2
+    while budget > 0:
+        budget -= 1
+        chosen, edits = _select(current, rep.findings, path, unsafe, excluded, single)
+        if not edits:
+            break
+        if progress >= max_rounds:
+            f = chosen[0]
+            out.errors.append(FileError(path, f"{f.code} is still fixable after {max_rounds} rounds of fixes; "
+                                              "left as it is", f.start.line if f.start else None))
+            break
+        new, _ = apply_edits(current, edits)
+        if new == current:
+            excluded.update(_fix_key(f) for f in chosen)
+            continue
+        new_rep = lint_text(path, new, settings, language)
+        broken = _new_errors(base, new_rep.errors)
+        if broken:
+            if len(chosen) > 1:
+                single = True  # find the fix that breaks the file: one at a time from now on
+                continue
+            f = chosen[0]
+            where = f"{f.start.line}:{f.start.column}" if f.start else "?"
+            out.errors.append(FileError(
+                path, f"the fix for {f.code} at {where} ({f.fix.description}) was rolled back: the fixed "  # type: ignore[union-attr]
+                      f"file would not parse ({broken[0].message})", f.start.line if f.start else None))
+            excluded.add(_fix_key(f))
+            continue
+        for f in chosen:
+            if _external_edits(f, path):
+                record(f)  # fixed once the other file is written
+            else:
+                out.fixed.append(f)
+        current, rep = new, new_rep
+        progress += 1
+    out.new_text = current
+    out.report = rep
+    for f in rep.findings:
+        if fixable(f, unsafe) and _fix_key(f) not in excluded and not _local_edits(f, path):
+            record(f)
+    out.external = [(fs, list(edits)) for edits, fs in ext.items()]
+    out.remaining = list(rep.findings)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The command
+
+
+def _display(path: str) -> str:
+    p = os.path.normpath(path)
+    if os.path.isabs(p):
+        rel = os.path.relpath(p)
+        if not rel.startswith(".."):
+            p = rel
+    return p
+
+
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    """A ``git apply``-able unified diff (``a/PATH`` ``b/PATH``), line endings as in the file."""
+    name = _display(path).lstrip("/")
+    out = []
+    for line in difflib.unified_diff(_LINES.findall(old), _LINES.findall(new), f"a/{name}", f"b/{name}"):
+        if line.endswith(("\n", "\r")):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+@dataclass
+class _Change:
+    path: str
+    original: Text
+    snap: writer.Snapshot
+    new_text: str
+    fixed: list[Finding]
+
+
+def _resolve_external(edit_path: str, referrer: str) -> str:
+    if os.path.isabs(edit_path) or os.path.exists(edit_path):
+        return edit_path
+    beside = os.path.join(os.path.dirname(referrer), edit_path)
+    return beside if os.path.exists(beside) else edit_path
+
+
+def _read_text(path: str) -> tuple[Text, writer.Snapshot]:
+    data, snap = writer.read(path)
+    try:
+        text = decode(data, python=language_of(path, data[:256]) == "python")
+    except DecodeError as e:
+        raise writer.WriteError(path, str(e)) from None
+    return text, snap
+
+
+def run_fix(ns) -> int:
+    from kv4lint import cli
+
+    settings = cli.settings_for(ns)
+    result, reports = cli.collect(ns, settings)
+    unsafe = bool(getattr(ns, "unsafe_fixes", False))
+    diff_only = bool(getattr(ns, "diff", False))
+    roots = writer.roots_of(ns.paths or ["."])
+
+    remaining: list[Finding] = []
+    fix_errors: list[FileError] = []
+    changes: list[_Change] = []
+    # resolved path of another file -> [(referring file, the findings fixed, their edits in that file)]
+    external: dict[str, list[tuple[str, list[Finding], list[Edit]]]] = {}
+
+    for rep in reports:
+        if rep.text is None or not any(fixable(f, unsafe) for f in rep.findings):
+            remaining.extend(rep.findings)
+            continue
+        try:
+            original, snap = _read_text(rep.path)
+        except writer.WriteError as e:
+            fix_errors.append(FileError(rep.path, e.reason))
+            remaining.extend(rep.findings)
+            continue
+        same = original.text == rep.text.text and original.encoding == rep.text.encoding
+        tf = fix_text(rep.path, original.text, settings, rep.language, unsafe=unsafe, report=rep if same else None)
+        fix_errors.extend(tf.errors)
+        for fs, edits in tf.external:
+            target = _resolve_external(edits[0].path or "", rep.path)
+            external.setdefault(os.path.abspath(target), []).append((rep.path, fs, edits))
+        if tf.changed:
+            changes.append(_Change(rep.path, original, snap, tf.new_text, tf.fixed))
+            remaining.extend(tf.remaining)
+        else:
+            remaining.extend(tf.remaining if not same else rep.findings)
+
+    # Edits in other files (--config YAMLs): applied to that file's text as read now.
+    changed_paths = {os.path.abspath(c.path) for c in changes}
+    ext_changes: list[tuple[_Change, list[list[Finding]]]] = []
+    for target, items in external.items():
+        shown = _display(target)
+        if target in changed_paths:
+            for ref, fs, _ in items:
+                f = fs[0]
+                fix_errors.append(FileError(ref, f"the fix for {f.code} edits {shown}, which this run also fixes "
+                                                 "on its own; run kv4lint fix again to apply it",
+                                            f.start.line if f.start else None))
+            continue
+        try:
+            original, snap = _read_text(target)
+        except writer.WriteError as e:
+            fix_errors.append(FileError(target, e.reason))
+            continue
+        edits: list[Edit] = []
+        fixed: list[list[Finding]] = []
+        for ref, fs, fe in items:
+            f = fs[0]
+            trial = _dedupe(edits + [Edit(e.span, e.text) for e in fe])
+            if any(e.span.end > len(original.text) for e in trial):
+                fix_errors.append(FileError(ref, f"the fix for {f.code} does not fit {shown} (changed since it "
+                                                 "was read?); not applied", f.start.line if f.start else None))
+                continue
+            _, skipped = apply_edits(original.text, trial)
+            if skipped:
+                continue
+            edits = trial
+            fixed.append(fs)
+        new_text, _ = apply_edits(original.text, edits)
+        if new_text != original.text:
+            ch = _Change(target, original, snap, new_text, [fs[0] for fs in fixed])
+            changes.append(ch)
+            ext_changes.append((ch, fixed))
+
+    # Write (or show) the changes.
+    written: list[_Change] = []
+    out_parts: list[str] = []
+    for ch in changes:
+        if diff_only:
+            out_parts.append(unified_diff(ch.path, ch.original.text, ch.new_text))
+            written.append(ch)
+            continue
+        try:
+            writer.write_text(ch.path, ch.original, ch.new_text, ch.snap, roots=roots)
+        except writer.WriteError as e:
+            fix_errors.append(FileError(ch.path, e.reason))
+            continue
+        except KeyboardInterrupt:
+            raise
+        written.append(ch)
+    written_ids = {id(ch) for ch in written}
+
+    # Findings of files that could not be written stay as they were.
+    final: list[Finding] = []
+    failed = {os.path.abspath(ch.path) for ch in changes if id(ch) not in written_ids}
+    by_path: dict[str, list[Finding]] = {}
+    for rep in reports:
+        by_path.setdefault(os.path.abspath(rep.path), []).extend(rep.findings)
+    for f in remaining:
+        if os.path.abspath(f.path) in failed:
+            continue
+        final.append(f)
+    for p in failed:
+        final.extend(by_path.get(p, []))
+    fixed_total = [f for ch in written for f in ch.fixed]
+    applied_external = {id(f) for ch, groups in ext_changes if id(ch) in written_ids for fs in groups for f in fs}
+    final = [f for f in final if id(f) not in applied_external]
+    final.sort(key=Finding.sort_key)
+
+    stdout_ok = getattr(ns, "format", "text") in ("text", "concise") and not diff_only
+    if out_parts:
+        _write_out(ns, "".join(out_parts))
+    if getattr(ns, "show_fixes", False):
+        stream = sys.stdout if stdout_ok else sys.stderr
+        for f in sorted(fixed_total, key=Finding.sort_key):
+            pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
+            print(f"{pos}: {f.code} fixed ({f.fix.description})", file=stream)  # type: ignore[union-attr]
+        stream.flush()
+
+    result.findings = final
+    result.errors.extend(fix_errors)
+    if not diff_only:
+        cli.emit(ns, result)
+    elif fix_errors:
+        for e in fix_errors:
+            print(f"{e.path}:{e.line}: error: {e.message}" if e.line else f"{e.path}: error: {e.message}",
+                  file=sys.stderr)
+
+    if not getattr(ns, "quiet", False):
+        nfix, nfiles, nleft = len(fixed_total), len(written), len(final)
+        verb = "Would fix" if diff_only else "Fixed"
+        print(f"{verb} {nfix} finding{'s' if nfix != 1 else ''} in {nfiles} file{'s' if nfiles != 1 else ''} "
+              f"({nleft} remaining).", file=sys.stderr)
+
+    if fix_errors:
+        return cli.EXIT_ERROR
+    if final and not getattr(ns, "exit_zero", False):
+        return cli.EXIT_FINDINGS
+    if written and (diff_only or getattr(ns, "exit_non_zero_on_fix", False)):
+        return cli.EXIT_FINDINGS
+    return cli.EXIT_OK
+
+
+def _write_out(ns, text: str) -> None:
+    out_file = getattr(ns, "output_file", None)
+    if out_file and getattr(ns, "diff", False):
+        with open(out_file, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        return
+    sys.stdout.write(text)
+    sys.stdout.flush()

@@ -1,0 +1,80 @@
+"""A rule's documentation as Markdown, from :data:`kv4lint.rules.codes.RULES`.
+
+The same text as ``kv4lint explain``: used for ``docs/rules/KV40x.md``
+(``tools/gen_rule_docs.py``) and for the ``help`` of each rule in SARIF output.
+"""
+
+from __future__ import annotations
+
+from kv4lint.rules.codes import RULES, Rule
+
+# The sections every rule page has, in order: (heading, what fills it).
+SECTIONS = (
+    "What it does",
+    "Why SGLang refuses it",
+    "Example",
+    "Fix",
+    "Fix safety",
+    "Since which SGLang release",
+)
+
+
+def _code_block(text: str) -> str:
+    return "```shell\n" + text.rstrip("\n") + "\n```"
+
+
+def sections(rule: Rule) -> dict[str, str]:
+    """Section heading -> Markdown body. An empty body means the rule's data lacks that part."""
+    fix = rule.fix.strip()
+    if rule.fixed_example.strip():
+        fix += "\n\n" + _code_block(rule.fixed_example)
+    return {
+        "What it does": rule.what.strip(),
+        "Why SGLang refuses it": rule.why.strip(),
+        "Example": _code_block(rule.example) if rule.example.strip() else "",
+        "Fix": fix if rule.fix.strip() else "",
+        "Fix safety": rule.fix_safety.strip(),
+        "Since which SGLang release": (f"SGLang {rule.since.strip()}: the first release with a check this rule "
+                                       "reports. Later releases added cases; *What it does* names them." if rule.since.strip() else ""),
+    }
+
+
+def rule_markdown(rule: Rule, *, title: bool = True) -> str:
+    """The rule's page. ``title=False`` leaves out the heading and summary line (SARIF help)."""
+    out = []
+    if title:
+        out += [f"# {rule.code}: {rule.name}", "",
+                f"**{rule.summary}** (severity: {rule.severity.value})", ""]
+    level = "##" if title else "###"
+    for heading, body in sections(rule).items():
+        out += [f"{level} {heading}", "", body, ""]
+    if title:
+        out += ["## Suppressing it", "",
+                f"`# kv4lint: disable={rule.code}` on the line before a shell command (or at its end), "
+                f"`# noqa: {rule.code}` in Python, `# kv4lint: disable-file={rule.code}` for a whole file, or "
+                f"`ignore = [\"{rule.code}\"]` / `per-file-ignores` in the configuration "
+                "([configuration](../configuration.md)).", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def rule_text(rule: Rule) -> str:
+    """Plain-text help (SARIF ``help.text``)."""
+    s = sections(rule)
+    parts = [f"{rule.code} ({rule.name}): {rule.summary}"]
+    parts += [f"{h}: {rule_plain(b)}" for h, b in s.items()]
+    return "\n\n".join(parts)
+
+
+def rule_plain(md: str) -> str:
+    return md.replace("```shell\n", "").replace("\n```", "").replace("`", "")
+
+
+def index_markdown() -> str:
+    lines = ["# kv4lint rules", "",
+             "One page per code, generated from kv4lint's rule data by `tools/gen_rule_docs.py` (the same text as "
+             "`kv4lint explain CODE`). Do not edit these pages by hand.", "",
+             "| code | name | severity | summary |", "|---|---|---|---|"]
+    for code in sorted(RULES):
+        r = RULES[code]
+        lines.append(f"| [{code}]({code}.md) | {r.name} | {r.severity.value} | {r.summary} |")
+    return "\n".join(lines) + "\n"

@@ -1,6 +1,7 @@
 """A deliberately tiny scanner, for testing the fix engine apart from the real frontends.
 
-It knows one shape: ``python -m sglang.launch_server`` followed by
+It knows one shape (and honours ``# kv4lint: disable=...`` comment lines right above
+the command's line, as the shell frontend does): ``python -m sglang.launch_server`` followed by
 whitespace-separated words (``\\``-newline continues the command), each with
 its span and a ``remove`` span (the word and the blanks or continuation before
 it).  ``--config FILE`` reads ``key: value`` lines of FILE as config arguments
@@ -42,7 +43,7 @@ def scan(text: str, path: str) -> ScanResult:
                               shared=w.group(1) in SHARED))
             pos = w.end()
         launch = Launch(path, "argv", "sglang.launch_server", Span(m.start(), pos), Span(m.start(), m.end()),
-                        argv=argv, language="shell")
+                        argv=argv, language="shell", disabled=_disabled_above(text, m.start()))
         for i, v in enumerate(argv[:-1]):
             if v.text == "--config":
                 cfg = argv[i + 1].text
@@ -59,6 +60,20 @@ def scan(text: str, path: str) -> ScanResult:
                                                     remove=Span(cm.end(), cm.end())))
         out.launches.append(launch)
     return out
+
+
+def _disabled_above(text: str, offset: int) -> frozenset[str]:
+    """Codes of ``# kv4lint: disable=...`` in the comment lines right above the line holding ``offset``."""
+    lines = text[: text.rfind("\n", 0, offset) + 1].splitlines()
+    out: set[str] = set()
+    for line in reversed(lines):
+        t = line.strip()
+        if not t.startswith("#"):
+            break
+        m = re.search(r"#\s*kv4lint:\s*disable(?:=([\w,]+))?\s*$", t)
+        if m:
+            out |= set(m.group(1).upper().split(",")) if m.group(1) else {"ALL"}
+    return frozenset(out)
 
 
 def install(monkeypatch, languages=("shell",)) -> None:

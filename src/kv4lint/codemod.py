@@ -1,0 +1,96 @@
+"""A libcst codemod command that applies kv4lint's safe fixes to Python files.
+
+For people who already drive refactorings through ``libcst.tool``::
+
+    python -m libcst.tool codemod -x kv4lint.codemod.FixKV4Cache --no-format PATH...
+
+(``-x`` makes libcst import ``kv4lint.codemod`` as written; ``--no-format``
+keeps libcst from running a formatter over the whole file; see
+``docs/codemod.md`` for the variant with a ``.libcst.codemod.yaml``.)
+
+The command does exactly what ``kv4lint fix`` does to a Python file: it lints
+the module's code with kv4lint's pipeline, applies the safe fixes as text
+edits through the same engine (:func:`kv4lint.fixer.fix_text`: whole fixes,
+re-lint until stable, fixes that break parsing rolled back), and returns the
+re-parsed module; a file with nothing to fix is skipped.  Only the characters
+of the fixed values change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import libcst
+from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
+
+from kv4lint.settings import Settings
+
+
+class FixKV4Cache(CodemodCommand):
+    DESCRIPTION = ("Rewrite FP4 (KV4) KV caches that SGLang would refuse to an fp8 KV cache "
+                   "(kv4lint's safe fixes).")
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        g = arg_parser.add_argument_group("kv4lint")
+        g.add_argument("--sglang-version", dest="sglang_version", metavar="V", default=None,
+                       help="SGLang release to check against (default: the repository's pin, else the newest)")
+        g.add_argument("--platform", dest="platform", metavar="P", default=None, help="cuda, rocm, xpu, cpu, ...")
+        g.add_argument("--gpu", dest="gpu", metavar="G", default=None, help="GPU arch or name: sm90, b200, ...")
+        g.add_argument("--model-attention", dest="model_attention", choices=["mha", "mla"], default=None)
+        g.add_argument("--fix-dtype", dest="fix_dtype", metavar="DTYPE", default=None,
+                       help="KV cache dtype fixes use (default: fp8_e4m3)")
+        g.add_argument("--strict", dest="strict", action="store_true", default=None,
+                       help="also fix launches that fail for some unknown GPU arch / model attention")
+        g.add_argument("--kv4lint-isolated", dest="isolated", action="store_true", default=False,
+                       help="ignore kv4lint configuration files")
+
+    def __init__(self, context: CodemodContext, sglang_version: str | None = None, platform: str | None = None,
+                 gpu: str | None = None, model_attention: str | None = None, fix_dtype: str | None = None,
+                 strict: bool | None = None, isolated: bool = False, settings: Settings | None = None) -> None:
+        super().__init__(context)
+        self._options = argparse.Namespace(
+            sglang_version=sglang_version, platform=platform, gpu=gpu, model_attention=model_attention,
+            fix_dtype=fix_dtype, strict=strict, isolated=isolated, config_file=None, select=None,
+            extend_select=None, ignore=None, exclude=None, extend_exclude=None)
+        self._settings = settings
+        self._by_dir: dict[str, Settings] = {}
+
+    def _settings_for(self, path: str | None) -> Settings:
+        if self._settings is not None:
+            return self._settings
+        from kv4lint.config import build_settings
+
+        start = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+        s = self._by_dir.get(start)
+        if s is None:
+            try:
+                s = build_settings(self._options, [path] if path else [])
+            except ValueError as e:
+                raise SkipFile(f"kv4lint configuration: {e}") from None
+            self._by_dir[start] = s
+        return s
+
+    def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
+        from kv4lint.fixer import fix_text
+
+        path = self.context.filename
+        code = tree.code
+        tf = fix_text(path or "<stdin>.py", code, self._settings_for(path), "python", unsafe=False)
+        for e in tf.errors:
+            self.warn(f"line {e.line}: {e.message}" if e.line else e.message)
+        if not tf.changed:
+            raise SkipFile("no fixable KV4 finding")
+        for f in tf.fixed:
+            if f.start is not None:
+                self.context.scratch.setdefault("kv4lint_fixed", []).append(
+                    (f.start.line, f.start.column, f.code, f.fix.description if f.fix else ""))
+        try:
+            return libcst.parse_module(
+                tf.new_text,
+                config=libcst.PartialParserConfig(encoding=tree.encoding, default_newline=tree.default_newline,
+                                                  default_indent=tree.default_indent),
+            )
+        except libcst.ParserSyntaxError as e:  # the engine re-parses already; never hand libcst a broken file
+            raise SkipFile(f"the fixed code would not parse ({e.message}); not changed") from None

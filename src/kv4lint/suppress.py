@@ -1,0 +1,293 @@
+"""``kv4lint check --add-suppressions``: a suppression comment for every finding.
+
+For adopting kv4lint on a repository with known findings:
+
+* Python (``.py``): ``# noqa: KV401`` at the end of the finding's line, as
+  flake8 reads it.  When that line ends inside a multi-line string or with a
+  backslash continuation, the comment goes at the end of the statement's last
+  line instead (a comment there cannot change the code).  An existing
+  ``# noqa: X`` gets the new codes added; a bare ``# noqa`` already covers all.
+* Shell, Dockerfile, Makefile, YAML and shell code in Markdown: a comment line
+  ``# kv4lint: disable=KV401`` right above the command, with the command's
+  indentation, above the command's *first* line (a comment cannot follow a
+  ``\\`` continuation); an existing ``# kv4lint: disable=...`` line in the
+  comments right above gets the new codes added.
+* Python code in Markdown: ``# kv4lint: disable=KV401`` at the end of the line.
+* Notebooks are left alone (the JSON holds cells as strings); they are reported.
+
+Adding is idempotent: codes already there are not added again.  Files are
+written with :mod:`kv4lint.writer` (atomic, same encoding and line endings).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+import tokenize
+from collections import defaultdict
+
+from kv4lint import writer
+from kv4lint.discover import language_of
+from kv4lint.fix import apply_edits
+from kv4lint.model import Edit, Finding, Span
+from kv4lint.source import DecodeError, LineIndex, decode
+
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+_DISABLE = re.compile(r"#\s*kv4lint:\s*disable(?P<file>-file)?(?:\s*=\s*(?P<codes>[A-Za-z0-9_]+(?:\s*,\s*"
+                      r"[A-Za-z0-9_]+)*))?", re.I)
+_FENCE = re.compile(r"^\s*(```+|~~~+)\s*\{?\.?([\w+-]*)")
+_RST_CODE = re.compile(r"^\s*\.\.\s+(?:code-block|code|sourcecode)::\s*([\w+-]*)")
+_PY_INFO = {"python", "py", "python3", "py3", "ipython", "ipython3", "pycon", "pyi"}
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+def _covered(code: str, have: set[str]) -> bool:
+    return "ALL" in have or any(code.startswith(c) for c in have)
+
+
+def _split_codes(s: str | None) -> list[str]:
+    return [c.strip().upper() for c in re.split(r"[,\s]+", s or "") if c.strip()]
+
+
+class _Lines:
+    """Lines of a text with their offsets (content end, line end) and line endings kept."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.index = LineIndex(text)
+        self.n = len(self.index.starts)
+
+    def start(self, line: int) -> int:
+        return self.index.starts[line - 1]
+
+    def end(self, line: int) -> int:
+        """Offset just past the line's content (before its line ending)."""
+        s = self.start(line)
+        nxt = self.index.starts[line] if line < self.n else len(self.text)
+        seg = self.text[s:nxt]
+        return s + len(seg.rstrip("\r\n"))
+
+    def content(self, line: int) -> str:
+        return self.text[self.start(line):self.end(line)]
+
+    def eol(self, line: int) -> str:
+        s, e = self.end(line), self.index.starts[line] if line < self.n else len(self.text)
+        if e > s:
+            return self.text[s:e]
+        m = _EOL.search(self.text)  # the last line has none: use the file's first one
+        return m.group(0) if m else "\n"
+
+
+# ---------------------------------------------------------------------------
+# Where a comment may go
+
+
+def _multiline_tokens(text: str) -> list[tuple[int, int]]:
+    """(first line, last line) of every token that spans lines (strings, mostly)."""
+    try:
+        return [(t.start[0], t.end[0]) for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.start[0] < t.end[0] and t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)]
+    except (tokenize.TokenError, SyntaxError):
+        return []
+
+
+def _python_comment_line(spans: list[tuple[int, int]], line: int, lines: _Lines) -> int:
+    """The line whose end may take a comment for ``line``: not inside a string, not continued."""
+    target = line
+    for _ in range(lines.n):
+        moved = False
+        for a, b in spans:
+            if a <= target < b:
+                target, moved = b, True
+        if target < lines.n and _continued(lines.content(target)):
+            target, moved = target + 1, True
+        if not moved:
+            break
+    return min(target, lines.n)
+
+
+def _continued(content: str) -> bool:
+    """A line ending in an odd number of backslashes continues on the next line."""
+    k = len(content) - len(content.rstrip("\\"))
+    return k % 2 == 1
+
+
+def _command_first_line(lines: _Lines, line: int, floor: int = 1) -> int:
+    k = line
+    while k > floor and _continued(lines.content(k - 1)):
+        k -= 1
+    return k
+
+
+def _block_language(lines: _Lines, line: int) -> tuple[str | None, int]:
+    """The language of the Markdown fence (or rST code block) holding ``line``, and its first content line."""
+    fence = None
+    info, first = None, 1
+    for k in range(1, line):
+        c = lines.content(k)
+        m = _FENCE.match(c)
+        if m:
+            if fence is None:
+                fence, info, first = m.group(1), m.group(2).lower(), k + 1
+            elif m.group(1).startswith(fence[0]) and len(m.group(1)) >= len(fence) and not m.group(2):
+                fence, info = None, None
+            continue
+        r = _RST_CODE.match(c)
+        if r and fence is None:
+            info, first = r.group(1).lower(), k + 1
+    return info, first
+
+
+def _block_python_line(lines: _Lines, first: int, line: int) -> int:
+    """:func:`_python_comment_line` for Python code in a Markdown fence starting at line ``first``."""
+    last = first
+    while last <= lines.n and not _FENCE.match(lines.content(last)):
+        last += 1
+    code = "".join(lines.content(k) + "\n" for k in range(first, min(last, lines.n + 1)))
+    spans = [(a + first - 1, b + first - 1) for a, b in _multiline_tokens(code)]
+    return min(_python_comment_line(spans, line, lines), max(first, last - 1))
+
+
+# ---------------------------------------------------------------------------
+# Edits
+
+
+def _noqa_edit(lines: _Lines, line: int, codes: list[str], marker: str = "noqa") -> Edit | None:
+    content = lines.content(line)
+    if marker == "noqa":
+        m = _NOQA.search(content)
+        if m:
+            have = set(_split_codes(m.group("codes")))
+            if m.group("codes") is None:
+                return None  # a bare noqa covers everything
+            missing = [c for c in codes if not _covered(c, have)]
+            if not missing:
+                return None
+            at = lines.start(line) + m.end("codes")
+            return Edit(Span(at, at), "," + ",".join(missing))
+    else:
+        m = _DISABLE.search(content)
+        if m and not m.group("file"):
+            have = set(_split_codes(m.group("codes"))) if m.group("codes") else {"ALL"}
+            missing = [c for c in codes if not _covered(c, have)]
+            if not missing:
+                return None
+            at = lines.start(line) + m.end("codes")
+            return Edit(Span(at, at), "," + ",".join(missing))
+    at = lines.start(line) + len(content.rstrip())
+    text = f"  # noqa: {','.join(codes)}" if marker == "noqa" else f"  # kv4lint: disable={','.join(codes)}"
+    return Edit(Span(at, at), text)
+
+
+def _disable_line_edit(lines: _Lines, first: int, codes: list[str]) -> Edit | None:
+    # An existing directive among the comment lines right above the command.
+    k = first - 1
+    while k >= 1:
+        c = lines.content(k).strip()
+        if not c.startswith("#"):
+            break
+        m = _DISABLE.search(c)
+        if m and not m.group("file"):
+            have = set(_split_codes(m.group("codes"))) if m.group("codes") else {"ALL"}
+            missing = [x for x in codes if not _covered(x, have)]
+            if not missing:
+                return None
+            at = lines.start(k) + lines.content(k).find(m.group(0)) + len(m.group(0))
+            return Edit(Span(at, at), "," + ",".join(missing))
+        k -= 1
+    content = lines.content(first)
+    indent = content[: len(content) - len(content.lstrip(" \t"))]
+    at = lines.start(first)
+    return Edit(Span(at, at), f"{indent}# kv4lint: disable={','.join(codes)}{lines.eol(first)}")
+
+
+def suppress_text(text: str, findings: list[Finding], language: str | None) -> tuple[str, int, list[str]]:
+    """Add suppression comments for ``findings`` (all of one file) to ``text``.
+
+    Returns the new text, the number of comments added or extended, and notes
+    about findings that could not get one.
+    """
+    lines = _Lines(text)
+    eol_comments: dict[tuple[int, str], list[str]] = defaultdict(list)  # (line, marker) -> codes
+    line_comments: dict[int, list[str]] = defaultdict(list)  # command's first line -> codes
+    notes: list[str] = []
+    spans: list[tuple[int, int]] | None = None
+
+    def py_line(line: int) -> int:
+        nonlocal spans
+        if spans is None:
+            spans = _multiline_tokens(text)
+        return _python_comment_line(spans, line, lines)
+
+    for f in findings:
+        if f.start is None:
+            continue
+        line = min(max(1, f.start.line), lines.n)
+        if language == "notebook":
+            notes.append(f"{f.path}:{f.start.line}: {f.code}: notebooks get no suppression comment; "
+                         f"add `# noqa: {f.code}` to the cell by hand")
+            continue
+        if language == "python":
+            key = (py_line(line), "noqa")
+            codes = eol_comments[key]
+        elif language == "markdown":
+            info, block_start = _block_language(lines, line)
+            if info in _PY_INFO:
+                codes = eol_comments[(_block_python_line(lines, block_start, line), "kv4lint")]
+            else:
+                codes = line_comments[_command_first_line(lines, line, block_start)]
+        else:
+            codes = line_comments[_command_first_line(lines, line)]
+        if f.code not in codes:
+            codes.append(f.code)
+    edits = []
+    for (line, marker), codes in sorted(eol_comments.items()):
+        e = _noqa_edit(lines, line, sorted(codes), marker)
+        if e:
+            edits.append(e)
+    for line, codes in sorted(line_comments.items()):
+        e = _disable_line_edit(lines, line, sorted(codes))
+        if e:
+            edits.append(e)
+    new, skipped = apply_edits(text, edits)
+    return new, len(edits) - len(skipped), notes
+
+
+def add_suppressions(findings: list[Finding], *, roots: list[str] | None = None) -> int:
+    """Add a suppression comment for every finding, file by file; returns the comments added or extended.
+
+    A file that cannot be read or written is reported on stderr and left alone.
+    ``roots`` are the trees that may be written (see :func:`kv4lint.writer.roots_of`); by
+    default a file reached through a symlink must lie under the link's directory.
+    """
+    by_path: dict[str, list[Finding]] = defaultdict(list)
+    for f in findings:
+        if f.start is not None and f.path and not f.path.startswith("<"):
+            by_path[f.path].append(f)
+    total = 0
+    for path, fs in by_path.items():
+        try:
+            data, snap = writer.read(path)
+            language = language_of(path, data[:256])
+            text = decode(data, python=language == "python")
+        except writer.WriteError as e:
+            print(f"kv4lint: {path}: no suppressions added: {e.reason}", file=sys.stderr)
+            continue
+        except DecodeError as e:
+            print(f"kv4lint: {path}: no suppressions added: {e}", file=sys.stderr)
+            continue
+        new, n, notes = suppress_text(text.text, fs, language)
+        for note in notes:
+            print(f"kv4lint: {note}", file=sys.stderr)
+        if not n or new == text.text:
+            continue
+        r = roots if roots is not None else writer.roots_of([os.path.dirname(os.path.abspath(path))])
+        try:
+            writer.write_text(path, text, new, snap, roots=r)
+        except writer.WriteError as e:
+            print(f"kv4lint: {path}: no suppressions added: {e.reason}", file=sys.stderr)
+            continue
+        total += n
+    return total

@@ -137,8 +137,12 @@ def make_import(stub_modules: Mapping[str, Any]) -> Callable[..., Any]:
     """
 
     real_import = builtins.__import__
+    served: dict[tuple, Any] = {}
 
     def _import(name, globals=None, locals=None, fromlist=(), level=0):
+        hit = served.get((name, tuple(fromlist or ())))
+        if hit is not None:
+            return hit
         if name == "sglang" or name.startswith("sglang.") or name in stub_modules:
             mod = stub_modules.get(name) or stub_modules.get("sglang.*")
             if mod is None:
@@ -146,6 +150,7 @@ def make_import(stub_modules: Mapping[str, Any]) -> Callable[..., Any]:
             for item in fromlist or ():
                 if not hasattr(mod, item):
                     raise ImportError(f"conformance oracle: no stub for {name}.{item}")
+            served[(name, tuple(fromlist or ()))] = mod
             return mod
         return real_import(name, globals, locals, fromlist, level)
 

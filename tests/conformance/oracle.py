@@ -56,7 +56,7 @@ class OracleError(RuntimeError):
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str  # "error" | "warning" | "rewrite"
+    kind: str  # "error" | "warning" | "rewrite" | "info" (info lines only matter next to a rewrite)
     message: str  # exception/warning text; for a rewrite the preceding warning, if any
     exc_type: str | None = None  # "RuntimeError" | "ValueError" | "AssertionError"
     fields: tuple[tuple[str, Any], ...] = ()  # rewrite: (field, value) pairs
@@ -68,6 +68,7 @@ class Outcome:
 class Verdict:
     outcomes: list[Outcome] = field(default_factory=list)
     args_after: dict[str, Any] = field(default_factory=dict)
+    facts_read: frozenset = frozenset()  # platform facts the check read
 
     @property
     def error(self) -> Outcome | None:
@@ -93,10 +94,12 @@ class _Logger:
 
     warn = warning
 
-    def info(self, *a, **k):
-        pass
+    def info(self, msg, *args, **kwargs):
+        text = msg % args if args else str(msg)
+        _REC.current.append(("info", text, _caller_where()))
 
-    debug = info
+    def debug(self, *a, **k):
+        pass
 
     def error(self, msg, *args, **kwargs):  # never seen in these checks; fail loudly if it appears
         raise OracleError(f"unexpected logger.error in a KV4 check: {msg % args if args else msg}")
@@ -123,6 +126,19 @@ def _declare_resolution(server_args, source, **fields):
     server_args._resolved_overrides.append((source, dict(fields)))
 
 
+# Names of the platform facts read by the checks run so far (see ``Release.facts_read``).
+FACTS_READ: set[str] = set()
+_RUN_FACTS: set[str] = set()  # those read by the current run
+
+
+def _recording(name: str, fn: Callable) -> Callable:
+    def probe(*a, **k):
+        _RUN_FACTS.add(name)
+        return fn(*a, **k)
+
+    return probe
+
+
 def _identity_view(server_args):
     return server_args
 
@@ -137,10 +153,12 @@ class Release:
         self.version = version
         wheels.wheel_path(version)
         self.defaults = self._field_defaults()
+        self._base = {k: self.defaults[k] for k in FIELDS if k in self.defaults}
         self._kv4 = self._locate_kv4()
         self._dequant = extract.find_def(version, KV_CACHE_HOOK, "handle_nvfp4_prefill_kv_dequant_dtype")
         self._helpers = self._helper_functions()
         self._fn_cache: dict[tuple, Callable] = {}
+        self._probe_fp_cache: dict[tuple, tuple] = {}
 
     # ---- where the check lives ---------------------------------------------------------
     def _locate_kv4(self) -> tuple[str, ast.FunctionDef, bool]:
@@ -245,7 +263,7 @@ class Release:
 
     def _stubs(self, machine: tuple[str, str | None], mla: bool) -> dict[str, Any]:
         p = probes.probes(self.version, *machine)
-        facts = p.platform_context()
+        facts = p.platform_context(record=_RUN_FACTS)
         stubs: dict[str, Any] = {
             "logger": LOGGER,
             "resolving_view": _identity_view,
@@ -258,7 +276,7 @@ class Release:
         for name in ("is_cuda", "is_sm100_supported", "is_sm120_supported", "is_sm90_supported",
                      "is_blackwell", "is_hip"):
             if name in p.ns:
-                stubs[name] = p.ns[name]
+                stubs[name] = _recording(name, p.ns[name])
         stubs.update(self._helpers)
         return stubs
 
@@ -290,24 +308,66 @@ class Release:
         return fn
 
     # ---- running --------------------------------------------------------------------------
-    def _run(self, what: str, args: dict[str, Any], machine, mla: bool) -> Verdict:
+    @functools.cached_property
+    def _fingerprints(self) -> dict[str, str]:
+        """What decides a verdict besides the inputs: the code run (not its line numbers) and the defaults."""
+        def dump(nodes):
+            return "\n".join(ast.dump(n) for n in nodes if n is not None)
+
+        main = ast.dump(self._kv4[1])
+        helpers = [extract.find_def(self.version, SERVER_ARGS, m, cls="ServerArgs")
+                   for m in ("get_attention_backends", "_resolved_attention_backends")
+                   if self._kv4[2] and f"'{m}'" in main]
+        if "attention_backends_of" in main + dump(helpers):
+            helpers += [next(filter(None, (extract.find_def(self.version, m, "attention_backends_of")
+                                           for m in HELPER_MODULES)), None)]
+        base = repr(sorted(self._base.items()))
+        return {
+            "kv4": dump([self._kv4[1], *helpers]) + base,
+            "dequant": dump([self._dequant]) + base,
+        }
+
+    def _probe_fingerprint(self, machine) -> tuple:
+        p = probes.probes(self.version, *machine)
+        return tuple(sorted((k, bool(f())) for k, f in p.ns.items()
+                            if k.startswith("is_") and callable(f)))
+
+    def _run(self, what: str, args: dict[str, Any], machine, mla: bool, memo: bool = True) -> Verdict:
+        if not memo:
+            return self._run_uncached(what, args, machine, mla)
+        key = (self._fingerprints[what], self._probe_fp_cache.get(machine) or self._probe_fp(machine), mla,
+               tuple(sorted(args.items())))
+        hit = _MEMO.get(key)
+        if hit is None:
+            hit = self._run_uncached(what, args, machine, mla)
+            if len(_MEMO) > _MEMO_LIMIT:
+                _MEMO.clear()
+            _MEMO[key] = hit
+        else:
+            FACTS_READ.update(hit.facts_read)
+        return hit
+
+    def _probe_fp(self, machine) -> tuple:
+        fp = self._probe_fingerprint(machine)
+        self._probe_fp_cache[machine] = fp
+        return fp
+
+    def _run_uncached(self, what: str, args: dict[str, Any], machine, mla: bool) -> Verdict:
         fn = self._compiled(what, machine, mla)
-        values = {k: self.defaults[k] for k in FIELDS if k in self.defaults}
-        unknown = set(args) - set(FIELDS)
-        if unknown:
-            raise OracleError(f"unknown fields {sorted(unknown)}")
+        values = dict(self._base)
+        for k in args:
+            if k not in self._base:
+                raise OracleError(f"field {k!r} has no default in sglang {self.version} (not modelled)")
         values.update(args)
         cls = getattr(fn, "cls", FakeArgs)
         obj = cls(values)
         rec: list[tuple] = []
         _REC.current = rec
+        _RUN_FACTS.clear()
         step = self._kv4[1].name if what == "kv4" else self._dequant.name
         err: Outcome | None = None
         try:
-            if hasattr(fn, "cls"):
-                fn(obj)
-            else:
-                fn(obj)
+            fn(obj)
         except OracleError:
             raise
         except (RuntimeError, ValueError, AssertionError) as e:
@@ -318,22 +378,39 @@ class Release:
             _REC.current = None
         out: list[Outcome] = []
         for r in rec:
-            if r[0] == "warning":
-                out.append(Outcome("warning", r[1], where=r[2], step=step))
+            if r[0] in ("warning", "info"):
+                out.append(Outcome(r[0], r[1], where=r[2], step=step))
             else:
                 out.append(Outcome("rewrite", "", fields=r[1], where=r[2], step=step))
         if err is not None:
             out.append(err)
-        after = {k: getattr(obj, k) for k in FIELDS if k in obj.__dict__}
-        return Verdict(out, after)
+        FACTS_READ.update(_RUN_FACTS)
+        after = {k: obj.__dict__[k] for k in self._base} if what == "dequant" else {}
+        facts = frozenset(_RUN_FACTS)
+        # identical verdicts are shared (the memo holds hundreds of thousands)
+        ikey = (tuple(out), tuple(after.items()), facts)
+        v = _INTERN.get(ikey)
+        if v is None:
+            v = _INTERN[ikey] = Verdict(out, after, facts)
+        return v
 
-    def kv4_check(self, args: dict[str, Any], machine: tuple[str, str | None], mla: bool) -> Verdict:
-        return self._run("kv4", args, machine, mla)
+    def kv4_check(self, args: dict[str, Any], machine: tuple[str, str | None], mla: bool,
+                  *, memo: bool = True) -> Verdict:
+        """SGLang's verdict. ``memo``: reuse the verdict of an identical check (same code, defaults,
+        platform facts and inputs) run for another release; its ``where`` may then name that
+        release's line numbers, so pass ``memo=False`` to report a difference."""
+        return self._run("kv4", args, machine, mla, memo)
 
-    def prefill_dequant(self, args: dict[str, Any], machine: tuple[str, str | None]) -> Verdict:
+    def prefill_dequant(self, args: dict[str, Any], machine: tuple[str, str | None], *, memo: bool = True) -> Verdict:
         if self._dequant is None:
             return Verdict([], dict(args))
-        return self._run("dequant", args, machine, False)
+        return self._run("dequant", args, machine, False, memo)
+
+
+# Verdicts by (code fingerprint, platform facts, MLA, inputs), shared by releases whose check is identical.
+_MEMO: dict[tuple, Verdict] = {}
+_MEMO_LIMIT = 300_000
+_INTERN: dict[tuple, Verdict] = {}
 
 
 def _tb_where(e: BaseException) -> str:

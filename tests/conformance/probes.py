@@ -66,7 +66,8 @@ def fake_torch(platform: str, arch: str | None) -> types.SimpleNamespace:
     )
     if platform == "musa":
         version.musa = "4.0"
-    t = types.SimpleNamespace(cuda=cuda, version=version, cpu=_Avail(True))
+    t = types.SimpleNamespace(cuda=cuda, version=version, cpu=_Avail(True),
+                              backends=types.SimpleNamespace(mps=_Avail(platform == "mps")))
     for dev in ("xpu", "npu", "hpu", "mps"):
         if platform == dev:
             setattr(t, dev, _Avail(True))
@@ -129,18 +130,22 @@ class Probes:
         found, value = extract.module_literal(self.version, RUNTIME_CONTEXT, "_PLATFORM_PROBES")
         return value if found else {}
 
-    def platform_context(self) -> "PlatformFacts":
-        return PlatformFacts(self)
+    def platform_context(self, record: set | None = None) -> "PlatformFacts":
+        return PlatformFacts(self, record)
 
 
 class PlatformFacts:
     """Stand-in for 0.5.19+ ``get_platform()``: each fact calls the probe SGLang maps it to."""
 
-    def __init__(self, probes: Probes):
+    def __init__(self, probes: Probes, record: set | None = None):
         object.__setattr__(self, "_p", probes)
         object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_record", record)
 
     def __getattr__(self, name: str):
+        record = object.__getattribute__(self, "_record")
+        if record is not None:
+            record.add("get_platform()." + name)
         cache = object.__getattribute__(self, "_cache")
         if name in cache:
             return cache[name]
@@ -151,6 +156,11 @@ class PlatformFacts:
         value = getattr(p, probe)()
         cache[name] = value
         return value
+
+    def fact(self, name: str):
+        """A fact's value without recording the read."""
+        p = object.__getattribute__(self, "_p")
+        return getattr(p, p.platform_probe_names[name])()
 
 
 @functools.lru_cache(maxsize=None)

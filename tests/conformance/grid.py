@@ -1,0 +1,284 @@
+"""The configurations compared, per release, and the comparison loop.
+
+Axes (all taken from the release's own wheel, never from kv4lint):
+* ``--kv-cache-dtype``: the release's argparse choices, plus the FP4 names of
+  other releases and two Python-API spellings (``NVFP4``, ``mxfp4``);
+* backends: the release's ``ATTENTION_BACKEND_CHOICES`` and ``None`` (unset),
+  for ``attention_backend`` (A), ``prefill_attention_backend`` (P) and
+  ``decode_attention_backend`` (D);
+* MHA and MLA;
+* machines: CUDA sm80, sm89, sm90, sm100, sm103, sm110, sm120, sm121, and ROCm,
+  XPU, CPU, NPU, MUSA, MPS, HPU.
+
+Reductions (documented; each keeps every value of every axis in the grid):
+1. *Trigger dtypes* (the FP4 names SGLang's check function itself mentions)
+   get the light grid on every machine and the **full product** A x P x D on
+   one machine per equivalence class. Two machines are in the same class when
+   every platform fact the check read (recorded while running the light grid
+   for that dtype) has the same value on both: SGLang's function cannot tell
+   them apart. Classes whose SGLang verdict does not vary over the light grid
+   (e.g. non-CUDA: the check raises before it looks at a backend) get the light
+   grid only.
+2. *Other dtypes*: SGLang's check returns at its first statement, which reads
+   only ``kv_cache_dtype``; they get a small backend grid on every machine.
+3. The light grid: A, P, D each over ``None``, every backend the check
+   function names, and one backend it does not name.
+4. The 0.5.21+ flags (speculative decoding, PD disaggregation, hierarchical
+   cache, LMCache, unified memory) are crossed in full with each other and
+   with a set of backend triples that make the NVFP4 check native, mixed, both
+   or neither, on the machines where the check reads them (SM100) and with a
+   smaller triple set elsewhere. A flag left out of ``args`` stands for
+   SGLang's default, and "left out" is one of each flag's values.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from . import compare, oracle, probes
+
+CUDA_MACHINES = tuple(("cuda", a) for a in ("sm80", "sm89", "sm90", "sm100", "sm103", "sm110", "sm120", "sm121"))
+OTHER_MACHINES = tuple((p, None) for p in ("rocm", "xpu", "cpu", "npu", "musa", "mps", "hpu"))
+MACHINES = CUDA_MACHINES + OTHER_MACHINES
+
+EXTRA_FP4_NAMES = ("fp4_e2m1", "nvfp4", "fp4_mx_block16")
+API_SPELLINGS = ("NVFP4", "mxfp4")
+
+ABSENT = object()  # "key left out of args": SGLang's default applies
+
+
+def dtypes(rel: oracle.Release) -> list[str]:
+    out = list(rel.kv_cache_dtype_choices)
+    for d in EXTRA_FP4_NAMES + API_SPELLINGS:
+        if d not in out:
+            out.append(d)
+    return out
+
+
+def trigger_dtypes(rel: oracle.Release) -> list[str]:
+    lits = rel.kv4_literals()
+    return [d for d in dtypes(rel) if d in lits]
+
+
+def backends(rel: oracle.Release) -> list[str | None]:
+    return [None, *rel.attention_backend_choices]
+
+
+def light_backends(rel: oracle.Release, literals: set[str]) -> list[str | None]:
+    named = [b for b in rel.attention_backend_choices if b in literals]
+    other = next(b for b in rel.attention_backend_choices if b not in literals)
+    return [None, *named, other]
+
+
+def backend_args(A, P, D) -> dict:
+    return {"attention_backend": A, "prefill_attention_backend": P, "decode_attention_backend": D}
+
+
+@dataclass
+class Diff:
+    what: str
+    version: str
+    machine: tuple
+    mla: bool | None
+    args: dict
+    sglang: list
+    kv4lint: list
+    where: str
+
+    def size(self) -> int:
+        return sum(1 for v in self.args.values() if v is not None and v is not False)
+
+    def describe(self) -> str:
+        plat = self.machine[0] + (f"/{self.machine[1]}" if self.machine[1] else "")
+        mla = "" if self.mla is None else (" MLA" if self.mla else " MHA")
+        return (f"{self.what} sglang=={self.version} {plat}{mla} args={self.args}\n"
+                f"    SGLang  ({self.where}): {self.sglang}\n"
+                f"    kv4lint: {self.kv4lint}")
+
+
+@dataclass
+class Tally:
+    version: str
+    compared: int = 0
+    diffs: list[Diff] = field(default_factory=list)
+
+    def key(self, d: Diff):
+        return (d.what, tuple(d.sglang), tuple(d.kv4lint))
+
+    def smallest(self, limit: int = 12) -> list[Diff]:
+        """One smallest config per distinct (SGLang, kv4lint) disagreement."""
+        best: dict = {}
+        for d in self.diffs:
+            k = self.key(d)
+            if k not in best or d.size() < best[k].size():
+                best[k] = d
+        return sorted(best.values(), key=lambda d: (d.size(), d.describe()))[:limit]
+
+
+# ---- machine equivalence classes ---------------------------------------------------------
+
+def fact_value(version: str, machine: tuple, fact: str) -> bool:
+    p = probes.probes(version, *machine)
+    if fact.startswith("get_platform()."):
+        return bool(p.platform_context().fact(fact.split(".", 1)[1]))
+    return bool(p.ns[fact]())
+
+
+def machine_classes(version: str, machines: Iterable[tuple], facts: set[str]) -> dict[tuple, list[tuple]]:
+    classes: dict[tuple, list[tuple]] = {}
+    for m in machines:
+        key = tuple(sorted((f, fact_value(version, m, f)) for f in facts))
+        classes.setdefault(key, []).append(m)
+    return classes
+
+
+# ---- the comparison loops ---------------------------------------------------------------
+
+def _clean(args: dict) -> dict:
+    return {k: v for k, v in args.items() if v is not ABSENT}
+
+
+class Kv4Runner:
+    """Compares ``kv4lint.rules.engine.kv4_check`` with SGLang's check over the grid."""
+
+    def __init__(self, version: str, engine):
+        self.version = version
+        self.rel = oracle.release(version)
+        self.engine = engine
+        self.tally = Tally(version)
+        self._machines = {m: engine.Machine(*m) for m in MACHINES}
+
+    def one(self, args: dict, machine: tuple, mla: bool) -> oracle.Verdict:
+        args = _clean(args)
+        v = self.rel.kv4_check(args, machine, mla)
+        want = compare.normalise_sglang(v.outcomes)
+        got = compare.normalise_kv4lint(self.engine.kv4_check(self.version, dict(args), self._machines[machine], mla))
+        self.tally.compared += 1
+        if want != got:
+            exact = self.rel.kv4_check(args, machine, mla, memo=False)
+            self.tally.diffs.append(Diff("kv4_check", self.version, machine, mla, args, want, got,
+                                         compare.where_of(exact.outcomes)))
+        return v
+
+    def run(self) -> Tally:
+        rel = self.rel
+        lits = rel.kv4_literals()
+        light = light_backends(rel, lits)
+        tiny = [None, "flashinfer", "trtllm_mha", "fa4"]
+        full = backends(rel)
+        for d in dtypes(rel):
+            if d not in trigger_dtypes(rel):
+                for m, mla, (A, P, D) in itertools.product(MACHINES, (False, True), itertools.product(tiny, repeat=3)):
+                    self.one({"kv_cache_dtype": d, **backend_args(A, P, D)}, m, mla)
+                continue
+            oracle.FACTS_READ.clear()
+            verdicts: dict[tuple, set] = {}
+            for m, mla, (A, P, D) in itertools.product(MACHINES, (False, True), itertools.product(light, repeat=3)):
+                v = self.one({"kv_cache_dtype": d, **backend_args(A, P, D)}, m, mla)
+                verdicts.setdefault(m, set()).add(tuple(compare.normalise_sglang(v.outcomes)))
+            facts = set(oracle.FACTS_READ)
+            for members in machine_classes(self.version, MACHINES, facts).values():
+                rep = members[0]
+                if len(verdicts[rep]) <= 1:
+                    continue  # SGLang's verdict does not depend on the backends here
+                for mla, (A, P, D) in itertools.product((False, True), itertools.product(full, repeat=3)):
+                    if A in light and P in light and D in light:
+                        continue  # already compared in the light grid
+                    self.one({"kv_cache_dtype": d, **backend_args(A, P, D)}, rep, mla)
+        if "speculative_algorithm" in rel.defaults and "enable_unified_memory" in rel.defaults and rel.has_dequant:
+            self.run_extras()
+        return self.tally
+
+    # 0.5.21+: the speculative / disaggregation / cache flags
+    SPEC_ALGS = (ABSENT, "EAGLE", "eagle", "EAGLE3", "NEXTN", "NGRAM", "ngram", "DFLASH", "dflash", "DSPARK",
+                 "STANDALONE", "FROZEN_KV_MTP", "UNO")
+
+    def extras(self) -> Iterator[dict]:
+        axes = {
+            "speculative_algorithm": self.SPEC_ALGS,
+            "speculative_ngram_max_bfs_breadth": (ABSENT, 1, 10),
+            "speculative_draft_attention_backend": (ABSENT, "trtllm_mha", "triton"),
+            "speculative_attention_mode": (ABSENT, "decode"),
+            "disaggregation_mode": (ABSENT, "prefill", "decode"),
+            "enable_hierarchical_cache": (ABSENT, True),
+            "enable_lmcache": (ABSENT, True),
+            "enable_unified_memory": (ABSENT, True),
+        }
+        keys = list(axes)
+        for combo in itertools.product(*axes.values()):
+            yield dict(zip(keys, combo))
+
+    def run_extras(self) -> None:
+        native_triples = [  # (A, P, D)
+            ("trtllm_mha", None, None),  # native, P = D
+            ("triton", "flashinfer", "trtllm_mha"),  # native and mixed
+            ("triton", "trtllm_mha", "triton"),  # native through P only
+            ("triton", None, None),  # neither
+        ]
+        other_triples = native_triples[:2]
+        plan = [(("cuda", "sm100"), native_triples, ("nvfp4", "fp4_mx_block16")),
+                (("cuda", "sm120"), other_triples, ("nvfp4",)),
+                (("cuda", "sm90"), other_triples, ("fp4_mx_block16",)),
+                (("rocm", None), other_triples[:1], ("nvfp4",))]
+        for machine, triples, dts in plan:
+            for d, (A, P, D), extra in itertools.product(dts, triples, self.extras()):
+                self.one({"kv_cache_dtype": d, **backend_args(A, P, D), **extra}, machine, False)
+
+
+class DequantRunner:
+    """Compares ``kv4lint.rules.engine.prefill_dequant`` with SGLang's handler (0.5.21+)."""
+
+    def __init__(self, version: str, engine):
+        self.version = version
+        self.rel = oracle.release(version)
+        self.engine = engine
+        self.tally = Tally(version)
+        self._machines = {m: engine.Machine(*m) for m in MACHINES}
+
+    def one(self, args: dict, machine: tuple) -> oracle.Verdict:
+        args = _clean(args)
+        v = self.rel.prefill_dequant(args, machine)
+        want = compare.normalise_sglang(v.outcomes)
+        events, after = self.engine.prefill_dequant(self.version, dict(args), self._machines[machine])
+        got = compare.normalise_kv4lint(events)
+        self.tally.compared += 1
+        # the values after the handler, for the fields SGLang's record has
+        want_after = v.args_after
+        got_after = {k: after.get(k, ABSENT) for k in want_after}
+        after_differs = want_after != got_after and not any(o[0] == "error" for o in want)
+        if want != got or after_differs:
+            if after_differs:
+                keys = [k for k in want_after if want_after[k] != got_after[k]]
+                want = want + [("args_after", {k: want_after[k] for k in keys})]
+                got = got + [("args_after", {k: got_after[k] for k in keys})]
+            exact = self.rel.prefill_dequant(args, machine, memo=False)
+            self.tally.diffs.append(Diff("prefill_dequant", self.version, machine, None, args, want, got,
+                                         compare.where_of(exact.outcomes)))
+        return v
+
+    def run(self) -> Tally:
+        rel = self.rel
+        dq = [ABSENT, *(rel.prefill_kv_cache_dequant_dtype_choices or ())]
+        full = backends(rel)
+        tiny = [None, "flashinfer", "trtllm_mha", "triton"]
+        for d in dtypes(rel):
+            if d != "nvfp4":
+                for m, q, (A, P, D) in itertools.product(MACHINES, dq, itertools.product(tiny, repeat=3)):
+                    self.one({"kv_cache_dtype": d, "prefill_kv_cache_dequant_dtype": q, **backend_args(A, P, D)}, m)
+                continue
+            lits = {s for s in oracle.extract.string_literals(rel._dequant)} | {"flashinfer", "trtllm_mha"}
+            light = light_backends(rel, lits)
+            oracle.FACTS_READ.clear()
+            for m, q, (A, P, D) in itertools.product(MACHINES, dq, itertools.product(light, repeat=3)):
+                self.one({"kv_cache_dtype": d, "prefill_kv_cache_dequant_dtype": q, **backend_args(A, P, D)}, m)
+            facts = set(oracle.FACTS_READ)
+            for members in machine_classes(self.version, MACHINES, facts).values():
+                rep = members[0]
+                for q, (A, P, D) in itertools.product(dq, itertools.product(full, repeat=3)):
+                    if A in light and P in light and D in light:
+                        continue
+                    self.one({"kv_cache_dtype": d, "prefill_kv_cache_dequant_dtype": q, **backend_args(A, P, D)}, rep)
+        return self.tally
+

@@ -1,0 +1,395 @@
+"""Helpers shared by the container frontends (Dockerfile, YAML, Markdown, notebooks, Makefiles).
+
+Each container format finds the shell or Python text embedded in it, builds an
+:class:`~kv4lint.source.OffsetMap` from the embedded text to the file, and
+hands the text to the shell or Python frontend.  Argument lists that are data
+rather than text (a Dockerfile exec-form ``CMD [...]``, a Kubernetes
+``args:`` list) are turned into :class:`Launch` records here, with each
+token's span inside the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+
+from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.sglang.entrypoints import match_entry
+from kv4lint.source import LineIndex, OffsetMap
+
+# ---------------------------------------------------------------------------
+# Building embedded texts piece by piece
+
+
+class TextBuilder:
+    """Accumulate an embedded text from verbatim file pieces and synthetic characters.
+
+    Verbatim pieces map character by character to their file offsets;
+    synthetic characters map to a given file offset (usually where the
+    character stands in for something: a folded line break, a removed prompt),
+    and never extend a verbatim run, so no span that covers them is editable.
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.outer: list[int] = []
+
+    def verbatim(self, text: str, start: int) -> None:
+        self.parts.append(text)
+        self.outer.extend(range(start, start + len(text)))
+
+    def mapped(self, text: str, outer: list[int]) -> None:
+        """Characters with their own offsets (``len(outer) >= len(text)``)."""
+        self.parts.append(text)
+        self.outer.extend(outer[: len(text)])
+
+    def synthetic(self, text: str, at: int) -> None:
+        self.parts.append(text)
+        # A decreasing run (at, at-1, ...) can never pass OffsetMap's contiguity
+        # test, so a span over two or more synthetic characters is not editable.
+        self.outer.extend(max(0, at - k) if k else at for k in range(len(text)))
+
+    def __len__(self) -> int:
+        return len(self.outer)
+
+    def build(self, end: int | None = None) -> tuple[str, OffsetMap]:
+        last = end if end is not None else (self.outer[-1] + 1 if self.outer else 0)
+        return "".join(self.parts), OffsetMap(self.outer + [last])
+
+
+# ---------------------------------------------------------------------------
+# JSON strings with positions (Dockerfile exec form, notebooks)
+
+_JSON_STR = re.compile(r'"(?:[^"\\\n]|\\.)*"', re.S)
+_JSON_ESC = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_WS = re.compile(r"[ \t\r\n]*")
+
+
+class JSONStringError(ValueError):
+    pass
+
+
+def json_string_at(text: str, i: int) -> tuple[str, list[int], int]:
+    """Decode the JSON string literal starting at ``text[i] == '"'``.
+
+    Returns ``(value, outer, end)``: ``outer[k]`` is the offset in ``text`` of
+    the value's character ``k`` (the backslash for an escape), plus one entry
+    for the closing quote; ``end`` is the index after the closing quote.
+    Characters written with escapes are not contiguous with their
+    neighbours, so a span that covers one is not editable.
+    """
+    m = _JSON_STR.match(text, i)
+    if m is None:
+        raise JSONStringError(f"not a JSON string at offset {i}")
+    raw = m.group()[1:-1]
+    start = i + 1
+    if "\\" not in raw:
+        return raw, list(range(start, start + len(raw) + 1)), m.end()
+    out: list[str] = []
+    outer: list[int] = []
+    k = 0
+    n = len(raw)
+    while k < n:
+        c = raw[k]
+        if c != "\\":
+            out.append(c)
+            outer.append(start + k)
+            k += 1
+            continue
+        e = raw[k + 1] if k + 1 < n else ""
+        if e in _JSON_ESC:
+            out.append(_JSON_ESC[e])
+            outer.append(start + k)
+            k += 2
+        elif e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[k + 2:k + 6] or ""):
+            cp = int(raw[k + 2:k + 6], 16)
+            width = 6
+            if 0xD800 <= cp < 0xDC00 and raw[k + 6:k + 8] == "\\u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[k + 8:k + 12]):
+                lo = int(raw[k + 8:k + 12], 16)
+                if 0xDC00 <= lo < 0xE000:
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+                    width = 12
+            out.append(chr(cp))
+            outer.append(start + k)
+            k += width
+        else:
+            raise JSONStringError(f"bad escape at offset {start + k}")
+    outer.append(start + n)
+    return "".join(out), outer, m.end()
+
+
+@dataclass
+class JSONItem:
+    """A string element of a JSON array: its value, character map, and extent in the text."""
+
+    value: str
+    outer: list[int]
+    start: int  # the opening quote
+    end: int  # after the closing quote
+
+
+def json_string_array(text: str, i: int = 0) -> tuple[list[JSONItem], int] | None:
+    """Parse a JSON array of strings at ``text[i]`` (after optional whitespace); None if it is not one."""
+    i = _WS.match(text, i).end()
+    if i >= len(text) or text[i] != "[":
+        return None
+    i += 1
+    items: list[JSONItem] = []
+    i = _WS.match(text, i).end()
+    if i < len(text) and text[i] == "]":
+        return items, i + 1
+    while True:
+        i = _WS.match(text, i).end()
+        if i >= len(text) or text[i] != '"':
+            return None
+        try:
+            value, outer, end = json_string_at(text, i)
+        except JSONStringError:
+            return None
+        items.append(JSONItem(value, outer, i, end))
+        i = _WS.match(text, end).end()
+        if i < len(text) and text[i] == ",":
+            i += 1
+            continue
+        if i < len(text) and text[i] == "]":
+            return items, i + 1
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Words: argv tokens that are data (exec-form arrays, YAML lists)
+
+
+@dataclass
+class Word:
+    """One argv word with where its characters are in the file.
+
+    ``value`` is the token as a launch records it (span set when verbatim,
+    ``remove`` set when the word can be taken out cleanly); ``omap`` maps the
+    word's text into the file character by character, for words that are
+    themselves shell scripts (``sh -c "..."``).
+    """
+
+    value: Value
+    omap: OffsetMap | None = None
+
+    @property
+    def text(self) -> str | None:
+        return self.value.text
+
+
+def removal_spans(extents: list[tuple[int, int]]) -> list[Span | None]:
+    """Spans that take each element of a flow list out with its separator.
+
+    ``extents`` are the elements' ``(start, end)`` in the file, in order.  The
+    first element goes with the separator after it, every other one with the
+    separator before it, so removing any set of elements (other than the
+    first two together) leaves a well-formed list.
+    """
+    out: list[Span | None] = []
+    n = len(extents)
+    for k, (s, e) in enumerate(extents):
+        if n == 1:
+            out.append(Span(s, e))
+        elif k == 0:
+            out.append(Span(s, extents[1][0]))
+        else:
+            out.append(Span(extents[k - 1][1], e))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Calling the shell and Python frontends
+
+
+def _error(path: str, what: str, e: BaseException, line: int | None) -> FileError:
+    return FileError(path, f"internal error while scanning {what} ({type(e).__name__}: {e})", line)
+
+
+def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict[str, str] | None = None,
+                    hints: list[Hint] | None = None, what: str = "embedded shell",
+                    line: int | None = None, file_text: str | None = None) -> ScanResult:
+    """Scan embedded shell text; a failure is reported as a FileError, never raised."""
+    try:
+        from kv4lint.frontends.shell import scan_shell
+    except ImportError as e:  # pragma: no cover - the shell frontend is part of the package
+        return ScanResult(errors=[_error(path, what, e, line)])
+    try:
+        return scan_shell(text, path, origin=origin, env=env or None, hints=list(hints or []) or None,
+                          file_text=file_text)
+    except RecursionError:
+        return ScanResult(errors=[FileError(path, f"{what} too deeply nested to scan", line)])
+    except Exception as e:  # noqa: BLE001 - one bad block must not stop the others
+        return ScanResult(errors=[_error(path, what, e, line)])
+
+
+def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: str = "embedded Python",
+                     line: int | None = None) -> ScanResult:
+    try:
+        from kv4lint.frontends.python import scan_python
+    except ImportError as e:  # pragma: no cover
+        return ScanResult(errors=[_error(path, what, e, line)])
+    try:
+        return scan_python(text, path, origin=origin)
+    except RecursionError:
+        return ScanResult(errors=[FileError(path, f"{what} too deeply nested to scan", line)])
+    except Exception as e:  # noqa: BLE001
+        return ScanResult(errors=[_error(path, what, e, line)])
+
+
+def split_shell_words(text: str, origin: OffsetMap | None) -> list[Value] | None:
+    """Shell-like word splitting with spans (for compose ``command: "..."``), or None on failure."""
+    try:
+        from kv4lint.frontends.shell import split_words
+    except ImportError:
+        return None
+    try:
+        return split_words(text, origin=origin)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def add_hints(result: ScanResult, hints: list[Hint]) -> None:
+    """Append hints found around the embedded text to every launch (after the launch's own)."""
+    if not hints:
+        return
+    for launch in result.launches:
+        have = {(h.kind, h.value, h.reason) for h in launch.hints}
+        launch.hints.extend(h for h in hints if (h.kind, h.value, h.reason) not in have)
+
+
+def merge(into: ScanResult, other: ScanResult) -> None:
+    into.launches.extend(other.launches)
+    into.errors.extend(other.errors)
+    if other.disabled:
+        into.disabled = into.disabled | other.disabled
+
+
+def fix_error_lines(result: ScanResult, path: str, origin: OffsetMap | None, text_index: LineIndex | None,
+                    file_index: LineIndex | None, fallback_line: int | None) -> None:
+    """Errors from an embedded scan carry lines of the embedded text: move them to the file's lines."""
+    for k, err in enumerate(result.errors):
+        line = fallback_line
+        if err.line is not None and origin is not None and text_index is not None and file_index is not None:
+            off = text_index.offset(err.line, 1)
+            line = file_index.position(origin.offset(off)).line
+        result.errors[k] = FileError(path, err.message, line)
+
+
+# ---------------------------------------------------------------------------
+# Argument lists -> launches
+
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
+_SIMPLE_WRAPPERS = {"nohup", "exec", "time", "nice", "stdbuf", "numactl", "taskset", "chrt", "ionice"}
+_INIT_WRAPPERS = {"tini", "dumb-init", "catatonit", "tini-static"}
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _base(word: str | None) -> str | None:
+    if word is None:
+        return None
+    return os.path.basename(word)
+
+
+def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | None = None,
+                        hints: list[Hint] | None = None, language: str = "shell",
+                        what: str = "command") -> ScanResult:
+    """Launches in an argument list given as data (exec form, YAML list): no shell reads it.
+
+    Strips the wrappers that only run their arguments (``env K=V``, ``nohup``,
+    ``exec``, ``tini --``), scans ``sh -c SCRIPT`` as shell, and otherwise
+    matches SGLang's entry points.
+    """
+    from kv4lint.frontends.hints import env_hints
+
+    result = ScanResult()
+    hints = list(hints or [])
+    env = dict(env or {})
+    i = 0
+    while i < len(words):
+        w = _base(words[i].text)
+        if w is None:
+            return result
+        if w == "env":
+            i += 1
+            while i < len(words) and words[i].text is not None:
+                t = words[i].text
+                if t in ("-i", "--ignore-environment", "-0", "--null"):
+                    i += 1
+                elif t in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"):
+                    if t in ("-S", "--split-string"):
+                        return result  # a string split by env itself: not followed
+                    i += 2
+                elif t.startswith("-"):
+                    i += 1
+                elif _ENV_ASSIGN.match(t):
+                    name, value = t.split("=", 1)
+                    env[name] = value
+                    hints = env_hints(name, value, words[i].value.anchor, how="env") + hints
+                    i += 1
+                else:
+                    break
+            continue
+        if w in _SIMPLE_WRAPPERS:
+            i += 1
+            while i < len(words) and (words[i].text or "").startswith("-") and w not in ("nohup", "exec"):
+                i += 1  # options of nice/numactl/...: values written as --opt=value are skipped with them
+            continue
+        if w in _INIT_WRAPPERS:
+            i += 1
+            while i < len(words) and (words[i].text or "").startswith("-"):
+                stop = words[i].text == "--"
+                i += 1
+                if stop:
+                    break
+            continue
+        if w in _SHELLS:
+            j = i + 1
+            script = None
+            while j < len(words) and words[j].text is not None and words[j].text.startswith("-"):
+                opt = words[j].text
+                j += 1
+                if not opt.startswith("--") and "c" in opt[1:]:
+                    script = j
+                    break
+            if script is None or script >= len(words):
+                return result  # runs a script file (or stdin): not followed
+            sw = words[script]
+            if sw.text is None:
+                return result
+            origin = sw.omap
+            if origin is None and sw.value.span is not None and sw.value.span.end - sw.value.span.start == len(sw.text):
+                origin = OffsetMap.contiguous(sw.value.span.start, len(sw.text))
+            if origin is None:
+                anchor = sw.value.anchor or Span(0, 0)
+                origin = OffsetMap([anchor.start] * (len(sw.text) + 1))
+            sub = scan_shell_text(sw.text, path, origin, env=env, hints=hints, what=f"{what} script")
+            merge(result, sub)
+            return result
+        break
+    rest = words[i:]
+    m = match_entry([w.text for w in rest])
+    if m is None:
+        return result
+    anchors = [w.value.anchor for w in rest if w.value.anchor is not None]
+    if anchors:
+        span = Span(min(a.start for a in anchors), max(a.end for a in anchors))
+    else:
+        span = Span(0, 0)
+    entry_word = rest[m.start - 1] if m.start >= 1 else rest[0]
+    anchor = entry_word.value.anchor or span
+    argv = [w.value for w in rest[m.start:]]
+    launch = Launch(path=path, form="argv", entry=m.entry, span=span, anchor=anchor, argv=argv,
+                    hints=list(hints), language=language)
+    result.launches.append(launch)
+    return result
+
+
+def literal(text: str, span: Span | None, *, remove: Span | None = None, quote: str = "",
+            provenance: Provenance = Provenance.LITERAL, use: Span | None = None) -> Value:
+    return Value(text, span, provenance, use=use, remove=remove, quote=quote)
+
+
+def with_value(word: Word, **changes) -> Word:
+    return Word(replace(word.value, **changes), word.omap)

@@ -1,0 +1,573 @@
+"""Dockerfiles and Containerfiles: RUN, CMD and ENTRYPOINT, with ENV/ARG and the base image.
+
+The instruction splitter is line based, as Docker's own parser is: parser
+directives (``# escape=``), continuation lines (the escape character at the
+end of a line; comment and empty lines inside a continuation are dropped),
+heredocs (``RUN <<EOF``).  Each instruction's arguments become one text with
+an :class:`~kv4lint.source.OffsetMap` back to the file, so the shell
+frontend's spans land on the Dockerfile's characters.
+
+* Shell form (``RUN``/``CMD``/``ENTRYPOINT`` followed by text) is scanned as
+  shell.  The stage's ``ENV`` (and, for ``RUN``, ``ARG``) assignments written
+  as ``NAME=value`` are put before it as shell assignments mapped to where
+  they are written, so ``--kv-cache-dtype $KV`` resolves to the ``ENV`` line
+  and a fix edits it there.
+* Exec form (a JSON array) is read as argv: each string's span is inside its
+  quotes.  The effective ``ENTRYPOINT`` and ``CMD`` of a stage are joined as
+  Docker joins them (``ENTRYPOINT ["python3", "-m", "sglang.launch_server"]``
+  + ``CMD ["--model-path", ...]``).
+* ``FROM`` images give platform/version/GPU hints (``-rocm``, ``intel/``,
+  ``:v0.5.23-cu129``), per stage; a stage built ``FROM`` another inherits its
+  hints, environment, entrypoint and command.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+
+from kv4lint.frontends import _embed
+from kv4lint.frontends._embed import TextBuilder, Word
+from kv4lint.frontends.hints import env_hints, image_hints
+from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
+from kv4lint.source import LineIndex, OffsetMap
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(.*?)[ \t]*$")
+_INSTR = re.compile(r"^[ \t]*([A-Za-z]+)(?=[ \t]|$)[ \t]*")
+_HEREDOC = re.compile(r"<<(-?)([\"']?)([A-Za-z_][A-Za-z0-9_]*)\2")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+# A NAME=value assignment that reads the same to Docker and to a shell.
+_SAFE_ASSIGN = re.compile(
+    r"""[A-Za-z_][A-Za-z0-9_]*=(?:[A-Za-z0-9_./:,@%+=\-]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"(?:[^"\\`$]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)*"|'[^']*')*""")
+_SH_LIKE = {"sh", "bash", "dash", "ash", "zsh", "ksh"}
+
+
+@dataclass
+class Heredoc:
+    delim: str
+    body: str
+    omap: OffsetMap
+    strip_tabs: bool
+
+
+@dataclass
+class Instruction:
+    keyword: str  # upper case
+    line: int  # 1-based line of the keyword
+    start: int  # offset of the keyword
+    end: int  # offset after the instruction (its heredocs included)
+    args: str  # the arguments, continuation lines joined
+    omap: OffsetMap  # args -> file offsets
+    heredocs: list[Heredoc] = field(default_factory=list)
+    tail_start: int = 0  # file offset where the text after the arguments' last line begins (heredocs)
+
+
+def parse(text: str) -> tuple[list[Instruction], str]:
+    """Split a Dockerfile into instructions.  Returns them and the escape character."""
+    lines: list[tuple[int, int, int]] = []  # (start, content end, next line start)
+    i = 0
+    n = len(text)
+    while i < n:
+        j = text.find("\n", i)
+        if j < 0:
+            ce = n
+            nxt = n
+        else:
+            ce = j - 1 if j > i and text[j - 1] == "\r" else j
+            nxt = j + 1
+        lines.append((i, ce, nxt))
+        i = nxt
+    escape = "\\"
+    k = 0
+    while k < len(lines):
+        ls, ce, _ = lines[k]
+        m = _DIRECTIVE.match(text, ls, ce)
+        if not m or m.end() != ce and text[m.end():ce].strip():
+            break
+        if m.group(1).lower() == "escape" and m.group(2) in ("\\", "`"):
+            escape = m.group(2)
+        k += 1
+    cont = re.compile(re.escape(escape) + r"[ \t]*$")
+    out: list[Instruction] = []
+    while k < len(lines):
+        ls, ce, _ = lines[k]
+        content = text[ls:ce]
+        st = content.lstrip(" \t")
+        if not st or st.startswith("#"):
+            k += 1
+            continue
+        m = _INSTR.match(content)
+        if not m:
+            k += 1
+            continue
+        kw = m.group(1).upper()
+        b = TextBuilder()
+        pos, line_end = ls + m.end(), ce
+        last_line = k
+        while True:
+            piece = text[pos:line_end]
+            cm = cont.search(piece)
+            if cm is None:
+                b.verbatim(piece, pos)
+                last_line = k
+                k += 1
+                break
+            b.verbatim(piece[:cm.start()], pos)
+            last_line = k
+            k += 1
+            while k < len(lines):
+                s2, e2, _ = lines[k]
+                t2 = text[s2:e2].strip(" \t")
+                if t2 and not t2.startswith("#"):
+                    break
+                k += 1
+            if k >= len(lines):
+                break
+            pos, line_end = lines[k][0], lines[k][1]
+        end_of_args = lines[last_line][1]
+        args, omap = b.build(end=end_of_args)
+        instr = Instruction(kw, text.count("\n", 0, ls) + 1, ls + (len(content) - len(st)), lines[last_line][2],
+                            args, omap, tail_start=end_of_args)
+        if kw in ("RUN", "COPY", "ADD") and "<<" in args:
+            for hm in _HEREDOC.finditer(args):
+                delim, strip = hm.group(3), hm.group(1) == "-"
+                hb = TextBuilder()
+                while k < len(lines):
+                    s2, e2, n2 = lines[k]
+                    line = text[s2:e2]
+                    k += 1
+                    if (line.lstrip("\t") if strip else line) == delim:
+                        break
+                    hb.verbatim(text[s2:n2], s2)
+                body, hmap = hb.build(end=lines[k - 1][0] if k - 1 < len(lines) else n)
+                instr.heredocs.append(Heredoc(delim, body, hmap, strip))
+                instr.end = lines[k - 1][2] if k - 1 < len(lines) else n
+        out.append(instr)
+    return out, escape
+
+
+# ---------------------------------------------------------------------------
+# Words of ENV / ARG / FROM (Docker's own word rules: quotes, the escape character)
+
+
+@dataclass
+class DWord:
+    raw: str  # as written
+    value: str  # quotes and escapes removed
+    start: int  # offsets in the instruction's args text
+    end: int
+
+
+def docker_words(args: str, escape: str) -> list[DWord]:
+    words: list[DWord] = []
+    i, n = 0, len(args)
+    while i < n:
+        while i < n and args[i] in " \t\r\n":
+            i += 1
+        if i >= n:
+            break
+        s = i
+        val: list[str] = []
+        quote = None
+        while i < n:
+            c = args[i]
+            if quote:
+                if c == quote:
+                    quote = None
+                elif c == escape and quote == '"' and i + 1 < n:
+                    i += 1
+                    val.append(args[i])
+                else:
+                    val.append(c)
+            elif c in "\"'":
+                quote = c
+            elif c == escape and i + 1 < n:
+                i += 1
+                val.append(args[i])
+            elif c in " \t\r\n":
+                break
+            else:
+                val.append(c)
+            i += 1
+        words.append(DWord(args[s:i], "".join(val), s, i))
+    return words
+
+
+def _substitute(value: str, env: dict[str, str]) -> str | None:
+    """Docker's ``$VAR``/``${VAR}`` substitution; None when a variable is not known."""
+    out = []
+    pos = 0
+    for m in _VAR.finditer(value):
+        name = m.group(1) or m.group(2)
+        if name not in env:
+            return None
+        out.append(value[pos:m.start()])
+        out.append(env[name])
+        pos = m.end()
+    if "${" in value[pos:]:
+        return None
+    out.append(value[pos:])
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------
+# Stages
+
+
+@dataclass
+class Assignment:
+    name: str
+    value: str | None  # the value Docker gives it (None: not known statically)
+    piece: tuple[str, list[int]] | None  # ``NAME=value`` as written, with its file offsets, when a shell reads it the same
+    span: Span | None  # the whole assignment in the file
+    value_span: Span | None
+
+
+@dataclass
+class Command:
+    """An effective CMD or ENTRYPOINT."""
+
+    exec_form: bool
+    words: list[Word] = field(default_factory=list)  # exec form
+    args: str = ""  # shell form
+    omap: OffsetMap | None = None
+    line: int = 0
+
+
+@dataclass
+class Stage:
+    name: str | None
+    hints: list[Hint] = field(default_factory=list)
+    env: list[Assignment] = field(default_factory=list)
+    args: list[Assignment] = field(default_factory=list)
+    entrypoint: Command | None = None
+    cmd: Command | None = None
+    defines_command: bool = False
+    shell: bool = True  # the SHELL is sh-like
+    copies: list[tuple[str, str]] = field(default_factory=list)  # (source, destination) of COPY/ADD
+
+    def child(self, name: str | None) -> "Stage":
+        return Stage(name, list(self.hints), list(self.env), [], self.entrypoint, self.cmd, False, self.shell,
+                     list(self.copies))
+
+    def env_values(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for a in self.env:
+            if a.value is not None:
+                out[a.name] = a.value
+            else:
+                out.pop(a.name, None)
+        return out
+
+
+def _assignments(instr: Instruction, escape: str, known: dict[str, str], *, arg: bool,
+                 global_args: dict[str, Assignment] | None = None) -> list[Assignment]:
+    words = docker_words(instr.args, escape)
+    out: list[Assignment] = []
+    if not words:
+        return out
+    if not arg and "=" not in words[0].raw:
+        # Legacy ``ENV NAME value with spaces``: the rest of the line is the value.
+        name = words[0].value
+        if not _NAME.fullmatch(name) or len(words) < 2:
+            return out
+        rest_start = words[1].start
+        raw = instr.args[rest_start:].rstrip()
+        value = _substitute(raw, known)
+        vspan = instr.omap.span(Span(rest_start, rest_start + len(raw)))
+        piece = None
+        if len(words) == 2 and _SAFE_ASSIGN.fullmatch(f"{name}={words[1].raw}") and "$" not in words[1].raw:
+            # ``NAME value`` reads as ``NAME=value``: the '=' stands where the blank is.
+            outer = [instr.omap.offset(words[0].start + q) for q in range(len(name))]
+            outer.append(instr.omap.offset(words[0].end))
+            outer += [instr.omap.offset(words[1].start + q) for q in range(len(words[1].raw))]
+            piece = (f"{name}={words[1].raw}", outer)
+        span = instr.omap.anchor(Span(words[0].start, rest_start + len(raw)))
+        out.append(Assignment(name, value, piece, span, vspan))
+        return out
+    env = dict(known)
+    for w in words:
+        if "=" not in w.raw:
+            if arg and _NAME.fullmatch(w.value):
+                g = (global_args or {}).get(w.value)
+                if g is not None:
+                    out.append(g)
+                    if g.value is not None:
+                        env[g.name] = g.value
+                else:
+                    out.append(Assignment(w.value, None, None, instr.omap.anchor(Span(w.start, w.end)), None))
+            continue
+        name, _, _ = w.raw.partition("=")
+        if not _NAME.fullmatch(name):
+            continue
+        value_raw = w.value.partition("=")[2]
+        value = _substitute(value_raw, env) if "$" in w.raw else value_raw
+        vstart = w.start + len(name) + 1
+        raw_value = w.raw[len(name) + 1:]
+        vs, ve = vstart, w.end
+        if raw_value[:1] in "\"'" and len(raw_value) >= 2 and raw_value[-1] == raw_value[0]:
+            vs, ve = vs + 1, ve - 1
+        vspan = instr.omap.span(Span(vs, ve)) if instr.args[vs:ve] == value_raw else None
+        piece = None
+        if _SAFE_ASSIGN.fullmatch(w.raw) and (escape == "\\" or "\\" not in w.raw):
+            piece = (w.raw, [instr.omap.offset(w.start + q) for q in range(len(w.raw))])
+        out.append(Assignment(name, value, piece, instr.omap.anchor(Span(w.start, w.end)), vspan))
+        if value is not None:
+            env[name] = value
+        else:
+            env.pop(name, None)
+    return out
+
+
+def _exec_words(instr: Instruction) -> list[Word] | None:
+    parsed = _embed.json_string_array(instr.args)
+    if parsed is None:
+        return None
+    items, end = parsed
+    if instr.args[end:].strip():
+        return None
+    om = instr.omap
+    extents = [(om.offset(it.start), om.offset(it.end - 1) + 1) for it in items]
+    removes = _embed.removal_spans(extents)
+    words = []
+    for it, rm in zip(items, removes):
+        outer = [om.offset(k) for k in it.outer]
+        wmap = OffsetMap(outer)
+        span = wmap.span(Span(0, len(it.value))) if it.value else None
+        words.append(Word(Value(it.value, span, Provenance.LITERAL, use=None if span else Span(*extents[len(words)]),
+                                remove=rm, quote='"'), wmap))
+    return words
+
+
+def _prelude(b: TextBuilder, assigns: list[Assignment]) -> dict[str, str]:
+    """Put the assignments a shell can read the same way before the script; the rest go to ``env``."""
+    env: dict[str, str] = {}
+    for a in assigns:
+        if a.piece is not None:
+            text, outer = a.piece
+            b.mapped(text, outer)
+            b.synthetic("\n", outer[-1] + 1 if outer else 0)
+            env.pop(a.name, None)
+        elif a.value is not None:
+            env[a.name] = a.value
+    return env
+
+
+class _Scanner:
+    def __init__(self, text: str, path: str):
+        self.text = text
+        self.path = path
+        self.result = ScanResult()
+        self.index = LineIndex(text)
+
+    def shell(self, stage: Stage, body: str, omap: OffsetMap, line: int, *, with_args: bool, what: str) -> None:
+        if not stage.shell:
+            return
+        b = TextBuilder()
+        assigns = stage.env + (stage.args if with_args else [])
+        env = _prelude(b, assigns)
+        b.mapped(body, omap.outer)
+        full, fmap = b.build(end=omap.outer[-1] if omap.outer else 0)
+        sub = _embed.scan_shell_text(full, self.path, fmap, env=env, hints=self.stage_hints(stage, assigns),
+                                     what=what, line=line, file_text=self.text)
+        _embed.merge(self.result, sub)
+
+    def words(self, stage: Stage, words: list[Word], line: int, *, what: str) -> ScanResult:
+        env = {a.name: a.value for a in stage.env if a.value is not None}
+        sub = _embed.launches_from_words(words, self.path, env=env, hints=self.stage_hints(stage, stage.env),
+                                         language="dockerfile", what=what)
+        for err in sub.errors:
+            if err.line is None:
+                err.line = line
+        return sub
+
+    @staticmethod
+    def stage_hints(stage: Stage, assigns: list[Assignment]) -> list[Hint]:
+        hints: list[Hint] = []
+        for a in assigns:
+            hints.extend(env_hints(a.name, a.value, a.span, how="ENV"))
+        return hints + stage.hints
+
+
+def scan_dockerfile(text: str, path: str) -> ScanResult:
+    """Launches in a Dockerfile: RUN, and each stage's effective ENTRYPOINT + CMD."""
+    from kv4lint.frontends import sglang_config
+
+    sc = _Scanner(text, path)
+    try:
+        instrs, escape = parse(text)
+    except Exception as e:  # noqa: BLE001 - never raise on any input
+        sc.result.errors.append(FileError(path, f"cannot read the Dockerfile ({type(e).__name__}: {e})"))
+        return sc.result
+    global_args: dict[str, Assignment] = {}
+    stages: dict[str, Stage] = {}
+    stage: Stage | None = None
+    finished: list[Stage] = []
+    env_defs: list[Assignment] = []
+    for ins in instrs:
+        kw = ins.keyword
+        try:
+            if kw == "FROM":
+                if stage is not None:
+                    finished.append(stage)
+                stage = _from(ins, escape, global_args, stages)
+                if stage.name:
+                    stages[stage.name.lower()] = stage
+                continue
+            if stage is None:
+                if kw == "ARG":
+                    for a in _assignments(ins, escape, {k: v.value for k, v in global_args.items()
+                                                        if v.value is not None}, arg=True):
+                        global_args[a.name] = a
+                continue
+            if kw == "ENV":
+                known = stage.env_values() | {a.name: a.value for a in stage.args if a.value is not None}
+                new = _assignments(ins, escape, known, arg=False)
+                stage.env.extend(new)
+                env_defs.extend(new)
+            elif kw == "ARG":
+                known = stage.env_values() | {a.name: a.value for a in stage.args if a.value is not None}
+                stage.args.extend(_assignments(ins, escape, known, arg=True, global_args=global_args))
+            elif kw == "SHELL":
+                ws = _exec_words(ins)
+                first = os.path.basename(ws[0].text or "") if ws else ""
+                stage.shell = first in _SH_LIKE
+            elif kw in ("COPY", "ADD"):
+                dw = [w for w in docker_words(ins.args, escape) if not w.value.startswith("--")]
+                if len(dw) == 2 and "<<" not in ins.args:
+                    stage.copies.append((dw[0].value, dw[1].value))
+            elif kw == "RUN":
+                _run(sc, stage, ins)
+            elif kw in ("CMD", "ENTRYPOINT"):
+                words = _exec_words(ins)
+                cmd = Command(words is not None, words or [], ins.args, ins.omap, ins.line)
+                if kw == "ENTRYPOINT":
+                    stage.entrypoint = cmd
+                    stage.cmd = None  # Docker resets an inherited CMD when ENTRYPOINT is set
+                else:
+                    stage.cmd = cmd
+                stage.defines_command = True
+        except Exception as e:  # noqa: BLE001 - one instruction must not stop the others
+            sc.result.errors.append(FileError(path, f"internal error while scanning {kw} "
+                                                           f"({type(e).__name__}: {e})", ins.line))
+    if stage is not None:
+        finished.append(stage)
+    for st in finished:
+        if st.defines_command:
+            try:
+                _effective_command(sc, st)
+            except Exception as e:  # noqa: BLE001
+                sc.result.errors.append(FileError(path, f"internal error while scanning the command "
+                                                               f"({type(e).__name__}: {e})"))
+    _mark_shared(sc, env_defs)
+    sglang_config.attach_configs(sc.result, path, rename=_copy_map(finished))
+    sc.result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
+    return sc.result
+
+
+def _from(ins: Instruction, escape: str, global_args: dict[str, Assignment], stages: dict[str, Stage]) -> Stage:
+    words = [w for w in docker_words(ins.args, escape) if not w.value.startswith("--")]
+    name = None
+    if len(words) >= 3 and words[1].value.lower() == "as":
+        name = words[2].value
+    if not words:
+        return Stage(name)
+    w = words[0]
+    image = _substitute(w.value, {k: a.value for k, a in global_args.items() if a.value is not None})
+    if image is not None and image.lower() in stages:
+        return stages[image.lower()].child(name)
+    st = Stage(name)
+    if image:
+        span = ins.omap.span(Span(w.start, w.end)) if image == w.raw else ins.omap.anchor(Span(w.start, w.end))
+        st.hints = image_hints(image, span)
+    return st
+
+
+def _run(sc: _Scanner, stage: Stage, ins: Instruction) -> None:
+    words = _exec_words(ins)
+    if words is not None:
+        _embed.merge(sc.result, sc.words(stage, words, ins.line, what="RUN"))
+        return
+    if ins.heredocs:
+        before = _HEREDOC.sub("", ins.args).strip()
+        if not before:
+            # ``RUN <<EOF``: the body is the script (a shebang may name its interpreter).
+            for hd in ins.heredocs:
+                first = hd.body.split("\n", 1)[0]
+                if first.startswith("#!") and "python" in first:
+                    _embed.merge(sc.result, _embed.scan_python_text(hd.body, sc.path, hd.omap, what="RUN heredoc",
+                                                                    line=ins.line))
+                else:
+                    sc.shell(stage, hd.body, hd.omap, ins.line, with_args=True, what="RUN heredoc")
+            return
+        # ``RUN python3 <<EOF`` / ``RUN bash <<EOF``: the shell frontend reads the heredoc itself.
+        b = TextBuilder()
+        b.mapped(ins.args, ins.omap.outer)
+        b.verbatim(sc.text[ins.tail_start:ins.end], ins.tail_start)
+        body, omap = b.build(end=ins.end)
+        sc.shell(stage, body, omap, ins.line, with_args=True, what="RUN")
+        return
+    sc.shell(stage, ins.args, ins.omap, ins.line, with_args=True, what="RUN")
+
+
+def _effective_command(sc: _Scanner, st: Stage) -> None:
+    ep, cmd = st.entrypoint, st.cmd
+    if ep is not None and not ep.exec_form:
+        sc.shell(st, ep.args, ep.omap, ep.line, with_args=False, what="ENTRYPOINT")
+        return
+    if ep is not None:
+        words = ep.words + (cmd.words if cmd is not None and cmd.exec_form else [])
+        sub = sc.words(st, words, ep.line, what="ENTRYPOINT")
+        if not sub.launches and cmd is not None and cmd.exec_form:
+            # An entrypoint script that ends in ``exec "$@"`` runs CMD as the command.
+            sub = sc.words(st, cmd.words, cmd.line, what="CMD")
+        _embed.merge(sc.result, sub)
+        return
+    if cmd is None:
+        return
+    if cmd.exec_form:
+        _embed.merge(sc.result, sc.words(st, cmd.words, cmd.line, what="CMD"))
+    else:
+        sc.shell(st, cmd.args, cmd.omap, cmd.line, with_args=False, what="CMD")
+
+
+def _mark_shared(sc: _Scanner, defs: list[Assignment]) -> None:
+    """A value resolved from an ENV line that more than one instruction reads is shared: its fix is unsafe."""
+    if not defs or not sc.result.launches:
+        return
+    uses: dict[str, int] = {}
+    for m in _VAR.finditer(sc.text):
+        name = m.group(1) or m.group(2)
+        uses[name] = uses.get(name, 0) + 1
+    spans = [(a.value_span, a.name) for a in defs if a.value_span is not None and uses.get(a.name, 0) > 1]
+    if not spans:
+        return
+    for launch in sc.result.launches:
+        for k, v in enumerate(launch.argv):
+            if v.span is None or v.shared:
+                continue
+            for vs, _ in spans:
+                if vs.start <= v.span.start and v.span.end <= vs.end:
+                    launch.argv[k] = replace(v, shared=True)
+                    break
+
+
+def _copy_map(stages: list[Stage]):
+    copies = [c for st in stages for c in st.copies]
+    if not copies:
+        return None
+
+    def rename(container_path: str) -> list[str]:
+        out = []
+        for src, dst in copies:
+            if "$" in src or "*" in src:
+                continue
+            if container_path == dst or (dst.endswith("/") and container_path == dst + os.path.basename(src)):
+                out.append(src)
+            elif container_path.startswith(dst.rstrip("/") + "/"):
+                out.append(os.path.join(src, container_path[len(dst.rstrip("/")) + 1:]))
+        return out
+
+    return rename

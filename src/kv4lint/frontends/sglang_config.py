@@ -1,0 +1,305 @@
+"""SGLang ``--config`` files: YAML mappings whose keys are SGLang's flags (spec §5.3).
+
+SGLang (``prepare_server_args``: ``python -m sglang.launch_server`` and
+``sglang serve`` only) reads the file named by the exact token ``--config``
+with ``yaml.safe_load`` and turns it into arguments placed *before* the
+command line's, so the command line wins:
+
+* every key becomes ``--{key}`` verbatim (``kv-cache-dtype: nvfp4``);
+* ``true`` gives the bare flag, ``false`` is dropped (a flag that takes a
+  value gets ``--key true|false``, as 0.5.23 does);
+* a list gives the flag followed by its items; an empty list nothing;
+* anything else ``--key str(value)`` (``None`` for a null, a mapping
+  JSON-encoded).
+
+Here a config file becomes argv tokens whose spans are in the YAML file: the
+value's characters (so a fix rewrites ``nvfp4`` in place) and, to remove an
+option, its whole ``key: value`` line.  Two uses:
+
+* :func:`config_launch` - a YAML file that is itself an SGLang config (it has
+  ``model-path``, or only SGLang flags among which a KV-cache or attention
+  option with a value SGLang accepts): a launch of its own, entry
+  ``"sglang config"``.
+* :func:`attach_configs` - a launch that passes ``--config FILE`` gets that
+  file's arguments in ``Launch.config_argv`` (reported where the launch names
+  the file, fixed in the file: ``Launch.config_path``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import replace
+from typing import Callable
+
+from kv4lint.model import FileError, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.sglang.entrypoints import CONFIG_ENTRIES
+
+MAX_CONFIG_BYTES = 1_000_000
+
+# PyYAML (YAML 1.1, as SGLang reads the file) resolution of plain scalars.
+_BOOL_TRUE = {"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"}
+_BOOL_FALSE = {"no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"}
+_NULL = {"", "~", "null", "Null", "NULL"}
+_INT_DEC = re.compile(r"^[-+]?(?:0|[1-9][0-9_]*)$")
+_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?$")
+
+# Keys that make a flat mapping an SGLang config (with every key an SGLang flag).
+STRONG_KEYS = frozenset({"kv-cache-dtype", "attention-backend", "prefill-attention-backend",
+                         "decode-attention-backend", "prefill-kv-cache-dequant-dtype"})
+
+
+@functools.lru_cache(maxsize=1)
+def _all_options() -> dict[str, tuple[str, frozenset[str] | None]]:
+    """Every option string of every known release -> (arity, the union of its choices)."""
+    from kv4lint.sglang.options import known_releases, table
+
+    out: dict[str, tuple[str, set[str] | None]] = {}
+    for rel in known_releases():
+        for opt, spec in table(rel).items():
+            arity, choices = out.get(opt, (spec.arity, set() if spec.choices is not None else None))
+            if spec.choices is not None:
+                choices = (choices or set()) | set(spec.choices)
+            out[opt] = (arity, choices)
+    return {k: (a, frozenset(c) if c is not None else None) for k, (a, c) in out.items()}
+
+
+def _resolve_plain(text: str) -> tuple[str, str]:
+    """(kind, str(value)) as PyYAML's safe_load and ``str()`` give them for a plain scalar."""
+    if text in _BOOL_TRUE:
+        return "bool", "true"
+    if text in _BOOL_FALSE:
+        return "bool", "false"
+    if text in _NULL:
+        return "null", "None"
+    if _INT_DEC.match(text):
+        try:
+            return "int", str(int(text.replace("_", "")))
+        except ValueError:
+            pass
+    if _FLOAT.match(text) and any(ch.isdigit() for ch in text):
+        try:
+            return "float", str(float(text.replace("_", "")))
+        except ValueError:
+            pass
+    return "str", text
+
+
+def _scalar_value(text: str, node, *, remove: Span | None, use: Span | None = None) -> tuple[str, Value]:
+    from kv4lint.frontends.yaml_ import node_span, scalar_map
+
+    sm = scalar_map(text, node)
+    if node.style is None:
+        kind, s = _resolve_plain(sm.value)
+    else:
+        kind, s = "str", sm.value
+    span = sm.verbatim if s == sm.value else None
+    v = Value(s, span, Provenance.LITERAL, use=use if use is not None else (None if span else node_span(node)),
+              remove=remove, quote=sm.quote)
+    return kind, v
+
+
+def config_tokens(text: str, root) -> list[Value] | None:
+    """The argv tokens SGLang builds from a config document, with spans in ``text``; None if not a mapping."""
+    from kv4lint.frontends.yaml_ import (
+        is_map, is_scalar, is_seq, items, mapping_entry_removal, node_span,
+    )
+
+    if not is_map(root):
+        return None
+    opts = _all_options()
+    tokens: list[Value] = []
+    for k, v in items(root):
+        if not is_scalar(k):
+            continue
+        key = k.value
+        flag = "--" + key
+        ks = node_span(k)
+        remove = mapping_entry_removal(text, k, v)
+        option = Value(flag, None, Provenance.LITERAL, use=ks, remove=remove)
+        arity = opts.get(flag, ("value", None))[0]
+        if is_scalar(v):
+            kind, val = _scalar_value(text, v, remove=remove)
+            if kind == "bool":
+                if arity == "flag":
+                    if val.text == "true":
+                        tokens.append(option)
+                    continue
+                if arity in ("value", "optional-value"):
+                    tokens += [option, val]
+                elif val.text == "true":
+                    tokens.append(option)
+                continue
+            tokens += [option, val]
+        elif is_seq(v):
+            if not v.value:
+                continue
+            tokens.append(option)
+            for item in v.value:
+                if is_scalar(item):
+                    tokens.append(_scalar_value(text, item, remove=None)[1])
+                else:
+                    tokens.append(Value(text[item.start_mark.index:item.end_mark.index], None, use=node_span(item)))
+        else:  # a mapping: JSON-encoded (0.5.23) or str(dict) (older): a value no KV4 rule reads
+            tokens += [option, Value("{...}", None, use=node_span(v))]
+    return tokens
+
+
+def looks_like_config(root) -> bool:
+    """A YAML document that is an SGLang config file: kept strict, so other frameworks' configs stay silent.
+
+    ``model-path`` (SGLang's own spelling) is enough.  Otherwise every key must be
+    an SGLang flag (hyphenated, as the config wants them), one of them a
+    KV-cache or attention option, and every value given to an option with
+    choices must be one SGLang accepts (vLLM's ``attention-backend: FLASH_ATTN``
+    is not).
+    """
+    from kv4lint.frontends.yaml_ import is_map, is_scalar, is_seq, items
+
+    if not is_map(root):
+        return False
+    pairs = items(root)
+    if not pairs or not all(is_scalar(k) for k, _ in pairs):
+        return False
+    keys = [k.value for k, _ in pairs]
+    if any(is_map(v) for _, v in pairs):
+        return False
+    if "model-path" in keys:
+        return True
+    opts = _all_options()
+    if not any(k in STRONG_KEYS for k in keys):
+        return False
+    for k, v in pairs:
+        spec = opts.get("--" + k.value)
+        if spec is None or "_" in k.value:
+            return False
+        choices = spec[1]
+        if choices is not None:
+            vals = [v] if is_scalar(v) else (v.value if is_seq(v) else [])
+            for x in vals:
+                if not is_scalar(x) or x.value not in choices:
+                    return False
+    return True
+
+
+def config_launch(text: str, path: str, root) -> Launch | None:
+    """A config document as a launch of its own (entry ``"sglang config"``)."""
+    from kv4lint.frontends.yaml_ import items, node_span
+
+    tokens = config_tokens(text, root)
+    if tokens is None:
+        return None
+    pairs = items(root)
+    anchor = node_span(pairs[0][0]) if pairs else node_span(root)
+    for k, _ in pairs:
+        if k.value in STRONG_KEYS or k.value == "model-path":
+            anchor = node_span(k)
+            break
+    return Launch(path=path, form="argv", entry="sglang config", span=node_span(root), anchor=anchor,
+                  argv=tokens, language="yaml")
+
+
+# ---------------------------------------------------------------------------
+# --config FILE on a launch
+
+
+def _candidates(config_path: str, base_dir: str | None) -> list[str]:
+    if os.path.isabs(config_path):
+        return [config_path]
+    out = []
+    d = os.path.abspath(base_dir or ".")
+    for _ in range(8):  # the launching file's directory, then its parents up to the repository root
+        out.append(os.path.join(d, config_path))
+        if os.path.isdir(os.path.join(d, ".git")) or os.path.exists(os.path.join(d, "pyproject.toml")):
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return out
+
+
+def load_config_argv(config_path: str, base_dir: str | None) -> tuple[list[Value], str] | None:
+    """Read ``config_path`` (relative to ``base_dir``, then its parents up to the repository root).
+
+    Returns the argv tokens SGLang would build from it, with spans in that
+    file, and the path the file was found at (relative to the current
+    directory when ``base_dir`` is relative); None when it is not a readable
+    YAML mapping (SGLang itself would refuse to start then, which is not a KV4
+    matter).
+    """
+    if not config_path or "$" in config_path or not config_path.lower().endswith((".yaml", ".yml")):
+        return None
+    from kv4lint.frontends.yaml_ import compose
+    from kv4lint.source import DecodeError, decode
+
+    for cand in _candidates(config_path, base_dir):
+        try:
+            if not os.path.isfile(cand) or os.path.getsize(cand) > MAX_CONFIG_BYTES:
+                continue
+            with open(cand, "rb") as f:
+                data = f.read(MAX_CONFIG_BYTES + 1)
+        except OSError:
+            continue
+        try:
+            text = decode(data).text
+        except DecodeError:
+            return None
+        docs, errors = compose(text, cand)
+        if errors or len(docs) != 1:
+            return None
+        tokens = config_tokens(text, docs[0])
+        if tokens is None:
+            return None
+        shown = cand
+        if base_dir is None or not os.path.isabs(base_dir):
+            rel = os.path.relpath(cand)
+            if not rel.startswith(".." + os.sep):
+                shown = rel
+        return tokens, shown
+    return None
+
+
+def config_token_index(argv: list[Value]) -> int | None:
+    """Index of the value after the one exact ``--config`` token (SGLang's own detection), else None."""
+    idx = [k for k, t in enumerate(argv) if t.text == "--config"]
+    if len(idx) != 1 or idx[0] + 1 >= len(argv):
+        return None
+    return idx[0] + 1
+
+
+def attach_configs(result: ScanResult, path: str, *,
+                   rename: Callable[[str], list[str]] | None = None) -> None:
+    """Merge the ``--config`` file of each launch that SGLang would read it for.
+
+    The file's tokens are reported at the file name on the launch (``use``),
+    and edited in the file itself (``Launch.config_path``).  ``rename`` gives
+    other places to look for a file named inside a container (a Dockerfile's
+    ``COPY configs/x.yaml /app/x.yaml``: ``/app/x.yaml`` -> ``configs/x.yaml``).
+    """
+    base_dir = os.path.dirname(path) if path and not path.startswith("<") else None
+    for launch in result.launches:
+        if launch.form != "argv" or launch.entry not in CONFIG_ENTRIES or launch.config_argv:
+            continue
+        k = config_token_index(launch.argv)
+        if k is None:
+            continue
+        name = launch.argv[k]
+        if not name.known:
+            continue
+        try:
+            loaded = load_config_argv(name.text, base_dir if base_dir else ".")
+            for other in (rename(name.text) if rename is not None and loaded is None else []):
+                loaded = load_config_argv(other, base_dir if base_dir else ".")
+                if loaded is not None:
+                    break
+        except Exception as e:  # noqa: BLE001 - never stop the run for a config file
+            result.errors.append(FileError(path, f"cannot read config file {name.text} ({type(e).__name__}: {e})"))
+            continue
+        if loaded is None:
+            continue
+        tokens, where = loaded
+        use = name.anchor or launch.anchor
+        launch.config_argv = [replace(t, use=use) for t in tokens]
+        launch.config_path = where

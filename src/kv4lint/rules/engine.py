@@ -16,6 +16,7 @@ No I/O, no parsing, no imports of SGLang: kv4lint's own code and data.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -107,6 +108,7 @@ FIRST_KV4 = 7  # 0.5.7: the first release with a KV4 check
 NEWEST = 23  # 0.5.23: the newest rule pack
 
 
+@functools.lru_cache(maxsize=256)
 def release(version: str | Version | None) -> int:
     """The 0.5.N rule pack for ``version`` (post/dev/rc releases use their base).
 
@@ -459,13 +461,15 @@ def _prefill_dequant(n: int, a: _Args, m: Machine, events: list[Event]) -> None:
                      f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got {explicit_decode!r}. Remove the "
                      "backend option; NVFP4 selects the supported decode implementation automatically.",
                      "decode_attention_backend", backend=explicit_decode, allowed=["trtllm_mha"], which="decode")
+    rewritten = ["prefill_attention_backend", "decode_attention_backend"]
     a.set("prefill_attention_backend", target, step)
     a.set("decode_attention_backend", "trtllm_mha", step)
     if eq(a["prefill_kv_cache_dequant_dtype"], "auto"):
         a.set("prefill_kv_cache_dequant_dtype", requested, step)
+        rewritten.append("prefill_kv_cache_dequant_dtype")
     events.append(Event("rewrite", step, None,
                         f"NVFP4 prefill dequant dtype: {requested}; prefill input: {requested}; decode input: nvfp4.",
-                        ("prefill_attention_backend", "decode_attention_backend")))
+                        tuple(rewritten)))
 
 
 def prefill_dequant(version, args: dict, machine: Machine) -> tuple[list[Event], dict]:

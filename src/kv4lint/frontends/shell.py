@@ -1504,8 +1504,10 @@ class _Unwrapper:
             if t == "--":
                 i += 1
                 break
-            if t in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-                i += 2
+            if t in ("--rcfile", "--init-file") or (len(t) > 1 and t[0] in "-+" and t[1] != "-" and t[-1] in "oO"):
+                i += 2  # -o OPTION, -euxo pipefail
+                if "c" in t[1:-1] and t[0] == "-":
+                    cflag = True
                 continue
             if t.startswith("--"):
                 i += 1
@@ -2496,8 +2498,13 @@ def _syntax_error(root, src: _Src, scan: _Scan, origin: OffsetMap | None) -> Non
     if n is None:
         return
     s, e = src.ns(n)
+    quote = next((k for k in n.children if not k.is_named and k.type in ('"', "'", "`", "$(", "${")), None)
     if n.is_missing:
-        what = f"missing {n.type!r}"
+        what = "unterminated heredoc (no closing delimiter line)" if n.type == "heredoc_end" else \
+            f"missing {n.type!r}"
+    elif quote is not None:  # an opening quote tree-sitter could not match
+        s = src.ns(quote)[0]
+        what = f"unterminated {quote.type}"
     else:
         snippet = src.text[s:e].strip().split("\n", 1)[0]
         if len(snippet) > 30:

@@ -1,0 +1,812 @@
+"""The shell frontend: launches found (and not found), argv as bash builds it, exact spans."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kv4lint.frontends.hints import device_hints, env_hints, image_hints
+from kv4lint.frontends.shell import scan_shell, split_words
+from kv4lint.model import Hint, Launch, Provenance, ScanResult, Span
+from kv4lint.source import LineIndex, OffsetMap
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def scan(text: str, **kw) -> ScanResult:
+    r = scan_shell(text, "t.sh", **kw)
+    assert not [e for e in r.errors if "internal error" in e.message], r.errors
+    return r
+
+
+def launches(text: str, **kw) -> list[Launch]:
+    return scan(text, **kw).launches
+
+
+def one(text: str, **kw) -> Launch:
+    ls = launches(text, **kw)
+    assert len(ls) == 1, [texts(x) for x in ls]
+    return ls[0]
+
+
+def texts(launch: Launch) -> list[str | None]:
+    return [v.text for v in launch.argv]
+
+
+def at(text: str, span: Span | None):
+    """(line, column, covered text) of a span, as a reporter would print it."""
+    if span is None:
+        return None
+    p = LineIndex(text).position(span.start)
+    return (p.line, p.column, text[span.start:span.end])
+
+
+def value(launch: Launch, flag: str):
+    """The Value right after ``flag`` in the launch's argv."""
+    t = texts(launch)
+    return launch.argv[t.index(flag) + 1]
+
+
+# ---------------------------------------------------------------------------
+# the basic launch: argv, spans, anchor, removal
+
+
+SCRIPT = """\
+#!/bin/bash
+set -euo pipefail
+python3 -m sglang.launch_server \\
+  --model-path meta-llama/Llama-3.1-8B-Instruct \\
+  --prefill-kv-cache-dequant-dtype fp8_e4m3 \\
+  --kv-cache-dtype nvfp4 --port 30000
+"""
+
+
+def test_literal_launch_fields_and_spans():
+    launch = one(SCRIPT)
+    assert launch.form == "argv" and launch.entry == "sglang.launch_server" and launch.language == "shell"
+    assert texts(launch) == ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--prefill-kv-cache-dequant-dtype",
+                             "fp8_e4m3", "--kv-cache-dtype", "nvfp4", "--port", "30000"]
+    assert at(SCRIPT, launch.anchor) == (3, 1, "python3 -m sglang.launch_server")
+    assert at(SCRIPT, launch.span)[:2] == (3, 1)
+    assert SCRIPT[launch.span.start:launch.span.end].endswith("--port 30000")
+    v = value(launch, "--kv-cache-dtype")
+    assert at(SCRIPT, v.span) == (6, 20, "nvfp4")
+    assert v.provenance is Provenance.LITERAL and v.use is None and not v.shared
+    assert all(x.provenance is Provenance.LITERAL for x in launch.argv)
+
+
+def test_remove_spans_take_a_continuation_line_cleanly():
+    launch = one(SCRIPT)
+    flag = launch.argv[2]
+    val = launch.argv[3]
+    assert flag.text == "--prefill-kv-cache-dequant-dtype"
+    # flag: the separator before it (the previous line's " \\\n  ") and the flag; value: " fp8_e4m3"
+    assert SCRIPT[flag.remove.start:flag.remove.end] == " \\\n  --prefill-kv-cache-dequant-dtype"
+    assert SCRIPT[val.remove.start:val.remove.end] == " fp8_e4m3"
+    assert flag.remove.end == val.remove.start
+    fixed = SCRIPT[:flag.remove.start] + SCRIPT[val.remove.end:]
+    assert fixed == SCRIPT.replace("  --prefill-kv-cache-dequant-dtype fp8_e4m3 \\\n", "")
+
+
+def test_quoted_word_span_is_inside_the_quotes():
+    text = "python -m sglang.launch_server --kv-cache-dtype 'nvfp4' --model-path \"a b\" --x=\"y\"\n"
+    launch = one(text)
+    assert texts(launch) == ["--kv-cache-dtype", "nvfp4", "--model-path", "a b", "--x=y"]
+    assert at(text, launch.argv[1].span) == (1, 50, "nvfp4")
+    assert launch.argv[1].quote == "'"
+    assert at(text, launch.argv[3].span) == (1, 71, "a b")
+    assert launch.argv[4].span is None  # --x="y" is not written contiguously
+    assert text[launch.argv[1].remove.start:launch.argv[1].remove.end] == " 'nvfp4'"
+
+
+def test_escapes_and_ansi_c_strings():
+    text = "python -m sglang.launch_server --a nv\\fp4 --b $'x\\ty' --c \"q\\\"r\" --d \"\\$HOME\"\n"
+    launch = one(text)
+    assert texts(launch) == ["--a", "nvfp4", "--b", "x\ty", "--c", 'q"r', "--d", "$HOME"]
+    assert launch.argv[1].span is None and launch.argv[3].span is None
+
+
+# ---------------------------------------------------------------------------
+# entry points
+
+
+@pytest.mark.parametrize("cmd,entry,argv", [
+    ("python -m sglang.launch_server --a 1", "sglang.launch_server", ["--a", "1"]),
+    ("python3.11 -u -m sglang.launch_server --a 1", "sglang.launch_server", ["--a", "1"]),
+    ("/opt/venv/bin/python3 -msglang.launch_server --a 1", "sglang.launch_server", ["--a", "1"]),
+    ("$PYTHON -m sglang.launch_server --a 1", "sglang.launch_server", ["--a", "1"]),
+    ('"${PY}" -m sglang.launch_server --a 1', "sglang.launch_server", ["--a", "1"]),
+    ("sglang serve --model-path m", "sglang serve", ["--model-path", "m"]),
+    ("/usr/local/bin/sglang serve m", "sglang serve", ["m"]),
+    ("python -m sglang.bench_one_batch --batch-size 1", "sglang.bench_one_batch", ["--batch-size", "1"]),
+    ("python3 -m sglang.bench_offline_throughput --a", "sglang.bench_offline_throughput", ["--a"]),
+    ("python -m sglang.benchmark.one_batch_server --a", "sglang.benchmark.one_batch_server", ["--a"]),
+    ("torchrun --nproc-per-node 8 --standalone -m sglang.launch_server --a", "sglang.launch_server", ["--a"]),
+    ("python -m torch.distributed.run --nnodes=1 -m sglang.launch_server --a", "sglang.launch_server", ["--a"]),
+    ("uv run -m sglang.launch_server --a", "sglang.launch_server", ["--a"]),
+    ("uv run --with sglang --python 3.12 python -m sglang.launch_server --a", "sglang.launch_server", ["--a"]),
+])
+def test_entry_points(cmd, entry, argv):
+    launch = one(cmd + "\n")
+    assert launch.entry == entry
+    assert texts(launch) == argv
+
+
+def test_python_from_a_variable_is_resolved():
+    text = "PYTHON=/opt/conda/bin/python3.10\n$PYTHON -m sglang.launch_server --a 1\n"
+    launch = one(text)
+    assert at(text, launch.anchor) == (2, 1, "$PYTHON -m sglang.launch_server")
+
+
+def test_torchrun_anchor_covers_launcher_to_module():
+    text = "torchrun --nproc-per-node 8 -m sglang.launch_server --a\n"
+    assert at(text, one(text).anchor) == (1, 1, "torchrun --nproc-per-node 8 -m sglang.launch_server")
+
+
+# ---------------------------------------------------------------------------
+# wrappers
+
+
+@pytest.mark.parametrize("cmd", [
+    "HF_HOME=/x CUDA_VISIBLE_DEVICES=0,1 {L}",
+    "env -i -u FOO A=\"b c\" {L}",
+    "env - A=1 {L}",
+    "exec {L}",
+    "exec -a srv {L}",
+    "nohup {L} > log 2>&1 &",
+    "timeout -s KILL --foreground 3600 {L}",
+    "timeout 10m {L}",
+    "numactl --cpunodebind=0 --membind 0 -C 0-7 {L}",
+    "taskset -c 0-15 {L}",
+    "taskset 0xff {L}",
+    "srun --nodes=2 --ntasks-per-node 1 -N1 --gres=gpu:8 --exclusive --container-mounts=/a:/a {L}",
+    "srun $SRUN_OPTS {L}",
+    "mpirun -np 2 --allow-run-as-root -x NCCL_DEBUG=INFO --mca btl_tcp_if_include eth0 --bind-to none {L}",
+    "mpiexec -n 2 -genv A 1 {L}",
+    "stdbuf -oL -e L {L}",
+    "nice -n 10 {L}",
+    "nice -10 {L}",
+    "time {L}",
+    "/usr/bin/time -v -o t.txt {L}",
+    "sudo -E -u svc {L}",
+    "sudo PATH=/x {L}",
+    "conda run -n sglang --no-capture-output {L}",
+    "micromamba run -n env {L}",
+    "poetry run {L}",
+    "setsid -f {L}",
+    "command {L}",
+    "$LAUNCHER {L}",
+    "docker run --rm -it --gpus all --shm-size 32g --ipc=host -p 30000:30000 -v ~/.cache:/root/.cache "
+    "-e HF_TOKEN=$HF_TOKEN --name srv --network host lmsysorg/sglang:latest {L}",
+    "docker run -d --privileged -eA=1 -p8000:8000 nvcr.io/nvidia/pytorch:24.01-py3 {L}",
+    "docker container run --runtime=nvidia img {L}",
+    "podman run --replace --name x img {L}",
+    "docker exec -it -e A=1 srv {L}",
+    "docker compose run --rm -e A=1 sglang {L}",
+    "apptainer exec --nv -B /data:/data sglang.sif {L}",
+    "kubectl exec -it pod-0 -c main -- {L}",
+    "ssh -p 2222 -o StrictHostKeyChecking=no node1 {L}",
+    "screen -dmS srv {L}",
+    "ray job submit --address http://h:8265 -- {L}",
+])
+def test_wrappers_are_unwrapped(cmd):
+    text = cmd.replace("{L}", "python3 -m sglang.launch_server --kv-cache-dtype nvfp4 --tp 2") + "\n"
+    launch = one(text)
+    assert texts(launch) == ["--kv-cache-dtype", "nvfp4", "--tp", "2"]
+    assert at(text, launch.anchor)[2] == "python3 -m sglang.launch_server"
+    assert at(text, launch.argv[1].span)[2] == "nvfp4"
+
+
+@pytest.mark.parametrize("cmd", [
+    "bash -c '{L}'",
+    'sh -c "{L}"',
+    "bash -lc '{L}'",
+    "/bin/bash -euxo pipefail -c '{L}'",
+    "docker run --rm img bash -c '{L}'",
+    "srun -N 2 bash -c \"cd /w && {L}\"",
+    "ssh node1 '{L}'",
+    "eval '{L}'",
+    "tmux new-session -d -s srv '{L}'",
+    "tmux send-keys -t srv '{L}' Enter",
+    "sbatch -N 1 --wrap='{L}'",
+])
+def test_shell_strings_are_parsed_with_spans_mapped_back(cmd):
+    text = cmd.replace("{L}", "python3 -m sglang.launch_server --kv-cache-dtype nvfp4") + "\n"
+    launch = one(text)
+    assert texts(launch) == ["--kv-cache-dtype", "nvfp4"]
+    v = launch.argv[1]
+    assert at(text, v.span)[2] == "nvfp4"
+    assert text[v.remove.start:v.remove.end] == " nvfp4"
+    assert at(text, launch.anchor)[2] == "python3 -m sglang.launch_server"
+
+
+def test_docker_entrypoint_runs_python_with_the_words_after_the_image():
+    text = "docker run --rm --entrypoint python3 lmsysorg/sglang:v0.5.23-cu129 -m sglang.launch_server --a 1\n"
+    launch = one(text)
+    assert texts(launch) == ["--a", "1"]
+    assert launch.anchor.start == text.index("python3")
+
+
+def test_docker_options_with_values_are_not_mistaken_for_the_image():
+    text = ("docker run --gpus all -v /models:/models --env-file .env -w /work --ulimit memlock=-1 "
+            "--cap-add SYS_PTRACE --group-add video --security-opt seccomp=unconfined img:tag "
+            "python3 -m sglang.launch_server --a\n")
+    launch = one(text)
+    assert texts(launch) == ["--a"]
+    assert [h.reason for h in launch.hints if h.kind == "platform"] == ["docker run --gpus all"]
+
+
+def test_unknown_image_before_the_command():
+    text = 'docker run --gpus all -p 30000:30000 $IMAGE python3 -m sglang.launch_server --a\n'
+    assert texts(one(text)) == ["--a"]
+
+
+@pytest.mark.parametrize("text", [
+    "cd /srv && python -m sglang.launch_server --a 1 || exit 1\n",
+    "python -m sglang.launch_server --a 1 2>&1 | tee server.log\n",
+    "if [ -n \"$X\" ]; then\n  python -m sglang.launch_server --a 1\nfi\n",
+    "if false; then :; elif true; then python -m sglang.launch_server --a 1; else :; fi\n",
+    "while true; do python -m sglang.launch_server --a 1; sleep 1; done\n",
+    "until false; do python -m sglang.launch_server --a 1; done\n",
+    "case $1 in\n  serve) python -m sglang.launch_server --a 1 ;;\nesac\n",
+    "serve() {\n  python -m sglang.launch_server --a 1\n}\nserve\n",
+    "function serve { python -m sglang.launch_server --a 1; }\n",
+    "( python -m sglang.launch_server --a 1 )\n",
+    "{ python -m sglang.launch_server --a 1; } &\n",
+    "PID=$(python -m sglang.launch_server --a 1 & echo $!)\n",
+    "! python -m sglang.launch_server --a 1\n",
+    "for ((i=0; i<2; i++)); do python -m sglang.launch_server --a 1; done\n",
+])
+def test_launches_inside_compound_statements(text):
+    assert texts(one(text)) == ["--a", "1"]
+
+
+# ---------------------------------------------------------------------------
+# resolution
+
+
+def test_variable_resolved_to_its_assignment():
+    text = "DTYPE=nvfp4\npython -m sglang.launch_server --kv-cache-dtype $DTYPE\n"
+    v = value(one(text), "--kv-cache-dtype")
+    assert v.text == "nvfp4" and v.provenance is Provenance.RESOLVED
+    assert at(text, v.span) == (1, 7, "nvfp4")
+    assert at(text, v.use) == (2, 49, "$DTYPE")
+    assert not v.shared
+    assert text[v.remove.start:v.remove.end] == " $DTYPE"  # removing the use, not the assignment
+
+
+@pytest.mark.parametrize("assign", ["export DTYPE=nvfp4", "readonly DTYPE='nvfp4'", "declare -r DTYPE=\"nvfp4\"",
+                                    "declare DTYPE=nvfp4", "typeset DTYPE=nvfp4"])
+def test_declarations(assign):
+    text = f"{assign}\npython -m sglang.launch_server --kv-cache-dtype \"${{DTYPE}}\"\n"
+    v = value(one(text), "--kv-cache-dtype")
+    assert v.text == "nvfp4" and at(text, v.span)[2] == "nvfp4"
+    assert at(text, v.use)[2] == "${DTYPE}"
+    assert v.shared == assign.startswith("export")
+
+
+def test_shared_when_used_twice():
+    text = "D=nvfp4\necho \"using $D\"\npython -m sglang.launch_server --kv-cache-dtype $D\n"
+    assert value(one(text), "--kv-cache-dtype").shared
+
+
+def test_last_assignment_wins_and_later_uses_still_count():
+    text = "D=fp8_e4m3\nD=nvfp4\npython -m sglang.launch_server --kv-cache-dtype $D\nD=auto\n"
+    v = value(one(text), "--kv-cache-dtype")
+    assert at(text, v.span) == (2, 3, "nvfp4") and not v.shared
+
+
+@pytest.mark.parametrize("text,expect,where", [
+    ("python -m sglang.launch_server --kv-cache-dtype ${D:-nvfp4}\n", "nvfp4", (1, 54, "nvfp4")),
+    ("D=${D:-nvfp4}\npython -m sglang.launch_server --kv-cache-dtype $D\n", "nvfp4", (1, 8, "nvfp4")),
+    ("D=fp8_e4m3\npython -m sglang.launch_server --kv-cache-dtype ${D:-nvfp4}\n", "fp8_e4m3", (1, 3, "fp8_e4m3")),
+    ("D=\npython -m sglang.launch_server --kv-cache-dtype ${D:-nvfp4}\n", "nvfp4", (2, 54, "nvfp4")),
+    ("D=\npython -m sglang.launch_server --kv-cache-dtype \"${D-nvfp4}\"\n", "", None),
+    (": \"${D:=nvfp4}\"\npython -m sglang.launch_server --kv-cache-dtype $D\n", "nvfp4", (1, 9, "nvfp4")),
+    ("python -m sglang.launch_server --kv-cache-dtype ${1:-nvfp4}\n", "nvfp4", (1, 54, "nvfp4")),
+    ("D=NVFP4\npython -m sglang.launch_server --kv-cache-dtype ${D,,}\n", "nvfp4", None),
+])
+def test_parameter_defaults(text, expect, where):
+    v = value(one(text), "--kv-cache-dtype")
+    assert v.text == expect
+    assert at(text, v.span) == where
+    if expect:
+        assert v.provenance is Provenance.RESOLVED
+
+
+def test_concatenated_word_is_resolved_but_not_editable_in_place():
+    text = "D=nvfp4\npython -m sglang.launch_server --kv-cache-dtype=$D --model-path \"$ROOT/models/x\"\n"
+    launch = one(text)
+    v = launch.argv[0]
+    assert v.text == "--kv-cache-dtype=nvfp4" and v.span is None and v.provenance is Provenance.RESOLVED
+    assert at(text, v.use) == (2, 32, "--kv-cache-dtype=$D")
+    assert launch.argv[2].text is None  # $ROOT is unknown, so the whole word is
+
+
+def test_arrays():
+    text = """\
+ARGS=(
+  --model-path m   # the model
+  --kv-cache-dtype nvfp4
+)
+ARGS+=(--tp 2)
+python -m sglang.launch_server "${ARGS[@]}" --port ${PORTS[0]}
+"""
+    launch = one(text)
+    assert texts(launch) == ["--model-path", "m", "--kv-cache-dtype", "nvfp4", "--tp", "2", "--port", None]
+    v = launch.argv[3]
+    assert at(text, v.span) == (3, 20, "nvfp4")
+    assert at(text, v.use) == (6, 33, "${ARGS[@]}")
+    flag = launch.argv[2]
+    assert text[flag.remove.start:flag.remove.end] == "\n  --kv-cache-dtype"
+    assert text[v.remove.start:v.remove.end] == " nvfp4"
+    assert texts(one(text.replace('"${ARGS[@]}"', "${ARGS[1]}")))[:1] == ["m"]
+
+
+def test_flags_in_a_string_variable_are_word_split_with_their_own_spans():
+    text = 'EXTRA_ARGS="--kv-cache-dtype nvfp4  --prefill-kv-cache-dequant-dtype fp8_e4m3"\n' \
+           "python -m sglang.launch_server --model-path m $EXTRA_ARGS\n"
+    launch = one(text)
+    assert texts(launch) == ["--model-path", "m", "--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype",
+                             "fp8_e4m3"]
+    for v in launch.argv[2:]:
+        assert v.provenance is Provenance.RESOLVED
+        assert at(text, v.use) == (2, 47, "$EXTRA_ARGS")
+        assert at(text, v.span)[:1] == (1,)
+    assert at(text, launch.argv[3].span) == (1, 30, "nvfp4")
+    first, second = launch.argv[2], launch.argv[4]
+    assert text[first.remove.start:first.remove.end] == "--kv-cache-dtype "
+    assert text[second.remove.start:second.remove.end] == "  --prefill-kv-cache-dequant-dtype"
+    # quoted, the string is one argument
+    quoted = one(text.replace("$EXTRA_ARGS", '"$EXTRA_ARGS"'))
+    assert texts(quoted)[2:] == ["--kv-cache-dtype nvfp4  --prefill-kv-cache-dequant-dtype fp8_e4m3"]
+
+
+@pytest.mark.parametrize("word,splat", [
+    ("$FROM_ENV", True), ('"$FROM_ENV"', False), ("$(cat dtype.txt)", True), ('"$(cat dtype.txt)"', False),
+    ("$1", True), ('"$@"', True), ('"${UNKNOWN_ARR[@]}"', True), ("`cat f`", True), ("$((1+2))", False),
+    ('"$*"', False),
+])
+def test_unknown_values(word, splat):
+    text = f"python -m sglang.launch_server --kv-cache-dtype {word}\n"
+    v = one(text).argv[1]
+    assert v.text is None and v.provenance is Provenance.UNKNOWN and v.splat is splat
+    assert at(text, v.use)[2] == word
+
+
+def test_branches_that_disagree_make_the_value_unknown():
+    text = ("if [ \"$GPU\" = b200 ]; then D=nvfp4; else D=fp8_e4m3; fi\n"
+            "python -m sglang.launch_server --kv-cache-dtype $D\n")
+    assert value(one(text), "--kv-cache-dtype").text is None
+    text2 = "if [ -z \"$D\" ]; then D=nvfp4; fi\npython -m sglang.launch_server --kv-cache-dtype $D\n"
+    assert value(one(text2), "--kv-cache-dtype").text is None
+    text3 = "[ -n \"$X\" ] && D=nvfp4\npython -m sglang.launch_server --kv-cache-dtype $D\n"
+    assert value(one(text3), "--kv-cache-dtype").text is None
+    text4 = "case $1 in a) D=nvfp4;; *) D=nvfp4;; esac\npython -m sglang.launch_server --kv-cache-dtype $D\n"
+    v = value(one(text4), "--kv-cache-dtype")
+    assert v.text == "nvfp4" and v.span is None  # same text on every path, from two places
+
+
+def test_read_and_subshell_assignments():
+    text = "read -r D < dtype.txt\npython -m sglang.launch_server --kv-cache-dtype $D\n"
+    assert value(one(text), "--kv-cache-dtype").text is None
+    text2 = "D=nvfp4\n( D=fp8_e4m3 )\necho x | D=auto\npython -m sglang.launch_server --kv-cache-dtype $D\n"
+    assert value(one(text2), "--kv-cache-dtype").text == "nvfp4"
+    text3 = "D=nvfp4\nunset D\npython -m sglang.launch_server --kv-cache-dtype \"$D\" --a ${D:-x}\n"
+    assert texts(one(text3)) == ["--kv-cache-dtype", "", "--a", "x"]
+
+
+def test_for_loop_sweep_gives_one_launch_per_value():
+    text = """\
+for dt in nvfp4 fp4_mx_block16 fp8_e4m3; do
+  python -m sglang.bench_one_batch --kv-cache-dtype "$dt" --batch-size 1
+done
+"""
+    ls = launches(text)
+    assert [value(x, "--kv-cache-dtype").text for x in ls] == ["nvfp4", "fp4_mx_block16", "fp8_e4m3"]
+    spans = [at(text, value(x, "--kv-cache-dtype").span) for x in ls]
+    assert spans == [(1, 11, "nvfp4"), (1, 17, "fp4_mx_block16"), (1, 32, "fp8_e4m3")]
+    assert {at(text, value(x, "--kv-cache-dtype").use) for x in ls} == {(2, 54, "$dt")}
+
+
+def test_for_loop_over_an_array_and_identical_iterations_collapse():
+    text = 'DTYPES=(nvfp4 fp8_e4m3)\nfor d in "${DTYPES[@]}"; do\n  for i in 1 2; do\n' \
+           '    python -m sglang.launch_server --kv-cache-dtype $d\n  done\ndone\n'
+    ls = launches(text)
+    assert [value(x, "--kv-cache-dtype").text for x in ls] == ["nvfp4", "fp8_e4m3"]
+    assert at(text, value(ls[0], "--kv-cache-dtype").span) == (1, 9, "nvfp4")
+
+
+def test_unknown_loop_list_leaves_the_variable_unknown():
+    text = "for d in $(cat dtypes); do python -m sglang.launch_server --kv-cache-dtype $d; done\n"
+    assert value(one(text), "--kv-cache-dtype").text is None
+
+
+def test_functions_see_globals_at_call_time_and_locals():
+    text = """\
+serve() {
+  local dtype="$1"
+  python -m sglang.launch_server --kv-cache-dtype "$DTYPE" --x "$dtype"
+}
+DTYPE=nvfp4
+serve fp8
+"""
+    launch = one(text)
+    assert value(launch, "--kv-cache-dtype").text == "nvfp4"
+    assert value(launch, "--x").text is None  # positional parameter
+
+
+def test_function_dispatched_through_args_is_walked_with_the_final_state():
+    text = 'start() { python -m sglang.launch_server --kv-cache-dtype $D; }\nD=nvfp4\n"$@"\n'
+    assert value(one(text), "--kv-cache-dtype").text == "nvfp4"
+
+
+def test_line_continuation_pitfalls():
+    text = """\
+python -m sglang.launch_server --model-path a \\
+  --tp 2 \\ # a comment after the backslash ends the command
+  --kv-cache-dtype nvfp4
+python -m sglang.launch_server --model-path b \\
+
+  --kv-cache-dtype nvfp4
+python -m sglang.launch_server --model-path c \\
+#  --kv-cache-dtype nvfp4 \\
+  --port 1
+"""
+    ls = launches(text)
+    assert [texts(x)[:2] for x in ls] == [["--model-path", "a"], ["--model-path", "b"], ["--model-path", "c"]]
+    assert all("--kv-cache-dtype" not in texts(x) for x in ls)
+
+
+def test_crlf_and_non_ascii_offsets_are_characters():
+    text = "# ünïcödé ✓\r\nD=nvfp4 # ✓\r\npython -m sglang.launch_server \\\r\n  --kv-cache-dtype $D\r\n"
+    v = value(one(text), "--kv-cache-dtype")
+    assert text[v.span.start:v.span.end] == "nvfp4"
+    assert at(text, v.use) == (4, 20, "$D")
+
+
+# ---------------------------------------------------------------------------
+# hints
+
+
+def hints(launch: Launch) -> list[tuple[str, str, str]]:
+    return [(h.kind, h.value, h.reason) for h in launch.hints]
+
+
+@pytest.mark.parametrize("line,platform", [
+    ("export HIP_VISIBLE_DEVICES=0,1", "rocm"),
+    ("export ROCR_VISIBLE_DEVICES=0", "rocm"),
+    ("export ZE_AFFINITY_MASK=0", "xpu"),
+    ("export ASCEND_RT_VISIBLE_DEVICES=0,1", "npu"),
+    ("export SGLANG_USE_CPU_ENGINE=1", "cpu"),
+    ("HIP_VISIBLE_DEVICES=0", "rocm"),
+    ("export HIP_VISIBLE_DEVICES", "rocm"),
+])
+def test_env_platform_hints(line, platform):
+    text = f"{line}\npython -m sglang.launch_server --a\n"
+    launch = one(text)
+    [h] = [h for h in launch.hints if h.kind == "platform"]
+    assert h.value == platform
+    assert at(text, h.span)[:2] == (1, 1)
+    assert h.reason.split("=")[0] == line.split("=")[0]
+
+
+def test_env_hint_on_the_command_and_no_hint_for_false_switch():
+    text = "HIP_VISIBLE_DEVICES=0 python -m sglang.launch_server --a\n"
+    assert hints(one(text)) == [("platform", "rocm", "HIP_VISIBLE_DEVICES=0")]
+    assert one("export SGLANG_USE_CPU_ENGINE=0\npython -m sglang.launch_server\n").hints == []
+    # an export after the launch does not apply to it
+    assert one("python -m sglang.launch_server\nexport HIP_VISIBLE_DEVICES=0\n").hints == []
+
+
+def test_container_hints():
+    text = ("docker run --device=/dev/kfd --device /dev/dri --group-add video "
+            "lmsysorg/sglang:v0.5.23-rocm700-mi30x python3 -m sglang.launch_server --device cuda\n")
+    launch = one(text)
+    assert hints(launch) == [
+        ("platform", "rocm", "image lmsysorg/sglang:v0.5.23-rocm700-mi30x"),
+        ("sglang_version", "0.5.23", "image lmsysorg/sglang:v0.5.23-rocm700-mi30x"),
+        ("platform", "rocm", "docker run --device /dev/kfd"),
+    ]
+    assert at(text, launch.hints[0].span)[2] == "lmsysorg/sglang:v0.5.23-rocm700-mi30x"
+    assert texts(launch) == ["--device", "cuda"]  # a server argument, left to the rules
+    xpu = one("docker run --device /dev/dri intel/img python3 -m sglang.launch_server\n")
+    assert ("platform", "xpu", "docker run --device /dev/dri") in hints(xpu)
+
+
+def test_hints_reach_nested_shells_and_outer_hints_are_attached():
+    text = "export HIP_VISIBLE_DEVICES=0\nbash -c 'python -m sglang.launch_server'\n"
+    assert hints(one(text)) == [("platform", "rocm", "export HIP_VISIBLE_DEVICES=0")]
+    # docker does not pass the script's environment into the container
+    text2 = "export HIP_VISIBLE_DEVICES=0\ndocker run img python -m sglang.launch_server\n"
+    assert hints(one(text2)) == []
+    extra = Hint("platform", "xpu", "FROM intel/x", Span(0, 4))
+    assert one("python -m sglang.launch_server\n", hints=[extra]).hints == [extra]
+
+
+def test_image_hints():
+    assert [(h.kind, h.value) for h in image_hints("lmsysorg/sglang:v0.5.23-cu129", None)] == \
+        [("platform", "cuda"), ("sglang_version", "0.5.23")]
+    assert [(h.kind, h.value) for h in image_hints("rocm/sgl-dev:v0.5.6.post2-rocm630-mi30x", None)] == \
+        [("platform", "rocm"), ("sglang_version", "0.5.6.post2")]
+    assert [(h.kind, h.value) for h in image_hints("lmsysorg/sglang:v0.5.21-xpu", None)] == \
+        [("platform", "xpu"), ("sglang_version", "0.5.21")]
+    assert [h.value for h in image_hints("ascend/sglang:npu-latest", None)] == ["npu"]
+    assert [h.value for h in image_hints("lmsysorg/sglang:v0.5.20-cpu", None)][0] == "cpu"
+    assert [(h.kind, h.value) for h in image_hints("docker://lmsysorg/sglang:v0.5.16-cu129-b200", None)] == \
+        [("platform", "cuda"), ("sglang_version", "0.5.16"), ("gpu", "sm100")]
+    assert image_hints("lmsysorg/sglang:latest", None) == []
+    assert image_hints("ubuntu:22.04", None) == []
+    assert image_hints("python:3.11.9-slim", None) == []  # a version, but not SGLang's
+
+
+def test_env_and_device_hint_helpers():
+    assert env_hints("HIP_VISIBLE_DEVICES", None, None, how="export")[0].reason == "export HIP_VISIBLE_DEVICES"
+    assert env_hints("SGLANG_USE_CPU_ENGINE", "true", None)[0].value == "cpu"
+    assert env_hints("SGLANG_USE_CPU_ENGINE", None, None) == []
+    assert env_hints("CUDA_VISIBLE_DEVICES", "0", None) == []
+    assert [h.value for h in device_hints([("/dev/dri", None), ("/dev/kfd", None)])] == ["rocm"]
+    assert [h.value for h in device_hints([("/dev/dri/renderD128", None)])] == ["xpu"]
+    assert device_hints([("/dev/infiniband", None)]) == []
+
+
+# ---------------------------------------------------------------------------
+# what must stay silent
+
+
+@pytest.mark.parametrize("text", [
+    "echo python -m sglang.launch_server --kv-cache-dtype nvfp4\n",
+    "echo \"run: python -m sglang.launch_server --kv-cache-dtype nvfp4\"\n",
+    "printf '%s\\n' 'python3 -m sglang.launch_server --kv-cache-dtype nvfp4'\n",
+    "# python -m sglang.launch_server --kv-cache-dtype nvfp4\n",
+    "cat <<EOF\npython -m sglang.launch_server --kv-cache-dtype nvfp4\nEOF\n",
+    "cat > run.sh <<'EOF'\npython -m sglang.launch_server --kv-cache-dtype nvfp4\nEOF\n",
+    "pkill -f \"sglang.launch_server --kv-cache-dtype nvfp4\"\n",
+    "pgrep -f 'python -m sglang.launch_server' || true\n",
+    "grep -r 'python -m sglang.launch_server' .\n",
+    "ps aux | grep sglang.launch_server | grep -v grep\n",
+    "python train.py --note sglang.launch_server\n",
+    "python -m sglang.check_env\n",
+    "sglang version\n",
+    "pip install 'sglang[all]>=0.5.23'\n",
+    "command -v sglang\n",
+    "x=\"python -m sglang.launch_server --kv-cache-dtype nvfp4\"\necho \"$x\"\n",
+    "docker pull lmsysorg/sglang:v0.5.23-rocm700-mi30x\n",
+    "kill $(pgrep -f sglang.launch_server)\n",
+])
+def test_not_a_launch(text):
+    r = scan(text)
+    assert r.launches == [] and r.errors == []
+
+
+def test_quick_reject_does_not_import_tree_sitter():
+    code = ("import sys; from kv4lint.frontends.shell import scan_shell; "
+            "r = scan_shell('echo hello\\npython train.py\\n', 'x.sh'); "
+            "assert r.launches == []; assert 'tree_sitter' not in sys.modules, 'imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------------------
+# embedded Python
+
+
+@pytest.fixture
+def fake_python(monkeypatch):
+    """A stand-in for kv4lint.frontends.python that records what it was given."""
+    calls = []
+    mod = types.ModuleType("kv4lint.frontends.python")
+
+    def scan_python(text, path, *, origin=None):
+        calls.append((text, origin))
+        span = Span(origin.offset(0), origin.offset(len(text)))
+        return ScanResult(launches=[Launch(path, "kwargs", "Engine", span, span, language="python")])
+    mod.scan_python = scan_python
+    monkeypatch.setitem(sys.modules, "kv4lint.frontends.python", mod)
+    return calls
+
+
+@pytest.mark.parametrize("text,code", [
+    ("python3 - <<'EOF'\nimport sglang as sgl\nsgl.Engine(kv_cache_dtype='nvfp4')\nEOF\n",
+     "import sglang as sgl\nsgl.Engine(kv_cache_dtype='nvfp4')\n"),
+    ("python <<EOF\nimport sglang as sgl\nsgl.Engine(kv_cache_dtype='nvfp4')\nEOF\n",
+     "import sglang as sgl\nsgl.Engine(kv_cache_dtype='nvfp4')\n"),
+    ("cat <<EOF | python3 -\nimport sglang\nEOF\n", "import sglang\n"),
+    ("python3 -c 'import sglang; sglang.Engine()'\n", "import sglang; sglang.Engine()"),
+    ("python3 <<< 'import sglang'\n", "import sglang"),
+])
+def test_python_code_goes_to_the_python_frontend(fake_python, text, code):
+    ls = launches("export HIP_VISIBLE_DEVICES=0\n" + text)
+    assert [c[0] for c in fake_python] == [code]
+    inner, origin = fake_python[0]
+    full = "export HIP_VISIBLE_DEVICES=0\n" + text
+    k = inner.index("sglang")
+    assert full[origin.offset(k):origin.offset(k) + 6] == "sglang"
+    assert [x.language for x in ls] == ["python"]
+    assert ("platform", "rocm", "export HIP_VISIBLE_DEVICES=0") in hints(ls[0])
+
+
+def test_unquoted_python_heredoc_is_expanded(fake_python):
+    launches('D=nvfp4\npython3 - <<EOF\nimport sglang\nsglang.Engine(kv_cache_dtype="$D", x="\\$y")\nEOF\n')
+    assert fake_python[0][0] == 'import sglang\nsglang.Engine(kv_cache_dtype="nvfp4", x="$y")\n'
+
+
+def test_missing_python_frontend_is_tolerated(monkeypatch):
+    monkeypatch.setitem(sys.modules, "kv4lint.frontends.python", None)  # import fails
+    r = scan("python3 - <<'EOF'\nimport sglang\nEOF\n")
+    assert r.launches == [] and r.errors == []
+
+
+def test_shell_heredoc_is_walked():
+    text = "D=nvfp4\nbash <<EOF\npython -m sglang.launch_server --kv-cache-dtype $D\nEOF\n"
+    v = value(one(text), "--kv-cache-dtype")
+    assert at(text, v.span) == (1, 3, "nvfp4") and v.provenance is Provenance.RESOLVED
+    text2 = "ssh node bash -s <<'EOF'\npython -m sglang.launch_server --kv-cache-dtype nvfp4\nEOF\n"
+    assert at(text2, value(one(text2), "--kv-cache-dtype").span) == (2, 49, "nvfp4")
+
+
+# ---------------------------------------------------------------------------
+# suppressions
+
+
+def test_disable_comment_above_the_command():
+    text = """\
+# kv4lint: disable=KV402, KV401
+# (ROCm box; we know)
+nohup python -m sglang.launch_server --a &
+
+python -m sglang.launch_server --b
+# kv4lint: disable
+cd x &&
+  python -m sglang.launch_server --c
+"""
+    ls = launches(text)
+    assert [(texts(x), set(x.disabled)) for x in ls] == [
+        (["--a"], {"KV401", "KV402"}), (["--b"], set()), (["--c"], {"ALL"})]
+
+
+def test_disable_does_not_cross_blank_lines_or_reach_into_blocks():
+    text = "# kv4lint: disable=KV402\n\npython -m sglang.launch_server\n" \
+           "# kv4lint: disable=KV402\nif true; then\n  python -m sglang.launch_server\nfi\n"
+    assert [x.disabled for x in launches(text)] == [frozenset(), frozenset()]
+
+
+def test_disable_file():
+    r = scan("#!/bin/sh\n# kv4lint: disable-file=KV402,KV404\npython -m sglang.launch_server\n")
+    assert r.disabled == frozenset({"KV402", "KV404"})
+    assert scan("# kv4lint: disable-file\necho\n").disabled == frozenset({"ALL"})
+    assert scan("echo '# kv4lint: disable-file'\n").disabled == frozenset()
+
+
+def test_disable_applies_to_launches_inside_a_shell_string():
+    text = "# kv4lint: disable=KV402\nbash -c 'python -m sglang.launch_server'\n"
+    assert one(text).disabled == frozenset({"KV402"})
+
+
+# ---------------------------------------------------------------------------
+# syntax errors and hostile input
+
+
+def test_syntax_error_is_reported_and_the_rest_scanned():
+    text = "if true; then\n  python -m sglang.launch_server --kv-cache-dtype nvfp4 --a \"b\nfi\n"
+    r = scan(text)
+    assert [e.line for e in r.errors] == [2]
+    assert r.errors[0].message.startswith("shell syntax error near line 2")
+    assert [texts(x) for x in r.launches] == [["--kv-cache-dtype", "nvfp4", "--a"]]
+    text2 = "foo ) bar\npython3 -m sglang.launch_server --kv-cache-dtype nvfp4\n"
+    r2 = scan(text2)
+    assert [e.line for e in r2.errors] == [1] and len(r2.launches) == 1
+
+
+def test_unterminated_heredoc():
+    r = scan("python -m sglang.launch_server --a\ncat <<EOF\nno end\n")
+    assert len(r.launches) == 1
+    assert r.errors and "heredoc" in r.errors[0].message
+
+
+@pytest.mark.parametrize("text", [
+    "python -m sglang.launch_server --x " + "$( " * 3000 + "x" + " )" * 3000,
+    "python -m sglang.launch_server --x " + '"$(' * 3000 + "x" + ')"' * 3000,
+    "python -m sglang.launch_server --x " + "${A:-" * 3000 + "x" + "}" * 3000,
+    "{ " * 2000 + "python -m sglang.launch_server" + "; }" * 2000,
+    "if x; then " * 400 + "python -m sglang.launch_server" + "; fi" * 400,
+    "python -m sglang.launch_server 'unterminated\n" * 50,
+    "python -m sglang.launch_server --a \"$(",
+    "python -m sglang.launch_server <<EOF",
+    "sglang \x00\x01\x02 $'\\x",
+    "\n".join(f"f{i}() {{ f{i + 1}; f{i + 1}; }}" for i in range(40)) + "\nf40() { python -m sglang.launch_server; }\nf0\n",
+    "for a in 1 2 3 4 5 6 7 8; do for b in 1 2 3 4 5 6 7 8; do for c in 1 2 3 4 5 6 7 8; do "
+    "python -m sglang.launch_server --a $a$b$c; done; done; done\n",
+    "f() { f; }; f; python -m sglang.launch_server\n",
+    "eval \"$(echo python -m sglang.launch_server)\"\n",
+])
+def test_hostile_input_does_not_crash(text):
+    r = scan_shell(text, "x.sh")
+    assert isinstance(r, ScanResult)
+    assert not [e for e in r.errors if "internal error" in e.message]
+
+
+def test_many_commands():
+    text = " && ".join("python -m sglang.launch_server --a %d" % i for i in range(2000)) + "\n"
+    ls = launches(text)
+    assert len(ls) == 2000 and texts(ls[-1]) == ["--a", "1999"]
+
+
+_SHELLISH = st.lists(st.sampled_from(list("abc $'\"\\`(){}[];&|<>#=\n\t-:!*@0") + [
+    "sglang", "python -m sglang.launch_server ", "<<EOF\n", "EOF\n", "${", "$(", "\\\n", "bash -c ", "X=", "$X",
+    "--kv-cache-dtype ", "nvfp4", "for x in a b; do ", "; done", "if x; then ", "; fi", "ü"]), max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_SHELLISH)
+def test_fuzz_never_raises_and_spans_stay_in_the_text(text):
+    r = scan_shell(text, "f.sh")
+    assert not [e for e in r.errors if "internal error" in e.message], r.errors
+    for launch in r.launches:
+        for s in (launch.span, launch.anchor, *(v.span for v in launch.argv), *(v.remove for v in launch.argv)):
+            if s is not None:
+                assert 0 <= s.start <= s.end <= len(text)
+        for v in launch.argv:
+            if v.span is not None and v.text is not None:
+                assert text[v.span.start:v.span.end] == v.text
+    split_words(text)
+
+
+# ---------------------------------------------------------------------------
+# embedded shell (origin), split_words
+
+
+def test_origin_maps_spans_into_the_file():
+    # A Python string holding the shell text; one character is written as an escape.
+    outer = 'cmd = "python -m sglang.launch_server --kv-cache-dtype nvfp4 --x a\\x62c"\n'
+    inner = "python -m sglang.launch_server --kv-cache-dtype nvfp4 --x abc"
+    esc = outer.index("\\x62")
+    starts = list(range(7, esc)) + [esc, esc + 4]
+    origin = OffsetMap(starts + [esc + 5])
+    assert len(starts) == len(inner)
+    launch = one(inner, origin=origin)
+    v = value(launch, "--kv-cache-dtype")
+    assert outer[v.span.start:v.span.end] == "nvfp4"
+    assert outer[v.remove.start:v.remove.end] == " nvfp4"
+    assert outer[launch.anchor.start:launch.anchor.end] == "python -m sglang.launch_server"
+    x = value(launch, "--x")
+    assert x.text == "abc" and x.span is None  # "b" is written as an escape
+    assert x.remove is None
+
+
+def test_syntax_error_line_in_an_embedded_text():
+    file_text = "line one\nline two\nRUN python -m sglang.launch_server 'x\n"
+    inner = "python -m sglang.launch_server 'x\n"
+    origin = OffsetMap.contiguous(file_text.index("python"), len(inner))
+    r = scan(inner, origin=origin, file_text=file_text)
+    assert [e.line for e in r.errors] == [3]
+
+
+def test_env_seeds_variables():
+    text = "python -m sglang.launch_server --kv-cache-dtype $DTYPE --m ${MODEL:-x}\n"
+    launch = one(text, env={"DTYPE": "nvfp4"})
+    v = value(launch, "--kv-cache-dtype")
+    assert v.text == "nvfp4" and v.span is None and v.provenance is Provenance.RESOLVED
+    assert at(text, v.use)[2] == "$DTYPE"
+    assert one("$CMD --a\n", env={"CMD": "python -m sglang.launch_server"}).entry == "sglang.launch_server"
+
+
+def test_split_words():
+    text = "A=1 python -m sglang.launch_server --kv-cache-dtype 'nv fp4' $Y \"$@\" --z=\"q\""
+    vs = split_words(text)
+    assert [v.text for v in vs] == ["A=1", "python", "-m", "sglang.launch_server", "--kv-cache-dtype", "nv fp4",
+                                    None, None, "--z=q"]
+    assert text[vs[5].span.start:vs[5].span.end] == "nv fp4"
+    assert text[vs[5].remove.start:vs[5].remove.end] == " 'nv fp4'"
+    assert vs[6].splat and vs[7].splat and vs[8].span is None
+    assert split_words("") == [] and split_words("  \n") == []
+    base = 10
+    ws = split_words("python -m x --a b", origin=OffsetMap.contiguous(base, 17))
+    assert ws[4].span == Span(base + 16, base + 17)
+    assert [v.text for v in split_words("python -m x 'unterminated")][:3] == ["python", "-m", "x"]

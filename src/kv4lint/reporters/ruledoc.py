@@ -34,9 +34,15 @@ def sections(rule: Rule) -> dict[str, str]:
         "Example": _code_block(rule.example) if rule.example.strip() else "",
         "Fix": fix if rule.fix.strip() else "",
         "Fix safety": rule.fix_safety.strip(),
-        "Since which SGLang release": (f"SGLang {rule.since.strip()}: the first release with a check this rule "
-                                       "reports. Later releases added cases; *What it does* names them." if rule.since.strip() else ""),
+        "Since which SGLang release": _since(rule),
     }
+
+
+def _since(rule: Rule) -> str:
+    if not rule.since.strip():
+        return ""
+    return (f"SGLang {rule.since.strip()}: the first release with a check this rule reports. Later releases added "
+            "cases; *What it does* names them.")
 
 
 def rule_markdown(rule: Rule, *, title: bool = True) -> str:

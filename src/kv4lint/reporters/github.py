@@ -1,0 +1,58 @@
+"""``--format github``: GitHub Actions workflow commands, one annotation per finding.
+
+    ::error file=scripts/serve.sh,line=3,col=5,endLine=3,endColumn=19,title=KV401::message
+
+``warning`` for warnings.  A span over several lines gets no ``col``/``endColumn``
+(GitHub then marks the lines).  Paths are relative to ``$GITHUB_WORKSPACE`` (the
+checkout) when set, else to the run's root.  The message escapes ``%``, CR and
+LF; properties also escape ``:`` and ``,``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kv4lint.model import Severity
+from kv4lint.reporters import RunResult
+from kv4lint.reporters.paths import relative
+
+
+def escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(s: str) -> str:
+    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command(kind: str, props: list[tuple[str, object]], message: str) -> str:
+    p = ",".join(f"{k}={escape_property(str(v))}" for k, v in props)
+    return f"::{kind} {p}::{escape_data(message)}" if p else f"::{kind}::{escape_data(message)}"
+
+
+def render(result: RunResult) -> str:
+    base = os.environ.get("GITHUB_WORKSPACE") or result.root
+    lines = []
+    for f in result.findings:
+        path = relative(f.path, base) or f.path
+        props: list[tuple[str, object]] = [("file", path)]
+        if f.start is not None:
+            end = f.end or f.start
+            props.append(("line", f.start.line))
+            if end.line == f.start.line:
+                end_col = max(end.column, f.start.column)
+                props += [("col", f.start.column), ("endLine", end.line), ("endColumn", end_col)]
+            else:
+                props.append(("endLine", end.line))
+        props.append(("title", f.code))
+        kind = "error" if f.severity is Severity.ERROR else "warning"
+        lines.append(_command(kind, props, f.message))
+    for e in result.errors:
+        props = [("file", relative(e.path, base) or e.path)]
+        if e.line:
+            props.append(("line", e.line))
+        props.append(("title", "kv4lint"))
+        lines.append(_command("error", props, e.message))
+    for n in result.notices:
+        lines.append(_command("notice", [("title", "kv4lint")], n))
+    return "\n".join(lines) + ("\n" if lines else "")

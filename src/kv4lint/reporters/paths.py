@@ -1,0 +1,21 @@
+"""Paths in reports: relative to a root, with forward slashes."""
+
+from __future__ import annotations
+
+import os
+
+
+def relative(path: str, root: str | None) -> str | None:
+    """``path`` relative to ``root`` with ``/`` separators; ``None`` when it lies outside ``root``
+    (or is not a file path, such as ``<argv>``)."""
+    if not path or path.startswith("<"):
+        return None
+    base = os.path.abspath(root or os.getcwd())
+    full = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(full, base)
+    except ValueError:  # another drive
+        return None
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        return None
+    return rel.replace(os.sep, "/")

@@ -1,0 +1,406 @@
+"""Reporters: text, concise, json, sarif (validated against the official SARIF 2.1.0 schema), github."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from kv4lint.model import Edit, FileError, Finding, Fix, Position, Severity, Span
+from kv4lint.progress import Progress
+from kv4lint.reporters import RunResult, render
+from kv4lint.reporters.github import escape_data, escape_property
+from kv4lint.rules.codes import RULES
+from kv4lint.source import LineIndex
+
+SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
+
+SCRIPT = (
+    "#!/bin/bash\n"
+    "# serve — the café's model\n"
+    "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 \\\n"
+    "    --attention-backend flashinfer\n"
+)
+
+
+def finding_at(path: str, text: str, needle: str, code: str, *, occurrence: int = 0, end_needle: str | None = None,
+               fix_text: str | None = None, severity=Severity.ERROR, applicability="safe",
+               message: str = "msg") -> Finding:
+    idx = LineIndex(text)
+    start = -1
+    for _ in range(occurrence + 1):
+        start = text.index(needle, start + 1)
+    end = start + len(needle) if end_needle is None else text.index(end_needle, start) + len(end_needle)
+    span = Span(start, end)
+    fix = None
+    if fix_text is not None:
+        fix = Fix("set --kv-cache-dtype fp8_e4m3", {"kv_cache_dtype": "fp8_e4m3"},
+                  edits=(Edit(span, fix_text),), applicability=applicability)
+    return Finding(code, severity, message, path, span, idx.position(span.start), idx.position(span.end), fix)
+
+
+@pytest.fixture
+def run(tmp_path):
+    """A realistic run: two files under the root, one outside, a multi-line finding, a warning, file errors."""
+    root = tmp_path / "repo"
+    (root / "scripts").mkdir(parents=True)
+    serve = root / "scripts" / "serve.sh"
+    serve.write_text(SCRIPT, encoding="utf-8")
+    other = root / "deploy dir" / "run, now.sh"
+    other.parent.mkdir()
+    other.write_text(SCRIPT, encoding="utf-8")
+    outside = tmp_path / "elsewhere.sh"
+    outside.write_text(SCRIPT, encoding="utf-8")
+    f1 = finding_at(str(serve), SCRIPT, "fp4_mx_block16", "KV401", fix_text="fp8_e4m3",
+                    message="--kv-cache-dtype fp4_mx_block16 is not supported with --attention-backend flashinfer")
+    f2 = finding_at(str(serve), SCRIPT, "python -m", "KV403", end_needle="flashinfer", severity=Severity.WARNING,
+                    message="prefill and decode backends differ: 100% untested,\nsee KV403")
+    f3 = finding_at(str(other), SCRIPT, "fp4_mx_block16", "KV404", fix_text="fp8_e4m3", applicability="unsafe",
+                    message="needs sm100: the target is h100")
+    f4 = finding_at(str(outside), SCRIPT, "fp4_mx_block16", "KV402")
+    return RunResult(findings=[f1, f2, f3, f4],
+                     errors=[FileError(str(root / "broken.py"), "cannot parse: unexpected indent", 7),
+                             FileError(str(root / "big.yaml"), "skipped: 12.0 MB is larger than the 10 MB limit")],
+                     files_scanned=3, notices=["judged by SGLang 0.5.23 (pyproject.toml)"], root=str(root))
+
+
+# ---------------------------------------------------------------------------
+# SARIF
+
+
+def sarif_of(result: RunResult) -> dict:
+    return json.loads(render("sarif", result))
+
+
+def test_sarif_validates_against_the_official_schema(run):
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    doc = sarif_of(run)
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors)
+
+
+def test_sarif_schema_catches_a_broken_document(run):
+    """The validation test can fail: a result without a message is rejected."""
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    doc = sarif_of(run)
+    del doc["runs"][0]["results"][0]["message"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema)
+
+
+def test_sarif_empty_run_validates():
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    doc = sarif_of(RunResult(root=os.getcwd()))
+    jsonschema.validate(doc, schema)
+    assert doc["runs"][0]["results"] == []
+
+
+def test_sarif_driver_and_rules(run):
+    driver = sarif_of(run)["runs"][0]["tool"]["driver"]
+    from kv4lint import __version__
+
+    assert driver["name"] == "kv4lint" and driver["version"] == __version__
+    assert driver["informationUri"].startswith("https://")
+    assert [r["id"] for r in driver["rules"]] == sorted(RULES)
+    for r in driver["rules"]:
+        rule = RULES[r["id"]]
+        assert r["shortDescription"]["text"] == rule.summary
+        assert r["fullDescription"]["text"] == rule.what
+        assert r["defaultConfiguration"]["level"] == rule.severity.value
+        assert "### Why SGLang refuses it" in r["help"]["markdown"] and rule.why.replace("`", "") in r["help"]["text"]
+
+
+def test_sarif_results(run):
+    sarif_run = sarif_of(run)["runs"][0]
+    rules = sarif_run["tool"]["driver"]["rules"]
+    res = sarif_run["results"]
+    assert [r["ruleId"] for r in res] == ["KV401", "KV403", "KV404", "KV402"]
+    for r in res:
+        assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+    r1, r2, r3, r4 = res
+    assert r1["level"] == "error" and r2["level"] == "warning"
+    loc = r1["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": "scripts/serve.sh", "uriBaseId": "%SRCROOT%"}
+    # line 3, "fp4_mx_block16" starts at column 76; endColumn is the column after its last character
+    assert loc["region"] == {"startLine": 3, "startColumn": 76, "endLine": 3, "endColumn": 90}
+    assert r2["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 3, "startColumn": 1, "endLine": 4, "endColumn": 35}
+    assert r2["message"]["text"] == "prefill and decode backends differ: 100% untested,\nsee KV403"
+    # percent-encoded, forward slashes
+    assert r3["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "deploy%20dir/run%2C%20now.sh"
+    # outside the root: an absolute file URI, no base
+    out = r4["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert out["uri"].startswith("file:///") and out["uri"].endswith("/elsewhere.sh") and "uriBaseId" not in out
+    assert sarif_run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == Path(run.root).as_uri() + "/"
+    assert sarif_run["columnKind"] == "unicodeCodePoints"
+
+
+def test_sarif_fixes_apply_to_the_file(run):
+    res = sarif_of(run)["runs"][0]["results"]
+    fix = res[0]["fixes"][0]
+    assert fix["description"]["text"] == "Set --kv-cache-dtype fp8_e4m3"
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"] == {"uri": "scripts/serve.sh", "uriBaseId": "%SRCROOT%"}
+    text = (Path(run.root) / "scripts" / "serve.sh").read_text(encoding="utf-8")
+    for rep in sorted(change["replacements"], key=lambda r: -r["deletedRegion"]["charOffset"]):
+        off, n = rep["deletedRegion"]["charOffset"], rep["deletedRegion"]["charLength"]
+        text = text[:off] + rep.get("insertedContent", {}).get("text", "") + text[off + n:]
+    # offsets are character offsets: the non-ASCII "—" and "é" before the edit do not shift it
+    assert text == SCRIPT.replace("fp4_mx_block16", "fp8_e4m3")
+    assert "fixes" not in res[1] and "fixes" not in res[3]
+    assert "unsafe" in res[2]["fixes"][0]["description"]["text"]
+    assert res[2]["properties"]["fixApplicability"] == "unsafe"
+
+
+def test_sarif_deletion_has_no_inserted_content(tmp_path):
+    text = "python -m sglang.launch_server --kv-cache-dtype nvfp4 --prefill-kv-cache-dequant-dtype nvfp4\n"
+    f = finding_at(str(tmp_path / "a.sh"), text, "nvfp4", "KV405")
+    gone = text.index(" --prefill")
+    f.fix = Fix("drop it", edits=(Edit(Span(gone, len(text) - 1), ""), Edit(f.span, "fp8_e4m3")))
+    reps = sarif_of(RunResult([f], root=str(tmp_path)))["runs"][0]["results"][0]["fixes"][0]["artifactChanges"][0][
+        "replacements"]
+    assert reps[0] == {"deletedRegion": {"charOffset": f.span.start, "charLength": 5},
+                       "insertedContent": {"text": "fp8_e4m3"}}
+    assert reps[1] == {"deletedRegion": {"charOffset": gone, "charLength": len(text) - 1 - gone}}
+
+
+def test_sarif_file_errors_are_notifications(run):
+    inv = sarif_of(run)["runs"][0]["invocations"][0]
+    assert inv["executionSuccessful"] is True
+    n = inv["toolExecutionNotifications"]
+    assert n[0]["level"] == "error" and n[0]["message"]["text"] == "cannot parse: unexpected indent"
+    assert n[0]["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "broken.py", "uriBaseId": "%SRCROOT%"}, "region": {"startLine": 7}}
+    assert "region" not in n[1]["locations"][0]["physicalLocation"]
+    assert n[2] == {"level": "note", "message": {"text": "judged by SGLang 0.5.23 (pyproject.toml)"}}
+
+
+def test_sarif_unknown_code_gets_a_rule(tmp_path):
+    f = Finding("KV400", Severity.ERROR, "internal error", str(tmp_path / "x.py"), None, Position(1, 1),
+                Position(1, 1))
+    driver = sarif_of(RunResult([f], root=str(tmp_path)))["runs"][0]["tool"]["driver"]
+    res = sarif_of(RunResult([f], root=str(tmp_path)))["runs"][0]["results"][0]
+    assert driver["rules"][res["ruleIndex"]]["id"] == "KV400"
+
+
+# ---------------------------------------------------------------------------
+# github
+
+
+def test_github_lines(run, monkeypatch):
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    lines = render("github", run).splitlines()
+    assert lines == [
+        "::error file=scripts/serve.sh,line=3,col=76,endLine=3,endColumn=90,title=KV401::"
+        "--kv-cache-dtype fp4_mx_block16 is not supported with --attention-backend flashinfer",
+        # a multi-line span: no col/endColumn
+        "::warning file=scripts/serve.sh,line=3,endLine=4,title=KV403::"
+        "prefill and decode backends differ: 100%25 untested,%0Asee KV403",
+        # ',' in a property is escaped; ':' in the message is not
+        "::error file=deploy dir/run%2C now.sh,line=3,col=76,endLine=3,endColumn=90,title=KV404::"
+        "needs sm100: the target is h100",
+        # outside the root: the path as it is (escaped)
+        f"::error file={escape_property(str(Path(run.root).parent / 'elsewhere.sh'))},line=3,col=76,endLine=3,"
+        "endColumn=90,title=KV402::msg",
+        "::error file=broken.py,line=7,title=kv4lint::cannot parse: unexpected indent",
+        "::error file=big.yaml,title=kv4lint::skipped: 12.0 MB is larger than the 10 MB limit",
+        "::notice title=kv4lint::judged by SGLang 0.5.23 (pyproject.toml)",
+    ]
+
+
+def test_github_paths_relative_to_the_workspace(run, monkeypatch):
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(Path(run.root) / "scripts"))
+    first = render("github", run).splitlines()[0]
+    assert first.startswith("::error file=serve.sh,line=3,")
+
+
+def test_github_escapes():
+    assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    f = Finding("KV401", Severity.ERROR, "x", "a,b:c.sh", None, Position(2, 3), Position(2, 9))
+    assert render("github", RunResult([f], root=None)) == (
+        "::error file=a%2Cb%3Ac.sh,line=2,col=3,endLine=2,endColumn=9,title=KV401::x\n")
+
+
+def test_github_nothing_found_prints_nothing():
+    assert render("github", RunResult()) == ""
+
+
+# ---------------------------------------------------------------------------
+# json
+
+
+def test_json_shape(run):
+    doc = json.loads(render("json", run))
+    assert set(doc) == {"findings", "errors", "files_scanned"}
+    assert doc["files_scanned"] == 3
+    f = doc["findings"][0]
+    assert set(f) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message", "fix"}
+    assert (f["line"], f["column"], f["end_line"], f["end_column"], f["code"], f["severity"]) == (
+        3, 76, 3, 90, "KV401", "error")
+    start = SCRIPT.index("fp4_mx_block16")
+    assert f["fix"]["applicability"] == "safe"
+    assert f["fix"]["edits"] == [{"start": start, "end": start + 14, "text": "fp8_e4m3"}]
+    assert doc["findings"][1]["fix"] is None
+    assert doc["findings"][2]["fix"]["applicability"] == "unsafe"
+    assert doc["errors"][0] == {"path": run.errors[0].path, "message": "cannot parse: unexpected indent", "line": 7}
+    assert doc["errors"][1] == {"path": run.errors[1].path, "message": run.errors[1].message}
+
+
+# ---------------------------------------------------------------------------
+# text and concise
+
+
+def test_text(run):
+    out = render("text", run).splitlines()
+    serve = run.findings[0].path
+    assert out[0] == (f"{serve}:3:76: KV401 [*] --kv-cache-dtype fp4_mx_block16 is not supported with "
+                      "--attention-backend flashinfer")
+    assert out[1].endswith(": KV403 prefill and decode backends differ: 100% untested, see KV403")  # one line each
+    assert out[2].endswith(": KV404 needs sm100: the target is h100")  # an unsafe fix is not marked [*]
+    assert out[4] == f"{run.errors[0].path}:7: error: cannot parse: unexpected indent"
+    assert out[-2] == "note: judged by SGLang 0.5.23 (pyproject.toml)"
+    assert out[-1] == "Found 4 findings in 3 files (1 fixable with `kv4lint fix`); 2 file errors."
+    assert "\033[" not in render("text", run)
+    assert "\033[31mKV401\033[0m" in render("text", run, color=True)
+
+
+def test_concise(run):
+    out = render("concise", run).splitlines()
+    assert out[0] == f"{run.findings[0].path}:3:76: KV401 --kv-cache-dtype fp4_mx_block16 is not supported with " \
+                     "--attention-backend flashinfer"
+    assert not any(line.startswith("Found") for line in out)
+
+
+def test_statistics(run):
+    out = render("text", run, statistics=True).splitlines()
+    stats = out[out.index("note: judged by SGLang 0.5.23 (pyproject.toml)") + 1:-1]
+    assert stats == [
+        f"1  KV401  [*] {RULES['KV401'].summary}",
+        f"1  KV402      {RULES['KV402'].summary}",
+        f"1  KV403      {RULES['KV403'].summary}",
+        f"1  KV404      {RULES['KV404'].summary}",
+    ]
+    assert "KV401  [*]" not in render("text", run)
+
+
+# ---------------------------------------------------------------------------
+# The CLI end to end (shell frontend): formats, --output-file, --statistics, --exit-zero
+
+
+SERVE = ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 "
+         "--attention-backend flashinfer\n")
+
+
+@pytest.fixture
+def cli_repo(tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "serve.sh").write_text(SERVE)
+    (tmp_path / "kv4lint.toml").write_text('sglang-version = "0.5.23"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    return tmp_path
+
+
+def test_cli_sarif_output_file(cli_repo, capsys):
+    from kv4lint.cli import main
+
+    assert main(["check", "--format", "sarif", "--output-file", "out.sarif", "-j", "1", "scripts"]) == 1
+    assert capsys.readouterr().out == ""
+    doc = json.loads((cli_repo / "out.sarif").read_text())
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    (res,) = doc["runs"][0]["results"]
+    assert res["ruleId"] == "KV401"
+    assert res["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": "scripts/serve.sh", "uriBaseId": "%SRCROOT%"}
+    assert res["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == "fp8_e4m3"
+
+
+def test_cli_github_and_exit_zero(cli_repo, capsys):
+    from kv4lint.cli import main
+
+    assert main(["check", "--format", "github", "--exit-zero", "-j", "1", "scripts"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    col = SERVE.index("fp4_mx_block16") + 1
+    assert out == [f"::error file=scripts/serve.sh,line=1,col={col},endLine=1,endColumn={col + 14},title=KV401::"
+                   + out[0].split("title=KV401::", 1)[1]]
+    assert "fp4_mx_block16" in out[0]
+
+
+def test_cli_statistics(cli_repo, capsys):
+    from kv4lint.cli import main
+
+    assert main(["check", "--statistics", "-j", "1", "scripts"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert f"1  KV401  [*] {RULES['KV401'].summary}" in out
+
+
+def test_cli_config_error_is_exit_2(cli_repo, capsys):
+    from kv4lint.cli import main
+
+    (cli_repo / "kv4lint.toml").write_text('sglang-version = "0.5.23"\nfix-dtype = "nvfp4"\n')
+    assert main(["check", "scripts"]) == 2
+    assert "kv4lint.toml: fix-dtype: 'nvfp4' is not a KV cache dtype" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# Progress
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_progress_waits_then_draws_and_erases(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("NO_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    stream, clock = _Tty(), _Clock()
+    with Progress(200, stream, clock=clock, delay=2.0, interval=0.1) as p:
+        assert p.enabled
+        p.advance()
+        assert stream.getvalue() == ""  # a short run prints nothing
+        clock.t += 2.5
+        p.advance()
+        assert stream.getvalue() == "\rkv4lint: 2/200 files (1%)"
+        p.advance()  # within the redraw interval: nothing new
+        assert stream.getvalue() == "\rkv4lint: 2/200 files (1%)"
+        clock.t += 0.2
+        p.advance(196)
+        assert stream.getvalue().endswith("\rkv4lint: 199/200 files (99%)")
+        p.advance()  # the last one is always drawn
+        assert stream.getvalue().endswith("\rkv4lint: 200/200 files (100%)")
+    assert stream.getvalue().endswith("\r" + " " * len("kv4lint: 200/200 files (100%)") + "\r")
+
+
+def test_progress_off_when_not_a_terminal_or_in_ci(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("NO_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    stream, clock = io.StringIO(), _Clock()
+    p = Progress(10, stream, clock=clock)
+    clock.t += 10
+    p.advance()
+    p.close()
+    assert not p.enabled and stream.getvalue() == ""
+    monkeypatch.setenv("CI", "true")
+    assert not Progress(10, _Tty()).enabled
+    monkeypatch.delenv("CI")
+    assert Progress(10, _Tty()).enabled
+    monkeypatch.setenv("NO_PROGRESS", "1")
+    assert not Progress(10, _Tty()).enabled

@@ -73,7 +73,7 @@ def detect_from(torch) -> Detected:
     if cuda:
         if not _available(torch, "cuda"):
             return Detected("cuda", None, f"torch {ver} is a CUDA {cuda} build but sees no CUDA device: GPU arch "
-                                          "unknown (SGLang itself refuses KV4 on a machine without one)")
+                                          "unknown")
         cap = _call(lambda: torch.cuda.get_device_capability(0))
         name = _call(lambda: torch.cuda.get_device_name(0))
         if cap is None:
@@ -92,6 +92,4 @@ def detect_from(torch) -> Detected:
     mps = getattr(getattr(torch, "backends", None), "mps", None)
     if mps is not None and _call(mps.is_available, False):
         return Detected("mps", None, f"torch {ver} sees Apple MPS")
-    return Detected("cpu", None, f"torch {ver} is a CPU-only build with no GPU (SGLang refuses KV4 off CUDA; its "
-                                 "CPU engine also needs SGLANG_USE_CPU_ENGINE=1)")
-
+    return Detected("cpu", None, f"torch {ver} is a CPU-only build")

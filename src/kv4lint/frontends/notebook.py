@@ -1,0 +1,352 @@
+"""Jupyter notebooks: code cells as Python, ``!cmd`` lines and ``%%bash`` cells as shell.
+
+Offsets are into the ``.ipynb`` JSON text itself: each cell's ``source``
+strings are found in the JSON with their positions and decoded character by
+character, so a value's span is inside the JSON string and a fix rewrites the
+notebook's text in place (outputs and metadata untouched).  Characters written
+with a JSON escape (``\\n``, ``\\"``, ``\\u00e9``) break a span's contiguity:
+such a value is reported but not edited.
+
+:func:`cell_position` turns an offset into ``(cell number, line in cell)``
+for the text reporter (``notebook.ipynb:cell 3:2``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+
+from kv4lint.frontends import _embed
+from kv4lint.frontends._embed import TextBuilder
+from kv4lint.frontends.hints import env_hints
+from kv4lint.model import FileError, Hint, ScanResult, Span
+from kv4lint.source import OffsetMap
+
+_DEC = json.JSONDecoder()
+_WS = re.compile(r"[ \t\r\n]*")
+
+
+@dataclass
+class Cell:
+    number: int  # 1-based position among all cells
+    cell_type: str
+    source: str
+    omap: OffsetMap
+    pieces: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each source string, quotes included
+
+
+class NotebookError(ValueError):
+    pass
+
+
+def _ws(text: str, i: int) -> int:
+    return _WS.match(text, i).end()
+
+
+def _members(text: str, i: int) -> list[tuple[str, int, int]]:
+    """(key, value start, value end) of the JSON object at ``text[i] == '{'``."""
+    if text[i:i + 1] != "{":
+        raise NotebookError("expected an object")
+    out = []
+    i = _ws(text, i + 1)
+    if text[i:i + 1] == "}":
+        return out
+    while True:
+        i = _ws(text, i)
+        key, _, kend = _embed.json_string_at(text, i)
+        i = _ws(text, kend)
+        if text[i:i + 1] != ":":
+            raise NotebookError("expected ':'")
+        vs = _ws(text, i + 1)
+        _, ve = _DEC.raw_decode(text, vs)
+        out.append((key, vs, ve))
+        i = _ws(text, ve)
+        c = text[i:i + 1]
+        if c == ",":
+            i += 1
+            continue
+        if c == "}":
+            return out
+        raise NotebookError("expected ',' or '}'")
+
+
+def _elements(text: str, i: int) -> list[tuple[int, int]]:
+    if text[i:i + 1] != "[":
+        raise NotebookError("expected an array")
+    out = []
+    i = _ws(text, i + 1)
+    if text[i:i + 1] == "]":
+        return out
+    while True:
+        vs = _ws(text, i)
+        _, ve = _DEC.raw_decode(text, vs)
+        out.append((vs, ve))
+        i = _ws(text, ve)
+        c = text[i:i + 1]
+        if c == ",":
+            i += 1
+            continue
+        if c == "]":
+            return out
+        raise NotebookError("expected ',' or ']'")
+
+
+def read_cells(text: str) -> tuple[list[Cell], dict]:
+    """The notebook's cells with their source maps, and its top-level metadata."""
+    i = _ws(text, 0)
+    if text.startswith("\ufeff", i):
+        i += 1
+    top = _members(text, i)
+    cells: list[Cell] = []
+    metadata: dict = {}
+    for key, vs, ve in top:
+        if key == "metadata":
+            try:
+                m = json.loads(text[vs:ve])
+                metadata = m if isinstance(m, dict) else {}
+            except ValueError:
+                metadata = {}
+        if key != "cells" or text[vs:vs + 1] != "[":
+            continue
+        for n, (cs, _) in enumerate(_elements(text, vs), 1):
+            if text[cs:cs + 1] != "{":
+                continue
+            ctype = ""
+            src_at = None
+            for k2, s2, e2 in _members(text, cs):
+                if k2 == "cell_type":
+                    try:
+                        ctype = json.loads(text[s2:e2])
+                    except ValueError:
+                        ctype = ""
+                elif k2 == "source":
+                    src_at = (s2, e2)
+            if src_at is None or not isinstance(ctype, str):
+                continue
+            b = TextBuilder()
+            pieces = []
+            s2, e2 = src_at
+            if text[s2:s2 + 1] == '"':
+                strings = [(s2, e2)]
+            elif text[s2:s2 + 1] == "[":
+                strings = [(a, z) for a, z in _elements(text, s2) if text[a:a + 1] == '"']
+            else:
+                strings = []
+            for a, z in strings:
+                value, outer, _ = _embed.json_string_at(text, a)
+                b.mapped(value, outer)
+                pieces.append((a, z))
+            end = strings[-1][1] - 1 if strings else s2
+            src, omap = b.build(end=end)
+            cells.append(Cell(n, ctype, src, omap, pieces))
+    return cells, metadata
+
+
+@functools.lru_cache(maxsize=8)
+def _cells_cached(text: str) -> tuple[Cell, ...]:
+    try:
+        return tuple(read_cells(text)[0])
+    except (ValueError, IndexError):
+        return ()
+
+
+def cell_position(text: str, offset: int) -> tuple[int, int] | None:
+    """``(cell number, line in the cell)`` (both 1-based) of a file offset inside a cell's source, else None."""
+    for cell in _cells_cached(text):
+        if not cell.pieces:
+            continue
+        if cell.pieces[0][0] <= offset < cell.pieces[-1][1]:
+            line = 1
+            for k, ch in enumerate(cell.source):
+                if cell.omap.outer[k] >= offset:
+                    break
+                if ch == "\n":
+                    line += 1
+            return cell.number, line
+    return None
+
+
+# ---------------------------------------------------------------------------
+# IPython syntax inside Python code
+
+_SHELL_MAGICS = re.compile(r"^%%(?:bash|sh|script[ \t]+(?:ba|z|k|da)?sh|system)\b[^\n]*\n?")
+_PY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "python", "python3", "debug"}
+_ASSIGN_BANG = re.compile(r"^([ \t]*[A-Za-z_][A-Za-z0-9_., \t]*=[ \t]*)([!%])")
+_ENV_MAGIC = re.compile(r"^[ \t]*%env[ \t]+([A-Za-z_][A-Za-z0-9_]*)(?:[ \t]*=[ \t]*|[ \t]+)(\S.*?)[ \t]*$")
+
+
+@dataclass
+class IPythonSplit:
+    python: str
+    omap: OffsetMap
+    shell: list[tuple[str, OffsetMap, int]]  # (command, map, line in the source)
+    env: dict[str, tuple[str, Span | None]]
+
+
+def split_ipython(source: str, omap: OffsetMap) -> IPythonSplit:
+    """Separate IPython's ``!cmd``/``%magic`` lines from the Python of a cell.
+
+    ``!cmd`` (also ``x = !cmd``), with ``\\`` continuation lines, is a shell
+    command; other ``%magic`` lines become ``pass`` (``x = %magic`` becomes
+    ``x = None``); ``%env NAME=value`` is remembered for later shell commands.
+    """
+    b = TextBuilder()
+    shell: list[tuple[str, OffsetMap, int]] = []
+    env: dict[str, tuple[str, Span | None]] = {}
+    lines = source.split("\n")
+    pos = 0
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        start = pos
+        pos += len(line) + 1
+        nl = k < len(lines) - 1
+        stripped = line.lstrip(" \t")
+        indent = line[: len(line) - len(stripped)]
+        m = _ASSIGN_BANG.match(line)
+        if stripped.startswith("!") or (m and m.group(2) == "!"):
+            cut = (len(indent) + 1) if not m else m.end()
+            if line[cut:cut + 1] == "!":
+                cut += 1  # !!cmd
+            sb = TextBuilder()
+            sb.mapped(line[cut:], omap.outer[start + cut:start + len(line)])
+            first = k
+            while line.rstrip().endswith("\\") and k + 1 < len(lines):
+                sb.mapped("\n", [omap.outer[start + len(line)]])
+                k += 1
+                line = lines[k]
+                start = pos
+                pos += len(line) + 1
+                sb.mapped(line, omap.outer[start:start + len(line)])
+            cmd, cmap = sb.build(end=omap.outer[start + len(line)])
+            shell.append((cmd, cmap, first + 1))
+            replacement = (m.group(1) + "None") if m else (indent + "pass")
+            b.synthetic(replacement, omap.outer[start])
+            nl = k < len(lines) - 1
+        elif stripped.startswith("%") or (m and m.group(2) == "%"):
+            em = _ENV_MAGIC.match(line)
+            if em:
+                value = em.group(2)
+                vs = start + em.start(2)
+                env[em.group(1)] = (value, omap.span(Span(vs, vs + len(value))))
+            b.synthetic((m.group(1) + "None") if m else (indent + "pass"), omap.outer[start])
+        else:
+            b.mapped(line, omap.outer[start:start + len(line)])
+        if nl:
+            b.mapped("\n", [omap.outer[start + len(line)]])
+        k += 1
+    text, pmap = b.build(end=omap.outer[-1] if omap.outer else 0)
+    return IPythonSplit(text, pmap, shell, env)
+
+
+# ---------------------------------------------------------------------------
+
+
+def scan_notebook(text: str, path: str) -> ScanResult:
+    """Launches in a notebook's code cells (see the module docstring)."""
+    from kv4lint.frontends import sglang_config
+
+    result = ScanResult()
+    try:
+        json.loads(text)
+    except ValueError as e:
+        line = getattr(e, "lineno", None)
+        result.errors.append(FileError(path, f"not a notebook: invalid JSON ({getattr(e, 'msg', e)})", line))
+        return result
+    try:
+        cells, metadata = read_cells(text)
+    except (ValueError, IndexError) as e:
+        result.errors.append(FileError(path, f"not a notebook: {e}"))
+        return result
+    lang = ""
+    ks = metadata.get("kernelspec") if isinstance(metadata.get("kernelspec"), dict) else {}
+    li = metadata.get("language_info") if isinstance(metadata.get("language_info"), dict) else {}
+    lang = str(ks.get("language") or li.get("name") or "python").lower()
+    env: dict[str, tuple[str, Span | None]] = {}
+    for cell in cells:
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        try:
+            _cell(result, cell, path, text, lang, env)
+        except Exception as e:  # noqa: BLE001 - one cell must not stop the others
+            result.errors.append(FileError(path, f"internal error while scanning cell {cell.number} "
+                                                 f"({type(e).__name__}: {e})", _line_of(text, cell)))
+    try:
+        sglang_config.attach_configs(result, path)
+    except Exception as e:  # noqa: BLE001
+        result.errors.append(FileError(path, f"internal error while reading a --config file ({type(e).__name__}: {e})"))
+    result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
+    return result
+
+
+def _line_of(text: str, cell: Cell) -> int | None:
+    if not cell.pieces:
+        return None
+    return text.count("\n", 0, cell.pieces[0][0]) + 1
+
+
+def _env_hints(env: dict[str, tuple[str, Span | None]]) -> list[Hint]:
+    out: list[Hint] = []
+    for name, (value, span) in env.items():
+        out.extend(env_hints(name, value, span, how="%env"))
+    return out
+
+
+def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
+          env: dict[str, tuple[str, Span | None]]) -> None:
+    src, omap = cell.source, cell.omap
+    line = _line_of(text, cell)
+    what = f"cell {cell.number}"
+    if lang in ("bash", "sh", "shell", "zsh"):
+        _embed.merge(result, _embed.scan_shell_text(src, path, omap, env={k: v for k, (v, _) in env.items()},
+                                                    hints=_env_hints(env), what=what, line=line, file_text=text))
+        return
+    if not lang.startswith("python") and lang not in ("ipython", ""):
+        return
+    m = _SHELL_MAGICS.match(src)
+    if m:
+        body = src[m.end():]
+        bmap = OffsetMap(omap.outer[m.end():])
+        _embed.merge(result, _embed.scan_shell_text(body, path, bmap, env={k: v for k, (v, _) in env.items()},
+                                                    hints=_env_hints(env), what=what, line=line, file_text=text))
+        return
+    if src.startswith("%%"):
+        name = re.match(r"%%(\w+)", src)
+        if not name or name.group(1) not in _PY_CELL_MAGICS:
+            if name and name.group(1) == "writefile":
+                _writefile(result, src, omap, path, text, env, line)
+            return  # %%html, %%javascript, ...: not Python
+        nl = src.find("\n")
+        if nl < 0:
+            return
+        src, omap = src[nl + 1:], OffsetMap(omap.outer[nl + 1:])
+    split = split_ipython(src, omap)
+    env.update(split.env)
+    for cmd, cmap, _ in split.shell:
+        _embed.merge(result, _embed.scan_shell_text(cmd, path, cmap, env={k: v for k, (v, _) in env.items()},
+                                                    hints=_env_hints(env), what=what, line=line, file_text=text))
+    if "sglang" in split.python or "ServerArgs" in split.python or "kv_cache" in split.python:
+        sub = _embed.scan_python_text(split.python, path, split.omap, what=what, line=line)
+        _embed.add_hints(sub, _env_hints(env))
+        _embed.merge(result, sub)
+
+
+def _writefile(result: ScanResult, src: str, omap: OffsetMap, path: str, text: str,
+               env: dict[str, tuple[str, Span | None]], line: int | None) -> None:
+    """``%%writefile serve.sh``: the body is that file; scanned as its language when it is shell or Python."""
+    from kv4lint.discover import language_of
+
+    nl = src.find("\n")
+    if nl < 0:
+        return
+    args = src[len("%%writefile"):nl].split()
+    target = next((a for a in args if not a.startswith("-")), "")
+    body, bmap = src[nl + 1:], OffsetMap(omap.outer[nl + 1:])
+    lang = language_of(target, body[:256].encode("utf-8", "replace"))
+    if lang == "shell":
+        _embed.merge(result, _embed.scan_shell_text(body, path, bmap, env=None, hints=_env_hints(env),
+                                                    what=f"%%writefile {target}", line=line, file_text=text))
+    elif lang == "python":
+        _embed.merge(result, _embed.scan_python_text(body, path, bmap, what=f"%%writefile {target}", line=line))

@@ -180,6 +180,20 @@ def test_sarif_file_errors_are_notifications(run):
     assert n[2] == {"level": "note", "message": {"text": "judged by SGLang 0.5.23 (pyproject.toml)"}}
 
 
+def test_sarif_paths_are_relative_to_the_repository_top(tmp_path, monkeypatch):
+    """A kv4lint.toml in a sub-project makes that the run's root; GitHub still needs repo-relative paths."""
+    (tmp_path / ".git").mkdir()
+    sub = tmp_path / "services" / "chat"
+    sub.mkdir(parents=True)
+    f = Finding("KV401", Severity.ERROR, "m", str(sub / "serve.sh"), None, Position(1, 1), Position(1, 5))
+    result = RunResult([f], root=str(sub))
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    run = sarif_of(result)["runs"][0]
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "services/chat/serve.sh"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.as_uri() + "/"
+    assert render("github", result).startswith("::error file=services/chat/serve.sh,")
+
+
 def test_sarif_unknown_code_gets_a_rule(tmp_path):
     f = Finding("KV400", Severity.ERROR, "internal error", str(tmp_path / "x.py"), None, Position(1, 1),
                 Position(1, 1))
@@ -219,11 +233,12 @@ def test_github_paths_relative_to_the_workspace(run, monkeypatch):
     assert first.startswith("::error file=serve.sh,line=3,")
 
 
-def test_github_escapes():
+def test_github_escapes(tmp_path, monkeypatch):
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
-    f = Finding("KV401", Severity.ERROR, "x", "a,b:c.sh", None, Position(2, 3), Position(2, 9))
-    assert render("github", RunResult([f], root=None)) == (
+    f = Finding("KV401", Severity.ERROR, "x", str(tmp_path / "a,b:c.sh"), None, Position(2, 3), Position(2, 9))
+    assert render("github", RunResult([f], root=str(tmp_path))) == (
         "::error file=a%2Cb%3Ac.sh,line=2,col=3,endLine=2,endColumn=9,title=KV401::x\n")
 
 

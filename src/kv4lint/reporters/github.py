@@ -4,7 +4,7 @@
 
 ``warning`` for warnings.  A span over several lines gets no ``col``/``endColumn``
 (GitHub then marks the lines).  Paths are relative to ``$GITHUB_WORKSPACE`` (the
-checkout) when set, else to the run's root.  The message escapes ``%``, CR and
+checkout) when set, else to the git repository holding the run's root.  The message escapes ``%``, CR and
 LF; properties also escape ``:`` and ``,``.
 """
 
@@ -14,7 +14,7 @@ import os
 
 from kv4lint.model import Severity
 from kv4lint.reporters import RunResult
-from kv4lint.reporters.paths import relative
+from kv4lint.reporters.paths import relative, repository_root
 
 
 def escape_data(s: str) -> str:
@@ -31,7 +31,7 @@ def _command(kind: str, props: list[tuple[str, object]], message: str) -> str:
 
 
 def render(result: RunResult) -> str:
-    base = os.environ.get("GITHUB_WORKSPACE") or result.root
+    base = os.environ.get("GITHUB_WORKSPACE") or repository_root(result.root)
     lines = []
     for f in result.findings:
         path = relative(f.path, base) or f.path

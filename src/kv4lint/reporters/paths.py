@@ -19,3 +19,16 @@ def relative(path: str, root: str | None) -> str | None:
     if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
         return None
     return rel.replace(os.sep, "/")
+
+
+def repository_root(root: str | None) -> str:
+    """The top of the git repository holding ``root`` (where GitHub resolves paths), else ``root`` itself."""
+    base = os.path.abspath(root or os.getcwd())
+    d = base
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return base
+        d = parent

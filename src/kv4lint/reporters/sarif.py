@@ -2,7 +2,8 @@
 
 One run: ``tool.driver`` with every rule (descriptions and help from the rule
 data), one result per finding with a repo-relative URI (``uriBaseId
-%SRCROOT%``, the run's root) and a 1-based region (``endColumn`` is the column
+%SRCROOT%``: the top of the git repository holding the run's root, else that
+root) and a 1-based region (``endColumn`` is the column
 after the last character, as SARIF wants), fixes as ``artifactChanges`` whose
 replacements delete a ``charOffset``/``charLength`` region of the decoded text
 (columns and offsets count Unicode code points: ``columnKind``
@@ -20,7 +21,7 @@ from urllib.parse import quote
 from kv4lint import __version__
 from kv4lint.model import Finding, Position, Severity
 from kv4lint.reporters import RunResult
-from kv4lint.reporters.paths import relative
+from kv4lint.reporters.paths import relative, repository_root
 from kv4lint.reporters.ruledoc import rule_markdown, rule_text
 from kv4lint.rules.codes import RULES
 
@@ -116,7 +117,7 @@ def _notification(path: str, message: str, line: int | None, root: str | None, l
 
 
 def to_sarif(result: RunResult) -> dict:
-    root = result.root
+    root = repository_root(result.root)
     codes = sorted(RULES)
     codes += sorted({f.code for f in result.findings} - set(codes))
     index = {c: i for i, c in enumerate(codes)}
@@ -129,8 +130,7 @@ def to_sarif(result: RunResult) -> dict:
         "columnKind": "unicodeCodePoints",
         "results": [_result(f, index, root) for f in result.findings],
     }
-    base = os.path.abspath(root or os.getcwd())
-    run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(base).as_uri().rstrip("/") + "/"}}
+    run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}}
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 

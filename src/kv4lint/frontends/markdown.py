@@ -1,0 +1,247 @@
+"""Markdown (and reStructuredText) code blocks: shell and Python examples in documentation.
+
+Markdown is parsed with markdown-it-py (CommonMark), so fences inside list
+items and block quotes are found as a renderer finds them.  Each content line
+of a block is located in its file line (the block's text is the line's tail
+once the container's prefix and the fence indentation are gone), which gives
+the offset map; a line that is not found verbatim (tabs expanded by the
+parser) is reported but not edited.
+
+* ``bash``/``sh``/``shell``/``zsh`` blocks are shell; when their lines start
+  with a ``$ `` prompt they are read as a console session.
+* ``console``/``shell-session``/``terminal`` blocks: only prompted lines
+  (``$ ``, ``# ``, ``(venv) $ ``, ``user@host:~$ ``) and their ``\\``
+  continuation lines are commands; the other lines are output and stay silent.
+* ``python``/``py``/``python3``/``ipython`` blocks are Python (``!cmd`` lines
+  as shell, IPython magics skipped); ``pycon`` blocks keep the ``>>>``/``...``
+  lines.
+* Blocks without a language, ``text``/``output`` blocks, indented code blocks
+  and inline code are not scanned; neither are tables or prose.
+
+reStructuredText: ``.. code-block:: LANG`` / ``.. code:: LANG`` /
+``.. sourcecode:: LANG`` / ``.. prompt:: bash`` directives.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kv4lint.frontends import _embed
+from kv4lint.frontends._embed import TextBuilder
+from kv4lint.model import FileError, ScanResult
+from kv4lint.source import LineIndex, OffsetMap
+
+SHELL = {"bash", "sh", "shell", "zsh", "ksh", "dash", "shellscript", "bash-script", "sh-script"}
+CONSOLE = {"console", "shell-session", "shellsession", "sh-session", "bash-session", "terminal", "shell-console"}
+PYTHON = {"python", "py", "python3", "py3", "ipython", "ipython3", "jupyter"}
+PYCON = {"pycon", "python-console", "pycon3", "pytb-console"}
+
+_PROMPT = re.compile(r"^[ \t]*(?:\([^)\n]*\)[ \t]*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?[ \t]*)?([$#%])[ \t]+")
+_DOLLAR = re.compile(r"^[ \t]*\$[ \t]+\S")
+
+
+@dataclass
+class Line:
+    text: str  # the content line as the block holds it
+    start: int | None  # file offset of its first character when found verbatim
+    brk: int  # file offset of its line break (or the end of the file line)
+    number: int  # 1-based file line
+
+
+@dataclass
+class Block:
+    lang: str
+    lines: list[Line]
+    line: int  # 1-based line of the block's first content line
+
+
+def _info_lang(info: str) -> str:
+    info = info.strip()
+    if not info:
+        return ""
+    m = re.match(r"^\{(?:code-block|code|sourcecode|code-cell)\}\s*(\S*)", info)
+    if m:
+        return m.group(1).lower()
+    m = re.match(r"^\{\.?([\w+-]+)", info)  # pandoc {.bash}
+    if m:
+        return m.group(1).lower()
+    return re.split(r"[\s{,;]", info, maxsplit=1)[0].lower()
+
+
+def _locate(index: LineIndex, text: str, number: int, content: str) -> Line:
+    ls = index.starts[number - 1] if number - 1 < len(index.starts) else len(text)
+    le = index.starts[number] if number < len(index.starts) else len(text)
+    full = text[ls:le].rstrip("\r\n")
+    brk = ls + len(full)
+    if full.endswith(content):
+        return Line(content, brk - len(content), brk, number)
+    return Line(content, None, brk, number)
+
+
+def markdown_blocks(text: str) -> list[Block]:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    index = LineIndex(text)
+    out: list[Block] = []
+    for tok in md.parse(text):
+        if tok.type != "fence" or tok.map is None:
+            continue
+        lang = _info_lang(tok.info)
+        if not lang:
+            continue
+        contents = tok.content.split("\n")
+        if contents and contents[-1] == "":
+            contents.pop()
+        first = tok.map[0] + 2  # 1-based number of the first content line
+        lines = [_locate(index, text, first + k, c) for k, c in enumerate(contents)]
+        if lang.startswith("{") or not lines:
+            continue
+        # MyST directive options (":caption: x") at the top of a {code-block}
+        if tok.info.strip().startswith("{"):
+            while lines and re.match(r"^:[\w-]+:", lines[0].text):
+                lines.pop(0)
+        out.append(Block(lang, lines, first))
+    return out
+
+
+_RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+(code-block|code|sourcecode|prompt)::[ \t]*([\w+-]*)")
+
+
+def rst_blocks(text: str) -> list[Block]:
+    index = LineIndex(text)
+    raw = [index.line_text(n) for n in range(1, len(index.starts) + 1)]
+    out: list[Block] = []
+    k = 0
+    while k < len(raw):
+        m = _RST_DIRECTIVE.match(raw[k])
+        if not m:
+            k += 1
+            continue
+        base = len(m.group(1).expandtabs())
+        lang = m.group(3).lower() or ("bash" if m.group(2) == "prompt" else "")
+        prompt = m.group(2) == "prompt"
+        k += 1
+        # options (":linenos:") then the indented body
+        while k < len(raw) and raw[k].strip().startswith(":") and _indent(raw[k]) > base:
+            k += 1
+        body: list[int] = []
+        while k < len(raw) and (not raw[k].strip() or _indent(raw[k]) > base):
+            body.append(k)
+            k += 1
+        while body and not raw[body[-1]].strip():
+            body.pop()
+        while body and not raw[body[0]].strip():
+            body.pop(0)
+        if not body or not lang:
+            continue
+        ind = min(_indent(raw[n]) for n in body if raw[n].strip())
+        lines = []
+        for n in body:
+            content = raw[n][ind:] if raw[n].strip() else ""
+            lines.append(_locate(index, text, n + 1, content))
+        out.append(Block("bash" if prompt and lang in SHELL else lang, lines, body[0] + 1))
+    return out
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _build(lines: list[tuple[Line, int]]) -> tuple[str, OffsetMap]:
+    """Text of the given lines (each from a column on), with its map."""
+    b = TextBuilder()
+    for ln, col in lines:
+        piece = ln.text[col:]
+        if ln.start is not None:
+            b.verbatim(piece, ln.start + col)
+        else:
+            b.synthetic(piece, ln.brk - len(piece) if ln.brk >= len(piece) else 0)
+        b.synthetic("\n", ln.brk)
+    return b.build()
+
+
+def console_commands(lines: list[Line], prompts: str = "$#%") -> list[tuple[Line, int]]:
+    """The command lines of a console session: prompted lines and their continuations."""
+    out: list[tuple[Line, int]] = []
+    k = 0
+    while k < len(lines):
+        ln = lines[k]
+        m = _PROMPT.match(ln.text)
+        if not m or m.group(1) not in prompts:
+            k += 1
+            continue
+        out.append((ln, m.end()))
+        while ln.text.rstrip().endswith("\\") and k + 1 < len(lines):
+            k += 1
+            ln = lines[k]
+            cont = re.match(r"^[ \t]*>[ \t]", ln.text)  # PS2 prompt
+            out.append((ln, cont.end() if cont else 0))
+        k += 1
+    return out
+
+
+def pycon_lines(lines: list[Line]) -> list[tuple[Line, int]]:
+    out = []
+    for ln in lines:
+        if ln.text.startswith((">>> ", "... ")):
+            out.append((ln, 4))
+        elif ln.text in (">>>", "..."):
+            out.append((ln, 3))
+    return out
+
+
+def scan_markdown(text: str, path: str) -> ScanResult:
+    """Launches in a Markdown or reStructuredText file's code blocks (see the module docstring)."""
+    from kv4lint.frontends import sglang_config
+
+    result = ScanResult()
+    try:
+        blocks = rst_blocks(text) if path.lower().endswith((".rst", ".rest")) else markdown_blocks(text)
+    except Exception as e:  # noqa: BLE001 - never raise on any input
+        result.errors.append(FileError(path, f"cannot read the document ({type(e).__name__}: {e})"))
+        return result
+    for block in blocks:
+        try:
+            _block(result, block, path, text)
+        except Exception as e:  # noqa: BLE001 - one block must not stop the others
+            result.errors.append(FileError(path, f"internal error while scanning a {block.lang} block "
+                                                 f"({type(e).__name__}: {e})", block.line))
+    try:
+        sglang_config.attach_configs(result, path)
+    except Exception as e:  # noqa: BLE001
+        result.errors.append(FileError(path, f"internal error while reading a --config file ({type(e).__name__}: {e})"))
+    result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
+    return result
+
+
+def _block(result: ScanResult, block: Block, path: str, text: str) -> None:
+    lang = block.lang
+    what = f"{lang} block"
+    if lang in SHELL or lang in CONSOLE:
+        if lang in CONSOLE:
+            chosen = console_commands(block.lines)
+        elif any(_DOLLAR.match(ln.text) for ln in block.lines):
+            chosen = console_commands(block.lines, prompts="$")
+        else:
+            chosen = [(ln, 0) for ln in block.lines]
+        if not chosen:
+            return
+        body, omap = _build(chosen)
+        _embed.merge(result, _embed.scan_shell_text(body, path, omap, what=what, line=block.line, file_text=text))
+        return
+    if lang in PYTHON or lang in PYCON:
+        chosen = pycon_lines(block.lines) if lang in PYCON else [(ln, 0) for ln in block.lines]
+        if not chosen:
+            return
+        body, omap = _build(chosen)
+        from kv4lint.frontends.notebook import split_ipython
+
+        split = split_ipython(body, omap)
+        for cmd, cmap, _ in split.shell:
+            _embed.merge(result, _embed.scan_shell_text(cmd, path, cmap, what=what, line=block.line,
+                                                        file_text=text))
+        if "sglang" in split.python or "ServerArgs" in split.python or "kv_cache" in split.python:
+            _embed.merge(result, _embed.scan_python_text(split.python, path, split.omap, what=what,
+                                                         line=block.line))

@@ -345,3 +345,70 @@ def test_cli_subprocess(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "Fixed 0 findings in 0 files (0 remaining)." in r.stderr
     assert p.read_text() == "echo hello\n"
+
+
+# ---------------------------------------------------------------------------
+# Through the real shell frontend
+
+
+SHELL_CASES = [
+    # (options, before, after)
+    ([], "python -m sglang.launch_server --model-path M --kv-cache-dtype fp4_e2m1 --port 1\n",
+     "python -m sglang.launch_server --model-path M --kv-cache-dtype fp8_e4m3 --port 1\n"),
+    (["--gpu", "h100"], "python3 -m sglang.launch_server --kv-cache-dtype=nvfp4 --port 1\n",
+     "python3 -m sglang.launch_server --kv-cache-dtype=fp8_e4m3 --port 1\n"),
+    (["--gpu", "h100"], "python3 -m sglang.launch_server --kv-cache-dtype 'nvfp4'\n",
+     "python3 -m sglang.launch_server --kv-cache-dtype 'fp8_e4m3'\n"),
+    (["--gpu", "h100"], 'python3 -m sglang.launch_server --kv-cache-dtype "nvfp4" &\n',
+     'python3 -m sglang.launch_server --kv-cache-dtype "fp8_e4m3" &\n'),
+    (["--gpu", "h100"], 'python3 -m sglang.launch_server "--kv-cache-dtype=nvfp4"\n',
+     'python3 -m sglang.launch_server "--kv-cache-dtype=fp8_e4m3"\n'),
+    (["--gpu", "h100"], "python3 -m sglang.launch_server --kv-cache nvfp4\n",
+     "python3 -m sglang.launch_server --kv-cache fp8_e4m3\n"),
+    (["--gpu", "rtx5090"],
+     "python -m sglang.launch_server \\\n  --kv-cache-dtype nvfp4 \\\n  --prefill-kv-cache-dequant-dtype nvfp4 \\\n"
+     "  --port 30000\n",
+     "python -m sglang.launch_server \\\n  --kv-cache-dtype fp8_e4m3 \\\n  --port 30000\n"),
+    (["--gpu", "rtx5090"],
+     "python -m sglang.launch_server --kv-cache-dtype nvfp4 \\\n  --prefill-kv-cache-dequant-dtype nvfp4\n",
+     "python -m sglang.launch_server --kv-cache-dtype fp8_e4m3\n"),
+    (["--gpu", "rtx5090"], "python -m sglang.launch_server --kv-cache-dtype nvfp4 --prefill-kv-cache-dequant-dtype=nvfp4 "
+     "--tp 2\n", "python -m sglang.launch_server --kv-cache-dtype fp8_e4m3 --tp 2\n"),
+    ([], 'DTYPE="fp4_e2m1"\nnohup python -m sglang.launch_server --kv-cache-dtype "$DTYPE" > log 2>&1 &\n',
+     'DTYPE="fp8_e4m3"\nnohup python -m sglang.launch_server --kv-cache-dtype "$DTYPE" > log 2>&1 &\n'),
+    ([], "env CUDA_VISIBLE_DEVICES=0 timeout 600 sglang serve --model-path M --kv-cache-dtype fp4_e2m1\n",
+     "env CUDA_VISIBLE_DEVICES=0 timeout 600 sglang serve --model-path M --kv-cache-dtype fp8_e4m3\n"),
+]
+
+
+@pytest.mark.parametrize("opts,before,after", SHELL_CASES, ids=[c[1].split("\n")[-2][-40:] for c in SHELL_CASES])
+def test_shell_forms(tmp_path, opts, before, after):
+    p = tmp_path / "serve.sh"
+    p.write_bytes(before.encode())
+    assert run(*opts, p) == 0
+    assert p.read_bytes() == after.encode()
+    assert run(*opts, p) == 0  # idempotent
+    assert p.read_bytes() == after.encode()
+    rep = lint_text(str(p), after, Settings(gpu=opts[1] if opts else None), "shell")
+    assert rep.errors == [] and not [f for f in rep.findings if fixer.fixable(f, unsafe=True)]
+
+
+def test_shell_shared_variable_is_unsafe(tmp_path, capsys):
+    src = ('DTYPE=fp4_e2m1\npython -m sglang.launch_server --kv-cache-dtype $DTYPE --port 1\n'
+           'python -m sglang.launch_server --kv-cache-dtype $DTYPE --port 2\n')
+    p = tmp_path / "serve.sh"
+    p.write_text(src)
+    assert run(p) == 1
+    assert p.read_text() == src
+    assert run("--unsafe-fixes", p) == 0
+    assert p.read_text() == src.replace("DTYPE=fp4_e2m1", "DTYPE=fp8_e4m3")
+
+
+def test_shell_fixtures_style_crlf_bom_executable(tmp_path):
+    src = "\ufeff#!/bin/bash\r\nexec python3 -m sglang.launch_server \\\r\n  --kv-cache-dtype fp4_e2m1 \\\r\n  --port 1"
+    p = tmp_path / "serve.sh"
+    p.write_bytes(src.encode())
+    p.chmod(0o755)
+    assert run(p) == 0
+    assert p.read_bytes() == src.replace("fp4_e2m1", "fp8_e4m3").encode()
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o755

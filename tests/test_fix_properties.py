@@ -1,0 +1,216 @@
+"""Property tests: fix generated launch scripts through the real shell frontend and check that
+
+* the output is exactly the input with the dtype value replaced and the FP4-only
+  flag (with one separator) removed -- no other byte changes (an exact oracle: the
+  generator knows where those characters are),
+* the output re-parses without new errors and has no fixable finding left,
+* fixing the output again changes nothing.
+
+Scripts vary: flag spellings (``--kv-cache-dtype X``, ``--kv-cache-dtype=X``,
+``--kv-cache X``, a whole quoted ``"--kv-cache-dtype=X"``), quoting, blanks,
+backslash continuations, wrappers (``env``, ``nohup``, ``timeout``, ``exec``,
+``VAR=x``), a variable holding the dtype, line endings (LF, CRLF), a BOM, a
+missing final newline, and other commands around the launch.
+
+Examples per test: 100 by default (CI); ``KV4LINT_HYPOTHESIS_PROFILE=long`` runs
+2000 (``KV4LINT_HYPOTHESIS_EXAMPLES=N`` sets any number).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from kv4lint.fixer import fix_text, fixable
+from kv4lint.runner import lint_text
+from kv4lint.settings import Settings
+from kv4lint.source import decode
+
+_PROFILES = {"ci": 100, "long": 2000}
+EXAMPLES = int(os.environ.get("KV4LINT_HYPOTHESIS_EXAMPLES")
+               or _PROFILES.get(os.environ.get("KV4LINT_HYPOTHESIS_PROFILE", "ci"), 100))
+PROPS = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("KV4LINT_HYPOTHESIS_RANDOM") is None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@dataclass
+class Case:
+    source: str  # the script
+    fixed: tuple[str, ...]  # acceptable outputs (a removed flag may take the blank before or after it)
+    settings: Settings
+
+
+class _Builder:
+    """Accumulates the script and, in parallel, the expected fixed script(s)."""
+
+    def __init__(self):
+        self.src: list[str] = []
+        self.alts: list[list[str]] = [[]]
+
+    def add(self, text: str, fixed: str | None = None) -> None:
+        self.src.append(text)
+        for a in self.alts:
+            a.append(text if fixed is None else fixed)
+
+    def fork_removal(self, before: str, token: str, after: str) -> None:
+        """``before token after`` where ``token`` goes: either ``before`` or ``after`` goes with it."""
+        self.src.append(before + token + after)
+        new = []
+        for a in self.alts:
+            new.append(a + [after])
+            if after:
+                new.append(a + [before])
+        self.alts = new
+
+
+SEPS = st.sampled_from([" ", "  ", "\t", " \\\n  ", " \\\n\t", "\\\n    ", "   \\\n        "])
+QUOTES = st.sampled_from(["", "'", '"'])
+WRAPPERS = st.lists(st.sampled_from(["env A=1", "nohup", "timeout 600", "env -u FOO", "stdbuf -oL"]),
+                    max_size=2, unique=True)
+ENTRIES = st.sampled_from(["python -m sglang.launch_server", "python3 -m sglang.launch_server",
+                           "python3 -m  sglang.launch_server", "sglang serve"])
+
+
+@st.composite
+def cases(draw) -> Case:
+    b = _Builder()
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    if draw(st.booleans()):
+        b.add("#!/bin/bash" + eol)
+    for line in draw(st.lists(st.sampled_from(["set -euo pipefail", "# start the server", "echo starting",
+                                               "export HF_HOME=/data/hf", "cd \"$(dirname \"$0\")\""]),
+                              max_size=3)):
+        b.add(line + eol)
+
+    # The dtype and the target that makes it a fixable finding.
+    kind = draw(st.sampled_from(["fp4_e2m1", "nvfp4-hopper", "nvfp4-rtx"]))
+    dtype = "fp4_e2m1" if kind == "fp4_e2m1" else "nvfp4"
+    cfg = Settings(gpu={"fp4_e2m1": None, "nvfp4-hopper": "h100", "nvfp4-rtx": "rtx5090"}[kind])
+    new = "fp8_e4m3"
+
+    via_var = draw(st.booleans())
+    var = draw(st.sampled_from(["DTYPE", "KV_DTYPE", "kv"]))
+    if via_var:
+        q = draw(QUOTES)
+        b.add(f"{var}={q}")
+        b.add(dtype, new)
+        b.add(q + eol)
+        value_word = draw(st.sampled_from([f"${var}", f"${{{var}}}", f'"${var}"', f'"${{{var}}}"']))
+        value_fixed = value_word
+    else:
+        q = draw(QUOTES)
+        value_word, value_fixed = f"{q}{dtype}{q}", f"{q}{new}{q}"
+
+    # The arguments, in a random order; the dtype flag may be spelled several ways.
+    spelling = draw(st.sampled_from(["--kv-cache-dtype", "--kv-cache", "--kv-cache-dt"]))
+    inline = draw(st.sampled_from(["no", "eq", "quoted-eq"])) if not via_var else "no"
+    if inline == "eq" and value_word[:1] in "'\"":
+        inline = "no"
+    args: list[tuple[str, str, str] | tuple[str]] = []  # (text, fixed text) pieces or ("REMOVE", option, value)
+    if inline == "no":
+        args.append(("dtype", f"{spelling}", value_word, value_fixed))
+    elif inline == "eq":
+        args.append(("one", f"{spelling}={value_word}", f"{spelling}={value_fixed}"))
+    else:
+        args.append(("one", f'"{spelling}={dtype}"', f'"{spelling}={new}"'))
+    mq = draw(QUOTES)
+    args.append(("one", f"--model-path {mq}meta-llama/Llama-3.1-8B-Instruct{mq}", None))
+    if draw(st.booleans()):
+        args.append(("one", f"--port {draw(st.integers(1024, 65535))}", None))
+    if draw(st.booleans()):
+        args.append(("one", "--tp 2", None))
+    # nvfp4 is refused on sm120 only with the native NVFP4 prefill (the dequant flag set to nvfp4).
+    dequant = "nvfp4" if kind == "nvfp4-rtx" else draw(st.sampled_from([None, "nvfp4", "fp8_e4m3", "auto"]))
+    if dequant is not None:
+        dq = draw(QUOTES)
+        form = draw(st.sampled_from(["sep", "eq"]))
+        args.append(("remove", form, f"{dq}{dequant}{dq}"))
+    order = draw(st.permutations(list(range(len(args)))))
+
+    if draw(st.booleans()):
+        b.add("CUDA_VISIBLE_DEVICES=0,1 ")  # an assignment prefix comes first
+    if draw(st.booleans()):
+        b.add("exec ")  # exec runs a program, so it comes before the other wrappers
+    for w in draw(WRAPPERS):
+        b.add(w + " ")
+    b.add(draw(ENTRIES))
+    seps = [draw(SEPS) for _ in order]  # seps[k] precedes the k-th argument
+    consumed = False
+    for k, idx in enumerate(order):
+        a = args[idx]
+        if a[0] == "remove":
+            _, form, val = a
+            token = (f"--prefill-kv-cache-dequant-dtype{draw(SEPS)}{val}" if form == "sep"
+                     else f"--prefill-kv-cache-dequant-dtype={val}")
+            after = seps[k + 1] if k + 1 < len(order) else ""
+            b.fork_removal(seps[k], token, after)
+            consumed = True  # the next argument's separator went in with it
+            continue
+        if not consumed:
+            b.add(seps[k])
+        consumed = False
+        if a[0] == "dtype":
+            _, opt, word, fixed = a
+            b.add(opt + draw(SEPS))
+            b.add(word, fixed)
+        else:
+            _, text, fixed = a
+            b.add(text, fixed)
+    tail = draw(st.sampled_from(["", " &", " 2>&1 | tee server.log", " > server.log 2>&1", "; echo done"]))
+    b.add(tail)
+    if draw(st.booleans()):
+        b.add(eol + "echo after" + eol)
+    elif draw(st.booleans()):
+        b.add(eol)  # else: no final newline
+    src = "".join(b.src)
+    fixed = tuple("".join(a) for a in b.alts)
+    if eol == "\r\n":  # continuations inside the command use the same line ending
+        src = src.replace("\\\n", "\\\r\n")
+        fixed = tuple(f.replace("\\\n", "\\\r\n") for f in fixed)
+    return Case(src, fixed, cfg)
+
+
+def _fixable(findings) -> list:
+    return [f for f in findings if fixable(f)]
+
+
+@PROPS
+@given(cases())
+def test_fix_changes_only_the_value_and_removes_the_flag(case: Case):
+    tf = fix_text("serve.sh", case.source, case.settings, "shell")
+    assert tf.errors == []
+    assert tf.new_text in case.fixed, (case.source, tf.new_text, case.fixed)
+    assert [f.code for f in tf.fixed], "a fixable finding was expected"
+
+
+@PROPS
+@given(cases())
+def test_fixed_script_reparses_and_has_nothing_fixable(case: Case):
+    before = lint_text("serve.sh", case.source, case.settings, "shell")
+    assert before.errors == []
+    tf = fix_text("serve.sh", case.source, case.settings, "shell")
+    after = lint_text("serve.sh", tf.new_text, case.settings, "shell")
+    assert after.errors == []
+    assert _fixable(after.findings) == []
+    assert after.launches == before.launches
+
+
+@PROPS
+@given(cases())
+def test_fix_is_idempotent(case: Case):
+    once = fix_text("serve.sh", case.source, case.settings, "shell").new_text
+    twice = fix_text("serve.sh", once, case.settings, "shell")
+    assert not twice.changed and twice.fixed == []
+
+
+@PROPS
+@given(cases(), st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]))
+def test_bytes_round_trip_outside_the_edits(case: Case, encoding: str):
+    """Through bytes: BOM and encoding come back; the bytes are the expected text's bytes."""
+    data = case.source.encode(encoding)
+    text = decode(data)
+    tf = fix_text("serve.sh", text.text, case.settings, "shell")
+    out = text.encode(tf.new_text)
+    assert out in {f.encode(encoding) for f in case.fixed}

@@ -1,0 +1,118 @@
+"""kv4lint's rule engine against SGLang's own code, release by release.
+
+SGLang's KV4 check (and the NVFP4 prefill-dequant handler of 0.5.21+) is read
+from the published wheel of each release, compiled and run on stand-in
+arguments (tests/conformance/oracle.py); kv4lint's engine is run on the same
+inputs, and both verdicts must agree exactly: the same errors (exception type
+and message), warnings and rewrites, in the same order. The grid and its
+documented reductions are in tests/conformance/grid.py.
+
+Wheels are downloaded once into ``$KV4LINT_WHEEL_CACHE`` (default
+``~/.cache/kv4lint/sglang-wheels``); see tests/conformance/wheels.py.
+
+Every difference fails the test with the smallest configuration per distinct
+disagreement. There are no tolerated exceptions at present; one would be listed
+in ``KNOWN_EXCEPTIONS`` below with SGLang's line and the reason.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance import grid, oracle, probes
+from kv4lint.rules import engine
+from kv4lint.sglang import options
+
+pytestmark = pytest.mark.conformance
+
+# Every release with a KV4 check (0.5.7 is the first; 0.5.6.post2 has none).
+RELEASES = [f"0.5.{n}" for n in range(7, 24)]
+
+# (what, version, SGLang's line) -> why kv4lint may differ there. Empty: full agreement.
+KNOWN_EXCEPTIONS: dict[tuple[str, str, str], str] = {}
+
+
+def _report(request, version: str, what: str, tally: grid.Tally) -> None:
+    line = f"conformance {what} sglang=={version}: {tally.compared} configurations compared, {len(tally.diffs)} differ"
+    request.node.user_properties.append(("conformance", line))
+    # Shown at once without xdist; under xdist (workers have no terminal) the line travels in the
+    # report's user_properties for a terminal-summary hook.
+    tr = request.config.pluginmanager.get_plugin("terminalreporter")
+    capman = request.config.pluginmanager.get_plugin("capturemanager")
+    if tr is not None and capman is not None and not hasattr(request.config, "workerinput"):
+        with capman.global_and_fixture_disabled():
+            tr.write_line("")
+            tr.write_line(line)
+
+
+def _fail_on(tally: grid.Tally) -> None:
+    diffs = [d for d in tally.diffs if (d.what, d.version, d.where) not in KNOWN_EXCEPTIONS]
+    if diffs:
+        tally.diffs = diffs
+        shown = "\n".join(d.describe() for d in tally.smallest())
+        pytest.fail(f"{len(diffs)} of {tally.compared} configurations differ from SGLang {tally.version}; "
+                    f"smallest per distinct disagreement:\n{shown}", pytrace=False)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_oracle_finds_no_check_before_0_5_7():
+    with pytest.raises(oracle.OracleError):
+        oracle.Release("0.5.6.post2")
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_platform_facts(version):
+    """kv4lint's machine facts are SGLang's probes (utils/common.py) on the same machine."""
+    n = engine.release(version)
+    for machine in grid.MACHINES:
+        p = probes.probes(version, *machine)
+        m = engine.Machine(*machine)
+        want = {
+            "is_cuda": bool(p.ns["is_cuda"]()),
+            "is_sm90": bool(p.ns["is_sm90_supported"]()),
+            "is_sm100": bool(p.ns["is_sm100_supported"]()),
+            "is_sm120": bool(p.ns["is_sm120_supported"]()),
+            "is_blackwell": bool(p.ns["is_blackwell"]()),
+        }
+        got = {"is_cuda": m.is_cuda, "is_sm90": m.is_sm90, "is_sm100": m.is_sm100, "is_sm120": m.is_sm120,
+               "is_blackwell": m.is_blackwell(n)}
+        assert got == want, f"{machine}"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_option_choices(version):
+    """The choices kv4lint ships for the flags the checks read are the wheel's."""
+    rel = oracle.release(version)
+    tbl = options.table(version)
+    assert list(tbl["--kv-cache-dtype"].choices) == rel.kv_cache_dtype_choices
+    for flag in ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend"):
+        assert list(tbl[flag].choices) == rel.attention_backend_choices, flag
+    dq = tbl.get("--prefill-kv-cache-dequant-dtype")
+    want = rel.prefill_kv_cache_dequant_dtype_choices
+    assert (list(dq.choices) if dq else None) == want
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_kv4_check(version, request):
+    tally = grid.Kv4Runner(version, engine).run()
+    _report(request, version, "kv4_check", tally)
+    # the oracle really exercised SGLang's function: each of its outcomes was produced
+    seen = tally.sglang_kinds
+    assert {"RuntimeError", "AssertionError", "warning"} <= seen, seen
+    if engine.release(version) >= 21:
+        assert {"ValueError", "rewrite"} <= seen, seen
+    _fail_on(tally)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_prefill_dequant(version, request):
+    rel = oracle.release(version)
+    tally = grid.DequantRunner(version, engine).run()
+    _report(request, version, "prefill_dequant", tally)
+    if rel.has_dequant:
+        assert {"ValueError", "rewrite"} <= tally.sglang_kinds, tally.sglang_kinds
+    else:
+        assert tally.sglang_kinds == set()  # no handler before 0.5.21: nothing happens
+    _fail_on(tally)

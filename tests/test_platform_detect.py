@@ -155,5 +155,8 @@ def test_platform_auto_without_torch_is_a_usage_error(monkeypatch, tmp_path):
 
     (tmp_path / ".git").mkdir()
     monkeypatch.setattr(platform_detect, "_import_torch", lambda: (_ for _ in ()).throw(ImportError("no torch")))
-    with pytest.raises(ValueError, match="--platform: platform auto: torch is not installed"):
+    with pytest.raises(ValueError, match="^--platform auto: torch is not installed"):
         build_settings(_ns(platform="auto"), [str(tmp_path)])
+    (tmp_path / "kv4lint.toml").write_text('platform = "auto"\n')
+    with pytest.raises(ValueError, match='kv4lint.toml: platform = "auto": torch is not installed'):
+        build_settings(_ns(isolated=False), [str(tmp_path)])

@@ -439,11 +439,12 @@ def _resolve_auto(s: Settings) -> None:
     from kv4lint import platform_detect
 
     src = s.sources.get("platform", "--platform")
+    said = f"{src} auto" if src.startswith("--") else f"{src}: platform = \"auto\""
     det = platform_detect.detect()
     if det.platform is None:
-        raise ConfigError(f"{src}: platform auto: {det.reason}")
+        raise ConfigError(f"{said}: {det.reason}")
     s.platform = det.platform
-    s.sources["platform"] = f"{src} auto: {det.reason}"
+    s.sources["platform"] = f"{said}: {det.reason}"
     if det.arch and not s.gpu:
         s.gpu = det.arch
-        s.sources["gpu"] = f"{src} auto: {det.reason}"
+        s.sources["gpu"] = f"{said}: {det.reason}"

@@ -810,3 +810,9 @@ def test_split_words():
     ws = split_words("python -m x --a b", origin=OffsetMap.contiguous(base, 17))
     assert ws[4].span == Span(base + 16, base + 17)
     assert [v.text for v in split_words("python -m x 'unterminated")][:3] == ["python", "-m", "x"]
+
+
+def test_wrapper_option_with_an_unknown_value():
+    text = ("node=$(( gpu / 4 ))\nnumactl --cpunodebind=$node --membind=$node -C$cpus "
+            "python3 -m sglang.launch_server --a\n")
+    assert texts(one(text)) == ["--a"]

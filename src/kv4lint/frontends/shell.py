@@ -1119,6 +1119,8 @@ class _Unwrapper:
         while i < n:
             f = w[i]
             t = f.text
+            if t is None and len(f.prefix) > 1 and f.prefix[0] == "-" and f.prefix != "--":
+                t = f.prefix + _HOLE  # --cpunodebind=$node, -N$n: an option whose value is unknown
             if t is None:
                 nxt = w[i + 1].text if i + 1 < n else None
                 if f.splat and not spec.unknown_operand and not _plausible_command(nxt) and i + 1 < n:
@@ -1363,7 +1365,8 @@ class _Unwrapper:
         w = ex.words
         devices: list[tuple[str, Span | None]] = []
         entry: list[_Field] = []
-        own: list[Hint] = []  # env hints, in order
+        own: list[Hint] = []  # image and device hints first: they are the strongest
+        envs: list[Hint] = []
         cuda: list[Hint] = []
         ex.clean_env = True
 
@@ -1375,7 +1378,7 @@ class _Unwrapper:
                 if not self._env_word(sub, v, "docker run -e") and v.text and _NAME.match(v.text):
                     sub.hints.extend(env_hints(v.text, None, v.anchor(), how="docker run -e"))
                 ex.env.extend(sub.env)
-                own.extend(sub.hints)
+                envs.extend(sub.hints)
             elif opt == "--device" and v.text:
                 devices.append((v.text, v.anchor()))
             elif opt == "--entrypoint":
@@ -1388,6 +1391,7 @@ class _Unwrapper:
         if i < len(w) and image and w[i].text:
             own.extend(image_hints(w[i].text, w[i].anchor()))
         own.extend(device_hints(devices, how="docker run --device"))
+        own.extend(envs)
         if not any(h.kind == "platform" and h.value != "cuda" for h in own):
             own.extend(cuda)  # --gpus / --runtime nvidia, unless the image or a device says otherwise
         ex.hints.extend(own)

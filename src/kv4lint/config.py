@@ -362,7 +362,7 @@ def start_dir(paths: list[str] | None) -> str:
 # The CLI: file settings, then the command line over them
 
 
-_CLI_SINGLE = {  # ns attribute -> (config key, option)
+_CLI_SINGLE = {  # argparse attribute -> config key (the option is --KEY)
     "sglang_version": "sglang-version", "platform": "platform", "gpu": "gpu",
     "model_attention": "model-attention", "fix_dtype": "fix-dtype",
 }

@@ -278,6 +278,84 @@ def fix_error_lines(result: ScanResult, path: str, origin: OffsetMap | None, tex
 
 
 # ---------------------------------------------------------------------------
+# Environment given to embedded shell text
+
+_SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SAFE_DQ = re.compile(r'^[^"\\`$\n]*$')  # fits between double quotes unchanged
+
+
+@dataclass
+class EnvDef:
+    """A variable a container sets for its command (``ENV``, ``env:``, ``variables:``, ``%env``).
+
+    ``omap`` maps the value to the file when it is written there, so that a
+    launch that reads ``$NAME`` gets a value whose span is the definition
+    (reported at the use, fixed at the definition).
+    """
+
+    name: str
+    value: str | None
+    omap: OffsetMap | None = None
+    span: Span | None = None
+
+    @property
+    def value_span(self) -> Span | None:
+        if self.value is None or self.omap is None or not self.value:
+            return None
+        return self.omap.span(Span(0, len(self.value)))
+
+
+def with_prelude(defs: list[EnvDef], body: str, omap: OffsetMap) -> tuple[str, OffsetMap, dict[str, str]]:
+    """Put ``NAME="value"`` lines before ``body`` for the definitions written verbatim; the rest as ``env``."""
+    b = TextBuilder()
+    env: dict[str, str] = {}
+    for d in defs:
+        if d.value is None:
+            env.pop(d.name, None)
+            continue
+        vs = d.value_span
+        if vs is not None and _SHELL_NAME.match(d.name) and _SAFE_DQ.match(d.value):
+            b.synthetic(d.name + '="', vs.start)
+            b.mapped(d.value, list(range(vs.start, vs.end)))
+            b.synthetic('"\n', vs.end)
+            env.pop(d.name, None)
+        else:
+            env[d.name] = d.value
+    if not len(b):
+        return body, omap, env
+    b.mapped(body, omap.outer)
+    text, fmap = b.build(end=omap.outer[-1] if omap.outer else 0)
+    return text, fmap, env
+
+
+_REFS = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)|\(([A-Za-z_][A-Za-z0-9_]*)\)|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def mark_shared(result: ScanResult, text: str, defs: list[EnvDef]) -> None:
+    """Values that resolve to a definition the file reads more than once are shared: their fix is unsafe."""
+    spans = []
+    counts: dict[str, int] | None = None
+    for d in defs:
+        vs = d.value_span
+        if vs is None:
+            continue
+        if counts is None:
+            counts = {}
+            for m in _REFS.finditer(text):
+                name = m.group(1) or m.group(2) or m.group(3)
+                counts[name] = counts.get(name, 0) + 1
+        if counts.get(d.name, 0) > 1:
+            spans.append(vs)
+    if not spans:
+        return
+    for launch in result.launches:
+        for k, v in enumerate(launch.argv):
+            if v.span is not None and not v.shared and any(s.start <= v.span.start and v.span.end <= s.end
+                                                            for s in spans):
+                launch.argv[k] = replace(v, shared=True)
+
+
+# ---------------------------------------------------------------------------
 # Argument lists -> launches
 
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
@@ -294,7 +372,8 @@ def _base(word: str | None) -> str | None:
 
 def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | None = None,
                         hints: list[Hint] | None = None, language: str = "shell",
-                        what: str = "command") -> ScanResult:
+                        what: str = "command", defs: list[EnvDef] | None = None,
+                        file_text: str | None = None) -> ScanResult:
     """Launches in an argument list given as data (exec form, YAML list): no shell reads it.
 
     Strips the wrappers that only run their arguments (``env K=V``, ``nohup``,
@@ -364,7 +443,9 @@ def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | N
             if origin is None:
                 anchor = sw.value.anchor or Span(0, 0)
                 origin = OffsetMap([anchor.start] * (len(sw.text) + 1))
-            sub = scan_shell_text(sw.text, path, origin, env=env, hints=hints, what=f"{what} script")
+            script, origin, penv = with_prelude(list(defs or []), sw.text, origin)
+            sub = scan_shell_text(script, path, origin, env={**env, **penv} if defs else env, hints=hints,
+                                  what=f"{what} script", file_text=file_text)
             merge(result, sub)
             return result
         break

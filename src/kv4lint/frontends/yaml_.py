@@ -450,6 +450,10 @@ class Env:
     def values(self) -> dict[str, str]:
         return {k: v.value for k, v in self.vars.items() if v.value is not None}
 
+    def defs(self) -> list[_embed.EnvDef]:
+        return [_embed.EnvDef(v.name, v.value, v.smap.omap if v.smap is not None else None, v.span)
+                for v in self.vars.values()]
+
     def hints(self, how: str) -> list[Hint]:
         out: list[Hint] = []
         for v in self.vars.values():
@@ -515,6 +519,7 @@ class _Yaml:
         self.result = result
         self.index = LineIndex(text)
         self.done: set[int] = set()
+        self.defs: list[_embed.EnvDef] = []
 
     def line(self, node) -> int:
         return node.start_mark.line + 1
@@ -526,8 +531,14 @@ class _Yaml:
         self.done.add(id(node))
         sm = scalar_map(self.text, node)
         body = _EXPR.sub(lambda m: "${" + "_" * (len(m.group()) - 3) + "}", sm.value) if gha else sm.value
-        sub = _embed.scan_shell_text(body, self.path, sm.omap, env=env.values(), hints=hints, what=what,
-                                     line=self.line(node), file_text=self.text)
+        self.run_shell(body, sm.omap, env, hints, what, self.line(node))
+
+    def run_shell(self, body: str, omap: OffsetMap, env: Env, hints: list[Hint], what: str, line: int) -> None:
+        defs = env.defs()
+        self.defs.extend(defs)
+        full, fmap, values = _embed.with_prelude(defs, body, omap)
+        sub = _embed.scan_shell_text(full, self.path, fmap, env=values, hints=hints, what=what, line=line,
+                                     file_text=self.text)
         _embed.merge(self.result, sub)
 
     def shell_lines(self, nodes: list, *, env: Env, hints: list[Hint], what: str) -> None:
@@ -545,9 +556,7 @@ class _Yaml:
         if first is None:
             return
         body, omap = b.build()
-        sub = _embed.scan_shell_text(body, self.path, omap, env=env.values(), hints=hints, what=what,
-                                     line=self.line(first), file_text=self.text)
-        _embed.merge(self.result, sub)
+        self.run_shell(body, omap, env, hints, what, self.line(first))
 
     # -- argv lists ----------------------------------------------------------
     def words(self, node) -> list[Word] | None:
@@ -566,11 +575,13 @@ class _Yaml:
 
     def launch_words(self, words: list[Word], *, env: Env, hints: list[Hint], what: str,
                      fallback: list[Word] | None = None) -> None:
+        defs = env.defs()
+        self.defs.extend(defs)
         sub = _embed.launches_from_words(words, self.path, env=env.values(), hints=hints, language="yaml",
-                                         what=what)
+                                         what=what, defs=defs, file_text=self.text)
         if not sub.launches and not sub.errors and fallback:
             sub = _embed.launches_from_words(fallback, self.path, env=env.values(), hints=hints, language="yaml",
-                                             what=what)
+                                             what=what, defs=defs, file_text=self.text)
         _embed.merge(self.result, sub)
 
     # -- documents -------------------------------------------------------------
@@ -895,6 +906,7 @@ def scan_yaml(text: str, path: str) -> ScanResult:
         except Exception as e:  # noqa: BLE001 - one document must not stop the others
             result.errors.append(FileError(path, f"internal error while scanning YAML ({type(e).__name__}: {e})",
                                            doc.start_mark.line + 1))
+    _embed.mark_shared(result, text, sc.defs)
     try:
         sglang_config.attach_configs(result, path)
     except Exception as e:  # noqa: BLE001

@@ -287,6 +287,16 @@ def _line_of(text: str, cell: Cell) -> int | None:
     return text.count("\n", 0, cell.pieces[0][0]) + 1
 
 
+def _shell(result: ScanResult, cmd: str, cmap: OffsetMap, path: str, text: str,
+           env: dict[str, tuple[str, Span | None]], what: str, line: int | None) -> None:
+    """Shell text of a cell, with the ``%env`` values set so far mapped to where they are written."""
+    defs = [_embed.EnvDef(k, v, OffsetMap.contiguous(sp.start, sp.end - sp.start) if sp is not None else None)
+            for k, (v, sp) in env.items()]
+    full, fmap, values = _embed.with_prelude(defs, cmd, cmap)
+    _embed.merge(result, _embed.scan_shell_text(full, path, fmap, env=values, hints=_env_hints(env), what=what,
+                                                line=line, file_text=text))
+
+
 def _env_hints(env: dict[str, tuple[str, Span | None]]) -> list[Hint]:
     out: list[Hint] = []
     for name, (value, span) in env.items():
@@ -300,8 +310,7 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
     line = _line_of(text, cell)
     what = f"cell {cell.number}"
     if lang in ("bash", "sh", "shell", "zsh"):
-        _embed.merge(result, _embed.scan_shell_text(src, path, omap, env={k: v for k, (v, _) in env.items()},
-                                                    hints=_env_hints(env), what=what, line=line, file_text=text))
+        _shell(result, src, omap, path, text, env, what, line)
         return
     if not lang.startswith("python") and lang not in ("ipython", ""):
         return
@@ -309,8 +318,7 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
     if m:
         body = src[m.end():]
         bmap = OffsetMap(omap.outer[m.end():])
-        _embed.merge(result, _embed.scan_shell_text(body, path, bmap, env={k: v for k, (v, _) in env.items()},
-                                                    hints=_env_hints(env), what=what, line=line, file_text=text))
+        _shell(result, body, bmap, path, text, env, what, line)
         return
     if src.startswith("%%"):
         name = re.match(r"%%(\w+)", src)
@@ -325,8 +333,7 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
     split = split_ipython(src, omap)
     env.update(split.env)
     for cmd, cmap, _ in split.shell:
-        _embed.merge(result, _embed.scan_shell_text(cmd, path, cmap, env={k: v for k, (v, _) in env.items()},
-                                                    hints=_env_hints(env), what=what, line=line, file_text=text))
+        _shell(result, cmd, cmap, path, text, env, what, line)
     if "sglang" in split.python or "ServerArgs" in split.python or "kv_cache" in split.python:
         sub = _embed.scan_python_text(split.python, path, split.omap, what=what, line=line)
         _embed.add_hints(sub, _env_hints(env))
@@ -346,7 +353,7 @@ def _writefile(result: ScanResult, src: str, omap: OffsetMap, path: str, text: s
     body, bmap = src[nl + 1:], OffsetMap(omap.outer[nl + 1:])
     lang = language_of(target, body[:256].encode("utf-8", "replace"))
     if lang == "shell":
-        _embed.merge(result, _embed.scan_shell_text(body, path, bmap, env=None, hints=_env_hints(env),
+        _embed.merge(result, _embed.scan_shell_text(body, path, bmap, hints=_env_hints(env),
                                                     what=f"%%writefile {target}", line=line, file_text=text))
     elif lang == "python":
         _embed.merge(result, _embed.scan_python_text(body, path, bmap, what=f"%%writefile {target}", line=line))

@@ -1,0 +1,141 @@
+"""The pre-filter: every launch kv4lint can report on passes it; files without one mostly do not."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kv4lint.discover import language_of
+from kv4lint.prefilter import GREP_PATTERN, NEEDLES, might_launch, might_launch_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+
+NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                  "source": ["!python -m sglang.launch_server --model-path m \\\n",
+                                             "    --kv-cache-dtype nvfp4\n"]}],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+# (language, text): launches with a KV cache option, which must all pass.
+MUST_PASS = [
+    ("shell", "python3 -m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1\n"),
+    ("shell", "sglang serve --model-path m --kv-c nvfp4\n"),  # shortest argparse prefix
+    ("shell", "python -m sglang.launch_server --model-path m --kv-cache=nvfp4\n"),
+    ("shell", "python -m sglang.launch_server --model-path m --prefill-k fp8_e4m3\n"),
+    ("shell", "python -m sglang.launch_server --config cfg.yaml\n"),  # the dtype is in the config file
+    ("shell", "ARGS='--kv-cache-dtype nvfp4'\nexec python -m sglang.launch_server $ARGS\n"),
+    ("yaml", "model-path: meta-llama/Llama-3.1-8B-Instruct\nkv-cache-dtype: nvfp4\n"),  # --config file
+    ("yaml", "model-path: m\nkv-c: nvfp4\n"),
+    ("yaml", "{model-path: m, \"kv-cache-dtype\": nvfp4}\n"),
+    ("yaml", "model-path: m\nprefill-kv-cache-dequant-dtype: fp8_e4m3\n"),
+    ("yaml", "services:\n  llm:\n    image: lmsysorg/sglang:v0.5.23\n    command: >\n"
+             "      python3 -m sglang.launch_server --kv-cache-dtype nvfp4\n"),
+    ("dockerfile", "FROM lmsysorg/sglang:v0.5.23-rocm\n"
+                   "CMD [\"python3\", \"-m\", \"sglang.launch_server\", \"--kv-cache-dtype\", \"nvfp4\"]\n"),
+    ("markdown", "# Serve\n\n```bash\npython -m sglang.launch_server --kv-cache-dtype fp4_e2m1\n```\n"),
+    ("notebook", NOTEBOOK),
+    ("makefile", "serve:\n\tpython -m sglang.launch_server --model-path $(MODEL) --kv-cache-dtype nvfp4\n"),
+    ("python", "import sglang as sgl\nllm = sgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n"),
+    ("python", "from sglang.srt.server_args import ServerArgs\nargs = ServerArgs(**{'kv_cache_dtype': 'fp4_e2m1'})\n"),
+    ("python", "from sglang.test.test_utils import popen_launch_server\n"
+               "proc = popen_launch_server(MODEL, URL, timeout=600,\n"
+               "                           other_args=['--kv-cache-dtype', 'nvfp4'])\n"),
+    ("python", "import subprocess, sys\n"
+               "subprocess.Popen([sys.executable, '-m', 'sglang.launch_server', '--kv-cache-dtype', DTYPE])\n"),
+    ("python", "import subprocess\nsubprocess.run(['sglang', 'serve', '--kv-c', 'nvfp4'])\n"),
+    ("python", "import os\nos.system('python -m sglang.launch_server --model-path m --kv-cache-dtype nvfp4')\n"),
+    ("python", "import sglang\nKV = dict(kv_cache_dtype='nvfp4')\nengine = sglang.Engine(model_path='m', **KV)\n"),
+    ("python", "from sglang.srt.server_args import ServerArgs\nargs = ServerArgs(model_path='m')\n"
+               "args.kv_cache_dtype = 'nvfp4'\n"),
+    ("python", "from sglang.srt.server_args import prepare_server_args\n"
+               "args = prepare_server_args(['--model-path', 'm', '--config', 'cfg.yaml'])\n"),
+    ("python", "from sglang.utils import launch_server_cmd\n"
+               "proc, port = launch_server_cmd('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n"),
+    ("python", "import sglang as sgl\nsgl.Engine(model_path='m', prefill_kv_cache_dequant_dtype='fp8_e4m3')\n"),
+    ("python", "import sglang as sgl\nkv_cache_dtype = 'nvfp4'\nsgl.Engine(model_path='m',\n"
+               "           kv_cache_dtype = kv_cache_dtype)\n"),
+    ("python", "import subprocess\ncmd = f'python3 -msglang.launch_server --kv-cache-dtype {dtype}'\n"
+               "subprocess.run(cmd, shell=True)\n"),
+]
+
+# (language, text): files that cannot hold a launch kv4lint reports on.
+MUST_FAIL = [
+    ("shell", "python train.py --kv-cache-dtype fp8\n"),  # no SGLang entry point
+    ("shell", "pip install 'sglang[all]==0.5.23'\n"),  # SGLang, but no KV option
+    ("markdown", "SGLang's KV cache (see the kv-cache docs) is fast.\n"),  # capitalised brand only
+    ("markdown", "sglang notes: the kv-cache can be quantised.\n"),  # prose, not an option
+    ("yaml", "# tune the kv-cache\nbatch: 8\n"),
+    ("yaml", "name: ci\non: push\n"),
+    ("python", "import sglang\nif server_args.kv_cache_dtype == 'fp8_e4m3':\n    pass\n"),  # a read
+    ("python", "from sglang.srt.server_args import ServerArgs\nclass Pool:\n"
+               "    def __init__(self, server_args: ServerArgs):\n        self.kv_cache_dtype = 'auto'\n"),
+    ("python", "import sglang\nbuild_pool(kv_cache_dtype='nvfp4')\n"),  # a keyword, but no entry point
+    ("python", "import numpy as np\nx = np.zeros(3)\n"),
+]
+
+
+def _both(text: str, language: str | None) -> bool:
+    a = might_launch(text, language)
+    b = might_launch_bytes(text.encode("utf-8"), language)
+    assert a == b, f"str and bytes flavours disagree on {text!r}"
+    return a
+
+
+@pytest.mark.parametrize("language,text", MUST_PASS)
+def test_launches_pass(language, text):
+    assert _both(text, language)
+    assert _both(text, None), "the language-blind test must be at least as permissive"
+    assert re.search(GREP_PATTERN, text), "the benchmark's grep floor must see every candidate"
+
+
+@pytest.mark.parametrize("language,text", MUST_FAIL)
+def test_non_launches_fail(language, text):
+    assert not _both(text, language)
+
+
+def test_python_is_tighter_than_the_generic_test():
+    # SGLang's own sources mention the option everywhere without launching.
+    text = "from sglang.srt.server_args import get_global_server_args\nx = y.kv_cache_dtype\n"
+    assert _both(text, None)
+    assert not _both(text, "python")
+
+
+def test_grep_pattern_is_the_needles():
+    assert GREP_PATTERN.split("|") == list(NEEDLES)
+    for n in NEEDLES:
+        assert re.escape(n).replace("\\-", "-") == n, f"{n!r} would need escaping in grep -E"
+
+
+def _fixtures_with_findings():
+    out = []
+    if not FIXTURES.is_dir():
+        return out
+    for exp in sorted(FIXTURES.rglob("*.expected")):
+        src = Path(str(exp)[: -len(".expected")])
+        if not src.is_file():
+            continue
+        lines = [ln for ln in exp.read_text().splitlines() if re.match(r"^\s*\d+:\d+\s+KV\d+", ln)]
+        if lines:
+            out.append(src)
+    return out
+
+
+FIXTURES_WITH_FINDINGS = _fixtures_with_findings()
+
+
+@pytest.mark.skipif(not FIXTURES_WITH_FINDINGS, reason="no fixtures with findings in this checkout")
+@pytest.mark.parametrize("path", FIXTURES_WITH_FINDINGS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_every_fixture_with_findings_passes(path):
+    data = path.read_bytes()
+    language = language_of(str(path), data[:256])
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16")
+        assert might_launch(text, language) and might_launch(text)
+    else:
+        assert might_launch_bytes(data, language), f"{path} has findings but the pre-filter skips it"
+        assert might_launch_bytes(data)
+        assert re.search(GREP_PATTERN.encode(), data)

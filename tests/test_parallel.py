@@ -1,0 +1,125 @@
+"""lint_many: the same reports, in the same order, with or without a process pool."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from kv4lint import parallel
+from kv4lint.settings import Settings
+
+LAUNCH = ("#!/usr/bin/env bash\nexport HIP_VISIBLE_DEVICES=0\n"
+          "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
+          "--kv-cache-dtype fp4_e2m1 --attention-backend triton\n")
+
+
+def _tree(tmp_path, n_plain=300, n_launch=7):
+    files = []
+    for i in range(n_plain):
+        p = tmp_path / f"d{i % 7}" / f"mod{i}.py"
+        p.parent.mkdir(exist_ok=True)
+        p.write_text(f"def f{i}(x):\n    return x + {i}\n")
+        files.append((str(p), "python"))
+    for i in range(n_launch):
+        p = tmp_path / "launch" / f"serve{i}.sh"
+        p.parent.mkdir(exist_ok=True)
+        p.write_text(LAUNCH)
+        files.append((str(p), "shell"))
+    noshebang = tmp_path / "tool"
+    noshebang.write_text("#!/usr/bin/env bash\n" + LAUNCH.split("\n", 1)[1])  # language from the shebang
+    files.append((str(noshebang), None))
+    binary = tmp_path / "blob.sh"
+    binary.write_bytes(b"sglang --kv-cache-dtype nvfp4\0\0\0")
+    files.append((str(binary), "shell"))
+    files.append((str(tmp_path / "missing.py"), "python"))
+    return files
+
+
+def _view(reports):
+    return [(r.path, r.language, r.scanned, r.launches,
+             [(f.code, f.start.line, f.start.column, f.message) for f in r.findings],
+             [(e.message, e.line) for e in r.errors]) for r in reports]
+
+
+def test_pool_gives_the_sequential_reports_in_order(tmp_path):
+    files = _tree(tmp_path)
+    assert len(files) >= parallel.SEQUENTIAL_BELOW
+    settings = Settings(sglang_version="0.5.23")
+    seq = parallel.lint_many(files, settings, jobs=1)
+    par = parallel.lint_many(files, settings, jobs=2)
+    assert [r.path for r in par] == [p for p, _ in files]
+    assert _view(par) == _view(seq)
+    # the run did real work: findings in the launch scripts, errors for the binary and the missing file
+    assert sum(len(r.findings) for r in par) >= 8
+    assert any("binary" in e.message for r in par for e in r.errors)
+    assert any("cannot read" in e.message for r in par for e in r.errors)
+    shebang = next(r for r in par if r.path.endswith("tool"))
+    assert shebang.language == "shell" and shebang.findings
+    # text comes back only where the fix engine may need it
+    assert all((r.text is not None) == bool(r.findings) for r in par if r.path.endswith(".sh"))
+
+
+def test_progress_counts_every_file(tmp_path):
+    files = _tree(tmp_path, n_plain=290, n_launch=3)
+    for jobs in (1, 2):
+        seen = []
+        parallel.lint_many(files, Settings(), jobs=jobs, progress=seen.append)
+        assert sum(seen) == len(files)
+
+
+def test_few_files_never_start_a_pool(tmp_path, monkeypatch):
+    files = _tree(tmp_path, n_plain=20, n_launch=2)
+
+    def no_pool(*a, **k):
+        raise AssertionError("a pool was started for a few files")
+
+    monkeypatch.setattr(parallel, "_pool", no_pool)
+    reports = parallel.lint_many(files, Settings(), jobs=8)
+    assert len(reports) == len(files)
+
+
+def test_default_jobs_is_positive():
+    assert parallel.default_jobs() >= 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork to inherit the patched function")
+def test_a_dead_worker_does_not_lose_files(tmp_path, monkeypatch):
+    files = _tree(tmp_path, n_plain=300, n_launch=4)
+    parent = os.getpid()
+    real = parallel.lint_file
+
+    def dying(path, settings, language=None):
+        if os.getpid() != parent and path.endswith("serve1.sh"):
+            os._exit(3)  # as a crash or the OOM killer would
+        return real(path, settings, language)
+
+    monkeypatch.setattr(parallel, "lint_file", dying)
+    reports = parallel.lint_many(files, Settings(), jobs=2)
+    assert [r.path for r in reports] == [p for p, _ in files]
+    assert _view(reports) == _view(parallel.lint_many(files, Settings(), jobs=1))
+
+
+def test_non_candidates_do_not_import_parsers(tmp_path):
+    """A file without a launch costs its read: no libcst, no tree-sitter, no YAML parser."""
+    plain = tmp_path / "plain.py"
+    plain.write_text("import sglang\n\ndef version():\n    return sglang.__version__\n")
+    script = tmp_path / "plain.sh"
+    script.write_text("#!/bin/sh\necho sglang is installed\n")
+    code = textwrap.dedent(f"""
+        import sys
+        from kv4lint.runner import lint_file
+        from kv4lint.settings import Settings
+        for path, lang in [({str(plain)!r}, "python"), ({str(script)!r}, "shell")]:
+            rep = lint_file(path, Settings(), lang)
+            assert not rep.findings and not rep.errors, rep
+        heavy = sorted(m for m in sys.modules
+                       if m.split(".")[0] in ("libcst", "tree_sitter", "tree_sitter_bash", "ruamel", "nbformat"))
+        print(",".join(heavy))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "", f"imported for files without a launch: {r.stdout.strip()}"

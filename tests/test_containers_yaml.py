@@ -1,0 +1,353 @@
+"""YAML frontend: scalar offset maps, compose/Kubernetes/CI/task formats, SGLang --config files."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+
+from kv4lint.frontends import sglang_config
+from kv4lint.frontends.yaml_ import compose, items, scalar_map, scan_yaml
+from kv4lint.model import Span
+from kv4lint.runner import lint_text
+from kv4lint.settings import Settings
+from kv4lint.source import LineIndex
+
+S23 = Settings(sglang_version="0.5.23")
+
+
+def at(text: str, span: Span | None) -> str | None:
+    return None if span is None else text[span.start:span.end]
+
+
+def dtype(launch):
+    toks = launch.config_argv + launch.argv
+    k = [v.text for v in toks].index("--kv-cache-dtype")
+    return toks[k + 1]
+
+
+def values(text: str):
+    docs, errors = compose(text, "f.yaml")
+    assert errors == []
+    return {k.value: v for k, v in items(docs[0])}
+
+
+def lint(text: str, path: str = "f.yaml", settings: Settings = S23):
+    rep = lint_text(path, text, settings, language="yaml")
+    assert rep.errors == []
+    idx = LineIndex(text)
+    return [(f.code, text[idx.offset(f.start.line, f.start.column):][:12]) for f in rep.findings], rep
+
+
+# ---------------------------------------------------------------------------
+# Scalars
+
+
+@pytest.mark.parametrize("doc,editable", [
+    ("k: nvfp4\n", True),
+    ("k: nvfp4   # comment\n", True),
+    ("k: 'nvfp4'\n", True),
+    ('k: "nvfp4"\n', True),
+    ("k: |\n  --kv-cache-dtype nvfp4\n  --tp 2\n", True),
+    ("k: |-\n    a\n      --kv-cache-dtype nvfp4\n", True),
+    ("k: >\n  --model m\n  --kv-cache-dtype nvfp4\n\n  --tp 2\n", True),
+    ("k: plain\n  --kv-cache-dtype nvfp4\n", True),
+    ("k: 'it''s --kv-cache-dtype nvfp4'\n", True),
+    ('k: "a\\tb --kv-cache-dtype nvfp4 \\u00e9"\n', True),
+    ('k: "two\n  lines --kv-cache-dtype nvfp4"\n', True),
+    ('k: "nv\\x66p4 --kv-cache-dtype nvfp4"\n', True),
+    ("k: - x\n", None),
+])
+def test_scalar_maps_point_at_the_characters(doc, editable):
+    if editable is None:
+        docs, errors = compose(doc, "f.yaml")
+        assert errors and errors[0].line == 1
+        return
+    node = values(doc)["k"]
+    sm = scalar_map(doc, node)
+    assert sm.value == node.value
+    k = sm.value.rindex("nvfp4")
+    assert at(doc, sm.omap.span(Span(k, k + 5))) == "nvfp4"
+    assert sm.omap.span(Span(k, k + 5)).start == doc.rindex("nvfp4")
+
+
+def test_folded_joints_and_escapes_are_not_editable():
+    doc = 'a: >\n  x\n  y\nb: "p\\tq"\n'
+    v = values(doc)
+    sm = scalar_map(doc, v["a"])
+    assert sm.value == "x y\n"
+    assert sm.omap.span(Span(0, 3)) is None  # "x y" is "x\n  y" in the file
+    sm = scalar_map(doc, v["b"])
+    assert sm.value == "p\tq" and sm.verbatim is None and sm.omap.span(Span(0, 3)) is None
+
+
+_PLAIN = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-./", min_size=1, max_size=12)
+
+
+@given(words=st.lists(_PLAIN, min_size=1, max_size=8), style=st.sampled_from(["plain", "'", '"', "|", ">"]),
+       indent=st.integers(min_value=1, max_value=6))
+@hsettings(max_examples=150, deadline=None)
+def test_every_word_of_a_scalar_maps_to_itself(words, style, indent):
+    words = [w for w in words if not w.startswith(("-", "."))] or ["x"]
+    pad = " " * indent
+    if style == "plain":
+        body = " ".join(words)
+        if body[:1].isdigit() or body in ("true", "false", "null", "yes", "no", "on", "off", "y", "n"):
+            body = "v" + body
+            words[0] = "v" + words[0]
+        doc = f"k: {body}\n"
+    elif style in ("'", '"'):
+        doc = f"k: {style}{' '.join(words)}{style}\n"
+    else:
+        doc = f"k: {style}\n" + "".join(f"{pad}{w}\n" for w in words)
+    docs, errors = compose(doc, "f.yaml")
+    if errors:
+        return  # a scalar YAML reads otherwise (e.g. a tag or anchor): not this test's concern
+    node = items(docs[0])[0][1]
+    sm = scalar_map(doc, node)
+    pos = 0
+    for w in words:
+        k = sm.value.index(w, pos)
+        span = sm.omap.span(Span(k, k + len(w)))
+        assert at(doc, span) == w
+        pos = k + len(w)
+
+
+# ---------------------------------------------------------------------------
+# Formats
+
+
+COMPOSE = """\
+services:
+  a:
+    image: lmsysorg/sglang:v0.5.23-rocm700-mi30x
+    command: python3 -m sglang.launch_server --model-path m --kv-cache-dtype nvfp4
+  b:
+    image: lmsysorg/sglang:v0.5.23-rocm700-mi30x
+    entrypoint: [python3, -m, sglang.launch_server]
+    command: [--model-path, m, --kv-cache-dtype, fp4_mx_block16]
+  c:
+    image: lmsysorg/sglang:v0.5.23-rocm700-mi30x
+    command: ["python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "${KV:-nvfp4}"]
+"""
+
+
+def test_compose_forms():
+    launches = scan_yaml(COMPOSE, "compose.yaml").launches
+    assert len(launches) == 3
+    a, b, c = launches
+    assert at(COMPOSE, dtype(a).span) == "nvfp4" and COMPOSE.index("nvfp4") == dtype(a).span.start
+    assert at(COMPOSE, dtype(b).span) == "fp4_mx_block16"
+    assert dtype(c).text is None  # compose interpolation from the host: unknown
+    assert all(("platform", "rocm") in [(h.kind, h.value) for h in x.hints] for x in launches)
+    got, rep = lint(COMPOSE)
+    assert [c for c, _ in got] == ["KV402", "KV402"]
+    assert [t[:5] for _, t in got] == ["nvfp4", "fp4_m"]
+
+
+def test_compose_removal_of_a_list_item_keeps_valid_yaml(tmp_path):
+    doc = ("services:\n  s:\n    image: lmsysorg/sglang:v0.5.23-cu129-b200\n"
+           "    command:\n      - python3\n      - -m\n      - sglang.launch_server\n"
+           "      - --kv-cache-dtype\n      - nvfp4\n      - --prefill-kv-cache-dequant-dtype\n"
+           "      - fp8_e4m3   # for the NVFP4 recipe\n      - --model-path\n      - m\n")
+    (launch,) = scan_yaml(doc, "c.yaml").launches
+    removes = [at(doc, v.remove) for v in launch.argv]
+    assert removes[2] == "      - --prefill-kv-cache-dequant-dtype\n"
+    assert removes[3] == "      - fp8_e4m3   # for the NVFP4 recipe\n"
+
+
+K8S = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: s
+    image: lmsysorg/sglang:latest
+    command: ["python3", "-m", "sglang.launch_server"]
+    args: ["--kv-cache-dtype", "$(KV)", "--model-path", "$(MODEL)", "--tp", "$$(TP)"]
+    env:
+    - {name: KV, value: nvfp4}
+    - name: MODEL
+      valueFrom: {configMapKeyRef: {name: c, key: m}}
+    resources:
+      limits: {amd.com/gpu: 1}
+"""
+
+
+def test_kubernetes_variable_expansion():
+    (launch,) = scan_yaml(K8S, "pod.yaml").launches
+    v = dtype(launch)
+    assert v.text == "nvfp4" and at(K8S, v.span) == "nvfp4" and at(K8S, v.use) == '$(KV)'
+    assert K8S.index("nvfp4") == v.span.start
+    model = launch.argv[3]
+    assert model.text is None  # valueFrom: not known statically
+    assert launch.argv[5].text == "$(TP)"  # $$ escapes
+    assert ("platform", "rocm") in [(h.kind, h.value) for h in launch.hints]
+
+
+def test_kubernetes_sh_c_args_block():
+    doc = ("kind: Job\nspec:\n  template:\n    spec:\n      containers:\n      - name: x\n"
+           "        image: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
+           "        command: [/bin/bash, -c]\n"
+           "        args:\n        - |\n          export KV=nvfp4\n"
+           "          python3 -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n")
+    (launch,) = scan_yaml(doc, "job.yaml").launches
+    assert at(doc, dtype(launch).span) == "nvfp4"
+    got, _ = lint(doc)
+    assert got == [("KV402", "$KV\n")]
+
+
+def test_github_actions_expressions_are_unknown_and_env_is_mapped():
+    doc = ("on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n"
+           "    container: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
+           "    env:\n      KV: fp4_mx_block16\n"
+           "    steps:\n    - run: python3 -m sglang.launch_server --kv-cache-dtype ${{ matrix.kv }}\n"
+           "    - run: python3 -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n"
+           "    - shell: pwsh\n      run: python3 -m sglang.launch_server --kv-cache-dtype nvfp4\n")
+    launches = scan_yaml(doc, "ci.yml").launches
+    assert len(launches) == 2
+    assert dtype(launches[0]).text is None
+    v = dtype(launches[1])
+    assert at(doc, v.span) == "fp4_mx_block16" and at(doc, v.use) == "$KV"
+
+
+def test_gitlab_script_lines_share_one_shell():
+    doc = ("serve:\n  image: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n  script:\n"
+           "    - KV=nvfp4\n    - python3 -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n")
+    (launch,) = scan_yaml(doc, ".gitlab-ci.yml").launches
+    assert at(doc, dtype(launch).span) == "nvfp4"
+
+
+def test_skypilot_accelerators_hint():
+    doc = "resources:\n  accelerators: {MI300X: 8}\nrun: python -m sglang.launch_server --kv-cache-dtype nvfp4\n"
+    (launch,) = scan_yaml(doc, "task.yaml").launches
+    assert [(h.kind, h.value) for h in launch.hints] == [("platform", "rocm")]
+
+
+# ---------------------------------------------------------------------------
+# SGLang config files
+
+
+CONFIG = """\
+# server
+model-path: Qwen/Qwen3-8B
+kv-cache-dtype: "nvfp4"
+enable-metrics: yes          # PyYAML reads yes as true
+disable-radix-cache: false
+mem-fraction-static: 0.850
+cuda-graph-bs: [1, 2, 4]
+dp: ~
+"""
+
+
+def test_config_tokens_as_sglang_builds_them():
+    docs, _ = compose(CONFIG, "c.yaml")
+    toks = sglang_config.config_tokens(CONFIG, docs[0])
+    assert [t.text for t in toks] == ["--model-path", "Qwen/Qwen3-8B", "--kv-cache-dtype", "nvfp4",
+                                      "--enable-metrics", "--mem-fraction-static", "0.85",
+                                      "--cuda-graph-bs", "1", "2", "4", "--dp", "None"]
+    assert at(CONFIG, toks[3].span) == "nvfp4"
+    assert toks[6].span is None  # 0.850 is read as 0.85: not the written text
+    assert at(CONFIG, toks[2].remove) == 'kv-cache-dtype: "nvfp4"\n'
+    assert at(CONFIG, toks[2].use) == "kv-cache-dtype"
+
+
+@pytest.mark.parametrize("doc,is_config", [
+    (CONFIG, True),
+    ("kv-cache-dtype: nvfp4\nattention-backend: triton\n", True),
+    ("kv-cache-dtype: fp8\nattention-backend: FLASH_ATTN\n", False),  # vLLM's values
+    ("model: m\nkv-cache-dtype: fp8\nattention_backend: FLASH_ATTN\n", False),
+    ("kv_cache_dtype: nvfp4\n", False),  # SGLang would build --kv_cache_dtype: not its config
+    ("kv-cache-dtype:\n  help: nvfp4\n", False),
+    ("tp: 2\nport: 30000\n", False),  # no KV/attention key: nothing to check, not claimed
+    ("- kv-cache-dtype\n- nvfp4\n", False),
+    ("services:\n  s: {image: x}\n", False),
+])
+def test_config_detection(doc, is_config):
+    docs, _ = compose(doc, "c.yaml")
+    assert sglang_config.looks_like_config(docs[0]) is is_config
+
+
+def test_config_file_is_a_launch_and_its_fix_edits_in_place():
+    doc = "model-path: m\nkv-cache-dtype: nvfp4   # FP4\nprefill-kv-cache-dequant-dtype: fp8_e4m3\ntp: 2\n"
+    got, rep = lint(doc, "serve.yaml", Settings(sglang_version="0.5.23", gpu="h100"))
+    assert got == [("KV404", "nvfp4   # FP")]
+    (f,) = rep.findings
+    from kv4lint.fix import apply_edits
+
+    fixed, skipped = apply_edits(doc, list(f.fix.edits))
+    assert skipped == []
+    assert fixed == "model-path: m\nkv-cache-dtype: fp8_e4m3   # FP4\ntp: 2\n"
+
+
+def test_config_merged_into_a_launch(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "configs").mkdir()
+    cfg = "kv-cache-dtype: fp4_mx_block16\nmodel-path: m\n"
+    (tmp_path / "configs" / "x.yaml").write_text(cfg)
+    (tmp_path / "deploy").mkdir()
+    doc = ("services:\n  s:\n    image: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
+           "    command: python3 -m sglang.launch_server --config configs/x.yaml --port 1\n")
+    path = str(tmp_path / "deploy" / "compose.yaml")
+    (launch,) = scan_yaml(doc, path).launches
+    assert launch.config_path == str(tmp_path / "configs" / "x.yaml")  # found in a parent directory
+    v = dtype(launch)
+    assert at(cfg, v.span) == "fp4_mx_block16" and at(doc, v.use) == "configs/x.yaml"
+    got, rep = lint(doc, path)
+    assert got == [("KV402", "configs/x.ya")]
+    (e,) = rep.findings[0].fix.edits
+    assert e.path == launch.config_path and rep.findings[0].fix.applicability == "unsafe"
+
+
+def test_config_not_merged_for_bench_scripts_or_abbreviations(tmp_path):
+    (tmp_path / "x.yaml").write_text("kv-cache-dtype: nvfp4\n")
+    doc = ("a: {image: x, command: python3 -m sglang.bench_one_batch --config x.yaml}\n"
+           "b: {image: x, command: python3 -m sglang.launch_server --config=x.yaml}\n"
+           "c: {image: x, command: python3 -m sglang.launch_server --config x.yaml --config x.yaml}\n")
+    res = scan_yaml("services:\n" + "".join("  " + line + "\n" for line in doc.splitlines()),
+                    str(tmp_path / "compose.yaml"))
+    assert len(res.launches) == 3
+    assert all(launch.config_argv == [] for launch in res.launches)
+
+
+def test_load_config_argv_refuses_non_yaml_and_bad_files(tmp_path):
+    (tmp_path / "x.json").write_text('{"kv-cache-dtype": "nvfp4"}')
+    (tmp_path / "bad.yaml").write_text("a: [\n")
+    (tmp_path / "list.yaml").write_text("- a\n")
+    assert sglang_config.load_config_argv("x.json", str(tmp_path)) is None
+    assert sglang_config.load_config_argv("bad.yaml", str(tmp_path)) is None
+    assert sglang_config.load_config_argv("list.yaml", str(tmp_path)) is None
+    assert sglang_config.load_config_argv("missing.yaml", str(tmp_path)) is None
+    assert sglang_config.load_config_argv("$CFG.yaml", str(tmp_path)) is None
+
+
+# ---------------------------------------------------------------------------
+# Errors
+
+
+def test_bad_yaml_is_a_file_error_with_its_line():
+    doc = "services:\n  s:\n    command: [python3 -m sglang.launch_server\n"
+    res = scan_yaml(doc, "c.yaml")
+    assert res.launches == []
+    (err,) = res.errors
+    assert err.line == 4 and "cannot parse YAML" in err.message
+
+
+def test_documents_before_an_error_are_still_scanned():
+    doc = ("services:\n  s:\n    image: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
+           "    command: python3 -m sglang.launch_server --kv-cache-dtype nvfp4\n---\n: : :\n  - [\n")
+    res = scan_yaml(doc, "c.yaml")
+    assert len(res.launches) == 1 and len(res.errors) == 1
+
+
+@given(st.text(max_size=300))
+@hsettings(max_examples=200, deadline=None)
+def test_never_raises(text):
+    res = scan_yaml("sglang: x\n" + text, "f.yaml")
+    assert isinstance(res.errors, list)
+
+
+def test_unsafe_tags_are_never_constructed():
+    doc = ("!!python/object/apply:os.system ['echo pwned']\n")
+    res = scan_yaml(doc, "f.yaml")
+    assert res.launches == []

@@ -1,0 +1,425 @@
+"""A hostile-input corpus, generated into temporary directories (never committed as files).
+
+Each :class:`Case` builds one kind of hostile input into a tree that also holds a
+good shell launch and a good Python launch, both of which must still be reported
+whatever the hostile input does to the run.  Used by ``test_hostile_inputs.py``
+(the CLI and flake8 over every case) and ``test_interrupt.py`` (big trees).
+
+Why these inputs: kv4lint runs unattended in CI and pre-commit on repositories
+it has never seen; one crash or hang there blocks a whole team.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import random
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+PY = sys.executable  # the project venv's interpreter (kv4lint installed editable)
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+LAUNCH = f"python -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_e2m1"
+FIXED_LAUNCH = LAUNCH.replace("fp4_e2m1", "fp8_e4m3")
+
+# fp4_e2m1 is not a --kv-cache-dtype choice in SGLang 0.5.21+ (KV406, whatever the GPU): the
+# verdict does not depend on the machine, and its fix (fp8_e4m3) is safe.
+GOOD_SH = f"#!/bin/bash\n{LAUNCH} --port 30000\n"
+GOOD_SH_FIXED = GOOD_SH.replace("fp4_e2m1", "fp8_e4m3")
+GOOD_PY = ("import subprocess\n\n"
+           "subprocess.run([\"python\", \"-m\", \"sglang.launch_server\", \"--model-path\", "
+           f"\"{LLAMA}\", \"--kv-cache-dtype\", \"fp4_e2m1\"])\n")
+GOOD_PY_FIXED = GOOD_PY.replace("fp4_e2m1", "fp8_e4m3")
+CODE = "KV406"
+
+# The target every run uses (the CLI; flake8 reads no kv4lint config, and needs none for KV406).
+CLI_TARGET = ["--isolated", "--sglang-version", "0.5.23"]
+
+TIMEOUT = 120  # seconds: generous for a loaded CI machine; a hang is what this bounds, not speed
+
+
+@dataclass
+class Case:
+    name: str
+    build: Callable[[Path], None]
+    # Paths (relative to the tree) that must get a per-file message in `kv4lint check`'s output
+    # (they could not be read, decoded or parsed, or were skipped for their size).
+    messages: list[str] = field(default_factory=list)
+    # Paths (relative) holding launches that must be reported too (with CODE), and, after
+    # `kv4lint fix`, hold these exact bytes.
+    reported: dict[str, bytes] = field(default_factory=dict)
+    # Extra command-line paths (relative to the tree) named explicitly, besides the tree.
+    explicit: list[str] = field(default_factory=list)
+    # flake8 cannot run on this case for reasons of its own (documented per case), not kv4lint's.
+    flake8: bool = True
+
+
+def write(path: Path, data: bytes | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return path
+
+
+def good_tree(root: Path) -> Path:
+    """The good files every hostile tree holds."""
+    root.mkdir(parents=True, exist_ok=True)
+    write(root / "good.sh", GOOD_SH)
+    write(root / "good.py", GOOD_PY)
+    return root
+
+
+def snapshot(root: Path, *, follow: bool = False) -> dict[str, tuple]:
+    """Every entry under ``root``: kind, mode and (regular files) bytes; symlinks by target."""
+    out: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, root)
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", os.readlink(p))
+            elif stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as f:
+                    out[rel] = ("file", stat.S_IMODE(st.st_mode), f.read())
+            else:
+                out[rel] = ("other", stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The cases
+
+
+def _empty(root: Path) -> None:
+    for name in ("empty.sh", "empty.py", "empty.yaml", "empty.ipynb", "empty.md", "Dockerfile", "empty.mk"):
+        write(root / name, b"")
+
+
+def _binary(root: Path) -> None:
+    rnd = random.Random(9)
+    blob = bytes(rnd.randrange(256) for _ in range(64 * 1024))
+    # The prefilter's needle inside binary noise, with NUL bytes around it.
+    write(root / "blob.sh", b"#!/bin/bash\n" + blob[:1000] + b"\0sglang\0" + LAUNCH.encode() + b"\0" + blob)
+    write(root / "nul.py", GOOD_PY.encode().replace(b"import subprocess", b"import sub\0process"))
+    write(root / "model.bin.sh", blob + b"sglang.launch_server --kv-cache-dtype nvfp4")
+    write(root / "nul_late.sh", b"#!/bin/sh\n" + LAUNCH.encode() + b"\n" + b"x" * 9000 + b"\0\0\0\n")
+
+
+def _invalid_utf8(root: Path) -> None:
+    write(root / "bad_utf8.sh", f"#!/bin/bash\n# caf\xe9\n{LAUNCH}\n".encode("latin-1"))
+    write(root / "bad_utf8.py", b"# \xff\xfe\xfd\n" + GOOD_PY.encode())
+    write(root / "truncated.sh", f"#!/bin/bash\n{LAUNCH} # \u00e9".encode()[:-1] + b"\n")
+
+
+def _utf16(root: Path) -> None:
+    text = f"#!/bin/bash\r\n{LAUNCH}\r\n"
+    write(root / "wide.sh", codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    write(root / "wide_be.py", codecs.BOM_UTF16_BE + GOOD_PY.encode("utf-16-be"))
+
+
+_UTF16_REPORTED = {
+    "wide.sh": codecs.BOM_UTF16_LE + f"#!/bin/bash\r\n{FIXED_LAUNCH}\r\n".encode("utf-16-le"),
+}
+
+
+def _latin1(root: Path) -> None:
+    src = "# -*- coding: latin-1 -*-\n# Caf\u00e9 cr\u00e8me\n" + GOOD_PY
+    write(root / "latin.py", src.encode("latin-1"))
+
+
+def _line_endings(root: Path) -> None:
+    write(root / "crlf.sh", f"#!/bin/bash\r\n{LAUNCH} \\\r\n  --port 1\r\n")
+    # CR alone ends no line for a shell: the whole file is one comment line, there is no launch.
+    write(root / "cr.sh", f"#!/bin/bash\r{LAUNCH}\r")
+    # For Python a lone CR is a line end (universal newlines).
+    write(root / "cr.py", GOOD_PY.replace("\n", "\r"))
+    write(root / "mixed.sh", f"#!/bin/bash\necho a\r\n{LAUNCH}\necho b\r\n")
+
+
+_ENDINGS_REPORTED = {
+    "crlf.sh": f"#!/bin/bash\r\n{FIXED_LAUNCH} \\\r\n  --port 1\r\n".encode(),
+}
+
+
+def _big(root: Path) -> None:
+    # 50 MB of shell with a bad launch at the end: skipped with a notice (the limit is 10 MB).
+    line = b"echo sglang kv-cache padding padding padding padding padding padding padding\n"
+    n = 50 * 1024 * 1024 // len(line) + 1
+    with open(root / "big.sh", "wb") as f:
+        f.write(b"#!/bin/bash\n")
+        f.write(line * n)
+        f.write(LAUNCH.encode() + b"\n")
+
+
+def _many_lines(root: Path) -> None:
+    body = "".join(f"echo line {i}\n" for i in range(100_000))
+    write(root / "long.sh", f"#!/bin/bash\n{body}{LAUNCH}\n")
+
+
+def _deep_python(root: Path) -> None:
+    n = 5000
+    # Each with a launch, so that the prefilter hands it to the Python frontend.
+    write(root / "deep_brackets.py", GOOD_PY + "x = " + "[" * n + "1" + "]" * n + "\n")
+    write(root / "deep_parens.py", "x = " + "(" * n + "1" + ")" * n + "\n" + GOOD_PY)
+    write(root / "deep_calls.py", GOOD_PY + "x = " + "f(" * n + "'--kv-cache-dtype'" + ")" * n + "\n")
+    write(root / "deep_unclosed.py", GOOD_PY + "x = " + "{" * n + "\n")
+    ops = " + ".join(["'a'"] * 20000)
+    write(root / "long_binop.py", f"{GOOD_PY}x = {ops}\n")
+    write(root / "deep_indent.py", GOOD_PY + "".join(" " * i + "if x:\n" for i in range(99)) + " " * 99 + "pass\n")
+    write(root / "deep_launch.py", "import subprocess\nsubprocess.run(" + "(" * 3000 + "[\"python\", \"-m\", "
+                                   "\"sglang.launch_server\", \"--kv-cache-dtype\", \"fp4_e2m1\"]" + ")" * 3000 + ")\n")
+
+
+def _deep_shell(root: Path) -> None:
+    n = 2000
+    kv = " --kv-cache-dtype fp4_e2m1"
+    write(root / "deep_subst.sh", "#!/bin/bash\nX=" + "$( echo " * n + "sglang" + kv + " )" * n + "\n")
+    write(root / "deep_backticks.sh", f"#!/bin/bash\nX=`echo `echo sglang{kv}``\n" + "( " * 3000 + "true"
+          + " )" * 3000 + "\n")
+    write(root / "deep_launch.sh", "#!/bin/bash\n" + "$( " * 300 + LAUNCH + " )" * 300 + "\n")
+    write(root / "deep_bash_c.sh", "#!/bin/bash\nbash -c '" + ("bash -c \\\"" * 200) + LAUNCH + "\\\"" * 200 + "'\n")
+    write(root / "deep_braces.sh", "#!/bin/bash\n" + "{ " * 3000 + LAUNCH + "; }" * 3000 + "\n")
+    write(root / "deep_if.sh", "#!/bin/bash\n" + "if true; then\n" * 3000 + LAUNCH + "\n" + "fi\n" * 3000)
+    write(root / "deep_vars.sh", "#!/bin/bash\nV0=fp4_e2m1\n" + "".join(f"V{i}=$V{i - 1}\n" for i in range(1, 3000))
+          + LAUNCH.replace("fp4_e2m1", "$V2999") + "\n")
+
+
+def _unterminated(root: Path) -> None:
+    write(root / "unterm_dq.sh", f"#!/bin/bash\n{LAUNCH} --served-model-name \"oops\n")
+    write(root / "unterm_sq.sh", f"#!/bin/bash\necho 'sglang\n{LAUNCH}\n")
+    write(root / "unterm_heredoc.sh", f"#!/bin/bash\ncat <<EOF > run.sh\n{LAUNCH}\n")
+    write(root / "unterm_heredoc2.sh", f"#!/bin/bash\nbash <<'END'\n{LAUNCH}\nEN\n")
+    write(root / "unterm_subst.sh", f"#!/bin/bash\nX=$({LAUNCH}\n")
+    write(root / "unterm.py", GOOD_PY + "x = 'unterminated\n")
+    write(root / "unterm_triple.py", GOOD_PY + 'x = """never closed\n')
+    write(root / "unterm.yaml", "cmd: \"python -m sglang.launch_server --kv-cache-dtype fp4_e2m1\n")
+    write(root / "unterm.md", "```bash\n" + LAUNCH + "\n")  # fence never closed
+
+
+# Python that does not parse, each with a launch after it (so that the prefilter lets it through).
+_SYNTAX_ERRORS = {
+    "syn_indent.py": "def f():\nreturn 1\n",
+    "syn_unindent.py": "if x:\n        a = 1\n    b = 2\n",
+    "syn_tab.py": "if x:\n\ta = 1\n        b = 2\n",
+    "syn_paren.py": "f(1, 2\n",
+    "syn_close.py": "f(1, 2]]\n",
+    "syn_print2.py": "print 'hello'\n",
+    "syn_except2.py": "try:\n    pass\nexcept Exception, e:\n    pass\n",
+    "syn_fstring.py": "x = f'{'\n",
+    "syn_fstring_nested.py": "x = f'{f\"{1 +}\"}'\n",
+    "syn_assign.py": "f() = 1\n",
+    "syn_keyword.py": "class = 1\n",
+    "syn_walrus.py": "x := 1\n",
+    "syn_await.py": "def f():\n    await x\n",  # a compile-time error, not a parse error
+    "syn_return.py": "return 1\n",  # ditto
+    "syn_star.py": "*a = 1\n",
+    "syn_lambda.py": "x = lambda x=1, y: x\n",
+    "syn_decorator.py": "@\ndef f(): pass\n",
+    "syn_bytes.py": "x = b'\u00e9'\n",
+    "syn_escape.py": "x = '\\N{NOT A NAME}'\n",
+    "syn_number.py": "x = 1__0 + 0x + 09\n",
+    "syn_continuation.py": "x = 1 + \\\n\n",
+    "syn_eof.py": "class A:\n",
+    "syn_match.py": "match x:\n    case 1 if:\n        pass\n",
+    "syn_soft_kw.py": "type X[ = int\n",
+    "syn_nonlocal.py": "nonlocal x\n",  # compile-time
+    "syn_dup_arg.py": "def f(a, a): pass\n",  # compile-time
+    "syn_stray_dedent.py": "    x = 1\n",
+    "syn_ellipsis_call.py": "f(**)\n",
+    "syn_generator.py": "f(x for x in y, 1)\n",
+    "syn_global_annot.py": "def f():\n    global x\n    x: int = 1\n",
+    "syn_null_cookie.py": "# coding: no-such-codec\n",
+}
+
+
+def _python_syntax(root: Path) -> None:
+    for name, bad in _SYNTAX_ERRORS.items():
+        if name == "syn_null_cookie.py":
+            write(root / "syntax" / name, bad + GOOD_PY)
+        else:
+            write(root / "syntax" / name, GOOD_PY + bad)
+    write(root / "syntax" / "launch_then_error.py", GOOD_PY + "def broken(:\n")
+    write(root / "syntax" / "error_then_launch.py", "def broken(:\n" + GOOD_PY)
+
+
+def parse_failures() -> list[str]:
+    """The Python files above that neither CPython's parser nor libcst accepts: each must get a message."""
+    import ast
+
+    import libcst
+
+    out = []
+    for name, bad in _SYNTAX_ERRORS.items():
+        src = bad + GOOD_PY if name == "syn_null_cookie.py" else GOOD_PY + bad
+        fails = 0
+        try:
+            ast.parse(src.encode())
+        except (SyntaxError, ValueError):
+            fails += 1
+        try:
+            libcst.parse_module(src.encode())
+        except Exception:
+            fails += 1
+        if fails == 2:
+            out.append(f"syntax/{name}")
+    return out + ["syntax/launch_then_error.py", "syntax/error_then_launch.py"]
+
+
+def _half_shell(root: Path) -> None:
+    write(root / "half.sh", f"#!/bin/bash\nif then fi }}}} ;; esac done (( ]] \n{LAUNCH}\ncase in esac\n"
+                            "function { ( ; } )\n")
+    write(root / "half2.sh", f"#!/bin/bash\nfor ((;;;;)) do\n  {LAUNCH}\n<<<<< >>>>> &&& |||\n")
+    write(root / "garbage.sh", "#!/bin/bash\n" + "".join(random.Random(3).choice("(){}[]$`'\"\\;|&<>#\n ")
+                                                          for _ in range(20000)) + "\n" + LAUNCH + "\n")
+    write(root / "zsh.zsh", f"#!/bin/zsh\nfor f (*.txt) {{ echo $f }}\narr=(${{(s/,/)x}})\n{LAUNCH}\n")
+
+
+def _symlinks(root: Path) -> None:
+    (root / "loops").mkdir()
+    os.symlink("self.sh", root / "loops" / "self.sh")
+    os.symlink("b.sh", root / "loops" / "a.sh")
+    os.symlink("a.sh", root / "loops" / "b.sh")
+    os.symlink("..", root / "loops" / "up")  # a directory loop back to the tree
+    os.symlink(".", root / "loops" / "here")
+    os.symlink("nowhere.sh", root / "dangling.sh")
+    os.symlink("/nonexistent/dir/x.py", root / "dangling.py")
+    os.symlink("missing_dir", root / "dangling_dir")
+
+
+def _devices(root: Path) -> None:
+    os.mkfifo(root / "fifo.sh")
+    os.mkfifo(root / "fifo.py")
+    os.symlink("/dev/null", root / "null.sh")  # out of the tree too
+    os.symlink("/dev/zero", root / "zero.yaml")  # reading it never ends
+    os.symlink("/dev/urandom", root / "random.py")
+    if os.geteuid() == 0:
+        # A character device in the tree (as root): /dev/zero's numbers.
+        os.mknod(root / "zero_dev.sh", 0o644 | stat.S_IFCHR, os.makedev(1, 5))
+    import socket
+
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.bind(str(root / "sock.sh"))
+    except OSError:
+        pass
+    finally:
+        s.close()
+
+
+def _names(root: Path) -> None:
+    write(root / "dir with spaces" / "launch me.sh", GOOD_SH)
+    write(root / "n\u00f6n-\u00e4scii \u540d\u524d" / "\u00e9t\u00e9 \U0001f680.sh", GOOD_SH)
+    write(root / "-rf.sh", GOOD_SH)  # looks like an option
+    write(root / "new\nline.sh", GOOD_SH)
+    write(root / "tab\tand;semicolon$(touch pwned).sh", GOOD_SH)
+
+
+_NAME_REPORTED = {
+    "dir with spaces/launch me.sh": GOOD_SH_FIXED.encode(),
+    "n\u00f6n-\u00e4scii \u540d\u524d/\u00e9t\u00e9 \U0001f680.sh": GOOD_SH_FIXED.encode(),
+    "-rf.sh": GOOD_SH_FIXED.encode(),
+    "tab\tand;semicolon$(touch pwned).sh": GOOD_SH_FIXED.encode(),
+}
+
+
+def _many_args(root: Path) -> None:
+    args = " ".join(f"--arg-{i} v{i}" for i in range(10_000))
+    write(root / "many_args.sh", f"#!/bin/bash\n{LAUNCH} {args}\n")
+    cont = " \\\n".join(f"  --opt-{i}=x{i}" for i in range(10_000))
+    write(root / "many_lines_args.sh", f"#!/bin/bash\n{LAUNCH} \\\n{cont}\n")
+    pyargs = ", ".join(f'"--a{i}", "{i}"' for i in range(10_000))
+    write(root / "many_args.py", "import subprocess\nsubprocess.run([\"python\", \"-m\", \"sglang.launch_server\", "
+                                 f"\"--kv-cache-dtype\", \"fp4_e2m1\", {pyargs}])\n")
+
+
+_MANY_REPORTED = {
+    "many_args.sh": f"#!/bin/bash\n{FIXED_LAUNCH} ".encode() + b" ".join(
+        f"--arg-{i} v{i}".encode() for i in range(10_000)) + b"\n",
+}
+
+
+def _metachars(root: Path) -> None:
+    marker = root.parent / "PWNED"
+    evil = f"$(touch {marker})"
+    write(root / "meta.sh", f"#!/bin/bash\n{LAUNCH} --served-model-name \"a;b|c&d>e<f{evil}`touch {marker}`\" "
+                            f"--chat-template 'x\ny\nz' --tokenizer-path $'a\\nb'\n")
+    write(root / "meta.py", "import os\nos.system(\"python -m sglang.launch_server --kv-cache-dtype fp4_e2m1 "
+                            f"--served-model-name '$(touch {marker})'; touch {marker}\")\n")
+    write(root / "newline_value.sh", f"#!/bin/bash\nDTYPE='fp4_e2m1\n'\n{LAUNCH.replace('fp4_e2m1', '$DTYPE')}\n")
+    write(root / "glob.sh", f"#!/bin/bash\n{LAUNCH} --model-path /models/* --host {{a,b}} ~root/x\n")
+
+
+def _explicit(root: Path) -> None:
+    os.mkfifo(root / "named_fifo.sh")
+    os.symlink("gone.sh", root / "named_dangling.sh")
+
+
+CASES: list[Case] = [
+    Case("empty", _empty),
+    Case("binary", _binary, messages=["blob.sh", "nul.py"]),
+    Case("invalid_utf8", _invalid_utf8, messages=["bad_utf8.sh", "bad_utf8.py", "truncated.sh"]),
+    Case("utf16_bom", _utf16, reported=_UTF16_REPORTED),
+    Case("latin1_cookie", _latin1, reported={"latin.py": ("# -*- coding: latin-1 -*-\n# Caf\u00e9 cr\u00e8me\n"
+                                                          + GOOD_PY_FIXED).encode("latin-1")}),
+    Case("line_endings", _line_endings, reported={
+        **_ENDINGS_REPORTED,
+        "cr.py": GOOD_PY_FIXED.replace("\n", "\r").encode(),
+        "mixed.sh": f"#!/bin/bash\necho a\r\n{FIXED_LAUNCH}\necho b\r\n".encode(),
+    }),
+    Case("big_50mb", _big, messages=["big.sh"]),
+    Case("100k_lines", _many_lines, reported={"long.sh": None}),
+    Case("deep_python", _deep_python, messages=["deep_unclosed.py"]),
+    Case("deep_shell", _deep_shell),
+    Case("unterminated", _unterminated, messages=["unterm_dq.sh", "unterm_heredoc.sh", "unterm.py",
+                                                  "unterm_triple.py"]),
+    Case("python_syntax_errors", _python_syntax, messages=parse_failures()),
+    Case("half_recovered_shell", _half_shell, messages=["half.sh"]),
+    Case("symlinks", _symlinks),
+    # flake8 itself opens every *.py it is given: a FIFO named *.py would block flake8 before any plugin
+    # runs, so flake8 is not run on this case (kv4lint's own CLI must not block).
+    Case("fifo_and_devices", _devices, flake8=False),
+    Case("names", _names, reported=_NAME_REPORTED),
+    Case("10000_args", _many_args, reported=_MANY_REPORTED),
+    Case("metacharacters", _metachars, reported={"meta.sh": None}),
+    Case("explicit_paths", _explicit, explicit=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"],
+         messages=["named_dangling.sh", "does_not_exist.sh"]),
+]
+
+
+def build_case(case: Case, root: Path) -> Path:
+    good_tree(root)
+    case.build(root)
+    return root
+
+
+# ---------------------------------------------------------------------------
+# Running kv4lint and flake8
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e.pop("PYTHONOPTIMIZE", None)
+    e["NO_COLOR"] = "1"
+    e["PYTHONFAULTHANDLER"] = "1"  # a hang killed by the timeout leaves its stack
+    return e
+
+
+def run(args: list[str], cwd: Path | None = None, timeout: float = TIMEOUT, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=cwd, capture_output=True, timeout=timeout, env=env(), stdin=subprocess.DEVNULL,
+                          **kw)
+
+
+def kv4lint(*args: str, cwd: Path | None = None, timeout: float = TIMEOUT, **kw) -> subprocess.CompletedProcess:
+    return run([PY, "-m", "kv4lint", *args], cwd=cwd, timeout=timeout, **kw)
+
+
+def flake8(*args: str, cwd: Path | None = None, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+    return run([PY, "-m", "flake8", "--select", "KV4,E9", "--jobs", "1", *args], cwd=cwd, timeout=timeout)
+
+
+def text(cp: subprocess.CompletedProcess) -> tuple[str, str]:
+    return (cp.stdout.decode("utf-8", "replace"), cp.stderr.decode("utf-8", "replace"))

@@ -1,0 +1,382 @@
+"""Hostile inputs: kv4lint check, kv4lint fix and flake8 finish on every one, never crash or hang.
+
+Each case (tests/hostile.py) builds one kind of hostile input into a temporary
+tree next to a good shell launch (good.sh) and a good Python launch (good.py).
+For every case, as a user runs them (subprocesses of this interpreter, bounded
+by a timeout):
+
+* ``kv4lint check`` exits 1 (the good launches are reported), without a
+  traceback, and prints a per-file message for each file that could not be
+  read, decoded or parsed, or was skipped for its size;
+* ``kv4lint fix`` exits 0 or 1 without a traceback, fixes the good launches,
+  changes no byte of any file other than a fixable dtype value, creates no
+  file (no temporary file is left) and leaves every symlink, FIFO and device
+  as it was;
+* ``flake8 --select KV4,E9`` exits 0 or 1 without a traceback and reports the
+  good Python launch.
+
+Every problem of a run is collected and reported together, so that one failing
+requirement does not hide the others.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import hostile
+from hostile import CASES, CODE, CLI_TARGET, GOOD_PY_FIXED, GOOD_SH_FIXED, Case
+
+OLD, NEW = "fp4_e2m1", "fp8_e4m3"  # same length: a fix changes bytes in place
+
+
+@pytest.fixture
+def tree(request, tmp_path):
+    case: Case = request.param
+    root = tmp_path / "tree"
+    hostile.build_case(case, root)
+    return case, root
+
+
+def _args(case: Case, root: Path) -> list[str]:
+    return [str(root), *[str(root / e) for e in case.explicit]]
+
+
+def _reported(out: str, path: Path, code: str = CODE) -> bool:
+    prefix = f"{path}:"
+    return any(line.startswith(prefix) and f" {code}" in line for line in out.splitlines())
+
+
+def _has_message(out: str, path: Path) -> bool:
+    """A per-file error or notice line naming ``path`` (``path: error: ...`` / ``path:LINE: error: ...``).
+
+    "no scanner for ... files" does not count: it says nothing about the file.
+    """
+    prefix = f"{path}:"
+    return any(line.startswith(prefix) and (" error:" in line or "skipped" in line or "note:" in line)
+               and "no scanner for" not in line for line in out.splitlines())
+
+
+def _internal_errors(problems: list[str], what: str, out: str) -> None:
+    """A frontend that raised is caught and reported as an "internal error": still a bug to fix."""
+    for line in out.splitlines():
+        if "internal error" in line:
+            problems.append(f"{what}: {line}")
+
+
+def _no_crash(problems: list[str], what: str, cp: subprocess.CompletedProcess, ok_codes=(0, 1)) -> tuple[str, str]:
+    out, err = hostile.text(cp)
+    if cp.returncode not in ok_codes:
+        problems.append(f"{what}: exit {cp.returncode} (expected {' or '.join(map(str, ok_codes))})")
+    if "Traceback" in err or "Traceback" in out:
+        problems.append(f"{what}: printed a traceback:\n{err[-3000:]}")
+    return out, err
+
+
+def _finish(problems: list[str], out: str, err: str) -> None:
+    if problems:
+        pytest.fail("\n".join(problems) + f"\n--- stdout (tail) ---\n{out[-4000:]}\n--- stderr (tail) ---\n{err[-2000:]}")
+
+
+def _ids(c: Case) -> str:
+    return c.name
+
+
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tree", CASES, ids=_ids, indirect=True)
+def test_check_survives(tree):
+    case, root = tree
+    problems: list[str] = []
+    cp = hostile.kv4lint("check", *CLI_TARGET, "--jobs", "1", *_args(case, root))
+    out, err = _no_crash(problems, "kv4lint check", cp, ok_codes=(1,))
+    _internal_errors(problems, "kv4lint check", out)
+    for rel in case.messages:
+        if not _has_message(out, root / rel):
+            problems.append(f"kv4lint check: no per-file message for {rel}")
+    for rel in case.reported:
+        if not _reported(out, root / rel):
+            problems.append(f"kv4lint check: the launch in {rel} is not reported")
+    if not _reported(out, root / "good.sh"):
+        problems.append("kv4lint check: good.sh is not reported")
+    if not _reported(out, root / "good.py"):
+        problems.append("kv4lint check: good.py is not reported")
+    _finish(problems, out, err)
+
+
+@pytest.mark.parametrize("tree", CASES, ids=_ids, indirect=True)
+def test_check_with_jobs(tree):
+    """The process pool (more files than the sequential threshold) survives the same inputs."""
+    case, root = tree
+    for i in range(70):  # over parallel.SEQUENTIAL_BELOW, so that a pool is used
+        hostile.write(root / "pad" / f"p{i}.sh", "#!/bin/sh\necho nothing to see\n")
+    problems: list[str] = []
+    cp = hostile.kv4lint("check", *CLI_TARGET, "--jobs", "2", *_args(case, root))
+    out, err = _no_crash(problems, "kv4lint check -j2", cp, ok_codes=(1,))
+    if not _reported(out, root / "good.sh"):
+        problems.append("kv4lint check -j2: good.sh is not reported")
+    _finish(problems, out, err)
+
+
+def _encodings_of(data: bytes) -> list[str]:
+    if data.startswith(codecs.BOM_UTF16_LE):
+        return ["utf-16-le"]
+    if data.startswith(codecs.BOM_UTF16_BE):
+        return ["utf-16-be"]
+    return ["ascii"]
+
+
+def only_dtype_changed(before: bytes, after: bytes) -> bool:
+    """``after`` is ``before`` with some occurrences of the FP4 dtype value replaced by the fix dtype."""
+    if before == after:
+        return True
+    if len(before) != len(after):
+        return False
+    for enc in _encodings_of(before):
+        old, new = OLD.encode(enc), NEW.encode(enc)
+        allowed = bytearray(len(before))
+        i = before.find(old)
+        ok = True
+        while i >= 0:
+            if after[i:i + len(old)] in (old, new):
+                allowed[i:i + len(old)] = b"\1" * len(old)
+            i = before.find(old, i + 1)
+        for k, (a, b) in enumerate(zip(before, after)):
+            if a != b and not allowed[k]:
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("tree", CASES, ids=_ids, indirect=True)
+def test_fix_survives_and_changes_only_dtype_values(tree):
+    case, root = tree
+    before = hostile.snapshot(root)
+    outside_before = hostile.snapshot(root.parent, follow=False)
+    problems: list[str] = []
+    cp = hostile.kv4lint("fix", *CLI_TARGET, "--jobs", "1", *_args(case, root))
+    out, err = _no_crash(problems, "kv4lint fix", cp)
+    _internal_errors(problems, "kv4lint fix", out)
+    after = hostile.snapshot(root)
+
+    if (root / "good.sh").read_text() != GOOD_SH_FIXED:
+        problems.append("kv4lint fix: good.sh was not fixed")
+    if (root / "good.py").read_text() != GOOD_PY_FIXED:
+        problems.append("kv4lint fix: good.py was not fixed")
+    for rel, want in case.reported.items():
+        if want is None:
+            want = before[rel][2].replace(OLD.encode(), NEW.encode())
+        got = after.get(rel)
+        if got is None or got[0] != "file" or got[2] != want:
+            problems.append(f"kv4lint fix: {rel} is not the expected fixed file")
+    for rel in sorted(set(before) | set(after)):
+        b, a = before.get(rel), after.get(rel)
+        if a is None:
+            problems.append(f"kv4lint fix: {rel!r} disappeared")
+        elif b is None:
+            problems.append(f"kv4lint fix: {rel!r} was created" + (" (a temporary file left behind)"
+                                                                   if rel.endswith(".kv4lint-tmp") else ""))
+        elif a[0] != b[0] or a[:2] != b[:2]:
+            problems.append(f"kv4lint fix: {rel!r} changed kind or mode: {b[:2]} -> {a[:2]}")
+        elif a[0] == "file" and not only_dtype_changed(b[2], a[2]):
+            problems.append(f"kv4lint fix: {rel!r} changed beyond the dtype value")
+        elif a[0] != "file" and a != b:
+            problems.append(f"kv4lint fix: {rel!r} changed: {b} -> {a}")
+    outside_after = hostile.snapshot(root.parent)
+    for rel in set(outside_before) | set(outside_after):
+        if rel.split(os.sep)[0] != "tree" and outside_before.get(rel) != outside_after.get(rel):
+            problems.append(f"kv4lint fix: wrote outside the tree: {rel!r}")
+    _finish(problems, out, err)
+
+
+@pytest.mark.parametrize("tree", [c for c in CASES if c.flake8], ids=_ids, indirect=True)
+def test_flake8_survives(tree):
+    case, root = tree
+    problems: list[str] = []
+    cp = hostile.flake8(*_args(case, root))
+    out, err = _no_crash(problems, "flake8", cp)
+    if not _reported(out, root / "good.py"):
+        problems.append("flake8: good.py is not reported with " + CODE)
+    _finish(problems, out, err)
+
+
+# ---------------------------------------------------------------------------
+# The notices, checked word for word where the brief names them
+
+
+def test_big_file_notice(tmp_path):
+    """A file over the size limit is skipped with a notice that names it, its size and the limit."""
+    root = hostile.good_tree(tmp_path / "tree")
+    hostile._big(root)
+    cp = hostile.kv4lint("check", *CLI_TARGET, "--jobs", "1", str(root))
+    out, err = hostile.text(cp)
+    assert cp.returncode == 1, err
+    lines = [ln for ln in out.splitlines() if ln.startswith(f"{root / 'big.sh'}:")]
+    assert len(lines) == 1, out
+    assert "52.4 MB" in lines[0] and "10 MB limit" in lines[0] and "skipped" in lines[0], lines[0]
+    # Raising the limit (config key max-file-size) scans it, and the launch at its end is found.
+    (root / "kv4lint.toml").write_text('max-file-size = "60MB"\nsglang-version = "0.5.23"\n')
+    cp = hostile.kv4lint("check", "--config", str(root / "kv4lint.toml"), "--jobs", "1", str(root / "big.sh"),
+                         timeout=600)
+    out, err = hostile.text(cp)
+    assert cp.returncode == 1 and _reported(out, root / "big.sh"), out + err
+
+
+def test_fifo_named_explicitly_does_not_block(tmp_path):
+    """A FIFO named on the command line (as pre-commit names staged paths) is not opened for reading."""
+    root = hostile.good_tree(tmp_path / "tree")
+    os.mkfifo(root / "pipe.sh")
+    os.mkfifo(root / "pipe.py")
+    for cmd in ("check", "fix"):
+        cp = hostile.kv4lint(cmd, *CLI_TARGET, "--jobs", "1", str(root / "pipe.sh"), str(root / "pipe.py"),
+                             str(root / "good.sh"), timeout=60)
+        out, err = hostile.text(cp)
+        assert cp.returncode in (0, 1) and "Traceback" not in err, err
+        assert stat.S_ISFIFO(os.lstat(root / "pipe.sh").st_mode)
+    assert (root / "good.sh").read_text() == GOOD_SH_FIXED
+
+
+def test_device_file_named_explicitly(tmp_path):
+    """/dev/zero (endless) and /dev/null named on the command line: no hang, no read, no write."""
+    root = hostile.good_tree(tmp_path / "tree")
+    cp = hostile.kv4lint("check", *CLI_TARGET, "--jobs", "1", "/dev/zero", "/dev/null", str(root / "good.sh"),
+                         timeout=60)
+    out, err = hostile.text(cp)
+    assert cp.returncode == 1 and "Traceback" not in err, err
+    assert _reported(out, root / "good.sh")
+    cp = hostile.kv4lint("fix", *CLI_TARGET, "--jobs", "1", "/dev/zero", "/dev/null", str(root / "good.sh"),
+                         timeout=60)
+    out, err = hostile.text(cp)
+    assert cp.returncode in (0, 1) and "Traceback" not in err, err
+    assert (root / "good.sh").read_text() == GOOD_SH_FIXED
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_ten_thousand_paths_on_the_command_line(tmp_path):
+    """pre-commit passes every staged file as an argument: 10,000 of them (xargs-sized)."""
+    root = hostile.good_tree(tmp_path / "tree")
+    names = []
+    for i in range(10_000):
+        p = root / "many" / f"f{i}.sh"
+        hostile.write(p, "#!/bin/sh\necho hi\n")
+        names.append(str(p))
+    cp = hostile.kv4lint("check", *CLI_TARGET, "--jobs", "2", *names, str(root / "good.sh"))
+    out, err = hostile.text(cp)
+    assert cp.returncode == 1 and "Traceback" not in err, err
+    assert _reported(out, root / "good.sh")
+
+
+# ---------------------------------------------------------------------------
+# Unreadable files and directories.
+#
+# The tests run as root, and root reads a chmod 000 file anyway (CAP_DAC_OVERRIDE: os.access says
+# it is readable).  So, as root, kv4lint runs in a child that drops CAP_DAC_OVERRIDE and
+# CAP_DAC_READ_SEARCH from its capability bounding set before exec (prctl PR_CAPBSET_DROP): it is
+# still uid 0, but permission bits now apply to it, so a chmod 000 file or directory really cannot
+# be read -- by open(), listdir() and os.access alike.  The precondition (the path IS unreadable to
+# the process that lints it) is checked with os.access in the same kind of child, so the test
+# cannot pass vacuously.  For an ordinary user chmod 000 works as it is.
+
+_PR_CAPBSET_DROP, _CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 24, 1, 2
+
+
+def _unprivileged():
+    if os.geteuid() != 0:
+        return None
+
+    def drop():
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
+            if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+    return drop
+
+
+def _readable_by_child(paths: list[Path], preexec) -> list[bool]:
+    code = "import os, sys; print(' '.join(str(int(os.access(p, os.R_OK))) for p in sys.argv[1:]))"
+    cp = subprocess.run([hostile.PY, "-c", code, *map(str, paths)], capture_output=True, preexec_fn=preexec,
+                        timeout=60, check=True)
+    return [c == "1" for c in cp.stdout.decode().split()]
+
+
+def _run_unprivileged(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([hostile.PY, "-m", "kv4lint", *args], capture_output=True, preexec_fn=_unprivileged(),
+                          timeout=hostile.TIMEOUT, env=hostile.env(), stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def restore_modes(tmp_path):
+    yield
+    for p in [tmp_path, *tmp_path.rglob("*")]:
+        if not p.is_symlink():
+            p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+def test_unreadable_files_and_directories(tmp_path, restore_modes):
+    root = hostile.good_tree(tmp_path / "tree")
+    hostile.write(root / "secret.sh", hostile.GOOD_SH)
+    hostile.write(root / "secret.py", hostile.GOOD_PY)
+    hostile.write(root / "locked" / "inside.sh", hostile.GOOD_SH)  # directory: no permission at all
+    hostile.write(root / "listonly" / "inside.sh", hostile.GOOD_SH)  # r--: names listable, entries not
+    hostile.write(root / "traverse" / "inside.sh", hostile.GOOD_SH)  # --x: entries reachable, not listable
+    hostile.write(root / "ignored" / ".gitignore", "*.sh\n")  # an unreadable .gitignore
+    hostile.write(root / "ignored" / "x.sh", hostile.GOOD_SH)
+    (root / "secret.sh").chmod(0)
+    (root / "secret.py").chmod(0)
+    (root / "ignored" / ".gitignore").chmod(0)
+    (root / "locked").chmod(0)
+    (root / "listonly").chmod(0o444)
+    (root / "traverse").chmod(0o111)
+    readable = _readable_by_child([root / "secret.sh", root / "secret.py", root / "locked",
+                                   root / "ignored" / ".gitignore", root / "good.sh"], _unprivileged())
+    assert readable == [False, False, False, False, True], "precondition: unreadable to the linting process"
+
+    problems: list[str] = []
+    before = hostile.snapshot(root)
+    cp = _run_unprivileged("check", *CLI_TARGET, "--jobs", "1", str(root))
+    out, err = _no_crash(problems, "kv4lint check", cp, ok_codes=(1,))
+    for rel in ("secret.sh", "secret.py", "locked"):
+        if not _has_message(out, root / rel):
+            problems.append(f"kv4lint check: no per-file message for unreadable {rel}")
+    if not any(str(root / "listonly") in line and "error" in line for line in out.splitlines()):
+        problems.append("kv4lint check: nothing says listonly/ could not be read")
+    for rel in ("good.sh", "ignored/x.sh"):
+        if not _reported(out, root / rel):
+            problems.append(f"kv4lint check: {rel} is not reported")
+    _finish(problems, out, err)
+
+    cp = _run_unprivileged("fix", *CLI_TARGET, "--jobs", "1", str(root))
+    out, err = _no_crash(problems, "kv4lint fix", cp)
+    if (root / "good.sh").read_text() != GOOD_SH_FIXED:
+        problems.append("kv4lint fix: good.sh was not fixed")
+    after = hostile.snapshot(root)
+    for rel in ("secret.sh", "secret.py", "locked/inside.sh", "listonly/inside.sh", "traverse/inside.sh"):
+        if after.get(rel) != before.get(rel):
+            problems.append(f"kv4lint fix: {rel} changed")
+    leftovers = [r for r in after if r not in before]
+    if leftovers:
+        problems.append(f"kv4lint fix: files left behind: {leftovers}")
+    _finish(problems, out, err)
+
+
+def test_unreadable_config_file(tmp_path, restore_modes):
+    """An unreadable kv4lint.toml: a clear message naming it, never a traceback."""
+    root = hostile.good_tree(tmp_path / "tree")
+    (root / ".git").mkdir()  # the config walk stops here
+    hostile.write(root / "kv4lint.toml", 'sglang-version = "0.5.23"\n')
+    (root / "kv4lint.toml").chmod(0)
+    assert _readable_by_child([root / "kv4lint.toml"], _unprivileged()) == [False]
+    cp = _run_unprivileged("check", "--jobs", "1", str(root))
+    out, err = hostile.text(cp)
+    assert "Traceback" not in err, err
+    assert "kv4lint.toml" in out + err, out + err

@@ -1,0 +1,246 @@
+"""Markdown/reST code blocks and Jupyter notebooks: what is scanned, and where its characters are."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from kv4lint.fix import apply_edits
+from kv4lint.frontends.markdown import markdown_blocks, rst_blocks, scan_markdown
+from kv4lint.frontends.notebook import cell_position, read_cells, scan_notebook, split_ipython
+from kv4lint.model import Span
+from kv4lint.runner import lint_text
+from kv4lint.settings import Settings
+from kv4lint.source import LineIndex, OffsetMap
+
+S23 = Settings(sglang_version="0.5.23")
+ROCM = "lmsysorg/sglang:v0.5.23-rocm700-mi30x"
+
+
+def at(text: str, span: Span | None) -> str | None:
+    return None if span is None else text[span.start:span.end]
+
+
+def dtype(launch):
+    k = [v.text for v in launch.argv].index("--kv-cache-dtype")
+    return launch.argv[k + 1]
+
+
+def lint(text: str, path: str, language: str):
+    rep = lint_text(path, text, S23, language=language)
+    assert rep.errors == []
+    idx = LineIndex(text)
+    return [(f.code, text[idx.offset(f.start.line, f.start.column):][:10]) for f in rep.findings], rep
+
+
+# ---------------------------------------------------------------------------
+# Markdown
+
+
+def test_fence_in_a_list_item_maps_each_line():
+    md = ("1. Start:\n\n"
+          "   ```bash\n"
+          "   export HIP_VISIBLE_DEVICES=0\n"
+          "   python -m sglang.launch_server --model-path m \\\n"
+          "     --kv-cache-dtype nvfp4\n"
+          "   ```\n")
+    (block,) = markdown_blocks(md)
+    assert block.lang == "bash" and block.line == 4
+    assert [ln.text for ln in block.lines][2] == "  --kv-cache-dtype nvfp4"
+    (launch,) = scan_markdown(md, "README.md").launches
+    v = dtype(launch)
+    assert at(md, v.span) == "nvfp4" and v.span.start == md.index("nvfp4")
+    assert ("platform", "rocm") in [(h.kind, h.value) for h in launch.hints]
+
+
+def test_console_prompts_output_and_continuations():
+    md = ("```console\n"
+          "(venv) user@box:~/x$ python -m sglang.launch_server --device rocm \\\n"
+          "> --kv-cache-dtype nvfp4\n"
+          "python -m sglang.launch_server --kv-cache-dtype nvfp4 --device rocm\n"
+          "# python -m sglang.launch_server --model-path m --kv-cache-dtype fp4_mx_block16 --device rocm\n"
+          "```\n")
+    launches = scan_markdown(md, "README.md").launches
+    assert [dtype(x).text for x in launches] == ["nvfp4", "fp4_mx_block16"]  # the output line is skipped
+    assert at(md, dtype(launches[0]).span) == "nvfp4" and dtype(launches[0]).span.start == md.index("nvfp4")
+
+
+def test_bash_block_with_dollar_prompts_reads_as_a_session():
+    md = "```bash\n$ python -m sglang.launch_server --kv-cache-dtype nvfp4 --device rocm\nINFO started\n```\n"
+    (launch,) = scan_markdown(md, "README.md").launches
+    assert at(md, dtype(launch).span) == "nvfp4"
+
+
+def test_blockquote_fence_and_fix():
+    md = ("> Note:\n>\n> ```sh\n"
+          f"> docker run --device /dev/kfd {ROCM} python3 -m sglang.launch_server --kv-cache-dtype nvfp4\n"
+          "> ```\n")
+    got, rep = lint(md, "doc.md", "markdown")
+    assert got == [("KV402", "nvfp4\n> ``")]
+    fixed, skipped = apply_edits(md, list(rep.findings[0].fix.edits))
+    assert skipped == [] and fixed == md.replace("nvfp4", "fp8_e4m3")
+
+
+@pytest.mark.parametrize("fence", ["```", "```text", "```output", "```log", "~~~plaintext"])
+def test_untagged_and_output_blocks_are_silent(fence):
+    close = fence[:3]
+    md = f"{fence}\npython -m sglang.launch_server --kv-cache-dtype nvfp4 --device rocm\n{close}\n"
+    assert scan_markdown(md, "README.md").launches == []
+
+
+def test_tables_inline_and_indented_code_are_silent():
+    md = ("| `--kv-cache-dtype nvfp4` | FP4 |\n|---|---|\n\n"
+          "Run `python -m sglang.launch_server --kv-cache-dtype nvfp4 --device rocm`.\n\n"
+          "    python -m sglang.launch_server --kv-cache-dtype nvfp4 --device rocm\n")
+    assert scan_markdown(md, "README.md").launches == []
+
+
+def test_myst_code_block_with_options():
+    md = "```{code-block} bash\n:caption: serve\npython -m sglang.launch_server --kv-cache-dtype nvfp4\n```\n"
+    (launch,) = scan_markdown(md, "doc.md").launches
+    assert at(md, dtype(launch).span) == "nvfp4"
+
+
+def test_crlf_markdown():
+    md = "```bash\r\npython -m sglang.launch_server \\\r\n  --kv-cache-dtype nvfp4\r\n```\r\n"
+    (launch,) = scan_markdown(md, "README.md").launches
+    assert at(md, dtype(launch).span) == "nvfp4"
+
+
+def test_rst_code_block_and_literal_block():
+    rst = ("Title\n=====\n\n"
+           ".. code-block:: bash\n   :linenos:\n\n"
+           "   python -m sglang.launch_server \\\n       --kv-cache-dtype nvfp4\n\n"
+           "Literal::\n\n   python -m sglang.launch_server --kv-cache-dtype fp4_mx_block16\n\n"
+           ".. code:: console\n\n   $ python -m sglang.launch_server --kv-cache-dtype fp8_e4m3\n   output\n")
+    blocks = rst_blocks(rst)
+    assert [b.lang for b in blocks] == ["bash", "console"]
+    launches = scan_markdown(rst, "guide.rst").launches
+    assert [dtype(x).text for x in launches] == ["nvfp4", "fp8_e4m3"]
+    assert at(rst, dtype(launches[0]).span) == "nvfp4"
+
+
+@given(st.text(max_size=300))
+@hsettings(max_examples=150, deadline=None)
+def test_markdown_never_raises(text):
+    for path in ("a.md", "a.rst"):
+        res = scan_markdown("```bash\nsglang\n" + text, path)
+        assert isinstance(res.errors, list)
+
+
+# ---------------------------------------------------------------------------
+# Notebooks
+
+
+def notebook(*cells, kernel="python3", language="python") -> str:
+    nb = new_notebook()
+    nb.metadata = {"kernelspec": {"name": kernel, "language": language, "display_name": kernel}}
+    nb.cells = list(cells)
+    return nbformat.writes(nb)
+
+
+def test_read_cells_maps_json_sources():
+    text = notebook(new_markdown_cell("# nvfp4"), new_code_cell('x = "nvfp4"\nprint(x)\t# é'))
+    cells, meta = read_cells(text)
+    assert [c.cell_type for c in cells] == ["markdown", "code"]
+    code = cells[1]
+    assert code.number == 2 and code.source == 'x = "nvfp4"\nprint(x)\t# é'
+    k = code.source.index("nvfp4")
+    assert at(text, code.omap.span(Span(k, k + 5))) == "nvfp4"
+    assert code.omap.span(Span(0, len(code.source))) is None  # quotes and line break are escaped in JSON
+    assert meta["kernelspec"]["name"] == "python3"
+
+
+def test_bang_lines_percent_env_and_bash_cells():
+    text = notebook(
+        new_code_cell("%env HIP_VISIBLE_DEVICES=0\n%env KV=fp4_mx_block16"),
+        new_code_cell("!python3 -m sglang.launch_server --model-path m \\\n  --kv-cache-dtype $KV"),
+        new_code_cell("%%bash\npython3 -m sglang.launch_server --model-path m --kv-cache-dtype nvfp4"),
+        new_code_cell("%%javascript\nsglang.launch_server('--kv-cache-dtype nvfp4')"),
+    )
+    launches = scan_notebook(text, "nb.ipynb").launches
+    assert len(launches) == 2
+    first, second = launches
+    assert at(text, dtype(first).span) == "fp4_mx_block16" and at(text, dtype(first).use) == "$KV"
+    assert at(text, dtype(second).span) == "nvfp4"
+    assert all(("platform", "rocm") in [(h.kind, h.value) for h in x.hints] for x in launches)
+    got, rep = lint(text, "nb.ipynb", "notebook")
+    assert [c for c, _ in got] == ["KV402", "KV402"]
+    edits = [e for f in rep.findings for e in f.fix.edits]
+    fixed, skipped = apply_edits(text, edits)
+    assert skipped == []
+    nb = nbformat.reads(fixed, as_version=4)
+    nbformat.validate(nb)
+    assert nb.cells[0].source == "%env HIP_VISIBLE_DEVICES=0\n%env KV=fp8_e4m3"
+    assert nb.cells[2].source.endswith("--kv-cache-dtype fp8_e4m3")
+
+
+def test_outputs_and_markdown_cells_are_never_scanned_or_edited():
+    cell = new_code_cell("print('hi')")
+    cell.outputs = [new_output("stream", name="stdout",
+                               text="!python3 -m sglang.launch_server --kv-cache-dtype nvfp4 --device rocm\n")]
+    text = notebook(new_markdown_cell("```bash\npython -m sglang.launch_server --kv-cache-dtype nvfp4"
+                                      " --device rocm\n```"), cell)
+    assert scan_notebook(text, "nb.ipynb").launches == []
+
+
+def test_bash_kernel_cells_are_shell():
+    text = notebook(new_code_cell("python3 -m sglang.launch_server --kv-cache-dtype nvfp4 --device rocm"),
+                    kernel="bash", language="bash")
+    (launch,) = scan_notebook(text, "nb.ipynb").launches
+    assert at(text, dtype(launch).span) == "nvfp4"
+
+
+def test_writefile_cell_scanned_as_its_language():
+    text = notebook(new_code_cell("%%writefile serve.sh\npython3 -m sglang.launch_server --kv-cache-dtype nvfp4"),
+                    new_code_cell("%%writefile notes.txt\npython3 -m sglang.launch_server --kv-cache-dtype nvfp4"))
+    (launch,) = scan_notebook(text, "nb.ipynb").launches
+    assert at(text, dtype(launch).span) == "nvfp4"
+
+
+def test_cell_position():
+    text = notebook(new_markdown_cell("intro"),
+                    new_code_cell("import os\n!python3 -m sglang.launch_server --kv-cache-dtype nvfp4"))
+    off = text.index("nvfp4")
+    assert cell_position(text, off) == (2, 2)
+    assert cell_position(text, text.index("import")) == (2, 1)
+    assert cell_position(text, 0) is None
+    one_string = '{"cells": [{"cell_type": "code", "source": "a\\nb nvfp4", "metadata": {}, "outputs": []}]}'
+    assert cell_position(one_string, one_string.index("nvfp4")) == (1, 2)
+
+
+def test_split_ipython():
+    src = "x = 1\nif x:\n    !echo $x\n    y = !ls\n%time f()\nz = %pwd\n"
+    split = split_ipython(src, OffsetMap.contiguous(100, len(src)))
+    assert split.python == "x = 1\nif x:\n    pass\n    y = None\npass\nz = None\n"
+    assert [c for c, _, _ in split.shell] == ["echo $x", "ls"]
+    cmd, cmap, line = split.shell[0]
+    assert line == 3 and cmap.span(Span(0, 4)) == Span(100 + src.index("echo"), 100 + src.index("echo") + 4)
+
+
+@pytest.mark.parametrize("text,line", [
+    ("{", 1),
+    ('{"cells": [\n  {"cell_type": "code", "source": "x"\n  ,,]}', 3),
+    ("[1, 2]", None),
+    ('{"cells": 3}', None),
+])
+def test_bad_notebooks_are_file_errors_with_lines(text, line):
+    res = scan_notebook(text, "nb.ipynb")
+    assert res.launches == []
+    if line is not None:
+        (err,) = res.errors
+        assert err.line == line
+
+
+@given(st.recursive(st.none() | st.booleans() | st.text(max_size=20),
+                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(
+                        ["cells", "source", "cell_type", "metadata", "x"]), kids, max_size=4), max_leaves=20))
+@hsettings(max_examples=200, deadline=None)
+def test_notebook_never_raises(doc):
+    res = scan_notebook(json.dumps({"cells": [doc, {"cell_type": "code", "source": ["!sglang serve\n", doc]
+                                                    if isinstance(doc, str) else doc}]}), "nb.ipynb")
+    assert isinstance(res.errors, list)

@@ -307,3 +307,14 @@ def test_config_file_copied_into_the_image(tmp_path):
 def test_never_raises(text):
     res = scan_dockerfile(text, "Dockerfile")
     assert isinstance(res.launches, list)
+
+
+def test_suppression_comments_above_an_instruction_and_for_the_file():
+    text = ("FROM lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
+            "# kv4lint: disable=KV402\n"
+            "RUN python3 -m sglang.launch_server --model-path m \\\n"
+            "      --kv-cache-dtype nvfp4\n"
+            "CMD python3 -m sglang.launch_server --model-path m --kv-cache-dtype nvfp4\n")
+    got, _ = findings(text)
+    assert got == [("KV402", "nvfp4\n")]
+    assert findings("# kv4lint: disable-file=KV4\n" + text)[0] == []

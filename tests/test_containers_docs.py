@@ -244,3 +244,11 @@ def test_notebook_never_raises(doc):
     res = scan_notebook(json.dumps({"cells": [doc, {"cell_type": "code", "source": ["!sglang serve\n", doc]
                                                     if isinstance(doc, str) else doc}]}), "nb.ipynb")
     assert isinstance(res.errors, list)
+
+
+def test_suppression_comment_above_a_fence():
+    md = ("<!-- kv4lint: disable=KV402 -->\n```bash\n"
+          f"docker run {ROCM} python3 -m sglang.launch_server --kv-cache-dtype nvfp4\n```\n\n"
+          f"```bash\ndocker run {ROCM} python3 -m sglang.launch_server --kv-cache-dtype nvfp4\n```\n")
+    got, _ = lint(md, "README.md", "markdown")
+    assert got == [("KV402", "nvfp4\n```\n")]

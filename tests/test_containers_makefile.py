@@ -139,3 +139,12 @@ def test_odd_makefiles(mk):
 def test_never_raises(text):
     res = scan_makefile("serve:\n\tsglang serve " + text, "Makefile")
     assert isinstance(res.errors, list)
+
+
+def test_suppression_comment_above_a_recipe_line():
+    mk = ("export HIP_VISIBLE_DEVICES = 0\nserve:\n"
+          "\t# kv4lint: disable=KV402\n"
+          "\tpython3 -m sglang.launch_server --kv-cache-dtype nvfp4\n"
+          "\tpython3 -m sglang.launch_server --kv-cache-dtype fp4_mx_block16\n")
+    got, _ = lint(mk)
+    assert got == [("KV402", "fp4_mx_blo")]

@@ -351,3 +351,13 @@ def test_unsafe_tags_are_never_constructed():
     doc = ("!!python/object/apply:os.system ['echo pwned']\n")
     res = scan_yaml(doc, "f.yaml")
     assert res.launches == []
+
+
+def test_suppression_comment_above_a_key():
+    doc = ("services:\n  s:\n    image: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
+           "    # kv4lint: disable=KV402\n"
+           "    command:\n      - python3\n      - -m\n      - sglang.launch_server\n"
+           "      - --kv-cache-dtype\n      - nvfp4\n"
+           "  t:\n    image: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
+           "    command: python3 -m sglang.launch_server --kv-cache-dtype nvfp4  # kv4lint: disable\n")
+    assert lint(doc)[0] == []

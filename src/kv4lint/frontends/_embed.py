@@ -259,7 +259,12 @@ def add_hints(result: ScanResult, hints: list[Hint]) -> None:
         launch.hints.extend(h for h in hints if (h.kind, h.value, h.reason) not in have)
 
 
-def merge(into: ScanResult, other: ScanResult) -> None:
+def merge(into: ScanResult, other: ScanResult, *, text: str | None = None, index: LineIndex | None = None,
+          opener: int | None = None) -> None:
+    """Add an embedded scan's launches and errors; with ``text`` and ``opener``, apply the directives above
+    the block's opening line."""
+    if text is not None and opener is not None:
+        apply_disabled(other, text, index, opener)
     into.launches.extend(other.launches)
     into.errors.extend(other.errors)
     if other.disabled:
@@ -275,6 +280,63 @@ def fix_error_lines(result: ScanResult, path: str, origin: OffsetMap | None, tex
             off = text_index.offset(err.line, 1)
             line = file_index.position(origin.offset(off)).line
         result.errors[k] = FileError(path, err.message, line)
+
+
+# ---------------------------------------------------------------------------
+# Suppression comments written in the container format itself
+
+_DIRECTIVE = re.compile(r"^(?:#|<!--|//|\.\.)\s*kv4lint:\s*disable(?P<file>-file)?(?:\s*=\s*(?P<codes>[A-Za-z0-9_]+"
+                        r"(?:\s*,\s*[A-Za-z0-9_]+)*))?", re.I)
+
+
+def _codes(m: re.Match) -> frozenset[str]:
+    codes = m.group("codes")
+    if not codes:
+        return frozenset({"ALL"})
+    out = {c.strip().upper() for c in codes.split(",") if c.strip()}
+    return frozenset({"ALL"} if "ALL" in out else out)
+
+
+def file_disabled(text: str) -> frozenset[str]:
+    """``# kv4lint: disable-file[=CODES]`` (or ``<!-- ... -->``) on a comment line of the file."""
+    if "kv4lint" not in text:
+        return frozenset()
+    out: set[str] = set()
+    for line in text.splitlines():
+        m = _DIRECTIVE.match(line.strip())
+        if m and m.group("file"):
+            out |= _codes(m)
+    return frozenset(out)
+
+
+def disabled_above(text: str, index: LineIndex, offset: int) -> frozenset[str]:
+    """Codes disabled by ``# kv4lint: disable[=CODES]`` comment lines right above the line of ``offset``."""
+    out: set[str] = set()
+    k = index.position(offset).line - 1
+    while k >= 1:
+        t = index.line_text(k).strip()
+        if not t.startswith(("#", "<!--", "//", "..")):
+            break
+        m = _DIRECTIVE.match(t)
+        if m and not m.group("file"):
+            out |= _codes(m)
+        k -= 1
+    return frozenset(out)
+
+
+def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None, opener: int | None = None) -> None:
+    """Mark launches with the directives right above them, or above the line that opens their block
+    (``opener``: a Dockerfile instruction, a YAML key, a Markdown fence); and the file's ``disable-file``."""
+    if "kv4lint" not in text:
+        return
+    index = index or LineIndex(text)
+    extra = disabled_above(text, index, opener) if opener is not None else frozenset()
+    for launch in result.launches:
+        codes = extra | disabled_above(text, index, launch.span.start)
+        if codes:
+            launch.disabled = frozenset(launch.disabled) | codes
+    if opener is None:
+        result.disabled = frozenset(result.disabled) | file_disabled(text)
 
 
 # ---------------------------------------------------------------------------

@@ -372,7 +372,7 @@ class _Scanner:
         full, fmap = b.build(end=omap.outer[-1] if omap.outer else 0)
         sub = _embed.scan_shell_text(full, self.path, fmap, env=env, hints=self.stage_hints(stage, assigns),
                                      what=what, line=line, file_text=self.text)
-        _embed.merge(self.result, sub)
+        _embed.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
 
     def words(self, stage: Stage, words: list[Word], line: int, *, what: str) -> ScanResult:
         env = {a.name: a.value for a in stage.env if a.value is not None}
@@ -381,6 +381,7 @@ class _Scanner:
         for err in sub.errors:
             if err.line is None:
                 err.line = line
+        _embed.apply_disabled(sub, self.text, self.index, self.index.offset(line, 1))
         return sub
 
     @staticmethod
@@ -462,6 +463,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                 sc.result.errors.append(FileError(path, f"internal error while scanning the command "
                                                                f"({type(e).__name__}: {e})"))
     _mark_shared(sc, env_defs)
+    _embed.apply_disabled(sc.result, text, sc.index)
     sglang_config.attach_configs(sc.result, path, rename=_copy_map(finished))
     sc.result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return sc.result

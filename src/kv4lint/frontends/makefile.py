@@ -240,6 +240,7 @@ def scan_makefile(text: str, path: str) -> ScanResult:
             result.errors.append(FileError(path, f"internal error while scanning a recipe ({type(e).__name__}: {e})",
                                            group[0].line))
     _mark_shared(result, variables)
+    _embed.apply_disabled(result, text)
     try:
         sglang_config.attach_configs(result, path)
     except Exception as e:  # noqa: BLE001

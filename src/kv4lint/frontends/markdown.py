@@ -202,12 +202,16 @@ def scan_markdown(text: str, path: str) -> ScanResult:
     except Exception as e:  # noqa: BLE001 - never raise on any input
         result.errors.append(FileError(path, f"cannot read the document ({type(e).__name__}: {e})"))
         return result
+    index = LineIndex(text)
     for block in blocks:
         try:
-            _block(result, block, path, text)
+            sub = ScanResult()
+            _block(sub, block, path, text)
+            _embed.merge(result, sub, text=text, index=index, opener=index.offset(max(1, block.line - 1), 1))
         except Exception as e:  # noqa: BLE001 - one block must not stop the others
             result.errors.append(FileError(path, f"internal error while scanning a {block.lang} block "
                                                  f"({type(e).__name__}: {e})", block.line))
+    _embed.apply_disabled(result, text, index)
     try:
         sglang_config.attach_configs(result, path)
     except Exception as e:  # noqa: BLE001

@@ -539,7 +539,7 @@ class _Yaml:
         full, fmap, values = _embed.with_prelude(defs, body, omap)
         sub = _embed.scan_shell_text(full, self.path, fmap, env=values, hints=hints, what=what, line=line,
                                      file_text=self.text)
-        _embed.merge(self.result, sub)
+        _embed.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
 
     def shell_lines(self, nodes: list, *, env: Env, hints: list[Hint], what: str) -> None:
         """Script lines (GitLab ``script:``, dstack ``commands:``) run one after another in one shell."""
@@ -574,7 +574,7 @@ class _Yaml:
         return None
 
     def launch_words(self, words: list[Word], *, env: Env, hints: list[Hint], what: str,
-                     fallback: list[Word] | None = None) -> None:
+                     fallback: list[Word] | None = None, opener=None) -> None:
         defs = env.defs()
         self.defs.extend(defs)
         sub = _embed.launches_from_words(words, self.path, env=env.values(), hints=hints, language="yaml",
@@ -582,6 +582,8 @@ class _Yaml:
         if not sub.launches and not sub.errors and fallback:
             sub = _embed.launches_from_words(fallback, self.path, env=env.values(), hints=hints, language="yaml",
                                              what=what, defs=defs, file_text=self.text)
+        if opener is not None:
+            _embed.apply_disabled(sub, self.text, self.index, opener.start_mark.index)
         _embed.merge(self.result, sub)
 
     # -- documents -------------------------------------------------------------
@@ -633,10 +635,11 @@ class _Yaml:
                 continue
             ep = [self.compose_word(w) for w in ep]
             cmd = [self.compose_word(w) for w in cmd]
+            opener = key_node(svc, "command") or key_node(svc, "entrypoint")
             if ep:
-                self.launch_words(ep + cmd, env=env, hints=hints, what="entrypoint", fallback=cmd)
+                self.launch_words(ep + cmd, env=env, hints=hints, what="entrypoint", fallback=cmd, opener=opener)
             elif cmd:
-                self.launch_words(cmd, env=env, hints=hints, what="command")
+                self.launch_words(cmd, env=env, hints=hints, what="command", opener=opener)
 
     def compose_word(self, w: Word) -> Word:
         """Compose interpolates ``${VAR}`` from the host before the container starts: unknown here."""
@@ -817,11 +820,12 @@ class _Yaml:
         refs = sum(len(re.findall(r"\$\(" + re.escape(n) + r"\)", w.text or "")) for w in command + args
                    for n in env.vars)
         words = [self.k8s_expand(w, env, shared=refs > 1) for w in command + args]
+        opener = key_node(c, "command") or key_node(c, "args")
         if command:
             self.launch_words(words, env=env, hints=hints, what="command",
-                              fallback=words[len(command):])
+                              fallback=words[len(command):], opener=opener)
         elif args:
-            self.launch_words(words, env=env, hints=hints, what="args")
+            self.launch_words(words, env=env, hints=hints, what="args", opener=opener)
 
     def k8s_expand(self, w: Word, env: Env, *, shared: bool) -> Word:
         """Kubernetes expands ``$(VAR)`` in command/args from the container's ``env`` (``$$`` escapes)."""
@@ -907,6 +911,7 @@ def scan_yaml(text: str, path: str) -> ScanResult:
             result.errors.append(FileError(path, f"internal error while scanning YAML ({type(e).__name__}: {e})",
                                            doc.start_mark.line + 1))
     _embed.mark_shared(result, text, sc.defs)
+    _embed.apply_disabled(result, text, sc.index)
     try:
         sglang_config.attach_configs(result, path)
     except Exception as e:  # noqa: BLE001

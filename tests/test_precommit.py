@@ -1,0 +1,136 @@
+"""The pre-commit hooks, run by real pre-commit (``pre-commit try-repo``).
+
+A copy of this working tree (the package and .pre-commit-hooks.yaml) is
+committed to a temporary git repository -- try-repo installs hooks from a
+commit, and the working tree may hold uncommitted work -- and a second
+temporary repository holds a bad launch script.  pre-commit installs the hook
+environment with pip; to keep that fast and (after the first run) offline,
+the dependencies' wheels are collected once into ``.cache/precommit-wheels/``
+(keyed by the dependency list) and pip is pointed there with ``--no-index``.
+
+Each try-repo builds a fresh hook environment, so this takes a minute or two
+(mostly pip installing), hence ``slow``; it runs in CI all the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD = "#!/bin/bash\npython -m sglang.launch_server --model-path M \\\n  --kv-cache-dtype fp4_e2m1 \\\n  --port 30000\n"
+GOOD = BAD.replace("fp4_e2m1", "fp8_e4m3")
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
+
+pytestmark = pytest.mark.slow
+
+
+def _git(*args, cwd):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+
+
+def _wheelhouse() -> Path:
+    """Wheels of the package's dependencies and build requirements (built once, then reused)."""
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    reqs = sorted(meta["project"]["dependencies"]) + sorted(meta["build-system"]["requires"])
+    key = hashlib.sha256("\n".join([sys.version.split()[0], *reqs]).encode()).hexdigest()[:16]
+    wh = ROOT / ".cache" / "precommit-wheels" / key
+    if not (wh / ".complete").exists():
+        shutil.rmtree(wh, ignore_errors=True)
+        wh.mkdir(parents=True)
+        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(wh), *reqs],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"could not collect the dependencies' wheels:\n{r.stdout}\n{r.stderr}"
+        (wh / ".complete").write_text("\n".join(reqs) + "\n")
+    return wh
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory) -> Path:
+    repo = tmp_path_factory.mktemp("hook-repo")
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+        shutil.copy2(ROOT / name, repo / name)
+    for lic in ROOT.glob("LICENSE*"):
+        shutil.copy2(lic, repo / lic.name)
+    shutil.copytree(ROOT / "src", repo / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"))
+    _git("init", "-q", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-q", "-m", "kv4lint under test", cwd=repo)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> dict:
+    wh = _wheelhouse()
+    home = tmp_path_factory.mktemp("pre-commit-home")
+    e = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wh),
+         "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PRE_COMMIT_COLOR": "never"}
+    e.pop("PIP_REQUIRE_VIRTUALENV", None)
+    return e
+
+
+def _try_repo(hook_repo: Path, project: Path, env: dict, *files: str) -> tuple[int, str]:
+    r = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "--files", *files],
+                       cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    return r.returncode, r.stdout + r.stderr
+
+
+def _status(out: str, name: str) -> str:
+    m = re.search(rf"^{re.escape(name)}\.+(\w+)$", out, re.M)
+    assert m, f"no line for hook {name!r} in:\n{out}"
+    return m.group(1)
+
+
+def test_manifest_is_what_pre_commit_expects():
+    from identify.identify import ALL_TAGS
+    from pre_commit.clientlib import load_manifest
+
+    hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
+    assert set(hooks) == {"kv4lint", "kv4lint-fix"}
+    assert hooks["kv4lint"]["entry"] == "kv4lint check --force-exclude"
+    assert hooks["kv4lint-fix"]["entry"] == "kv4lint fix --force-exclude"
+    for h in hooks.values():
+        assert h["language"] == "python" and h["require_serial"] is False
+        assert {"python", "shell"} <= set(h["types_or"]) <= ALL_TAGS
+    raw = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert [h["id"] for h in raw] == ["kv4lint", "kv4lint-fix"]
+
+
+def test_hooks_fail_fix_then_pass(hook_repo, env, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "serve.sh").write_text(BAD)
+    (project / "vendor").mkdir()
+    (project / "vendor" / "upstream.sh").write_text(BAD)  # excluded by configuration
+    (project / "notes.txt").write_text(BAD)  # not a type the hooks take
+    (project / "pyproject.toml").write_text('[tool.kv4lint]\nexclude = ["vendor"]\n')
+    _git("init", "-q", cwd=project)
+    _git("add", "-A", cwd=project)
+    files = ["serve.sh", "vendor/upstream.sh", "notes.txt"]
+
+    code, out = _try_repo(hook_repo, project, env, *files)
+    assert code == 1, out
+    assert _status(out, "kv4lint") == "Failed"  # the check hook reports the bad launch
+    assert "serve.sh:3:20: KV406" in out
+    assert _status(out, "kv4lint fix") == "Failed"  # the fix hook rewrote the file
+    assert "files were modified by this hook" in out
+    assert (project / "serve.sh").read_text() == GOOD
+    assert (project / "vendor" / "upstream.sh").read_text() == BAD  # --force-exclude held
+    assert "upstream.sh" not in out
+    assert (project / "notes.txt").read_text() == BAD
+
+    code, out = _try_repo(hook_repo, project, env, *files)
+    assert code == 0, out
+    assert _status(out, "kv4lint") == "Passed"
+    assert _status(out, "kv4lint fix") == "Passed"
+    assert (project / "serve.sh").read_text() == GOOD

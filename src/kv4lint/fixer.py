@@ -253,10 +253,10 @@ def _resolve_external(edit_path: str, referrer: str) -> str:
     return beside if os.path.exists(beside) else edit_path
 
 
-def _read_text(path: str) -> tuple[Text, writer.Snapshot]:
+def _read_text(path: str, language: str | None = None) -> tuple[Text, writer.Snapshot]:
     data, snap = writer.read(path)
     try:
-        text = decode(data, python=language_of(path, data[:256]) == "python")
+        text = decode(data, python=(language or language_of(path, data[:256])) == "python")
     except DecodeError as e:
         raise writer.WriteError(path, str(e)) from None
     return text, snap
@@ -282,7 +282,7 @@ def run_fix(ns) -> int:
             remaining.extend(rep.findings)
             continue
         try:
-            original, snap = _read_text(rep.path)
+            original, snap = _read_text(rep.path, rep.language)
         except writer.WriteError as e:
             fix_errors.append(FileError(rep.path, e.reason))
             remaining.extend(rep.findings)

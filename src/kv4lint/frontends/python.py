@@ -1,0 +1,265 @@
+"""The Python frontend: SGLang launches in Python code, found with libcst.
+
+Forms recognised (spec section 6), each becoming one :class:`~kv4lint.model.Launch`:
+
+* ``ServerArgs(...)``, ``sgl.Engine(...)`` / ``Engine(...)``, ``sgl.Runtime(...)``
+  (imported from ``sglang``): ``form="kwargs"``, keyword names as written;
+  ``Engine(server_args=ServerArgs(...))`` is one launch, the ``ServerArgs`` call.
+* ``prepare_server_args([...])`` and ``ServerArgs.from_cli_args(parser.parse_args([...]))``:
+  ``form="argv"``.
+* SGLang's test helpers (``popen_launch_server(model, url, timeout,
+  other_args=[...])`` and the ``run_bench_*`` helpers built on it) and the docs
+  helper ``launch_server_cmd("python -m sglang.launch_server ...")``.
+* Commands run through ``subprocess``/``os``/``asyncio``: argv lists go through
+  :func:`kv4lint.sglang.entrypoints.match_entry`, shell strings through the
+  shell frontend (:func:`kv4lint.frontends.shell.scan_shell`), ``shlex.split``
+  strings through :func:`kv4lint.frontends.shell.split_words`.
+
+What a launch is built from is evaluated partially, never executed: string
+literals (escapes map to no span), concatenation, f-strings (a hole is
+unknown unless it names a resolvable constant), ``" ".join``, ``str.split``,
+list literals with ``+``/``+=``/``.append``/``.extend`` in the same scope,
+``**kwargs`` from dict literals, and simple names resolved to their
+assignment.  Whatever cannot be known is ``Value.unknown()``.
+
+Cost: files that cannot hold a launch return before libcst is imported;
+positions are computed only when a launch call is present.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from kv4lint.model import FileError, ScanResult
+from kv4lint.source import OffsetMap
+
+# A launch needs one of these words in the text (an import from sglang, a module
+# name in a command, or one of SGLang's helpers used without an import).
+_NEEDLES = ("sglang", "popen_launch", "launch_server_cmd", "run_bench_", "run_score_benchmark",
+            "run_embeddings_benchmark")
+
+# CPython refuses more than 200 nested brackets; libcst's native parser crashes the
+# process (stack overflow) on a few thousand, and takes super-linear time on long
+# left-recursive chains (a + a + ..., a.b.c..., a[0][0]...).  Both are refused before
+# parsing, as a per-file error.
+MAX_DEPTH = 200
+MAX_CHAIN = 300
+
+_GUARD = re.compile(r"""
+ (?P<str>[rRbBuUfFtT]{0,2}(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
+|(?P<com>\#[^\n]*)
+|(?P<open>[(\[{])
+|(?P<close>[)\]}])
+|(?P<sep>[,;:]|(?<!\\)\n|(?<![=!<>+\-*/%@&|^])=(?!=))
+|(?P<op>\*\*=?|//=?|<<=?|>>=?|->|[-+*/%@&|^~<>!]=?|==|\.(?!\d))
+|(?P<kw>\b(?:not|and|or|if|else|lambda|await|is|in)\b)
+|(?P<word>[^\W\d]\w*|\d[\w.]*)
+""", re.X)
+
+
+def complexity_error(text: str) -> str | None:
+    """Why ``text`` is too deep or too complex to hand to libcst, or None.
+
+    A regular-expression scan (strings and comments skipped): the bracket
+    depth, and per bracket level the longest run of operators, attribute dots,
+    calls and subscripts without a separator between them.
+    """
+    depth = 0
+    chains = [0]
+    operand = False
+    for m in _GUARD.finditer(text):
+        kind = m.lastgroup
+        if kind == "word" or kind == "str":
+            operand = True
+            continue
+        if kind == "com":
+            continue
+        if kind == "open":
+            if operand:
+                chains[-1] += 1
+                if chains[-1] > MAX_CHAIN:
+                    return f"an expression chains more than {MAX_CHAIN} operations"
+            depth += 1
+            if depth > MAX_DEPTH:
+                return f"more than {MAX_DEPTH} nested brackets (Python allows {MAX_DEPTH})"
+            chains.append(0)
+            operand = False
+            continue
+        if kind == "close":
+            if depth > 0:
+                depth -= 1
+                chains.pop()
+            operand = True
+            continue
+        operand = False
+        if kind == "sep":
+            if m.group() != "\n" or depth == 0:
+                chains[-1] = 0
+            continue
+        chains[-1] += 1
+        if chains[-1] > MAX_CHAIN:
+            return f"an expression chains more than {MAX_CHAIN} operations"
+    return None
+
+
+def might_hold_launch(text: str) -> bool:
+    return any(n in text for n in _NEEDLES)
+
+
+def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> ScanResult:
+    """The SGLang launches in Python source ``text`` (a file, or Python embedded in one).
+
+    ``origin`` maps offsets in ``text`` to offsets in the enclosing file when
+    the Python is embedded (a notebook cell, a Markdown fence, a ``python -``
+    heredoc): spans are then file spans.  Never raises: a syntax error or an
+    input too deep to parse is a :class:`~kv4lint.model.FileError` (its line is
+    the line in ``text``; for embedded text it is given in the message only).
+    """
+    if not might_hold_launch(text):
+        return ScanResult()
+    why = complexity_error(text)
+    if why is not None:
+        return ScanResult(errors=[_error(path, f"too complex to scan: {why}", None, origin)])
+    try:
+        import libcst
+    except ImportError as e:  # pragma: no cover - libcst is a dependency
+        return ScanResult(errors=[FileError(path, f"cannot scan Python: libcst is not installed ({e})")])
+    try:
+        module = libcst.parse_module(text)
+    except libcst.ParserSyntaxError as e:
+        return ScanResult(errors=[_error(path, f"syntax error: {_first_line(e.message)}", e.raw_line, origin)])
+    except RecursionError:
+        return ScanResult(errors=[_error(path, "too deeply nested to parse", None, origin)])
+    except (MemoryError, ValueError, SyntaxError) as e:
+        return ScanResult(errors=[_error(path, f"cannot parse: {type(e).__name__}: {e}", None, origin)])
+    try:
+        from kv4lint.frontends import _pycst
+
+        return _pycst.Scanner(text, path, module, origin).scan()
+    except RecursionError:
+        return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
+
+
+def _first_line(s: str) -> str:
+    s = (s or "").strip()
+    return s.splitlines()[0] if s else "invalid syntax"
+
+
+def _error(path: str, message: str, line: int | None, origin: OffsetMap | None) -> FileError:
+    if origin is None:
+        return FileError(path, message, line)
+    where = f" (line {line} of the embedded Python)" if line else ""
+    return FileError(path, f"embedded Python: {message}{where}")
+
+
+# ---------------------------------------------------------------------------
+# String literals: the characters a literal stands for, and where each is written.
+
+_SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n",
+                   "r": "\r", "t": "\t", "v": "\v"}
+
+
+def split_literal(token: str) -> tuple[str, str, int, int]:
+    """A string token -> (prefix, quote, body start, body end), e.g. ``rb'x'`` -> ("rb", "'", 3, 4)."""
+    i = 0
+    while i < len(token) and token[i] not in "'\"":
+        i += 1
+    prefix = token[:i]
+    q = token[i:i + 3] if token[i:i + 3] in ('"""', "'''") else token[i:i + 1]
+    return prefix, q, i + len(q), len(token) - len(q)
+
+
+def decode_body(body: str, start: int, *, raw: bool, is_bytes: bool = False,
+                fstring: bool = False) -> tuple[str, list[int | None]] | None:
+    """Decode a literal's body as Python does; ``offs[i]`` is the offset of output char ``i``
+    when it is written verbatim at ``start + k``, else None (an escape, ``{{`` in an f-string).
+
+    Returns None when the body does not decode (an unknown ``\\N{...}`` name).
+    """
+    out: list[str] = []
+    offs: list[int | None] = []
+    i, n = 0, len(body)
+    while i < n:
+        c = body[i]
+        if fstring and c in "{}" and i + 1 < n and body[i + 1] == c:
+            out.append(c)
+            offs.append(None)
+            i += 2
+            continue
+        if c != "\\" or raw:
+            out.append(c)
+            offs.append(start + i)
+            i += 1
+            continue
+        if i + 1 >= n:
+            out.append(c)
+            offs.append(start + i)
+            i += 1
+            continue
+        d = body[i + 1]
+        if d == "\n":
+            i += 2
+            continue
+        if d == "\r":
+            i += 3 if body[i + 2:i + 3] == "\n" else 2
+            continue
+        if d in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[d])
+            offs.append(None)
+            i += 2
+            continue
+        if d in "01234567":
+            j = i + 1
+            while j < n and j < i + 4 and body[j] in "01234567":
+                j += 1
+            out.append(chr(int(body[i + 1:j], 8)))
+            offs.append(None)
+            i = j
+            continue
+        if d == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", body[i + 2:i + 4] or ""):
+            out.append(chr(int(body[i + 2:i + 4], 16)))
+            offs.append(None)
+            i += 4
+            continue
+        if not is_bytes and d in "uU":
+            k = 4 if d == "u" else 8
+            h = body[i + 2:i + 2 + k]
+            if re.fullmatch(r"[0-9a-fA-F]{%d}" % k, h or ""):
+                try:
+                    out.append(chr(int(h, 16)))
+                except (ValueError, OverflowError):
+                    return None
+                offs.append(None)
+                i += 2 + k
+                continue
+            return None
+        if not is_bytes and d == "N" and body[i + 2:i + 3] == "{":
+            j = body.find("}", i + 3)
+            if j < 0:
+                return None
+            try:
+                out.append(unicodedata.lookup(body[i + 3:j]))
+            except KeyError:
+                return None
+            offs.append(None)
+            i = j + 1
+            continue
+        # Unknown escape: the backslash stays.
+        out.append(c)
+        offs.append(start + i)
+        i += 1
+    return "".join(out), offs
+
+
+def decode_literal(token: str, start: int) -> tuple[str, list[int | None], str] | None:
+    """A whole string token (prefix, quotes) written at ``start`` -> (text, offsets, quote)."""
+    prefix, q, b0, b1 = split_literal(token)
+    p = prefix.lower()
+    r = decode_body(token[b0:b1], start + b0, raw="r" in p, is_bytes="b" in p)
+    if r is None:
+        return None
+    return r[0], r[1], q
+
+
+__all__ = ["scan_python", "complexity_error", "decode_literal", "decode_body", "split_literal"]

@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.model import FileError, Hint, Launch, ScanResult, Span, Value
 from kv4lint.sglang.entrypoints import match_entry
 from kv4lint.source import LineIndex, OffsetMap
 
@@ -271,17 +271,6 @@ def merge(into: ScanResult, other: ScanResult, *, text: str | None = None, index
         into.disabled = into.disabled | other.disabled
 
 
-def fix_error_lines(result: ScanResult, path: str, origin: OffsetMap | None, text_index: LineIndex | None,
-                    file_index: LineIndex | None, fallback_line: int | None) -> None:
-    """Errors from an embedded scan carry lines of the embedded text: move them to the file's lines."""
-    for k, err in enumerate(result.errors):
-        line = fallback_line
-        if err.line is not None and origin is not None and text_index is not None and file_index is not None:
-            off = text_index.offset(err.line, 1)
-            line = file_index.position(origin.offset(off)).line
-        result.errors[k] = FileError(path, err.message, line)
-
-
 # ---------------------------------------------------------------------------
 # Suppression comments written in the container format itself
 
@@ -527,12 +516,3 @@ def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | N
                     hints=list(hints), language=language)
     result.launches.append(launch)
     return result
-
-
-def literal(text: str, span: Span | None, *, remove: Span | None = None, quote: str = "",
-            provenance: Provenance = Provenance.LITERAL, use: Span | None = None) -> Value:
-    return Value(text, span, provenance, use=use, remove=remove, quote=quote)
-
-
-def with_value(word: Word, **changes) -> Word:
-    return Word(replace(word.value, **changes), word.omap)

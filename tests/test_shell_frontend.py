@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kv4lint.frontends.hints import device_hints, env_hints, image_hints
 from kv4lint.frontends.shell import scan_shell, split_words
-from kv4lint.model import Hint, Launch, Provenance, ScanResult, Span
+from kv4lint.model import Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.source import LineIndex, OffsetMap
 
 
@@ -173,6 +173,8 @@ def test_torchrun_anchor_covers_launcher_to_module():
     "stdbuf -oL -e L {L}",
     "nice -n 10 {L}",
     "nice -10 {L}",
+    "chrt -f 50 {L}",
+    "ionice -c2 -n0 {L}",
     "time {L}",
     "/usr/bin/time -v -o t.txt {L}",
     "sudo -E -u svc {L}",
@@ -606,7 +608,12 @@ def fake_python(monkeypatch):
     def scan_python(text, path, *, origin=None):
         calls.append((text, origin))
         span = Span(origin.offset(0), origin.offset(len(text)))
-        return ScanResult(launches=[Launch(path, "kwargs", "Engine", span, span, language="python")])
+        kwargs = {}
+        if "nvfp4" in text:  # a literal in the Python text, spanned as the Python frontend would
+            k = text.index("nvfp4")
+            kwargs["kv_cache_dtype"] = Value("nvfp4", origin.span(Span(k, k + 5)))
+        return ScanResult(launches=[Launch(path, "kwargs", "Engine", span, span, kwargs=kwargs,
+                                           language="python")])
     mod.scan_python = scan_python
     monkeypatch.setitem(sys.modules, "kv4lint.frontends.python", mod)
     return calls
@@ -633,8 +640,17 @@ def test_python_code_goes_to_the_python_frontend(fake_python, text, code):
 
 
 def test_unquoted_python_heredoc_is_expanded(fake_python):
-    launches('D=nvfp4\npython3 - <<EOF\nimport sglang\nsglang.Engine(kv_cache_dtype="$D", x="\\$y")\nEOF\n')
+    text = 'D=nvfp4\npython3 - <<EOF\nimport sglang\nsglang.Engine(kv_cache_dtype="$D", x="\\$y")\nEOF\n'
+    [launch] = launches(text)
     assert fake_python[0][0] == 'import sglang\nsglang.Engine(kv_cache_dtype="nvfp4", x="$y")\n'
+    # the value came through $D: resolved, reported at the use, editable at the assignment
+    v = launch.kwargs["kv_cache_dtype"]
+    assert v.provenance is Provenance.RESOLVED and not v.shared
+    assert at(text, v.span) == (1, 3, "nvfp4") and at(text, v.use) == (4, 31, "$D")
+    [again] = launches(text + "echo $D\n")
+    assert again.kwargs["kv_cache_dtype"].shared
+    [literal] = launches("python3 - <<EOF\nimport sglang\nsglang.Engine(kv_cache_dtype='nvfp4')\nEOF\n")
+    assert literal.kwargs["kv_cache_dtype"].provenance is Provenance.LITERAL
 
 
 def test_missing_python_frontend_is_tolerated(monkeypatch):
@@ -816,3 +832,9 @@ def test_wrapper_option_with_an_unknown_value():
     text = ("node=$(( gpu / 4 ))\nnumactl --cpunodebind=$node --membind=$node -C$cpus "
             "python3 -m sglang.launch_server --a\n")
     assert texts(one(text)) == ["--a"]
+
+
+def test_nearest_hint_comes_first():
+    outer = Hint("platform", "cuda", "FROM nvidia/cuda", Span(0, 1))
+    text = "export HIP_VISIBLE_DEVICES=0\nZE_AFFINITY_MASK=0 python -m sglang.launch_server\n"
+    assert [h.value for h in one(text, hints=[outer]).hints] == ["xpu", "rocm", "cuda"]

@@ -27,6 +27,7 @@ tree-sitter is imported only when a text may hold a launch.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Callable
 
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, device_hints, env_hints, \
@@ -1683,7 +1684,7 @@ class _Scan:
         self.path = path
         self.file_text = file_text
         self.pending: list[_Pending] = []
-        self.other: list[Launch] = []  # launches from other frontends (Python heredocs)
+        self.other: list[tuple[Launch, dict]] = []  # from the Python frontend, and what came through variables
         self.errors: list[FileError] = []
         self.steps = 0
         self.loop_mult = 1
@@ -2303,7 +2304,8 @@ class _Walker:
         return env
 
     def _outer_hints(self, ex: _Exec) -> list[Hint]:
-        return list(self.hints) + ([] if ex.clean_env else self._env_hints()) + ex.hints
+        """The launch's hints, nearest first: its wrappers, the script's environment, the container's."""
+        return ex.hints + ([] if ex.clean_env else self._env_hints()) + list(self.hints)
 
     def _inner_shell(self, n, ex: _Exec, chars: Chars, field: _Field | None, fallback: Span | None = None) -> None:
         if self.depth > _MAX_DEPTH or not chars.text.strip():
@@ -2323,6 +2325,10 @@ class _Walker:
             from kv4lint.frontends.python import scan_python
         except ImportError:
             return
+        except Exception as e:  # a broken Python frontend must not lose this file's shell launches
+            self.scan.errors.append(FileError(self.scan.path, f"could not load the Python frontend "
+                                                              f"({type(e).__name__}: {e})"))
+            return
         outer: list[int] = []
         prev = fallback.start
         for p in chars.pos:
@@ -2339,10 +2345,12 @@ class _Walker:
             return
         hints = self._outer_hints(ex)
         dis = self._disabled(n)
+        # Text this shell expanded into the code ("$D" in an unquoted heredoc): where it came from.
+        through = {p: r for p, r in zip(chars.pos, chars.res) if p is not None and r is not None}
         for launch in res.launches:
             launch.hints = dedupe_hints(list(launch.hints) + hints)
             launch.disabled = frozenset(launch.disabled) | dis
-            self.scan.other.append(launch)
+            self.scan.other.append((launch, through))
         self.scan.errors.extend(res.errors)
 
     # -- launches ------------------------------------------------------------------------
@@ -2465,6 +2473,24 @@ def _to_value(f: _Field) -> Value:
     return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote)
 
 
+def _through(v: Value, through: dict) -> Value:
+    """A Python frontend's value whose characters this shell expanded from a variable: mark it resolved."""
+    if v.span is None or v.span.start == v.span.end:
+        return v
+    rs = [through.get(p) for p in range(v.span.start, v.span.end)]
+    if any(r is None for r in rs) or len({id(r.use) if r.use is None else r.use for r in rs}) != 1:
+        return v
+    assigns = set().union(*(r.assigns for r in rs))
+    return replace(v, provenance=Provenance.RESOLVED, use=rs[0].use or v.use,
+                   shared=v.shared or any(a.shared for a in assigns))
+
+
+def _mark_resolved(launch: Launch, through: dict) -> None:
+    launch.argv = [_through(v, through) for v in launch.argv]
+    launch.positional = [_through(v, through) for v in launch.positional]
+    launch.kwargs = {k: _through(v, through) for k, v in launch.kwargs.items()}
+
+
 def _build(scan: _Scan, path: str) -> list[Launch]:
     out: list[Launch] = []
     seen = set()
@@ -2476,7 +2502,10 @@ def _build(scan: _Scan, path: str) -> list[Launch]:
         seen.add(key)
         out.append(Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
                           hints=p.hints, language="shell", disabled=p.disabled))
-    out.extend(scan.other)
+    for launch, through in scan.other:
+        if through:
+            _mark_resolved(launch, through)
+        out.append(launch)
     out.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return out
 

@@ -736,7 +736,8 @@ def test_unterminated_heredoc():
     "python -m sglang.launch_server --a \"$(",
     "python -m sglang.launch_server <<EOF",
     "sglang \x00\x01\x02 $'\\x",
-    "\n".join(f"f{i}() {{ f{i + 1}; f{i + 1}; }}" for i in range(40)) + "\nf40() { python -m sglang.launch_server; }\nf0\n",
+    "\n".join(f"f{i}() {{ f{i + 1}; f{i + 1}; }}" for i in range(40))
+    + "\nf40() { python -m sglang.launch_server; }\nf0\n",
     "for a in 1 2 3 4 5 6 7 8; do for b in 1 2 3 4 5 6 7 8; do for c in 1 2 3 4 5 6 7 8; do "
     "python -m sglang.launch_server --a $a$b$c; done; done; done\n",
     "f() { f; }; f; python -m sglang.launch_server\n",

@@ -172,10 +172,6 @@ class Chars:
     def __repr__(self) -> str:  # for debugging
         return f"Chars({self.text!r})"
 
-    @staticmethod
-    def synth(text: str) -> "Chars":
-        return Chars(text)
-
     def span(self) -> Span | None:
         return _contig(self.pos)
 
@@ -1009,8 +1005,9 @@ _SPEC_UV = _Spec("--with --with-editable --with-requirements --python -p --proje
                  "--upgrade-package -P --no-binary-package --no-build-package --config-setting -C "
                  "--python-platform --allow-insecure-host --no-extra",
                  "-m --module -s --script --gui-script -q -v --quiet --verbose", long_value=False)
-_SPEC_CONDA = _Spec("-n --name -p --prefix --cwd", "--no-capture-output --live-stream -v --verbose "
-                                                    "--debug-wrapper-scripts --dev -q --quiet -s", long_value=False)
+_SPEC_CONDA = _Spec("-n --name -p --prefix --cwd",
+                    "--no-capture-output --live-stream -v --verbose --debug-wrapper-scripts --dev -q --quiet -s",
+                    long_value=False)
 _SPEC_PIXI = _Spec("-e --environment --manifest-path", "", long_value=False)
 _SPEC_DOCKER_RUN = _Spec(
     "-a --attach --add-host --annotation --blkio-weight --blkio-weight-device --cap-add --cap-drop --cgroup-parent "
@@ -1068,10 +1065,13 @@ def _plausible_command(text: str | None) -> bool:
 
 
 class _Unwrapper:
-    """Strips wrappers off a command, collecting hints and environment on the way."""
+    """Strips wrappers off a command, collecting hints and environment on the way.
 
-    def __init__(self, walker: "_Walker"):
-        self.w = walker
+    Each wrapper handler takes the command's words (``ex.words[0]`` is the
+    wrapper) and leaves in ``ex.words`` the command it runs, returning True
+    to keep unwrapping; or it sets ``shell_code``/``python_code``/``stdin``
+    and returns False.
+    """
 
     def unwrap(self, words: list[_Field]) -> _Exec | None:
         ex = _Exec(list(words))
@@ -1691,6 +1691,13 @@ class _Scan:
 
 
 class _Walker:
+    """Runs the statements of one source in order, as bash would, and records the launches found.
+
+    ``env`` is the variable state at the current statement; branches run on
+    copies that are merged afterwards.  Nested code (``bash -c``, heredocs fed
+    to a shell) gets its own walker sharing the same :class:`_Scan`.
+    """
+
     def __init__(self, scan: _Scan, src: _Src, env: _Env, hints: list[Hint], *, depth: int = 0,
                  disabled: frozenset[str] | None = None):
         self.scan = scan
@@ -1700,7 +1707,7 @@ class _Walker:
         self.depth = depth
         self.inherited_disabled = disabled
         self.x = _Expander(self)
-        self.u = _Unwrapper(self)
+        self.u = _Unwrapper()
         self.functions: dict[str, object] = {}
         self.called: set[str] = set()
         self.call_stack: list[str] = []
@@ -2162,7 +2169,7 @@ class _Walker:
                 j = i + 1
                 while j < len(kids) and kids[j].type in _WORDISH:
                     j += 1
-                self._words_command(kids[i:j], kids[i])
+                self._words_command(kids[i:j])
                 i = j
                 continue
             if k.is_named and k.type in _STMT:
@@ -2193,7 +2200,7 @@ class _Walker:
                 self.touch(k)
         self._run_words(n, words, prefix, stdin)
 
-    def _words_command(self, nodes, first) -> None:
+    def _words_command(self, nodes) -> None:
         """A command tree-sitter could only recover as loose words (inside an ERROR)."""
         words: list[_Field] = []
         for k in nodes:
@@ -2207,7 +2214,7 @@ class _Walker:
                 self._assignment(p)
             return
         head = words[0].text
-        if head is not None and head in self.functions and not prefix:
+        if head is not None and head in self.functions:
             self.call(head)
             return
         if head in _READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):

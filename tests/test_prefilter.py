@@ -8,9 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kv4lint.discover import language_of
-from kv4lint.prefilter import GREP_PATTERN, NEEDLES, might_launch, might_launch_bytes
+from kv4lint.prefilter import GREP_PATTERN, NEEDLES, SPEC, might_launch, might_launch_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -60,6 +62,11 @@ MUST_PASS = [
                "           kv_cache_dtype = kv_cache_dtype)\n"),
     ("python", "import subprocess\ncmd = f'python3 -msglang.launch_server --kv-cache-dtype {dtype}'\n"
                "subprocess.run(cmd, shell=True)\n"),
+    # an alias is imported under the entry point's own name
+    ("python", "from sglang.srt.server_args import ServerArgs as SA\nargs = SA(model_path='m', kv_cache_dtype='nvfp4')\n"),
+    ("python", "from sglang import Engine as LLM\nllm = LLM(model_path='m', kv_cache_dtype='nvfp4')\n"),
+    ("python", "from sglang.test.test_utils import popen_launch_server as launch\n"
+               "launch(MODEL, URL, other_args=['--kv-cache-dtype', 'nvfp4'])\n"),
 ]
 
 # (language, text): files that cannot hold a launch kv4lint reports on.
@@ -74,6 +81,7 @@ MUST_FAIL = [
     ("python", "from sglang.srt.server_args import ServerArgs\nclass Pool:\n"
                "    def __init__(self, server_args: ServerArgs):\n        self.kv_cache_dtype = 'auto'\n"),
     ("python", "import sglang\nbuild_pool(kv_cache_dtype='nvfp4')\n"),  # a keyword, but no entry point
+    ("python", "import sglang\nMyEngine(kv_cache_dtype='nvfp4')\nrun_serverless(x)\n"),  # not SGLang's names
     ("python", "import numpy as np\nx = np.zeros(3)\n"),
 ]
 
@@ -95,6 +103,41 @@ def test_launches_pass(language, text):
 @pytest.mark.parametrize("language,text", MUST_FAIL)
 def test_non_launches_fail(language, text):
     assert not _both(text, language)
+
+
+_SPEC = {k: re.compile(v) for k, v in SPEC.items()}
+
+
+def reference(text: str, language: str | None) -> bool:
+    """The definition: SPEC's regular expressions searched over the whole text."""
+    if "sglang" not in text:
+        return language in (None, "yaml") and bool(_SPEC["config_key"].search(text))
+    if language == "python":
+        return bool((_SPEC["py_option"].search(text) or "--config" in text) and _SPEC["py_entry"].search(text))
+    return bool(_SPEC["option"].search(text) or "--config" in text)
+
+
+LANGUAGES = (None, "python", "shell", "yaml", "markdown")
+
+
+@pytest.mark.parametrize("language,text", MUST_PASS + MUST_FAIL)
+def test_cases_agree_with_the_definition(language, text):
+    for lang in LANGUAGES:
+        assert _both(text, lang) == reference(text, lang), (lang, text)
+
+
+PIECES = ["sglang", "kv_cache_d", "kv_cache_dtype", "kv-c", "kv-cache-dtype", "--", "-", "prefill_", "prefill-k",
+          "prefill-kv-cache-dequant-dtype", "self.", "x.", "=", "==", " ", "\n", "\t", '"', "'", ":", "(", ",", ".",
+          "ServerArgs", "Engine", "Runtime", "run_server", "from_cli_args", "prepare_server_args", "launch_server",
+          "popen_", "_cmd", "serve", "server", "--config", "bench_", "benchmark.", "compile_deep_gemm", "x", "_", "9",
+          " as ", "My", "less"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14), st.sampled_from(LANGUAGES))
+def test_fast_scans_agree_with_the_definition(pieces, language):
+    text = "".join(pieces)
+    assert _both(text, language) == reference(text, language)
 
 
 def test_python_is_tighter_than_the_generic_test():

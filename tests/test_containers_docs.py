@@ -252,3 +252,36 @@ def test_suppression_comment_above_a_fence():
           f"```bash\ndocker run {ROCM} python3 -m sglang.launch_server --kv-cache-dtype nvfp4\n```\n")
     got, _ = lint(md, "README.md", "markdown")
     assert got == [("KV402", "nvfp4\n```\n")]
+
+
+# ---------------------------------------------------------------------------
+# Python in documents and cells (through the Python frontend)
+
+
+def kwarg(launch, name):
+    return launch.kwargs[name]
+
+
+def test_python_fence_engine_kwargs_map_to_the_file():
+    md = ('Intro\n\n```python\nimport sglang as sgl\n'
+          'llm = sgl.Engine(model_path="Qwen/Qwen3-8B", kv_cache_dtype="nvfp4", attention_backend="triton")\n```\n')
+    (launch,) = scan_markdown(md, "README.md").launches
+    v = kwarg(launch, "kv_cache_dtype")
+    assert at(md, v.span) == "nvfp4" and v.span.start == md.index("nvfp4")
+
+
+def test_notebook_code_cell_with_ipython_lines_around_python():
+    text = notebook(new_code_cell(
+        "import sglang as sgl\n%load_ext autoreload\nif True:\n    !nvidia-smi\n"
+        "    llm = sgl.Engine(model_path=\"m\", kv_cache_dtype=\"nvfp4\", attention_backend=\"triton\")"))
+    (launch,) = scan_notebook(text, "nb.ipynb").launches
+    v = kwarg(launch, "kv_cache_dtype")
+    assert at(text, v.span) == "nvfp4"
+    assert cell_position(text, v.span.start) == (1, 5)
+
+
+def test_python_syntax_error_in_a_fence_is_reported_at_the_block():
+    md = "x\n\n```python\nimport sglang\nsglang.Engine(kv_cache_dtype='nvfp4'\n```\n"
+    res = scan_markdown(md, "README.md")
+    assert res.launches == []
+    assert [e.line for e in res.errors] == [4]

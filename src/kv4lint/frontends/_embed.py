@@ -231,7 +231,12 @@ def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: st
     except ImportError as e:  # pragma: no cover
         return ScanResult(errors=[_error(path, what, e, line)])
     try:
-        return scan_python(text, path, origin=origin)
+        res = scan_python(text, path, origin=origin)
+        if line is not None:
+            for err in res.errors:
+                if err.line is None:
+                    err.line = line  # the embedded block's first line: the message names the line in the block
+        return res
     except RecursionError:
         return ScanResult(errors=[FileError(path, f"{what} too deeply nested to scan", line)])
     except Exception as e:  # noqa: BLE001

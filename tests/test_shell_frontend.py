@@ -442,7 +442,8 @@ serve fp8
 """
     launch = one(text)
     assert value(launch, "--kv-cache-dtype").text == "nvfp4"
-    assert value(launch, "--x").text is None  # positional parameter
+    assert value(launch, "--x").text == "fp8"  # $1 of the call
+    assert at(text, value(launch, "--x").span) == (6, 7, "fp8")
 
 
 def test_function_dispatched_through_args_is_walked_with_the_final_state():
@@ -839,3 +840,31 @@ def test_nearest_hint_comes_first():
     outer = Hint("platform", "cuda", "FROM nvidia/cuda", Span(0, 1))
     text = "export HIP_VISIBLE_DEVICES=0\nZE_AFFINITY_MASK=0 python -m sglang.launch_server\n"
     assert [h.value for h in one(text, hints=[outer]).hints] == ["xpu", "rocm", "cuda"]
+
+
+def test_function_arguments_are_the_call_sites_words():
+    text = """\
+launch() {
+  local model=$1
+  shift
+  python -m sglang.launch_server --model-path "$model" "$@" --n $# --rest "${@:2}" --x ${3:-dflt}
+}
+launch meta-llama/Llama-3.1-8B --kv-cache-dtype nvfp4 \\
+  --port 1
+launch other "$@"
+"""
+    first, second = launches(text)
+    assert texts(first) == ["--model-path", "meta-llama/Llama-3.1-8B", "--kv-cache-dtype", "nvfp4", "--port", "1",
+                            "--n", "4", "--rest", "nvfp4", "--port", "1", "--x", "--port"]
+    v = first.argv[3]  # the literal written at the call site: reported and edited there
+    assert v.provenance is Provenance.LITERAL and at(text, v.span) == (6, 49, "nvfp4")
+    assert text[v.remove.start:v.remove.end] == " nvfp4"
+    assert at(text, value(first, "--model-path").use) == (4, 48, "$model")
+    # called with the script's own (unknown) arguments: everything after $1 is unknown
+    assert texts(second) == ["--model-path", "other", None, "--n", None, "--rest", None, "--x", None]
+    assert second.argv[2].splat
+
+
+def test_set_positional_parameters():
+    text = "set -- --kv-cache-dtype nvfp4\nf() { python -m sglang.launch_server \"$@\"; }\nf \"$@\"\n"
+    assert texts(one(text)) == ["--kv-cache-dtype", "nvfp4"]

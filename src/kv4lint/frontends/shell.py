@@ -777,9 +777,9 @@ class _Expander:
             name = src.nt(namenode)
         if prefix == "!":
             return [_Unk(not quoted)]
+        if (name in ("@", "*", "#") or name.isdigit()) and self.w.positional is not None and prefix is None:
+            return self._positional(name, op, operand, quoted, s, e)
         if name in ("@", "*"):
-            if op in (":-", "-") and operand:
-                pass  # "${@:-x}": unknown either way
             return [_Unk(not quoted or (name == "@" and index is None))]
         if not _NAME.match(name) and not name.isdigit():
             return [_Unk(False)]  # $?, $$, $!, $#, $-, $0
@@ -798,6 +798,47 @@ class _Expander:
                 return [_Lit(Chars(conv, pos, ch.res), not quoted)]
         for ch in operand:
             self.w.touch(ch)
+        return [_Unk(not quoted)]
+
+    def _positional(self, name: str, op: str | None, operand: list, quoted: bool, s: int, e: int) -> list:
+        """``$1``, ``"$@"``, ``${@:2}``, ``$#`` inside a function called with known arguments.
+
+        The arguments keep their own provenance: a literal written at the call
+        site is reported and edited there.
+        """
+        elems: list[_Elem] = self.w.positional or []
+        if name == "#":
+            return [_Unk(False)] if any(el.splat for el in elems) else [_Lit(Chars(str(len(elems))))]
+        if name in ("@", "*"):
+            if op == ":":  # ${@:offset[:length]}
+                m = re.fullmatch(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?", self.src.text[self.src.ns(operand[0])[0]:e - 1]
+                                 if operand else "")
+                if not m or any(el.splat for el in elems[:max(0, int(m.group(1)) - 1)]):
+                    return [_Unk(not quoted or name == "@")]
+                start = max(0, int(m.group(1)) - 1)
+                elems = elems[start:start + int(m.group(2))] if m.group(2) else elems[start:]
+            elif op is not None:
+                return [_Unk(not quoted or name == "@")]
+            if quoted and name == "*":
+                j = self.join([_Arr(elems, True)])
+                return [_Lit(j)] if j is not None else [_Unk(False)]
+            return [_Arr(elems, quoted)]
+        k = int(name)
+        if k == 0 or any(el.splat for el in elems[:k - 1]):
+            return [_Unk(not quoted)]
+        el = elems[k - 1] if k <= len(elems) else None
+        if el is not None and el.chars is None:
+            return [_Unk(not quoted)]
+        if op is None:
+            return [_Lit(el.chars if el is not None else Chars(), not quoted)]
+        if op in (":-", "-") and (el is None or (op == ":-" and el.chars.text == "")):
+            ostart = self.src.ns(operand[0])[0] if operand else e - 1
+            oend = self.src.ns(operand[-1])[1] if operand else e - 1
+            site = self.src.fanchor(s, e)
+            return [_Lit(_resolved(p.chars, site, frozenset()), p.split) if isinstance(p, _Lit) else p
+                    for p in self._seq(operand, ostart, oend, quoted, not quoted)] or [_Lit(Chars(), not quoted)]
+        if op in (":-", "-"):
+            return [_Lit(el.chars, not quoted)]
         return [_Unk(not quoted)]
 
     def _lookup(self, name: str, index, key) -> tuple:
@@ -919,6 +960,10 @@ class _Expander:
 
 # ===========================================================================
 # Wrappers: what stands between the shell and the program
+
+
+def _elems(fields: list[_Field]) -> list[_Elem]:
+    return [_Elem(None if f.unknown else f.chars, f.splat, f.rm, None) for f in fields]
 
 
 class _Exec:
@@ -1713,6 +1758,7 @@ class _Walker:
         self.call_stack: list[str] = []
         self.frames: list[dict] = []
         self.chain: list[int] = []
+        self.positional: list[_Elem] | None = None  # $1 $2 ...: None = unknown (the script's arguments)
 
     # -- variables -----------------------------------------------------------------
     def bind(self, name: str, b: _Binding, *, local: bool = False) -> None:
@@ -1929,16 +1975,19 @@ class _Walker:
         if name is not None and body is not None:
             self.functions[self.src.nt(name)] = body
 
-    def call(self, name: str) -> None:
+    def call(self, name: str, args: list[_Field] | None = None) -> None:
         body = self.functions[name]
         self.called.add(name)
         if name in self.call_stack or self.scan.steps > _MAX_STEPS or len(self.call_stack) > 8:
             return
         self.call_stack.append(name)
         self.frames.append({})
+        saved_positional = self.positional
+        self.positional = None if args is None else _elems(args)
         try:
             self.stmt(body)
         finally:
+            self.positional = saved_positional
             frame = self.frames.pop()
             for k, old in frame.items():
                 if old is None:
@@ -2215,7 +2264,10 @@ class _Walker:
             return
         head = words[0].text
         if head is not None and head in self.functions:
-            self.call(head)
+            self.call(head, words[1:])
+            return
+        if head == "shift" or (head == "set" and len(words) > 1 and words[1].text == "--"):
+            self._set_positional(words)
             return
         if head in _READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
             self._reader(words)
@@ -2249,6 +2301,19 @@ class _Walker:
                 self._inner_python(n, ex, stdin, fallback)
             else:
                 self._inner_shell(n, ex, stdin, None, fallback=fallback)
+
+    def _set_positional(self, words: list[_Field]) -> None:
+        """``shift [n]`` and ``set -- args``."""
+        if words[0].text == "set":
+            self.positional = _elems(words[2:])
+            return
+        if self.positional is None:
+            return
+        n = words[1].text if len(words) > 1 else "1"
+        if n is None or not n.isdigit() or any(el.splat for el in self.positional[:int(n)]):
+            self.positional = None
+        else:
+            self.positional = self.positional[int(n):]
 
     def _reader(self, words: list[_Field]) -> None:
         """``read``/``mapfile``/``getopts``/``printf -v``: the variables they set become unknown."""

@@ -71,6 +71,8 @@ _CONFIG_HELPERS = {"popen_launch_server", "popen_launch_pd_server", "run_bench_s
                    "run_bench_one_batch_server", "run_score_benchmark", "run_score_benchmark_multi",
                    "run_embeddings_benchmark", "run_embeddings_benchmark_multi", "prepare_server_args"}
 
+_DISPLAY = {"print", "print_highlight", "debug", "info", "warning", "warn", "error", "exception", "critical",
+            "log", "echo", "secho"}
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print", "echo",
                 "write", "secho"}
 _LIST_MUTATORS = {"append", "extend", "insert"}
@@ -301,56 +303,115 @@ class _Scope:
 
 
 # ---------------------------------------------------------------------------
+# Walking the tree without libcst's visitors (they rebuild every node they pass)
+
+_NO_CHILD_FIELDS = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorator",
+                    "header", "footer", "newline", "colon", "equal", "operator", "dot", "asynchronous",
+                    "trailing_whitespace", "first_line", "empty_lines")
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls) -> tuple[str, ...]:
+    f = _FIELDS.get(cls)
+    if f is None:
+        f = tuple(fl.name for fl in dataclasses.fields(cls) if not fl.name.startswith(_NO_CHILD_FIELDS))
+        _FIELDS[cls] = f
+    return f
+
+
+def _children(node):
+    for name in _child_fields(type(node)):
+        v = getattr(node, name)
+        if isinstance(v, cst.CSTNode):
+            yield name, v
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                if isinstance(x, cst.CSTNode):
+                    yield name, x
+
+
+# Frames: where a statement sits relative to the branches and loops of its scope.
+# ("c", id, part): a conditional branch; ("l", id, "b"): a loop body.
+def _child_frames(node, name: str, frames: tuple) -> tuple:
+    if isinstance(node, cst.If):
+        if name == "body":
+            return frames + (("c", id(node), "b"),)
+        if name == "orelse":
+            return frames + (("c", id(node), "e"),)
+    elif isinstance(node, (cst.For, cst.While)):
+        if name == "body":
+            return frames + (("l", id(node), "b"),)
+        if name == "orelse":
+            return frames + (("c", id(node), "e"),)
+    elif isinstance(node, (cst.ExceptHandler, getattr(cst, "ExceptStarHandler", cst.ExceptHandler), cst.MatchCase)):
+        if name == "body":
+            return frames + (("c", id(node), "b"),)
+    elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+        if name == "orelse":
+            return frames + (("c", id(node), "e"),)
+    return frames
+
+
+# ---------------------------------------------------------------------------
 # Pass 1: the index
 
 
-class _Index(cst.CSTVisitor):
+class _Index:
+    """Imports, scopes, calls and name counts of the whole module (one walk)."""
+
     def __init__(self, module):
-        super().__init__()
         self.imports: dict[str, str] = {}
         self.star: list[str] = []
         self.defined: set[str] = set()
-        self.globals: set[str] = set()
         self.calls: list[tuple] = []
         self.counts: dict[str, int] = {}
-        self.scope_of: dict[int, _Scope] = {}
         self.module_scope = _Scope(module, "module", None)
-        self.scope_of[id(module)] = self.module_scope
-        self.stack = [self.module_scope]
-        self._skip: set[int] = set()
+        self._walk(module)
 
-    def _push(self, node, kind):
-        s = _Scope(node, kind, self.stack[-1])
-        self.stack[-1].children.append(s)
-        self.scope_of[id(node)] = s
-        self.stack.append(s)
+    def _walk(self, module) -> None:
+        skip: set[int] = set()
+        counts = self.counts
+        calls = self.calls
+        stack = [(module, self.module_scope)]
+        pop, push = stack.pop, stack.append
+        Name, Call, Attribute, Arg, Param = cst.Name, cst.Call, cst.Attribute, cst.Arg, cst.Param
+        while stack:
+            node, scope = pop()
+            t = type(node)
+            if t is Name:
+                if id(node) not in skip:
+                    counts[node.value] = counts.get(node.value, 0) + 1
+                continue
+            if t is Call:
+                calls.append((node, scope))
+            elif t is Attribute:
+                skip.add(id(node.attr))
+            elif t is Arg:
+                if node.keyword is not None:
+                    skip.add(id(node.keyword))
+            elif t is Param:
+                skip.add(id(node.name))
+            elif t is cst.FunctionDef or t is cst.ClassDef or t is cst.Lambda:
+                if t is not cst.Lambda:
+                    self.defined.add(node.name.value)
+                    skip.add(id(node.name))
+                s = _Scope(node, {cst.FunctionDef: "function", cst.ClassDef: "class"}.get(t, "lambda"), scope)
+                scope.children.append(s)
+                scope = s
+            elif t is cst.Import:
+                self._import(node)
+                continue
+            elif t is cst.ImportFrom:
+                self._import_from(node)
+                continue
+            elif t is cst.Assign and scope is self.module_scope:
+                for tg in node.targets:
+                    if isinstance(tg.target, Name):
+                        self.defined.add(tg.target.value)
+            for _name, child in _children(node):
+                push((child, scope))
 
-    def visit_FunctionDef(self, node):
-        self.defined.add(node.name.value)
-        self._skip.add(id(node.name))
-        self._push(node, "function")
-
-    def leave_FunctionDef(self, node):
-        self.stack.pop()
-
-    def visit_ClassDef(self, node):
-        self.defined.add(node.name.value)
-        self._skip.add(id(node.name))
-        self._push(node, "class")
-
-    def leave_ClassDef(self, node):
-        self.stack.pop()
-
-    def visit_Lambda(self, node):
-        self._push(node, "lambda")
-
-    def leave_Lambda(self, node):
-        self.stack.pop()
-
-    def visit_Param(self, node):
-        self._skip.add(id(node.name))
-
-    def visit_Import(self, node):
+    def _import(self, node) -> None:
         for a in node.names:
             full = _dotted(a.name)
             if full is None:
@@ -360,45 +421,18 @@ class _Index(cst.CSTVisitor):
             else:
                 top = full.split(".")[0]
                 self.imports.setdefault(top, top)
-        return False
 
-    def visit_ImportFrom(self, node):
-        mod = ("." * len(node.relative)) + (_dotted(node.module) or "" if node.module is not None else "")
+    def _import_from(self, node) -> None:
+        mod = ("." * len(node.relative)) + ((_dotted(node.module) or "") if node.module is not None else "")
         if isinstance(node.names, cst.ImportStar):
             self.star.append(mod)
-            return False
+            return
         for a in node.names:
             name = _dotted(a.name)
             if name is None:
                 continue
             local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else name
             self.imports.setdefault(local, f"{mod}.{name}")
-        return False
-
-    def visit_Global(self, node):
-        for n in node.names:
-            self.globals.add(n.name.value)
-
-    def visit_Assign(self, node):
-        if len(self.stack) == 1:
-            for t in node.targets:
-                if isinstance(t.target, cst.Name):
-                    self.defined.add(t.target.value)
-
-    def visit_Attribute(self, node):
-        self._skip.add(id(node.attr))
-
-    def visit_Arg(self, node):
-        if node.keyword is not None:
-            self._skip.add(id(node.keyword))
-
-    def visit_Call(self, node):
-        self.calls.append((node, self.stack[-1]))
-
-    def visit_Name(self, node):
-        if id(node) in self._skip:
-            return
-        self.counts[node.value] = self.counts.get(node.value, 0) + 1
 
 
 def _dotted(node) -> str | None:
@@ -414,120 +448,84 @@ def _dotted(node) -> str | None:
 # Pass 2: one scope's bindings, mutations and uses
 
 
-class _ScopeWalk(cst.CSTVisitor):
+def _term(func) -> str | None:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return None
+
+
+class _ScopeWalk:
     def __init__(self, scanner: "Scanner", scope: _Scope):
-        super().__init__()
         self.sc = scanner
         self.scope = scope
-        self.root = scope.node
         self.t = _Table()
-        self.frames: list = []
+        self.frames: tuple = ()
         self._skip: set[int] = set()
         self._noname: set[int] = set()
-        self._display = 0
+        node = scope.node
+        roots = []
+        if scope.kind == "module":
+            roots = list(node.body)
+        elif scope.kind == "class":
+            roots = [node.body]
+        else:  # function, lambda: parameters are bindings of unknown value
+            self._params(node.params)
+            roots = [node.body]
+        self._walk(roots)
 
-    # -- scope boundaries
-    def _params(self, params):
+    def _params(self, params) -> None:
         for p in [*params.posonly_params, *params.params, *params.kwonly_params]:
             self._other(p.name.value, p)
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 self._other(p.name.value, p)
 
-    def visit_FunctionDef(self, node):
-        if node is self.root:
-            self._params(node.params)
-            for stmt in [node.body]:
-                stmt.visit(self)
-            return False
-        self._other(node.name.value, node)
-        self._skip.add(id(node.name))
-        self._noname.add(id(node.name))
-        return False
-
-    def visit_ClassDef(self, node):
-        if node is self.root:
-            node.body.visit(self)
-            return False
-        self._other(node.name.value, node)
-        self._skip.add(id(node.name))
-        self._noname.add(id(node.name))
-        return False
-
-    def visit_Lambda(self, node):
-        if node is self.root:
-            self._params(node.params)
-            node.body.visit(self)
-        return False
-
-    # -- frames
-    def _push(self, kind, node, part):
-        self.frames.append((kind, id(node), part))
-
-    def _pop(self, *_):
-        self.frames.pop()
-
-    def visit_If_body(self, node):
-        self._push("c", node, "b")
-
-    leave_If_body = _pop
-
-    def visit_If_orelse(self, node):
-        self._push("c", node, "e")
-
-    leave_If_orelse = _pop
-
-    def visit_For_body(self, node):
-        self._push("l", node, "b")
-
-    leave_For_body = _pop
-
-    def visit_For_orelse(self, node):
-        self._push("c", node, "e")
-
-    leave_For_orelse = _pop
-
-    def visit_While_body(self, node):
-        self._push("l", node, "b")
-
-    leave_While_body = _pop
-
-    def visit_While_orelse(self, node):
-        self._push("c", node, "e")
-
-    leave_While_orelse = _pop
-
-    def visit_ExceptHandler_body(self, node):
-        self._push("c", node, "b")
-
-    leave_ExceptHandler_body = _pop
-
-    def visit_ExceptStarHandler_body(self, node):
-        self._push("c", node, "b")
-
-    leave_ExceptStarHandler_body = _pop
-
-    def visit_Try_orelse(self, node):
-        self._push("c", node, "e")
-
-    leave_Try_orelse = _pop
-
-    def visit_MatchCase_body(self, node):
-        self._push("c", node, "b")
-
-    leave_MatchCase_body = _pop
+    def _walk(self, roots) -> None:
+        stack = [(r, (), False) for r in roots]
+        pop, push = stack.pop, stack.append
+        Name = cst.Name
+        while stack:
+            node, frames, display = pop()
+            self.frames = frames
+            t = type(node)
+            if t is Name:
+                self._name(node, display)
+                continue
+            h = _HANDLERS.get(t)
+            if h is not None:
+                r = h(self, node)
+                if r is False:
+                    continue
+            if t is cst.Call:
+                display = display or _term(node.func) in _DISPLAY
+            for name, child in _children(node):
+                push((child, _child_frames(node, name, frames), display))
 
     # -- events
     def _ev(self, name: str, kind: str, node, value=None, extra=None):
         if kind in ("assign", "aug", "other"):
             self.t.bound.add(name)
-        self.t.events.setdefault(name, []).append(
-            _Ev(kind, self.sc.start(node), tuple(self.frames), value, extra, self.scope))
+        self.t.events.setdefault(name, []).append(_Ev(kind, self.sc.start(node), self.frames, value, extra, self.scope))
 
     def _other(self, name: str, node):
         self._ev(name, "other", node)
 
-    def _target(self, t, value, stmt, paired=True):
+    def _attr_ev(self, attr: str, kind: str, node, value=None):
+        self.t.attr_events.setdefault(attr, []).append(
+            _Ev(kind, self.sc.start(node), self.frames, value, node, self.scope))
+
+    def _name(self, node, display: bool) -> None:
+        n = node.value
+        i = id(node)
+        if i not in self._noname:
+            self.t.names[n] = self.t.names.get(n, 0) + 1
+        if i in self._skip or display:
+            return
+        self.t.loads[n] = self.t.loads.get(n, 0) + 1
+
+    def _target(self, t, value, stmt) -> None:
         if isinstance(t, cst.Name):
             self._skip.add(id(t))
             if value is None:
@@ -552,9 +550,7 @@ class _ScopeWalk(cst.CSTVisitor):
             return
         if isinstance(t, cst.Attribute):
             if isinstance(t.value, cst.Name) and t.value.value in ("self", "cls"):
-                self.t.attr_events.setdefault(t.attr.value, []).append(
-                    _Ev("assign" if value is not None else "other", self.sc.start(stmt), tuple(self.frames),
-                        value, stmt, self.scope))
+                self._attr_ev(t.attr.value, "assign" if value is not None else "other", stmt, value)
             return
         if isinstance(t, cst.Subscript):
             base = t.value
@@ -566,103 +562,13 @@ class _ScopeWalk(cst.CSTVisitor):
                 else:
                     self._ev(base.value, "other", stmt)
             elif key is not None and value is not None:
-                self.t.env_events.append(_Ev("setitem", self.sc.start(stmt), tuple(self.frames), value,
-                                             (base, key, stmt), self.scope))
+                self.t.env_events.append(_Ev("setitem", self.sc.start(stmt), self.frames, value, (base, key, stmt),
+                                             self.scope))
             elif isinstance(base, cst.Attribute) and isinstance(base.value, cst.Name) \
                     and base.value.value in ("self", "cls"):
-                self.t.attr_events.setdefault(base.attr.value, []).append(
-                    _Ev("other", self.sc.start(stmt), tuple(self.frames), None, stmt, self.scope))
+                self._attr_ev(base.attr.value, "other", stmt)
 
-    def visit_Assign(self, node):
-        for t in node.targets:
-            self._target(t.target, node.value, node)
-
-    def visit_AnnAssign(self, node):
-        if node.value is not None:
-            self._target(node.target, node.value, node)
-        elif isinstance(node.target, cst.Name):
-            self._skip.add(id(node.target))
-
-    def visit_AugAssign(self, node):
-        t = node.target
-        if isinstance(t, cst.Name):
-            self._skip.add(id(t))
-            self._ev(t.value, "aug" if isinstance(node.operator, cst.AddAssign) else "other", node, node.value, node)
-        elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value in ("self", "cls"):
-            self.t.attr_events.setdefault(t.attr.value, []).append(
-                _Ev("other", self.sc.start(node), tuple(self.frames), None, node, self.scope))
-        elif isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name):
-            self._skip.add(id(t.value))
-            self._ev(t.value.value, "other", node)
-
-    def visit_For(self, node):
-        self._bind_all(node.target, node)
-
-    def visit_CompFor(self, node):
-        self._bind_all(node.target, node)
-
-    def visit_WithItem(self, node):
-        if node.asname is not None:
-            self._bind_all(node.asname.name, node)
-
-    def visit_ExceptHandler(self, node):
-        if node.name is not None:
-            self._bind_all(node.name.name, node)
-
-    def visit_NamedExpr(self, node):
-        self._bind_all(node.target, node)
-
-    def visit_Import(self, node):
-        for a in node.names:
-            if a.asname is not None:
-                self._bind_all(a.asname.name, node)
-            else:
-                d = _dotted(a.name)
-                if d:
-                    self._other(d.split(".")[0], node)
-        return False
-
-    def visit_ImportFrom(self, node):
-        if not isinstance(node.names, cst.ImportStar):
-            for a in node.names:
-                if a.asname is not None:
-                    self._bind_all(a.asname.name, node)
-                elif isinstance(a.name, cst.Name):
-                    self._other(a.name.value, node)
-        return False
-
-    def visit_Global(self, node):
-        for n in node.names:
-            self._other(n.name.value, node)
-            self._skip.add(id(n.name))
-
-    def visit_Nonlocal(self, node):
-        for n in node.names:
-            self._other(n.name.value, node)
-            self._skip.add(id(n.name))
-
-    def visit_Del(self, node):
-        t = node.target
-        targets = t.elements if isinstance(t, (cst.Tuple, cst.List)) else [t]
-        for e in targets:
-            e = getattr(e, "value", e)
-            if isinstance(e, cst.Name):
-                self._skip.add(id(e))
-                self._other(e.value, node)
-            elif isinstance(e, cst.Subscript) and isinstance(e.value, cst.Name):
-                self._skip.add(id(e.value))
-                key = _single_index(e)
-                self._ev(e.value.value, "delitem" if key is not None else "other", node, None, (key, node))
-
-    def visit_MatchAs(self, node):
-        if node.name is not None:
-            self._bind_all(node.name, node)
-
-    def visit_MatchStar(self, node):
-        if node.name is not None:
-            self._bind_all(node.name, node)
-
-    def _bind_all(self, t, stmt):
+    def _bind_all(self, t, stmt) -> None:
         if isinstance(t, cst.Name):
             self._skip.add(id(t))
             self._other(t.value, stmt)
@@ -672,42 +578,133 @@ class _ScopeWalk(cst.CSTVisitor):
         elif isinstance(t, cst.StarredElement):
             self._bind_all(t.value, stmt)
 
-    def visit_Attribute(self, node):
+    # -- handlers (return False: do not walk the children)
+    def on_FunctionDef(self, node):
+        self._other(node.name.value, node)
+        self._skip.add(id(node.name))
+        self._noname.add(id(node.name))
+        return False
+
+    on_ClassDef = on_FunctionDef
+
+    def on_Lambda(self, node):
+        return False
+
+    def on_Assign(self, node):
+        for t in node.targets:
+            self._target(t.target, node.value, node)
+
+    def on_AnnAssign(self, node):
+        if node.value is not None:
+            self._target(node.target, node.value, node)
+        elif isinstance(node.target, cst.Name):
+            self._skip.add(id(node.target))
+
+    def on_AugAssign(self, node):
+        t = node.target
+        if isinstance(t, cst.Name):
+            self._skip.add(id(t))
+            self._ev(t.value, "aug" if isinstance(node.operator, cst.AddAssign) else "other", node, node.value, node)
+        elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value in ("self", "cls"):
+            self._attr_ev(t.attr.value, "other", node)
+        elif isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name):
+            self._skip.add(id(t.value))
+            self._ev(t.value.value, "other", node)
+
+    def on_For(self, node):
+        self._bind_all(node.target, node)
+
+    on_CompFor = on_For
+
+    def on_WithItem(self, node):
+        if node.asname is not None:
+            self._bind_all(node.asname.name, node)
+
+    def on_ExceptHandler(self, node):
+        if node.name is not None:
+            self._bind_all(node.name.name, node)
+
+    def on_NamedExpr(self, node):
+        self._bind_all(node.target, node)
+
+    def on_Import(self, node):
+        for a in node.names:
+            if a.asname is not None:
+                self._bind_all(a.asname.name, node)
+            else:
+                d = _dotted(a.name)
+                if d:
+                    self._other(d.split(".")[0], node)
+        return False
+
+    def on_ImportFrom(self, node):
+        if not isinstance(node.names, cst.ImportStar):
+            for a in node.names:
+                if a.asname is not None:
+                    self._bind_all(a.asname.name, node)
+                elif isinstance(a.name, cst.Name):
+                    self._other(a.name.value, node)
+        return False
+
+    def on_Global(self, node):
+        for n in node.names:
+            self._other(n.name.value, node)
+            self._skip.add(id(n.name))
+
+    on_Nonlocal = on_Global
+
+    def on_Del(self, node):
+        t = node.target
+        targets = t.elements if isinstance(t, (cst.Tuple, cst.List)) else [t]
+        for e in targets:
+            e = getattr(e, "value", e) if not isinstance(e, (cst.Name, cst.Subscript)) else e
+            if isinstance(e, cst.Name):
+                self._skip.add(id(e))
+                self._other(e.value, node)
+            elif isinstance(e, cst.Subscript) and isinstance(e.value, cst.Name):
+                self._skip.add(id(e.value))
+                key = _single_index(e)
+                self._ev(e.value.value, "delitem" if key is not None else "other", node, None, (key, node))
+
+    def on_MatchAs(self, node):
+        if node.name is not None:
+            self._bind_all(node.name, node)
+
+    on_MatchStar = on_MatchAs
+
+    def on_Attribute(self, node):
         self._skip.add(id(node.attr))
         self._noname.add(id(node.attr))
 
-    def visit_Param(self, node):
+    def on_Param(self, node):
         self._skip.add(id(node.name))
         self._noname.add(id(node.name))
 
-    def visit_Arg(self, node):
+    def on_Arg(self, node):
         if node.keyword is not None:
             self._skip.add(id(node.keyword))
             self._noname.add(id(node.keyword))
 
-    def visit_Call(self, node):
-        self.t.call_frames[id(node)] = tuple(self.frames)
+    def on_Call(self, node):
+        self.t.call_frames[id(node)] = self.frames
         f = node.func
-        term = f.attr.value if isinstance(f, cst.Attribute) else (f.value if isinstance(f, cst.Name) else None)
+        term = _term(f)
         if isinstance(f, cst.Attribute):
             recv = f.value
             meth = f.attr.value
+            mut = meth in _LIST_MUTATORS or meth in _DICT_MUTATORS or meth in _OPAQUE_MUTATORS
             if isinstance(recv, cst.Name):
-                if meth in _LIST_MUTATORS or meth in _DICT_MUTATORS or meth in _OPAQUE_MUTATORS:
+                if mut:
                     self._skip.add(id(recv))
                     self._ev(recv.value, "method", node, node, meth)
             elif isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) \
-                    and recv.value.value in ("self", "cls") \
-                    and (meth in _LIST_MUTATORS or meth in _DICT_MUTATORS or meth in _OPAQUE_MUTATORS):
-                self.t.attr_events.setdefault(recv.attr.value, []).append(
-                    _Ev("other", self.sc.start(node), tuple(self.frames), None, node, self.scope))
+                    and recv.value.value in ("self", "cls") and mut:
+                self._attr_ev(recv.attr.value, "other", node)
             if meth in ("update", "setdefault", "pop", "__setitem__") or (meth == "putenv" and _dotted(recv) == "os"):
-                self.t.env_events.append(_Ev("method", self.sc.start(node), tuple(self.frames), node,
-                                             (recv, meth), self.scope))
+                self.t.env_events.append(_Ev("method", self.sc.start(node), self.frames, node, (recv, meth),
+                                             self.scope))
         # A name handed to another function may be changed there (a list or dict).
-        reader = term in _READERS or term in _LOG_METHODS or term in _LAUNCH_TERMS
-        if term in _LOG_METHODS or term == "print":
-            self._display += 1
+        reader = term in _READERS or term in _DISPLAY or term in _LAUNCH_TERMS
         for a in node.args:
             v = a.value
             if isinstance(v, cst.Name):
@@ -716,35 +713,27 @@ class _ScopeWalk(cst.CSTVisitor):
                 else:
                     self._ev(v.value, "pass", node, node, None)
 
-    def leave_Call(self, node):
-        f = node.func
-        term = f.attr.value if isinstance(f, cst.Attribute) else (f.value if isinstance(f, cst.Name) else None)
-        if term in _LOG_METHODS or term == "print":
-            self._display -= 1
 
-    def visit_Name(self, node):
-        n = node.value
-        if id(node) not in self._noname:
-            self.t.names[n] = self.t.names.get(n, 0) + 1
-        if id(node) in self._skip or self._display > 0:
-            return
-        self.t.loads[n] = self.t.loads.get(n, 0) + 1
-        self.t.load_frames[id(node)] = tuple(self.frames)
+_HANDLERS = {getattr(cst, name[3:]): fn for name, fn in vars(_ScopeWalk).items()
+             if name.startswith("on_") and hasattr(cst, name[3:])}
+for _cls in ("ExceptStarHandler",):
+    if hasattr(cst, _cls):
+        _HANDLERS[getattr(cst, _cls)] = _ScopeWalk.on_ExceptHandler
 
 
-def _names_in(node, name: str):
+def _names_in(node, name: str) -> list:
     out = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
             if n.value == name:
                 out.append(n)
-
-        def visit_Attribute(self, n):
-            n.value.visit(self)
-            return False
-
-    node.visit(_V())
+            continue
+        if isinstance(n, cst.Attribute):
+            stack.append(n.value)
+            continue
+        stack.extend(c for _f, c in _children(n))
     return out
 
 
@@ -753,6 +742,57 @@ def _single_index(sub) -> object | None:
     if len(sl) != 1 or not isinstance(sl[0].slice, cst.Index):
         return None
     return sl[0].slice.value
+
+
+# ---------------------------------------------------------------------------
+# Positions: one code generation pass that records character offsets
+
+
+def _offsets(module) -> dict[int, tuple[int, int]]:
+    """id(node) -> (start, end) character offsets (syntactic: without the whitespace a node owns)."""
+    from contextlib import contextmanager
+
+    from libcst._nodes.internal import CodegenState
+
+    spans: dict[int, tuple[int, int]] = {}
+
+    class _State(CodegenState):
+        def __init__(self):
+            super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+            self.off = 0
+            self.starts: list[int] = []
+
+        def add_indent_tokens(self):
+            for tok in self.indent_tokens:
+                self.tokens.append(tok)
+                self.off += len(tok)
+
+        def add_token(self, value):
+            self.tokens.append(value)
+            self.off += len(value)
+
+        def before_codegen(self, node):
+            self.starts.append(self.off)
+
+        def after_codegen(self, node):
+            start = self.starts.pop()
+            spans.setdefault(id(node), (start, self.off))
+
+        @contextmanager
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            start = self.off
+            try:
+                yield
+            finally:
+                end = self.off
+                if start_node is not None:
+                    start = spans[id(start_node)][0]
+                if end_node is not None:
+                    end = spans[id(end_node)][1]
+                spans[id(node)] = (start, end)
+
+    module._codegen(_State())
+    return spans
 
 
 # ---------------------------------------------------------------------------
@@ -793,9 +833,8 @@ class Scanner:
     def span(self, node) -> Span:
         s = self._spans.get(id(node))
         if s is None:
-            r = self.pos[node]
-            s = Span(self.lines.offset(r.start.line, r.start.column + 1), self.lines.offset(r.end.line, r.end.column + 1))
-            self._spans[id(node)] = s
+            a, b = self.pos[id(node)]
+            s = self._spans[id(node)] = Span(a, b)
         return s
 
     def start(self, node) -> int:
@@ -816,7 +855,6 @@ class Scanner:
     def scan(self) -> ScanResult:
         self.result.disabled = _file_disabled(self.text)
         idx = _Index(self.module)
-        self.module.visit(idx)
         self.idx = idx
         cands = []
         for call, scope in idx.calls:
@@ -825,9 +863,7 @@ class Scanner:
                 cands.append((call, scope, kind))
         if not cands:
             return self.result
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        self.pos = wrapper.resolve(PositionProvider)
-        self.lines = LineIndex(self.text)
+        self.pos = self._positions()
         # Calls nested in an Engine(server_args=...) are launches of their own.
         cands.sort(key=lambda c: self.start(c[0]))
         for call, scope, kind in cands:
@@ -837,9 +873,23 @@ class Scanner:
                 continue
             except RecursionError:
                 self.result.errors.append(FileError(self.path, "a launch's arguments are nested too deeply to read",
-                                                    None if self.origin else self.lines.position(self.start(call)).line))
+                                                    None if self.origin else LineIndex(self.text).position(
+                                                        self.start(call)).line))
         self._attach_configs()
         return self.result
+
+    def _positions(self) -> dict[int, tuple[int, int]]:
+        try:
+            pos = _offsets(self.module)
+            if pos.get(id(self.module), (0, -1))[1] in (len(self.text), len(self.text) - 1, len(self.text) + 1) \
+                    or not self.text:
+                return pos
+        except Exception:  # noqa: BLE001 - libcst internals changed: use its public provider
+            pass
+        lines = LineIndex(self.text)
+        ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return {id(n): (lines.offset(r.start.line, r.start.column + 1), lines.offset(r.end.line, r.end.column + 1))
+                for n, r in ranges.items()}
 
     def _attach_configs(self) -> None:
         """Read the --config file of launches whose entry honours it (spec §5.3)."""
@@ -1430,7 +1480,7 @@ class Scanner:
 
     # -- removal spans -------------------------------------------------------
     def _line_start(self, off: int) -> int:
-        return self.text.rfind("\n", 0, off) + 1
+        return max(self.text.rfind("\n", 0, off), self.text.rfind("\r", 0, off)) + 1
 
     def _alone_before(self, off: int) -> bool:
         ls = self._line_start(off)
@@ -1491,13 +1541,7 @@ class Scanner:
     # -- scopes --------------------------------------------------------------
     def table(self, scope: _Scope) -> _Table:
         if scope._table is None:
-            w = _ScopeWalk(self, scope)
-            if scope.kind == "module":
-                for stmt in scope.node.body:
-                    stmt.visit(w)
-            else:
-                scope.node.visit(w)
-            scope._table = w.t
+            scope._table = _ScopeWalk(self, scope).t
         return scope._table
 
     def binding_scope(self, name: str, scope: _Scope) -> _Scope | None:
@@ -1793,16 +1837,14 @@ class Scanner:
         return _restamp(state, org)
 
     def _attr_shared(self, cls: _Scope, attr: str) -> bool:
-        code = cls.node
         n = 0
-
-        class _V(cst.CSTVisitor):
-            def visit_Attribute(self, a):
-                nonlocal n
-                if a.attr.value == attr and isinstance(a.value, cst.Name) and a.value.value in ("self", "cls"):
-                    n += 1
-
-        code.visit(_V())
+        stack = [cls.node]
+        while stack:
+            a = stack.pop()
+            if isinstance(a, cst.Attribute) and a.attr.value == attr and isinstance(a.value, cst.Name) \
+                    and a.value.value in ("self", "cls"):
+                n += 1
+            stack.extend(c for _f, c in _children(a))
         return n > 2  # the assignment and one use
 
     def ev_List(self, node, env):
@@ -1948,9 +1990,9 @@ class Scanner:
                     return v if isinstance(v, _L) else _U(sp, env.org, splat=True)
                 if name == "dict":
                     d = _D({}, False, sp)
-                    for a in node.args:
+                    for i, a in enumerate(node.args):
                         if a.keyword is not None:
-                            d.entries[a.keyword.value] = _Item(self.ev(a.value, env), None)
+                            d.entries[a.keyword.value] = _Item(self.ev(a.value, env), self.remove_arg(node, i))
                             d.keyspans[a.keyword.value] = self.span(a.keyword)
                         else:
                             v = self.ev(a.value, env)

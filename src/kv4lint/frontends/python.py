@@ -128,7 +128,8 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> Sca
     try:
         module = libcst.parse_module(text)
     except libcst.ParserSyntaxError as e:
-        return ScanResult(errors=[_error(path, f"syntax error: {_first_line(e.message)}", e.raw_line, origin)])
+        msg, line = _syntax_error(text, e)
+        return ScanResult(errors=[_error(path, msg, line, origin)])
     except RecursionError:
         return ScanResult(errors=[_error(path, "too deeply nested to parse", None, origin)])
     except (MemoryError, ValueError, SyntaxError) as e:
@@ -141,9 +142,21 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> Sca
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
 
 
-def _first_line(s: str) -> str:
-    s = (s or "").strip()
-    return s.splitlines()[0] if s else "invalid syntax"
+def _syntax_error(text: str, e) -> tuple[str, int | None]:
+    """The message and line to report: CPython's own words when it rejects the code too."""
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as se:
+        return f"syntax error: {se.msg}", se.lineno
+    except (RecursionError, MemoryError, ValueError) as other:
+        return f"cannot parse: {type(other).__name__}", None
+    msg = (e.message or "").strip().splitlines()[0] if (e.message or "").strip() else "invalid syntax"
+    msg = re.sub(r"^parser error: (?:error at \d+:\d+: )?", "", msg)
+    if len(msg) > 120:
+        msg = msg[:117] + "..."
+    return f"cannot scan: libcst cannot parse this file (Python itself can): {msg}", e.raw_line
 
 
 def _error(path: str, message: str, line: int | None, origin: OffsetMap | None) -> FileError:

@@ -704,13 +704,14 @@ class _ScopeWalk:
                 self.t.env_events.append(_Ev("method", self.sc.start(node), self.frames, node, (recv, meth),
                                              self.scope))
         # A name handed to another function may be changed there (a list or dict).
-        reader = term in _READERS or term in _DISPLAY or term in _LAUNCH_TERMS
+        launch = term in _LAUNCH_TERMS  # reads its arguments; a real use of them
+        reader = term in _READERS or term in _DISPLAY
         for a in node.args:
             v = a.value
             if isinstance(v, cst.Name):
-                if reader:
+                if reader and not launch:
                     self._skip.add(id(v))
-                else:
+                elif not launch:
                     self._ev(v.value, "pass", node, node, None)
 
 
@@ -941,6 +942,7 @@ class Scanner:
         q = self.qualify(func, scope)
         if q is None:
             return None
+        term = q.rsplit(".", 1)[-1]  # through import aliases
         sgl = q.startswith("sglang.") or q == "sglang"
         if term == "from_cli_args" and sgl and q.endswith(".ServerArgs.from_cli_args"):
             return ("from_cli_args", q)

@@ -1,0 +1,656 @@
+"""The Python frontend: every launch form, the values it reads, their spans, and what stays silent."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from kv4lint.frontends.python import complexity_error, decode_literal, scan_python
+from kv4lint.model import Provenance
+from kv4lint.source import OffsetMap
+
+
+def scan(src: str, path: str = "t.py"):
+    return scan_python(src, path)
+
+
+def one(src: str):
+    res = scan(src)
+    assert res.errors == []
+    assert len(res.launches) == 1, [(la.entry, la.argv, la.kwargs) for la in res.launches]
+    return res.launches[0]
+
+
+def at(src: str, span) -> str | None:
+    return None if span is None else src[span.start:span.end]
+
+
+def texts(values) -> list:
+    return [v.text for v in values]
+
+
+def src_of(code: str) -> str:
+    return textwrap.dedent(code).lstrip("\n")
+
+
+# ---------------------------------------------------------------------------
+# String literals
+
+
+@pytest.mark.parametrize("token, text, verbatim", [
+    ('"nvfp4"', "nvfp4", True),
+    ("'nvfp4'", "nvfp4", True),
+    ('r"a\\b"', "a\\b", True),
+    ('b"nvfp4"', "nvfp4", True),
+    ('"""nvfp4"""', "nvfp4", True),
+    ('"nv\\x66p4"', "nvfp4", False),
+    ('"nv\\u0066p4"', "nvfp4", False),
+    ('"nv\\N{LATIN SMALL LETTER F}p4"', "nvfp4", False),
+    ('"a\\\nb"', "ab", False),
+    ('"\\d"', "\\d", True),  # an unknown escape keeps its backslash
+])
+def test_decode_literal(token, text, verbatim):
+    got, offs, _q = decode_literal(token, 10)
+    assert got == text
+    # Verbatim: every character written where it stands, one after another (an editable span).
+    assert all(o is not None and o == offs[0] + k for k, o in enumerate(offs)) == verbatim
+
+
+def test_decode_literal_offsets_skip_escapes():
+    got, offs, q = decode_literal('"a\\tb"', 0)
+    assert got == "a\tb" and q == '"'
+    assert offs == [1, None, 4]
+
+
+# ---------------------------------------------------------------------------
+# ServerArgs / Engine / Runtime
+
+
+def test_server_args_kwargs_and_positional():
+    src = src_of('''
+        from sglang.srt.server_args import ServerArgs as SA
+
+        args = SA("meta-llama/Llama-3.1-8B-Instruct", kv_cache_dtype="nvfp4", tp_size=2)
+    ''')
+    la = one(src)
+    assert (la.form, la.entry, la.language) == ("kwargs", "ServerArgs", "python")
+    assert at(src, la.anchor) == "SA"
+    assert at(src, la.span).startswith("SA(") and at(src, la.span).endswith(")")
+    assert texts(la.positional) == ["meta-llama/Llama-3.1-8B-Instruct"]
+    assert at(src, la.positional[0].span) == "meta-llama/Llama-3.1-8B-Instruct"
+    dt = la.kwargs["kv_cache_dtype"]
+    assert dt.text == "nvfp4" and at(src, dt.span) == "nvfp4" and dt.provenance == Provenance.LITERAL
+    assert dt.quote == '"'
+    assert at(src, dt.remove) == 'kv_cache_dtype="nvfp4", '
+    assert la.kwargs["tp_size"].text == "2"
+    # The last keyword: its removal takes the comma before it.
+    assert at(src, la.kwargs["tp_size"].remove) == ", tp_size=2"
+
+
+@pytest.mark.parametrize("code, entry", [
+    ("import sglang as sgl\nsgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n", "Engine"),
+    ("import sglang\nsglang.Engine(model_path='m', kv_cache_dtype='nvfp4')\n", "Engine"),
+    ("from sglang import Engine\nEngine(model_path='m', kv_cache_dtype='nvfp4')\n", "Engine"),
+    ("from sglang.srt.entrypoints.engine import Engine as E\nE(model_path='m', kv_cache_dtype='nvfp4')\n", "Engine"),
+    ("import sglang as sgl\nsgl.Runtime(model_path='m', kv_cache_dtype='nvfp4')\n", "Runtime"),
+    ("import sglang as sgl\nsgl.ServerArgs(model_path='m', kv_cache_dtype='nvfp4')\n", "ServerArgs"),
+    ("def main():\n    import sglang as sgl\n    return sgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n", "Engine"),
+])
+def test_engine_spellings(code, entry):
+    la = one(code)
+    assert la.entry == entry and la.form == "kwargs"
+    assert la.kwargs["kv_cache_dtype"].text == "nvfp4"
+    assert la.kwargs["model_path"].text == "m"
+
+
+def test_engine_given_server_args_is_one_launch():
+    src = src_of('''
+        import sglang as sgl
+        from sglang.srt.server_args import ServerArgs
+
+        engine = sgl.Engine(server_args=ServerArgs(model_path="m", kv_cache_dtype="fp4_e2m1"))
+    ''')
+    la = one(src)
+    assert la.entry == "ServerArgs" and la.kwargs["kv_cache_dtype"].text == "fp4_e2m1"
+
+
+def test_double_star_kwargs_from_dict_literal_name_and_dict_call():
+    src = src_of('''
+        import sglang as sgl
+
+        BASE = {"model_path": "m", "tp_size": 4}
+
+        def run(extra):
+            opts = dict(kv_cache_dtype="nvfp4")
+            opts["attention_backend"] = "triton"
+            a = sgl.Engine(**BASE, **opts, mem_fraction_static=0.8)
+            b = sgl.Engine(model_path="m", **extra)
+            c = sgl.Engine(**{"model_path": "m", "kv_cache_dtype": "nvfp4"})
+    ''')
+    res = scan(src)
+    a, b, c = res.launches
+    assert set(a.kwargs) == {"model_path", "tp_size", "kv_cache_dtype", "attention_backend", "mem_fraction_static"}
+    assert not a.unknown_kwargs
+    assert a.kwargs["kv_cache_dtype"].provenance == Provenance.RESOLVED
+    assert at(src, a.kwargs["kv_cache_dtype"].use) == "opts"
+    assert at(src, a.kwargs["kv_cache_dtype"].span) == "nvfp4"
+    assert at(src, a.kwargs["kv_cache_dtype"].remove) == 'kv_cache_dtype="nvfp4"'
+    assert at(src, a.kwargs["attention_backend"].remove) == '    opts["attention_backend"] = "triton"\n'
+    assert at(src, a.kwargs["model_path"].use) == "BASE"
+    assert b.unknown_kwargs and texts(b.kwargs.values()) == ["m"]
+    assert not c.unknown_kwargs and c.kwargs["kv_cache_dtype"].text == "nvfp4"
+    assert at(src, c.kwargs["kv_cache_dtype"].remove) == ', "kv_cache_dtype": "nvfp4"'
+
+
+def test_none_keyword_is_the_default():
+    la = one("import sglang as sgl\nsgl.Engine(model_path='m', attention_backend=None, kv_cache_dtype='nvfp4')\n")
+    assert "attention_backend" not in la.kwargs
+
+
+def test_literal_kinds_of_keyword_values():
+    la = one("import sglang as sgl\nsgl.Engine(model_path='m', enable_unified_memory=True, tp_size=0x2, "
+             "mem_fraction_static=0.85, json_model_override_args=dict(a=1), kv_cache_dtype=DTYPE)\n")
+    assert la.kwargs["enable_unified_memory"].text == "True"
+    assert la.kwargs["tp_size"].text == "2" and la.kwargs["tp_size"].span is None  # written 0x2
+    assert la.kwargs["mem_fraction_static"].text == "0.85"
+    assert la.kwargs["json_model_override_args"].text is None
+    assert la.kwargs["kv_cache_dtype"].text is None  # never assigned in this file
+
+
+# ---------------------------------------------------------------------------
+# prepare_server_args, from_cli_args
+
+
+def test_prepare_server_args():
+    src = src_of('''
+        from sglang.srt.server_args import prepare_server_args
+
+        server_args = prepare_server_args(["--model-path", "m", "--kv-cache-dtype", "nvfp4"])
+    ''')
+    la = one(src)
+    assert (la.form, la.entry) == ("argv", "prepare_server_args")
+    assert texts(la.argv) == ["--model-path", "m", "--kv-cache-dtype", "nvfp4"]
+    assert at(src, la.argv[3].span) == "nvfp4"
+    assert at(src, la.argv[2].remove) == '"--kv-cache-dtype", '
+    assert at(src, la.argv[3].remove) == '"nvfp4"'
+
+
+def test_from_cli_args_with_a_literal_list():
+    src = src_of('''
+        import argparse
+        from sglang.srt.server_args import ServerArgs
+
+        def main():
+            parser = argparse.ArgumentParser()
+            ServerArgs.add_cli_args(parser)
+            parser.add_argument("--kv-cache-dtype-note", default="nvfp4")
+            ns = parser.parse_args(["--model-path", "m", "--kv-cache-dtype", "fp4_mx_block16"])
+            return ServerArgs.from_cli_args(ns)
+
+        def from_command_line():
+            parser = argparse.ArgumentParser()
+            return ServerArgs.from_cli_args(parser.parse_args())
+    ''')
+    la = one(src)
+    assert la.entry == "ServerArgs.from_cli_args"
+    assert texts(la.argv) == ["--model-path", "m", "--kv-cache-dtype", "fp4_mx_block16"]
+
+
+# ---------------------------------------------------------------------------
+# SGLang's test and docs helpers
+
+
+def test_popen_launch_server_like_sglang_tests():
+    src = src_of('''
+        import unittest
+
+        from sglang.test.test_utils import (
+            DEFAULT_MODEL_NAME_FOR_TEST,
+            DEFAULT_TIMEOUT_FOR_SERVER_LAUNCH,
+            DEFAULT_URL_FOR_TEST,
+            CustomTestCase,
+            popen_launch_server,
+        )
+
+
+        class TestFP4KV(CustomTestCase):
+            @classmethod
+            def setUpClass(cls):
+                cls.model = "meta-llama/Llama-3.1-8B-Instruct"
+                cls.base_url = DEFAULT_URL_FOR_TEST
+                cls.process = popen_launch_server(
+                    cls.model,
+                    cls.base_url,
+                    timeout=DEFAULT_TIMEOUT_FOR_SERVER_LAUNCH,
+                    other_args=[
+                        "--kv-cache-dtype",
+                        "nvfp4",
+                        "--attention-backend", "triton",
+                    ],
+                )
+    ''')
+    la = one(src)
+    assert (la.form, la.entry) == ("argv", "popen_launch_server")
+    assert texts(la.argv) == ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "nvfp4",
+                              "--attention-backend", "triton"]
+    assert la.argv[0].span is None  # synthesised by the helper
+    model = la.argv[1]
+    assert model.provenance == Provenance.RESOLVED and at(src, model.use) == "cls.model"
+    assert at(src, model.span) == "meta-llama/Llama-3.1-8B-Instruct"
+    # One element per line: removal takes the whole line.
+    assert at(src, la.argv[2].remove) == '                "--kv-cache-dtype",\n'
+    assert at(src, la.argv[4].remove) == '"--attention-backend", '
+    assert at(src, la.argv[5].remove) == '"triton",\n'
+
+
+def test_popen_launch_server_device():
+    base = ("from sglang.test.test_utils import popen_launch_server\n"
+            "popen_launch_server('m', 'http://127.0.0.1:8000', 600, other_args=['--device', 'cpu', "
+            "'--kv-cache-dtype', 'nvfp4']{})\n")
+    auto = one(base.format(""))
+    # device="auto" (the default) appends --device <detected> after other_args: unknown here.
+    assert texts(auto.argv)[-2:] == ["--device", None]
+    explicit = one(base.format(", device='cpu'"))
+    assert texts(explicit.argv)[-2:] == ["--kv-cache-dtype", "nvfp4"]
+    plain = one("from sglang.test.test_utils import popen_launch_server\n"
+                "popen_launch_server('m', 'u', 600, other_args=['--kv-cache-dtype', 'nvfp4'])\n")
+    assert texts(plain.argv) == ["--model-path", "m", "--kv-cache-dtype", "nvfp4"]
+
+
+def test_popen_launch_server_env_hint():
+    la = one("from sglang.test.test_utils import popen_launch_server\n"
+             "popen_launch_server('m', 'u', 600, other_args=['--kv-cache-dtype', 'nvfp4'],\n"
+             "                    env={'HIP_VISIBLE_DEVICES': '0'})\n")
+    assert [(h.kind, h.value) for h in la.hints] == [("platform", "rocm")]
+
+
+@pytest.mark.parametrize("call, argv", [
+    ("run_bench_serving('m', 100, 8, ['--kv-cache-dtype', 'nvfp4'])",
+     ["--model-path", "m", "--kv-cache-dtype", "nvfp4"]),
+    ("run_bench_serving(model='m', num_prompts=1, request_rate=1, other_server_args=['--kv-cache-dtype', 'nvfp4'])",
+     ["--model-path", "m", "--kv-cache-dtype", "nvfp4"]),
+    ("run_embeddings_benchmark('m', other_server_args=['--kv-cache-dtype', 'nvfp4'])",
+     ["--model-path", "m", "--is-embedding", "--kv-cache-dtype", "nvfp4"]),
+    ("run_bench_one_batch('m', ['--kv-cache-dtype', 'nvfp4'])",
+     ["--kv-cache-dtype", "nvfp4", "--model-path", "m"]),
+    ("popen_launch_pd_server('m', 'u', 600, other_args=['--kv-cache-dtype', 'nvfp4', '--device', 'x'])",
+     ["--model-path", "m", "--kv-cache-dtype", "nvfp4", "--device", "x"]),
+])
+def test_other_test_helpers(call, argv):
+    la = one("from sglang.test.test_utils import *\n" + call + "\n")
+    assert texts(la.argv) == argv
+    assert la.entry == call.split("(")[0]
+
+
+def test_launch_server_cmd_splits_like_sglang():
+    src = src_of('''
+        from sglang.utils import launch_server_cmd
+
+        server_process, port = launch_server_cmd(
+            """
+        CUDA_VISIBLE_DEVICES=0 python3 -m sglang.launch_server --model-path qwen/qwen2.5-0.5b-instruct \\
+         --kv-cache-dtype nvfp4 --chat-template 'a b' --host 0.0.0.0
+        """
+        )
+    ''')
+    la = one(src)
+    assert la.entry == "launch_server_cmd"
+    # No shell quoting: 'a b' is two words with their quotes.
+    assert texts(la.argv) == ["--model-path", "qwen/qwen2.5-0.5b-instruct", "--kv-cache-dtype", "nvfp4",
+                              "--chat-template", "'a", "b'", "--host", "0.0.0.0"]
+    dt = la.argv[3]
+    assert at(src, dt.span) == "nvfp4"
+    assert at(src, la.argv[2].remove) == "--kv-cache-dtype "
+    assert at(src, dt.remove) == "nvfp4 "
+
+
+def test_launch_server_cmd_env_words_and_backslashes():
+    la = one("from sglang.utils import launch_server_cmd\n"
+             "launch_server_cmd(r'HIP_VISIBLE_DEVICES=0 python -m sglang.launch_server\\\\--kv-cache-dtype nvfp4')\n")
+    assert texts(la.argv) == ["--kv-cache-dtype", "nvfp4"]
+    assert [(h.kind, h.value) for h in la.hints] == [("platform", "rocm")]
+
+
+# ---------------------------------------------------------------------------
+# subprocess / os / asyncio
+
+
+def test_argv_list_built_in_steps():
+    src = src_of('''
+        import subprocess
+        import sys
+
+        def launch(model, extra_args):
+            cmd = [sys.executable, "-m", "sglang.launch_server", "--model-path", model]
+            cmd += ["--kv-cache-dtype", "nvfp4"]
+            cmd.append("--prefill-kv-cache-dequant-dtype")
+            cmd.append("fp8_e4m3")
+            cmd.extend(["--tp", "2"])
+            if extra_args:
+                cmd += ["--attention-backend", "triton"]
+            print(" ".join(cmd))
+            return subprocess.Popen(cmd)
+    ''')
+    la = one(src)
+    assert la.entry == "sglang.launch_server" and at(src, la.anchor) == "subprocess.Popen"
+    assert texts(la.argv) == ["--model-path", None, "--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype",
+                              "fp8_e4m3", "--tp", "2", "--attention-backend", "triton"]
+    dt = la.argv[3]
+    assert dt.provenance == Provenance.RESOLVED and at(src, dt.use) == "cmd" and not dt.shared
+    assert at(src, dt.span) == "nvfp4"
+    assert at(src, la.argv[4].remove) == '    cmd.append("--prefill-kv-cache-dequant-dtype")\n'
+    assert at(src, la.argv[5].remove) == '    cmd.append("fp8_e4m3")\n'
+
+
+def test_argv_list_loops_and_calls_make_it_open_ended():
+    src = src_of('''
+        import subprocess
+
+        def launch(flags):
+            cmd = ["python", "-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4"]
+            for f in flags:
+                cmd.append(f)
+            add_more(cmd)
+            subprocess.run(cmd)
+    ''')
+    la = one(src)
+    assert texts(la.argv)[:2] == ["--kv-cache-dtype", "nvfp4"]
+    assert all(v.text is None and v.splat for v in la.argv[2:]) and len(la.argv) == 4
+
+
+def test_star_unpacking_and_concatenation():
+    src = src_of('''
+        import subprocess
+
+        BASE = ["python3", "-m", "sglang.launch_server"]
+        KV = ["--kv-cache-dtype", "nvfp4"]
+
+        subprocess.run([*BASE, "--model-path", "m", *KV] + ["--tp", "2"])
+        subprocess.run(BASE + KV)
+    ''')
+    a, b = scan(src).launches
+    assert texts(a.argv) == ["--model-path", "m", "--kv-cache-dtype", "nvfp4", "--tp", "2"]
+    assert at(src, a.argv[3].use) == "KV" and a.argv[3].shared  # KV feeds two launches
+    assert texts(b.argv) == ["--kv-cache-dtype", "nvfp4"]
+
+
+def test_shell_strings():
+    src = src_of('''
+        import os
+        import shlex
+        import subprocess
+
+        MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+        os.system(f"python -m sglang.launch_server --model-path {MODEL} --kv-cache-dtype nvfp4 --port 30000 &")
+        subprocess.run("python -m sglang.launch_server --kv-cache-dtype " + "nvfp4", shell=True)
+        subprocess.Popen(shlex.split("python3 -m sglang.launch_server --kv-cache-dtype 'nvfp4'"))
+        subprocess.run("python -m sglang.launch_server --kv-cache-dtype nvfp4")  # no shell: a program name
+    ''')
+    res = scan(src)
+    a, b, c = res.launches
+    assert texts(a.argv) == ["--model-path", MODEL_, "--kv-cache-dtype", "nvfp4", "--port", "30000"]
+    model = a.argv[1]
+    assert at(src, model.use) == "MODEL" and model.provenance == Provenance.RESOLVED
+    assert at(src, a.argv[3].span) == "nvfp4"
+    assert texts(b.argv) == ["--kv-cache-dtype", "nvfp4"]
+    assert at(src, b.argv[1].span) == "nvfp4"
+    assert texts(c.argv) == ["--kv-cache-dtype", "nvfp4"]
+    assert at(src, c.argv[1].span) == "nvfp4"
+
+
+MODEL_ = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_fstring_hole_is_unknown():
+    src = src_of('''
+        import os
+
+        def run(dtype):
+            os.system(f"python -m sglang.launch_server --kv-cache-dtype {dtype} --tp 2")
+    ''')
+    la = one(src)
+    assert texts(la.argv) == ["--kv-cache-dtype", None, "--tp", "2"]
+    assert at(src, la.argv[1].use) == "dtype"
+
+
+def test_sh_c_and_wrappers_in_argv_lists():
+    src = src_of('''
+        import subprocess
+
+        subprocess.run(["bash", "-lc", "python -m sglang.launch_server --kv-cache-dtype nvfp4"])
+        subprocess.run(["env", "HIP_VISIBLE_DEVICES=0", "nohup", "python3", "-m", "sglang.launch_server",
+                        "--kv-cache-dtype", "nvfp4"])
+    ''')
+    a, b = scan(src).launches
+    assert texts(a.argv) == ["--kv-cache-dtype", "nvfp4"] and at(src, a.argv[1].span) == "nvfp4"
+    assert texts(b.argv) == ["--kv-cache-dtype", "nvfp4"]
+    assert [(h.kind, h.value) for h in b.hints] == [("platform", "rocm")]
+
+
+def test_os_exec_spawn_and_asyncio():
+    src = src_of('''
+        import asyncio
+        import os
+        import sys
+
+        os.execvp("python3", ["python3", "-m", "sglang.bench_one_batch", "--kv-cache-dtype", "nvfp4"])
+        os.execl(sys.executable, sys.executable, "-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4")
+
+        async def main():
+            await asyncio.create_subprocess_exec(sys.executable, "-m", "sglang.launch_server", "--kv-cache-dtype",
+                                                 "nvfp4")
+            await asyncio.create_subprocess_shell("python -m sglang.launch_server --kv-cache-dtype nvfp4")
+    ''')
+    entries = [(la.entry, texts(la.argv)) for la in scan(src).launches]
+    assert entries == [("sglang.bench_one_batch", ["--kv-cache-dtype", "nvfp4"]),
+                       ("sglang.launch_server", ["--kv-cache-dtype", "nvfp4"]),
+                       ("sglang.launch_server", ["--kv-cache-dtype", "nvfp4"]),
+                       ("sglang.launch_server", ["--kv-cache-dtype", "nvfp4"])]
+
+
+def test_join_split_and_format():
+    src = src_of('''
+        import subprocess
+
+        parts = ["python", "-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4"]
+        subprocess.run(" ".join(parts), shell=True)
+        subprocess.run("python -m sglang.launch_server --kv-cache-dtype nvfp4 --tp 2".split())
+        subprocess.run("python -m sglang.launch_server --kv-cache-dtype {} --tp {}".format("nvfp4", 2).split())
+    ''')
+    a, b, c = scan(src).launches
+    assert texts(a.argv) == ["--kv-cache-dtype", "nvfp4"]
+    assert at(src, a.argv[1].span) == "nvfp4"
+    assert texts(b.argv) == ["--kv-cache-dtype", "nvfp4", "--tp", "2"]
+    assert at(src, b.argv[1].span) == "nvfp4"
+    assert texts(c.argv) == ["--kv-cache-dtype", "nvfp4", "--tp", "2"]
+    assert at(src, c.argv[1].span) == "nvfp4"
+
+
+def test_os_environ_hint_before_the_launch_only():
+    src = src_of('''
+        import os
+        import subprocess
+
+        subprocess.run(["python", "-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4"])
+        os.environ["HIP_VISIBLE_DEVICES"] = "0"
+        subprocess.run(["python", "-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4"])
+    ''')
+    a, b = scan(src).launches
+    assert a.hints == []
+    assert [(h.kind, h.value) for h in b.hints] == [("platform", "rocm")]
+
+
+# ---------------------------------------------------------------------------
+# Names
+
+
+def test_module_constant_resolved_and_shared():
+    src = src_of('''
+        import sglang as sgl
+
+        DTYPE = "nvfp4"
+        OTHER = "fp8_e4m3"
+
+        a = sgl.Engine(model_path="m", kv_cache_dtype=DTYPE)
+        b = sgl.Engine(model_path="m", kv_cache_dtype=OTHER)
+        print(DTYPE)
+
+        def f():
+            return sgl.Engine(model_path="m", kv_cache_dtype=OTHER)
+    ''')
+    a, b, c = scan(src).launches
+    v = a.kwargs["kv_cache_dtype"]
+    assert v.text == "nvfp4" and v.provenance == Provenance.RESOLVED
+    assert at(src, v.span) == "nvfp4" and at(src, v.use) == "DTYPE"
+    assert not v.shared  # printing it does not make it shared
+    assert b.kwargs["kv_cache_dtype"].shared and c.kwargs["kv_cache_dtype"].shared
+
+
+@pytest.mark.parametrize("body", [
+    # assigned on two paths to different values
+    'if fast:\n        d = "nvfp4"\n    else:\n        d = "fp8_e4m3"',
+    # assigned in a loop
+    'for d in ["nvfp4", "fp8_e4m3"]:\n        pass',
+    # reassigned after a branch
+    'd = "nvfp4"\n    if fast:\n        d = "fp8_e4m3"',
+    # a parameter
+    'global_d = 1',
+])
+def test_names_that_are_not_one_value(body):
+    src = (f"import sglang as sgl\n\ndef f(fast, d=None):\n    {body}\n"
+           f"    return sgl.Engine(model_path='m', kv_cache_dtype=d)\n")
+    la = one(src)
+    assert la.kwargs["kv_cache_dtype"].text is None
+
+
+def test_same_literal_on_every_path_is_known_but_not_editable():
+    src = ("import sglang as sgl\n\ndef f(fast):\n    if fast:\n        d = 'nvfp4'\n    else:\n        d = 'nvfp4'\n"
+           "    return sgl.Engine(model_path='m', kv_cache_dtype=d)\n")
+    v = one(src).kwargs["kv_cache_dtype"]
+    assert v.text == "nvfp4" and v.span is None
+
+
+def test_straight_line_reassignment_uses_the_last_value():
+    src = ("import sglang as sgl\n\ndef f():\n    d = 'fp8_e4m3'\n    d = 'nvfp4'\n"
+           "    return sgl.Engine(model_path='m', kv_cache_dtype=d)\n")
+    assert one(src).kwargs["kv_cache_dtype"].text == "nvfp4"
+
+
+def test_escaped_and_concatenated_strings():
+    src = src_of('''
+        import sglang as sgl
+
+        a = sgl.Engine(model_path="m", kv_cache_dtype="nv\\x66p4")
+        b = sgl.Engine(model_path="m", kv_cache_dtype="nv" "fp4")
+        c = sgl.Engine(model_path="m", kv_cache_dtype=f"nvfp{4}")
+        d = sgl.Engine(model_path="m", kv_cache_dtype=rb"nvfp4".decode())
+    ''')
+    a, b, c, d = scan(src).launches
+    assert a.kwargs["kv_cache_dtype"].text == "nvfp4" and a.kwargs["kv_cache_dtype"].span is None
+    assert b.kwargs["kv_cache_dtype"].text == "nvfp4" and b.kwargs["kv_cache_dtype"].span is None
+    assert c.kwargs["kv_cache_dtype"].text == "nvfp4" and c.kwargs["kv_cache_dtype"].span is None
+    assert d.kwargs["kv_cache_dtype"].text is None
+
+
+# ---------------------------------------------------------------------------
+# Silence
+
+
+def test_decoys_stay_silent():
+    src = src_of('''
+        """Launch with: python -m sglang.launch_server --kv-cache-dtype nvfp4"""
+        import argparse
+        import logging
+        import subprocess
+        import warnings
+
+        # python -m sglang.launch_server --kv-cache-dtype nvfp4
+        CMD = "python -m sglang.launch_server --kv-cache-dtype nvfp4"
+        print("python -m sglang.launch_server --kv-cache-dtype nvfp4")
+        logging.info("run %s", "python -m sglang.launch_server --kv-cache-dtype nvfp4")
+        warnings.warn("python -m sglang.launch_server --kv-cache-dtype nvfp4")
+        assert CMD, "python -m sglang.launch_server --kv-cache-dtype nvfp4"
+        subprocess.run(["pkill", "-f", "sglang.launch_server"])
+        subprocess.run(["grep", "--kv-cache-dtype nvfp4", "sglang.log"])
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--kv-cache-dtype", default="nvfp4", choices=["auto", "nvfp4"])
+
+
+        class ServerArgs:  # a project's own, not SGLang's
+            def __init__(self, **kw):
+                self.kw = kw
+
+
+        ServerArgs(kv_cache_dtype="nvfp4")
+    ''')
+    res = scan(src)
+    assert res.launches == [] and res.errors == []
+
+
+def test_server_args_from_another_package_is_silent():
+    src = "from vllm.engine.arg_utils import EngineArgs as ServerArgs\nServerArgs(kv_cache_dtype='nvfp4')\n" \
+          "from mylib import Engine\nEngine(kv_cache_dtype='nvfp4')\nimport sglang\n"
+    assert scan(src).launches == []
+
+
+# ---------------------------------------------------------------------------
+# Errors and cost
+
+
+def test_syntax_error_is_a_file_error():
+    res = scan("import sglang\n\ndef f(:\n    pass\n")
+    assert res.launches == []
+    assert len(res.errors) == 1
+    assert res.errors[0].message.startswith("syntax error") and res.errors[0].line == 3
+
+
+@pytest.mark.parametrize("code", [
+    "import sglang\nx = " + "(" * 3000 + "1" + ")" * 3000 + "\n",
+    "import sglang\nx = " + "[" * 5000 + "\n",
+    "import sglang\nx = " + " + ".join(["'a'"] * 20000) + "\n",
+    "import sglang\nx = a" + "[0]" * 2000 + "\n",
+])
+def test_too_deep_or_too_complex_is_a_file_error(code):
+    res = scan(code)
+    assert res.launches == [] and len(res.errors) == 1
+    assert "too complex" in res.errors[0].message
+
+
+def test_complexity_guard_ignores_strings_and_comments():
+    assert complexity_error("x = '" + "(" * 5000 + "'\n# " + "+" * 5000 + "\n") is None
+    assert complexity_error("x = [" + ", ".join(["a + b"] * 5000) + "]\n") is None
+
+
+def test_embedded_python_spans_map_through_origin():
+    outer = "prefix text\n" + "import sglang as sgl\nsgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n"
+    inner = outer[12:]
+    res = scan_python(inner, "doc.md", origin=OffsetMap.contiguous(12, len(inner)))
+    (la,) = res.launches
+    assert at(outer, la.kwargs["kv_cache_dtype"].span) == "nvfp4"
+    assert at(outer, la.anchor) == "sgl.Engine"
+
+
+def test_embedded_syntax_error_names_the_block_line():
+    res = scan_python("import sglang\nx = (\n", "nb.ipynb", origin=OffsetMap.contiguous(100, 21))
+    assert res.errors and res.errors[0].line is None and "embedded Python" in res.errors[0].message
+
+
+def test_files_without_launches_do_not_import_libcst():
+    code = ("import sys\nfrom kv4lint.frontends.python import scan_python\n"
+            "r = scan_python('import os\\nos.system(\"ls\")\\n', 'x.py')\n"
+            "assert r.launches == [] and r.errors == []\n"
+            "print('libcst' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_crlf_spans():
+    src = "import sglang as sgl\r\nsgl.Engine(model_path='m',\r\n           kv_cache_dtype='nvfp4')\r\n"
+    la = one(src)
+    assert at(src, la.kwargs["kv_cache_dtype"].span) == "nvfp4"
+    assert at(src, la.kwargs["kv_cache_dtype"].remove) == ",\r\n           kv_cache_dtype='nvfp4'"

@@ -107,6 +107,16 @@ def test_kv4_check(version, request):
 
 
 @pytest.mark.parametrize("version", RELEASES)
+def test_simulate(version, request):
+    """The resolution around the check: SGLang's own steps (tests/conformance/sim.py) vs kv4lint's simulate."""
+    runner = grid.SimRunner(version, engine)
+    tally = runner.run()
+    _report(request, version, "simulate", tally)
+    assert {"AssertionError", "ValueError"} <= tally.sglang_kinds, tally.sglang_kinds
+    _fail_on(tally)
+
+
+@pytest.mark.parametrize("version", RELEASES)
 def test_prefill_dequant(version, request):
     rel = oracle.release(version)
     tally = grid.DequantRunner(version, engine).run()

@@ -289,3 +289,127 @@ class DequantRunner:
                     self.one({"kv_cache_dtype": d, "prefill_kv_cache_dequant_dtype": q, **backend_args(A, P, D)}, rep)
         return self.tally
 
+
+
+# ---- the resolution around the check (kv4lint ``simulate``) ----------------------------------
+
+SIM_CORE_MACHINES = (("cuda", "sm90"), ("cuda", "sm100"), ("cuda", "sm120"), ("rocm", None))
+SIM_ALL_MACHINES = (("cuda", "sm80"), ("cuda", "sm89"), ("cuda", "sm90"), ("cuda", "sm100"), ("cuda", "sm103"),
+                    ("cuda", "sm110"), ("cuda", "sm120"), ("cuda", "sm121"), ("rocm", None))
+SIM_MODELS = (("LlamaForCausalLM", False), ("MiniCPM3ForCausalLM", True))
+SIM_DEFAULT_MODELS = SIM_MODELS + (("MistralForCausalLM", False),)  # Mistral: not on 0.5.7's FA3 list
+SIM_CORE_BACKENDS = ("trtllm_mha", "trtllm_mla", "fa4", "flashinfer", "triton")
+
+
+class SimRunner:
+    """Compares ``kv4lint.rules.engine.simulate`` with SGLang's steps around the check (``sim``).
+
+    Grid (a documented reduction; running SGLang's whole attention handler costs
+    about a millisecond per configuration):
+    * core: A x P x D over unset and the backends the neighbouring rules name
+      (trtllm_mha, trtllm_mla, fa4, flashinfer, triton) x the trigger dtypes and
+      fp8_e4m3 x sm90/sm100/sm120/ROCm x an MHA and an MLA model;
+    * sweeps: each of A, P, D alone over every choice of the release, on
+      sm100 and sm120, both models, trigger dtypes;
+    * defaults: no backend flag, every machine (sm80 ... sm121, ROCm) x three
+      models x speculative algorithm / EAGLE top-k / page size, which steer
+      SGLang's default choice;
+    * 0.5.21+: ``--prefill-kv-cache-dequant-dtype`` unset/fp8_e4m3/nvfp4 x P, D
+      over the core set x A over unset/trtllm_mha/flashinfer/triton, for nvfp4 on
+      sm100/sm120, both models.
+    Compared: the error (step, exception type, message), the warnings and
+    rewrites of the steps kv4lint reports (alias, prefill dequant, KV4 check),
+    and (P, D, A) as the KV4 check saw them.
+    """
+
+    def __init__(self, version: str, engine):
+        from . import sim
+        from kv4lint.target import ModelInfo
+
+        self.version = version
+        self.rel = oracle.release(version)
+        self.sim = sim.simulation(version)
+        self.engine = engine
+        self.ModelInfo = ModelInfo
+        self.tally = Tally(version)
+        self.undetermined_ok = 0
+
+    def _filter(self, outcomes) -> list:
+        keep = self.sim.kept_steps
+        return [o for o in outcomes if o.kind == "error" or o.step in keep]
+
+    def one(self, args: dict, machine: tuple, model: tuple) -> None:
+        args = _clean(args)
+        arch, mla = model
+        v = self.sim.run(args, machine, arch, mla)
+        want = compare.normalise_sglang(self._filter(v.outcomes))
+        out = self.engine.simulate(self.version, dict(args), self.engine.Machine(*machine), self.ModelInfo(arch, mla))
+        self.tally.compared += 1
+        self.tally.saw(want)
+        if out.undetermined:
+            # kv4lint may only be undetermined where SGLang's verdict depends on what it cannot see:
+            # the KV heads per TP rank on ROCm MLA (the aiter/triton default).
+            alt = self.sim.run(args, machine, arch, mla, kv_heads=16)
+            if compare.normalise_sglang(self._filter(alt.outcomes)) != want:
+                self.undetermined_ok += 1
+                return
+            got = [("undetermined", "", out.undetermined, ())]
+        else:
+            got = compare.normalise_kv4lint(out.events)
+        if want == got and v.kv4_reached:
+            kv4_error = bool(want) and want[-1][0] == "error" and want[-1][1] == self.rel.kv4_step
+            if out.backends is None and not kv4_error:
+                got = got + [("backends", "", None, ())]
+                want = want + [("backends", "", v.backends, ())]
+            elif out.backends is not None and not self._same_backends(tuple(out.backends), v, args, machine, model):
+                got = got + [("backends", "", tuple(out.backends), ())]
+                want = want + [("backends", "", v.backends, ())]
+        if want != got:
+            self.tally.diffs.append(Diff("simulate", self.version, machine, mla, {"model": arch, **args}, want, got,
+                                         compare.where_of(v.outcomes)))
+
+    def _same_backends(self, got: tuple, v, args, machine, model) -> bool:
+        """kv4lint's (P, D, A) against SGLang's; a ``OneOf`` must name exactly the values SGLang takes
+        across what kv4lint cannot see (the KV heads per rank: 8 and 16 in the simulation)."""
+        vague = [i for i, x in enumerate(got) if isinstance(x, self.engine.OneOf)]
+        if not vague:
+            return got == v.backends
+        alt = self.sim.run(args, machine, model[0], model[1], kv_heads=16)
+        for i, x in enumerate(got):
+            if i in vague:
+                if set(x.options) != {v.backends[i], alt.backends[i]}:
+                    return False
+            elif x != v.backends[i] or x != alt.backends[i]:
+                return False
+        return True
+
+    def run(self) -> Tally:
+        rel = self.rel
+        choices = rel.attention_backend_choices
+        core = [None, *(b for b in SIM_CORE_BACKENDS if b in choices)]
+        trig = trigger_dtypes(rel)
+        for d, m, model, (A, P, D) in itertools.product([*trig, "fp8_e4m3"], SIM_CORE_MACHINES, SIM_MODELS,
+                                                         itertools.product(core, repeat=3)):
+            self.one({"kv_cache_dtype": d, **backend_args(A, P, D)}, m, model)
+        for d, m, model, field_, b in itertools.product(trig, (("cuda", "sm100"), ("cuda", "sm120")), SIM_MODELS,
+                                                        BACKEND_FIELDS, choices):
+            if b in core:
+                continue
+            self.one({"kv_cache_dtype": d, field_: b}, m, model)
+        spec = [{}, {"speculative_algorithm": "EAGLE"}, {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 1},
+                {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 4},
+                {"speculative_algorithm": "NGRAM", "speculative_ngram_max_bfs_breadth": 1},
+                {"speculative_algorithm": "DFLASH"}]
+        for d, m, model, sp, page in itertools.product(trig, SIM_ALL_MACHINES, SIM_DEFAULT_MODELS, spec,
+                                                       (ABSENT, 16)):
+            self.one({"kv_cache_dtype": d, "page_size": page, **sp}, m, model)
+        if rel.has_dequant and "nvfp4" in trig:
+            for q, m, model, A, P, D in itertools.product(
+                    (ABSENT, "fp8_e4m3", "nvfp4"), (("cuda", "sm100"), ("cuda", "sm120")), SIM_MODELS,
+                    (None, "trtllm_mha", "flashinfer", "triton"), core, core):
+                self.one({"kv_cache_dtype": "nvfp4", "prefill_kv_cache_dequant_dtype": q, **backend_args(A, P, D)},
+                         m, model)
+        return self.tally
+
+
+BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")

@@ -77,6 +77,7 @@ class Verdict:
 
 class _Recorder:
     current: list[tuple] | None = None
+    step: str = ""  # the resolution step running (set by the simulation)
 
 
 _REC = _Recorder()
@@ -90,19 +91,22 @@ def _caller_where(depth: int = 2) -> str:
 class _Logger:
     def warning(self, msg, *args, **kwargs):
         text = msg % args if args else str(msg)
-        _REC.current.append(("warning", text, _caller_where()))
+        _REC.current.append(("warning", text, _caller_where(), _REC.step))
 
     warn = warning
 
     def info(self, msg, *args, **kwargs):
         text = msg % args if args else str(msg)
-        _REC.current.append(("info", text, _caller_where()))
+        _REC.current.append(("info", text, _caller_where(), _REC.step))
 
     def debug(self, *a, **k):
         pass
 
     def error(self, msg, *args, **kwargs):  # never seen in these checks; fail loudly if it appears
         raise OracleError(f"unexpected logger.error in a KV4 check: {msg % args if args else msg}")
+
+    def isEnabledFor(self, level):
+        return True
 
 
 LOGGER = _Logger()
@@ -120,7 +124,7 @@ class FakeArgs:
 
 
 def _declare_resolution(server_args, source, **fields):
-    _REC.current.append(("rewrite", tuple(sorted(fields.items())), _caller_where(), source))
+    _REC.current.append(("rewrite", tuple(sorted(fields.items())), _caller_where(), _REC.step, source))
     for k, v in fields.items():
         setattr(server_args, k, v)
     server_args._resolved_overrides.append((source, dict(fields)))
@@ -206,6 +210,26 @@ class Release:
                         isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
                         and st.target.id in FIELDS and st.value is not None and st.target.id not in out
                     ):
+                        try:
+                            out[st.target.id] = ast.literal_eval(st.value)
+                        except ValueError:
+                            pass
+        return out
+
+    @functools.cached_property
+    def all_defaults(self) -> dict[str, Any]:
+        """Every ServerArgs field with a literal default (the simulation reads whatever a step reads)."""
+        out: dict[str, Any] = {}
+        for member in self._field_members():
+            tree = extract.module_ast(self.version, member)
+            if tree is None:
+                continue
+            for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+                if member == SERVER_ARGS and cls.name != "ServerArgs":
+                    continue
+                for st in cls.body:
+                    if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None \
+                            and st.target.id not in out:
                         try:
                             out[st.target.id] = ast.literal_eval(st.value)
                         except ValueError:

@@ -215,6 +215,7 @@ class Finding:
     # used and where each part came from).
     target: dict | None = None
     field: str | None = None  # the ServerArgs field the finding is about (for anchoring)
+    cell: tuple[int, int] | None = None  # notebooks: (cell number, line in the cell), for text output
 
     def sort_key(self):
         s = self.start or Position(0, 0)

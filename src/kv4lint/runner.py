@@ -112,6 +112,12 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
     except Exception as e:  # a frontend bug must not stop the run
         rep.errors.append(FileError(path, f"internal error while scanning ({type(e).__name__}: {e})"))
         return rep
+    try:
+        from kv4lint.frontends.sglang_config import attach_configs
+
+        attach_configs(scan, path)  # --config files of shell/Python launches (containers attach their own)
+    except Exception as e:  # a config file problem must not stop the run
+        rep.errors.append(FileError(path, f"could not read a --config file ({type(e).__name__}: {e})"))
     rep.errors.extend(scan.errors)
     rep.launches = len(scan.launches)
     if not scan.launches:
@@ -125,6 +131,10 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         for rf in check(args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
             f = _to_finding(rf, launch, args, path, index)
             f.target = target.describe()
+            if language == "notebook" and f.span is not None:
+                from kv4lint.frontends.notebook import cell_position
+
+                f.cell = cell_position(text, f.span.start)
             if _suppressed(f, launch, scan, index, language, settings):
                 continue
             rep.findings.append(f)

@@ -16,7 +16,10 @@ def render(result: RunResult, *, color: bool = False, concise: bool = False, sta
     lines = []
     for f in result.findings:
         msg = _one_line(f.message)
-        pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
+        if f.cell:
+            pos = f"{f.path}:cell {f.cell[0]}:{f.cell[1]}"
+        else:
+            pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
         sev = _RED if f.severity.value == "error" else _YELLOW
         if concise:
             lines.append(f"{pos}: {f.code} {msg}")

@@ -51,6 +51,7 @@ class Plugin:
 
     # Settings from flake8's options (class-wide, as flake8 parses options once).
     _options: dict[str, Any] = {}
+    _option_error: str | None = None
 
     def __init__(self, tree: Any = None, lines: list[str] | None = None, filename: str = "stdin") -> None:
         self.lines = lines or []
@@ -70,16 +71,22 @@ class Plugin:
             value = getattr(options, flag[2:].replace("-", "_"), None)
             if value not in (None, ""):
                 opts[field] = str(value).strip()
+        if "model_attention" in opts:
+            opts["model_attention"] = opts["model_attention"].lower()
         if getattr(options, "kv4_strict", False):
             opts["strict"] = True
         cls._options = opts
+        cls._option_error = _check_options(opts)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
             text = "".join(self.lines)
             from kv4lint.prefilter import might_launch
 
-            if not might_launch(text, "python"):
+            if not might_launch(text):
+                return
+            if self._option_error:
+                yield 1, 0, f"KV400 kv4lint: {self._option_error}", type(self)
                 return
             results = list(self._check(text))
         except Exception as e:  # noqa: BLE001 - never raise into flake8
@@ -103,6 +110,26 @@ class Plugin:
             line = f.start.line if f.start else 1
             col = (f.start.column - 1) if f.start else 0
             yield line, col, f"{f.code} {f.message}", type(self)
+
+
+def _check_options(opts: dict[str, Any]) -> str | None:
+    """A message for an option value kv4lint cannot use, else None (checked once, not per file)."""
+    try:
+        from kv4lint.target import normalise_gpu, normalise_platform, parse_version
+
+        if opts.get("platform") and opts["platform"] != "auto":
+            normalise_platform(opts["platform"])
+        if opts.get("gpu"):
+            normalise_gpu(opts["gpu"])
+        if opts.get("sglang_version"):
+            parse_version(opts["sglang_version"])
+        if opts.get("model_attention") and opts["model_attention"].lower() not in ("mha", "mla"):
+            raise ValueError(f"unknown model attention {opts['model_attention']!r} (mha or mla)")
+    except ValueError as e:
+        return f"bad option value: {e}"
+    except Exception as e:  # noqa: BLE001
+        return f"cannot read the kv4 options: {type(e).__name__}: {e}"
+    return None
 
 
 def _short(s: str, limit: int = 200) -> str:

@@ -300,6 +300,9 @@ class _Scope:
         self.parent = parent
         self.children: list[_Scope] = []
         self._table: _Table | None = None
+        self.counts: dict[str, int] = {}  # Name nodes of each identifier in this scope's own code
+        self.bound: set[str] = set()  # identifiers this scope binds (assignments, parameters, imports ...)
+        self.globals: set[str] = set()  # declared global / nonlocal here
 
 
 # ---------------------------------------------------------------------------
@@ -381,6 +384,8 @@ class _Index:
             if t is Name:
                 if id(node) not in skip:
                     counts[node.value] = counts.get(node.value, 0) + 1
+                    sc = scope.counts
+                    sc[node.value] = sc.get(node.value, 0) + 1
                 continue
             if t is Call:
                 calls.append((node, scope))
@@ -391,38 +396,56 @@ class _Index:
                     skip.add(id(node.keyword))
             elif t is Param:
                 skip.add(id(node.name))
+                scope.bound.add(node.name.value)
             elif t is cst.FunctionDef or t is cst.ClassDef or t is cst.Lambda:
                 if t is not cst.Lambda:
                     self.defined.add(node.name.value)
                     skip.add(id(node.name))
+                    scope.bound.add(node.name.value)
                 s = _Scope(node, {cst.FunctionDef: "function", cst.ClassDef: "class"}.get(t, "lambda"), scope)
                 scope.children.append(s)
                 scope = s
             elif t is cst.Import:
-                self._import(node)
+                self._import(node, scope)
                 continue
             elif t is cst.ImportFrom:
-                self._import_from(node)
+                self._import_from(node, scope)
                 continue
-            elif t is cst.Assign and scope is self.module_scope:
+            elif t is cst.Assign:
                 for tg in node.targets:
-                    if isinstance(tg.target, Name):
+                    if isinstance(tg.target, Name) and scope is self.module_scope:
                         self.defined.add(tg.target.value)
+                    _bind_names(tg.target, scope.bound)
+            elif t is cst.AnnAssign or t is cst.AugAssign or t is cst.NamedExpr:
+                _bind_names(node.target, scope.bound)
+            elif t is cst.For or t is cst.CompFor:
+                _bind_names(node.target, scope.bound)
+            elif t is cst.WithItem:
+                if node.asname is not None:
+                    _bind_names(node.asname.name, scope.bound)
+            elif t is cst.ExceptHandler:
+                if node.name is not None:
+                    _bind_names(node.name.name, scope.bound)
+            elif t is cst.Global or t is cst.Nonlocal:
+                for n in node.names:
+                    scope.globals.add(n.name.value)
             for _name, child in _children(node):
                 push((child, scope))
 
-    def _import(self, node) -> None:
+    def _import(self, node, scope) -> None:
         for a in node.names:
             full = _dotted(a.name)
             if full is None:
                 continue
             if a.asname is not None and isinstance(a.asname.name, cst.Name):
                 self.imports.setdefault(a.asname.name.value, full)
+                scope.bound.add(a.asname.name.value)
             else:
                 top = full.split(".")[0]
                 self.imports.setdefault(top, top)
+                scope.bound.add(top)
 
-    def _import_from(self, node) -> None:
+    def _import_from(self, node, scope) -> None:
         mod = ("." * len(node.relative)) + ((_dotted(node.module) or "") if node.module is not None else "")
         if isinstance(node.names, cst.ImportStar):
             self.star.append(mod)
@@ -433,6 +456,17 @@ class _Index:
                 continue
             local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else name
             self.imports.setdefault(local, f"{mod}.{name}")
+            scope.bound.add(local)
+
+
+def _bind_names(t, out: set) -> None:
+    if isinstance(t, cst.Name):
+        out.add(t.value)
+    elif isinstance(t, (cst.Tuple, cst.List)):
+        for e in t.elements:
+            _bind_names(e.value, out)
+    elif isinstance(t, cst.StarredElement):
+        _bind_names(t.value, out)
 
 
 def _dotted(node) -> str | None:
@@ -829,6 +863,7 @@ class Scanner:
         self._spans: dict[int, Span] = {}
         self._config_entry: dict[int, str] = {}
         self._regions: list[tuple[Span, Span, bool]] = []
+        self._shared: dict[tuple, bool] = {}
 
     # -- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -1561,10 +1596,22 @@ class Scanner:
         return None
 
     def is_shared(self, name: str, scope: _Scope) -> bool:
-        t = self.table(scope)
-        direct_loads = t.loads.get(name, 0)
-        elsewhere = self.idx.counts.get(name, 0) - t.names.get(name, 0)
-        return direct_loads + max(0, elsewhere) > 1
+        """Whether the value bound to ``name`` in ``scope`` is read more than once (by this launch and others)."""
+        key = (id(scope), name)
+        cached = self._shared.get(key)
+        if cached is not None:
+            return cached
+        n = self.table(scope).loads.get(name, 0)
+        # Nested scopes that see this binding (they do not bind the name themselves).
+        stack = [c for c in scope.children if not (scope.kind == "class" and c.kind == "function")]
+        while stack and n <= 1:
+            c = stack.pop()
+            if name in c.bound and name not in c.globals:
+                continue
+            n += c.counts.get(name, 0)
+            stack.extend(c.children)
+        self._shared[key] = n > 1
+        return n > 1
 
     def assigned_expr(self, name_node, env: _Env):
         """The one expression a name is assigned (and the env at that assignment), else None."""
@@ -1631,6 +1678,8 @@ class Scanner:
             return list(v.parts)
         if isinstance(v, _C):
             return [_Seg(v.text, _const_offs(v), v.org)]
+        if isinstance(v, _U) and v.tag == "python":
+            return [_python_word(v)]
         return [_Hole(ps, _org_of(v) if _org_of(v).use else env.org)]
 
     def ev_Integer(self, node, env):
@@ -2199,7 +2248,16 @@ def _joined(sep: str, lst: _L, where: Span, org: _Org) -> _S:
     return _S(parts or [_Seg("", [], org)], where)
 
 
+def _python_word(v: "_U") -> "_Seg":
+    """``sys.executable`` inside a command string: some Python interpreter (not editable)."""
+    return _Seg("python3", [None] * 7, v.org)
+
+
 def _add(a, b, where: Span, org: _Org):
+    if isinstance(a, _U) and a.tag == "python" and isinstance(b, _S):
+        a = _S([_python_word(a)], a.where)
+    if isinstance(b, _U) and b.tag == "python" and isinstance(a, _S):
+        b = _S([_python_word(b)], b.where)
     if isinstance(a, _S) and isinstance(b, _S):
         return _S(a.parts + b.parts, where, a.quote)
     if isinstance(a, _L) and isinstance(b, _L):

@@ -1,0 +1,186 @@
+"""The flake8 plugin (``KV4`` codes): through real flake8, the same findings as ``kv4lint check``."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from kv4lint.flake8_plugin import Plugin
+
+ROOT = Path(__file__).resolve().parents[1]
+PY_FIXTURES = ROOT / "fixtures" / "python"
+
+# kv4lint check option -> flake8 option
+FLAKE8_FLAG = {
+    "--sglang-version": "--kv4-sglang-version",
+    "--platform": "--kv4-platform",
+    "--gpu": "--kv4-gpu",
+    "--model-attention": "--kv4-model-attention",
+    "--fix-dtype": "--kv4-fix-dtype",
+    "--strict": "--kv4-strict",
+}
+
+LAUNCH = textwrap.dedent('''\
+    import subprocess
+
+    subprocess.run(["python", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct",
+                    "--kv-cache-dtype", "fp4_e2m1"]){noqa}
+''')
+
+
+def flake8(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "KV4", *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+def flake8_lines(out: str) -> list[tuple[str, int, int, str]]:
+    """``path:line:col: CODE message`` -> (path, line, col, code)."""
+    rows = []
+    for line in out.splitlines():
+        path, ln, col, rest = line.split(":", 3)
+        rows.append((str(Path(path).resolve()), int(ln), int(col), rest.split()[0]))
+    return sorted(rows)
+
+
+def to_flake8_args(args: list[str]) -> list[str]:
+    out = []
+    for a in args:
+        out.append(FLAKE8_FLAG.get(a, a))
+    return out
+
+
+def fixture_args(path: Path) -> list[str]:
+    for line in Path(str(path) + ".expected").read_text().splitlines():
+        if line.startswith("# args:"):
+            return shlex.split(line[len("# args:"):])
+    return []
+
+
+# ---------------------------------------------------------------------------
+
+
+def test_reports_at_the_value_and_noqa_works(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(LAUNCH.format(noqa=""))
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text(LAUNCH.format(noqa="  # noqa: KV406"))
+    other = tmp_path / "other_code.py"
+    other.write_text(LAUNCH.format(noqa="  # noqa: KV401"))  # another code: still reported
+    cp = flake8("--kv4-sglang-version", "0.5.23", str(tmp_path))
+    assert cp.returncode == 1, cp.stderr
+    rows = flake8_lines(cp.stdout)
+    # The value fp4_e2m1 (inside its quotes) is on line 4, at column 38 (flake8 prints 1-based columns).
+    assert rows == [(str(bad.resolve()), 4, 38, "KV406"), (str(other.resolve()), 4, 38, "KV406")], cp.stdout
+    assert "KV406 --kv-cache-dtype fp4_e2m1 is not a choice in SGLang 0.5.23" in cp.stdout
+
+
+def test_options_from_the_flake8_config(tmp_path):
+    src = tmp_path / "h100.py"
+    src.write_text('import subprocess\nsubprocess.run(["python", "-m", "sglang.launch_server", "--model-path", '
+                   '"meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "nvfp4"])\n')
+    # Without a GPU, nothing can be said about nvfp4 on this launch.
+    cp = subprocess.run([sys.executable, "-m", "flake8", "--select", "KV4", str(src)], capture_output=True,
+                        text=True, cwd=tmp_path, timeout=600)
+    assert cp.returncode == 0 and cp.stdout == "", cp.stdout + cp.stderr
+    (tmp_path / "setup.cfg").write_text("[flake8]\nkv4-sglang-version = 0.5.23\nkv4-gpu = h100\n")
+    cp = subprocess.run([sys.executable, "-m", "flake8", "--select", "KV4", str(src)], capture_output=True,
+                        text=True, cwd=tmp_path, timeout=600)
+    assert cp.returncode == 1 and " KV404 " in cp.stdout, cp.stdout + cp.stderr
+
+
+def test_syntax_error_is_flake8s_e999_only(tmp_path):
+    src = tmp_path / "broken.py"
+    src.write_text(LAUNCH.format(noqa="") + "def broken(:\n")
+    cp = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "KV4,E9", str(src)],
+                        capture_output=True, text=True, timeout=600)
+    assert [r[3] for r in flake8_lines(cp.stdout)] == ["E999"], cp.stdout + cp.stderr
+
+
+def test_file_without_launch_is_not_parsed(monkeypatch):
+    called = []
+    import kv4lint.runner
+
+    monkeypatch.setattr(kv4lint.runner, "lint_text", lambda *a, **k: called.append(a))
+    p = Plugin(None, ["import os\n", "print('kv_cache_dtype')\n"], "x.py")
+    assert list(p.run()) == [] and called == []
+
+
+def test_internal_failure_is_one_kv400_on_line_1(monkeypatch):
+    import kv4lint.runner
+
+    def boom(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(kv4lint.runner, "lint_text", boom)
+    lines = LAUNCH.format(noqa="").splitlines(keepends=True)
+    out = list(Plugin(None, lines, "x.py").run())
+    assert len(out) == 1
+    line, col, msg, _cls = out[0]
+    assert (line, col) == (1, 0) and msg.startswith("KV400 kv4lint internal error: RuntimeError: boom")
+
+
+def test_bad_option_value_is_reported_not_raised():
+    class Opts:
+        kv4_sglang_version = "0.5.23"
+        kv4_platform = "no-such-platform"
+        kv4_gpu = None
+        kv4_model_attention = None
+        kv4_fix_dtype = None
+        kv4_strict = False
+
+    old = dict(Plugin._options)
+    try:
+        Plugin.parse_options(Opts)
+        out = list(Plugin(None, LAUNCH.format(noqa="").splitlines(keepends=True), "x.py").run())
+    finally:
+        Plugin._options = old
+    assert len(out) == 1 and out[0][:2] == (1, 0) and out[0][2].startswith("KV400 kv4lint: bad option value")
+    assert "no-such-platform" in out[0][2]
+
+
+def test_flake8_and_kv4lint_check_agree_on_the_python_fixtures(tmp_path):
+    """``flake8 --select KV4 fixtures/python`` and ``kv4lint check fixtures/python`` agree line for line."""
+    groups: dict[tuple[str, ...], list[Path]] = defaultdict(list)
+    for p in sorted(PY_FIXTURES.glob("*.py")):
+        if Path(str(p) + ".expected").exists():
+            groups[tuple(fixture_args(p))].append(p)
+    assert groups, "no Python fixtures"
+    total = 0
+    for args, files in groups.items():
+        cp = flake8(*to_flake8_args(list(args)), *map(str, files))
+        assert cp.returncode in (0, 1) and "Traceback" not in cp.stderr, cp.stderr
+        got_flake8 = [(path, line, col, code) for path, line, col, code in flake8_lines(cp.stdout)]
+        out = tmp_path / "out.json"
+        ck = subprocess.run([sys.executable, "-m", "kv4lint", "check", "--isolated", "--jobs", "1", "--format", "json",
+                             "--output-file", str(out), *args, *map(str, files)],
+                            capture_output=True, text=True, timeout=600)
+        assert ck.returncode in (0, 1), ck.stderr
+        doc = json.loads(out.read_text())
+        assert doc["errors"] == []
+        got_cli = sorted((str(Path(f["path"]).resolve()), f["line"], f["column"], f["code"]) for f in doc["findings"])
+        assert got_flake8 == got_cli
+        total += len(got_cli)
+    assert total > 0  # the comparison saw findings, not only silence
+
+
+@pytest.mark.parametrize("path", sorted(p for p in PY_FIXTURES.glob("*.py") if Path(str(p) + ".expected").exists()),
+                         ids=lambda p: p.name)
+def test_flake8_reports_each_fixtures_expected_findings(path):
+    args = fixture_args(path)
+    expected = []
+    for line in Path(str(path) + ".expected").read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            pos, code = line.split()
+            ln, col = pos.split(":")
+            expected.append((int(ln), int(col), code))
+    cp = flake8(*to_flake8_args(args), str(path))
+    assert cp.returncode == (1 if expected else 0), cp.stdout + cp.stderr
+    assert [(ln, col, code) for _p, ln, col, code in flake8_lines(cp.stdout)] == sorted(expected)

@@ -139,6 +139,8 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
     real_root = os.path.realpath(root)
     ignore = _Ignore()
     stack = [root]
+    seen_files: set[tuple[int, int]] = set()
+    linked: list[tuple[str, str | None, tuple[int, int]]] = []  # symlinks to files in the tree: one path per file
     while stack:
         d = stack.pop()
         try:
@@ -180,5 +182,19 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
                 lang = language_of(p)
                 if lang is None and "." in e.name:
                     continue  # extension says it is something else
-                out.files.append(Candidate(p, lang))
+                try:
+                    fst = e.stat()
+                except OSError:
+                    continue
+                key = (fst.st_dev, fst.st_ino)
+                if e.is_symlink():
+                    linked.append((p, lang, key))
+                elif key not in seen_files:
+                    seen_files.add(key)
+                    out.files.append(Candidate(p, lang))
         stack.extend(reversed(subdirs))
+    # A symlink to a file of the tree is that file: checked (and fixed) once, under its real name.
+    for p, lang, key in linked:
+        if key not in seen_files:
+            seen_files.add(key)
+            out.files.append(Candidate(p, lang))

@@ -1168,6 +1168,8 @@ class _Unwrapper:
             if t is None and len(f.prefix) > 1 and f.prefix[0] == "-" and f.prefix != "--":
                 t = f.prefix + _HOLE  # --cpunodebind=$node, -N$n: an option whose value is unknown
             if t is None:
+                if _plausible_command(f.raw.strip("\"'")):
+                    return i  # "$PYTHON": the program the wrapper runs, not options
                 nxt = w[i + 1].text if i + 1 < n else None
                 if f.splat and not spec.unknown_operand and not _plausible_command(nxt) and i + 1 < n:
                     i += 1  # $OPTS: options we cannot see

@@ -202,6 +202,12 @@ def normalise_argv(tokens: list[Value], version: str | None, *, config: list[Val
         if problem:
             args.problems.append((problem, tok))
         if opt is None:
+            # An option of the entry point's own parser (a bench script's --result-filename X)
+            # or an unknown one: a following word that is not an option is its value, not a
+            # server argument kv4lint cannot see.
+            if inline is None and i < len(seq) and not seq[i][0].splat and (
+                    seq[i][0].text is None or not _looks_like_option(seq[i][0].text, tbl)):
+                i += 1
             continue
         spec = tbl[opt]
         dest = spec.dest

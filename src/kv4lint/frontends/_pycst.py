@@ -368,6 +368,7 @@ class _Index:
         self.defined: set[str] = set()
         self.calls: list[tuple] = []
         self.counts: dict[str, int] = {}
+        self.top: dict[int, int] = {}  # id(node) -> index of the top-level statement holding it
         self.module_scope = _Scope(module, "module", None)
         self._walk(module)
 
@@ -375,11 +376,13 @@ class _Index:
         skip: set[int] = set()
         counts = self.counts
         calls = self.calls
-        stack = [(module, self.module_scope)]
+        top = self.top
+        stack = [(stmt, self.module_scope, k) for k, stmt in enumerate(module.body)]
         pop, push = stack.pop, stack.append
         Name, Call, Attribute, Arg, Param = cst.Name, cst.Call, cst.Attribute, cst.Arg, cst.Param
         while stack:
-            node, scope = pop()
+            node, scope, k = pop()
+            top[id(node)] = k
             t = type(node)
             if t is Name:
                 if id(node) not in skip:
@@ -430,7 +433,7 @@ class _Index:
                 for n in node.names:
                     scope.globals.add(n.name.value)
             for _name, child in _children(node):
-                push((child, scope))
+                push((child, scope, k))
 
     def _import(self, node, scope) -> None:
         for a in node.names:
@@ -783,8 +786,9 @@ def _single_index(sub) -> object | None:
 # Positions: one code generation pass that records character offsets
 
 
-def _offsets(module) -> dict[int, tuple[int, int]]:
-    """id(node) -> (start, end) character offsets (syntactic: without the whitespace a node owns)."""
+def _offsets(module, node=None) -> tuple[dict[int, tuple[int, int]], str]:
+    """id(n) -> (start, end) character offsets (syntactic: without the whitespace a node owns) of
+    ``node`` (default: the module) and everything in it, counted from the start of its code; and the code."""
     from contextlib import contextmanager
 
     from libcst._nodes.internal import CodegenState
@@ -826,8 +830,98 @@ def _offsets(module) -> dict[int, tuple[int, int]]:
                     end = spans[id(end_node)][1]
                 spans[id(node)] = (start, end)
 
-    module._codegen(_State())
-    return spans
+    state = _State()
+    (module if node is None else node)._codegen(state)
+    return spans, "".join(state.tokens)
+
+
+class _Provided:
+    def __init__(self, spans):
+        self.spans = spans
+
+    def get(self, node):
+        return self.spans[id(node)]
+
+    def start(self, node):
+        return self.spans[id(node)][0]
+
+
+class _Positions:
+    """Offsets computed one top-level statement at a time, when a node in it is first asked for.
+
+    Where each top-level statement starts comes from CPython's parser (fast); the
+    statement's code is generated to find the offsets inside it and checked against
+    the text.  Anything unexpected falls back to generating the whole module.
+    """
+
+    def __init__(self, text: str, module, top: dict[int, int]):
+        from libcst._nodes.internal import CodegenState  # noqa: F401 - fail here, not midway
+
+        self.text = text
+        self.module = module
+        self.top = top
+        self.spans: dict[int, tuple[int, int]] = {id(module): (0, len(text))}
+        self.starts = self._starts()
+        self.done: set[int] = set()
+        # Where top-level statements (and the first small statement of each line) start: enough to
+        # order the module's assignments without generating their code.
+        self.first: dict[int, int] = {}
+        if self.starts is not None:
+            for k, st in enumerate(module.body):
+                self.first[id(st)] = self.starts[k]
+                if isinstance(st, cst.SimpleStatementLine) and st.body:
+                    self.first[id(st.body[0])] = self.starts[k]
+
+    def _starts(self) -> list[int] | None:
+        import ast
+
+        try:
+            body = ast.parse(self.text).body
+        except Exception:  # noqa: BLE001 - syntax this Python does not know, too deep, ...
+            return None
+        lines = LineIndex(self.text)
+        starts = []
+        j = 0
+        for st in self.module.body:
+            if j >= len(body):
+                return None
+            starts.append(lines.offset(body[j].lineno, 1))
+            j += len(st.body) if isinstance(st, cst.SimpleStatementLine) else 1
+        return starts if j == len(body) else None
+
+    def get(self, node) -> tuple[int, int]:
+        r = self.spans.get(id(node))
+        if r is not None:
+            return r
+        k = self.top.get(id(node))
+        if k is None or self.starts is None or k in self.done or not self._statement(k):
+            self._all()
+        return self.spans[id(node)]
+
+    def _statement(self, k: int) -> bool:
+        stmt = self.module.body[k]
+        local, code = _offsets(self.module, stmt)
+        base = self.starts[k] - local[id(stmt)][0]
+        if base < 0 or self.text[base:base + len(code)] != code:
+            return False
+        spans = self.spans
+        for i, (a, b) in local.items():
+            spans[i] = (a + base, b + base)
+        self.done.add(k)
+        return True
+
+    def start(self, node) -> int:
+        r = self.spans.get(id(node))
+        if r is not None:
+            return r[0]
+        f = self.first.get(id(node))
+        return f if f is not None else self.get(node)[0]
+
+    def _all(self) -> None:
+        spans, _code = _offsets(self.module)
+        self.spans.update(spans)
+        self.starts = None
+        self.first = {}
 
 
 # ---------------------------------------------------------------------------
@@ -869,12 +963,13 @@ class Scanner:
     def span(self, node) -> Span:
         s = self._spans.get(id(node))
         if s is None:
-            a, b = self.pos[id(node)]
+            a, b = self.pos.get(node)
             s = self._spans[id(node)] = Span(a, b)
         return s
 
     def start(self, node) -> int:
-        return self.span(node).start
+        s = self._spans.get(id(node))
+        return s.start if s is not None else self.pos.start(node)
 
     def fspan(self, s: Span | None) -> Span | None:
         """An editable span in file offsets (None where the embedding is not verbatim)."""
@@ -914,18 +1009,14 @@ class Scanner:
         self._attach_configs()
         return self.result
 
-    def _positions(self) -> dict[int, tuple[int, int]]:
+    def _positions(self):
         try:
-            pos = _offsets(self.module)
-            if pos.get(id(self.module), (0, -1))[1] in (len(self.text), len(self.text) - 1, len(self.text) + 1) \
-                    or not self.text:
-                return pos
-        except Exception:  # noqa: BLE001 - libcst internals changed: use its public provider
-            pass
-        lines = LineIndex(self.text)
-        ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
-        return {id(n): (lines.offset(r.start.line, r.start.column + 1), lines.offset(r.end.line, r.end.column + 1))
-                for n, r in ranges.items()}
+            return _Positions(self.text, self.module, self.idx.top)
+        except ImportError:  # pragma: no cover - libcst internals moved: use its public provider
+            lines = LineIndex(self.text)
+            ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            return _Provided({id(n): (lines.offset(r.start.line, r.start.column + 1),
+                                      lines.offset(r.end.line, r.end.column + 1)) for n, r in ranges.items()})
 
     def _attach_configs(self) -> None:
         """Read the --config file of launches whose entry honours it (spec §5.3)."""

@@ -298,6 +298,7 @@ SIM_ALL_MACHINES = (("cuda", "sm80"), ("cuda", "sm89"), ("cuda", "sm90"), ("cuda
                     ("cuda", "sm110"), ("cuda", "sm120"), ("cuda", "sm121"), ("rocm", None))
 SIM_MODELS = (("LlamaForCausalLM", False), ("MiniCPM3ForCausalLM", True))
 SIM_DEFAULT_MODELS = SIM_MODELS + (("MistralForCausalLM", False),)  # Mistral: not on 0.5.7's FA3 list
+SIM_SWEEP_MACHINES = (("cuda", "sm90"), ("cuda", "sm100"), ("cuda", "sm120"))
 SIM_CORE_BACKENDS = ("trtllm_mha", "trtllm_mla", "fa4", "flashinfer", "triton")
 
 
@@ -310,7 +311,7 @@ class SimRunner:
       (trtllm_mha, trtllm_mla, fa4, flashinfer, triton) x the trigger dtypes and
       fp8_e4m3 x sm90/sm100/sm120/ROCm x an MHA and an MLA model;
     * sweeps: each of A, P, D alone over every choice of the release, on
-      sm100 and sm120, both models, trigger dtypes;
+      sm90, sm100 and sm120, both models, trigger dtypes;
     * defaults: no backend flag, every machine (sm80 ... sm121, ROCm) x three
       models x speculative algorithm / EAGLE top-k / page size, which steer
       SGLang's default choice;
@@ -391,7 +392,7 @@ class SimRunner:
         for d, m, model, (A, P, D) in itertools.product([*trig, "fp8_e4m3"], SIM_CORE_MACHINES, SIM_MODELS,
                                                          itertools.product(core, repeat=3)):
             self.one({"kv_cache_dtype": d, **backend_args(A, P, D)}, m, model)
-        for d, m, model, field_, b in itertools.product(trig, (("cuda", "sm100"), ("cuda", "sm120")), SIM_MODELS,
+        for d, m, model, field_, b in itertools.product(trig, SIM_SWEEP_MACHINES, SIM_MODELS,
                                                         BACKEND_FIELDS, choices):
             if b in core:
                 continue

@@ -65,6 +65,19 @@ class FakeModelConfig:
         return self.kv_heads
 
 
+class _Inert:
+    """Stands for objects outside the KV4 question (the CUDA-graph config): every attribute, call and
+    assignment works and decides nothing."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Inert()
+
+    def __call__(self, *a, **k):
+        return _Inert()
+
+
 class _Env:
     def __getattr__(self, name):
         return types.SimpleNamespace(get=lambda: None, value=None)
@@ -91,7 +104,8 @@ class SimArgs:
 
     _release: oracle.Release
     _linker: Linker
-    _missing_ok = {"cuda_graph_config": None, "model_path": "model"}
+    _missing_ok = {"model_path": "model"}
+    _inert = ("cuda_graph_config",)
 
     def __init__(self, values: dict[str, Any], model: FakeModelConfig):
         self.__dict__.update(values)
@@ -103,7 +117,9 @@ class SimArgs:
         if name.startswith("__"):
             raise AttributeError(name)
         d = self._release.all_defaults
-        if name in d:
+        if name in self._inert:
+            value = _Inert()
+        elif name in d:
             value = d[name]
         elif name in self._missing_ok:
             value = self._missing_ok[name]
@@ -193,7 +209,7 @@ class Simulation:
             "get_platform": lambda: facts,
             "current_platform": types.SimpleNamespace(is_out_of_tree=lambda: False),
             "envs": _Env(),
-            "with_phase": lambda *a, **k: "<cuda graph config with a phase disabled>",
+            "with_phase": lambda *a, **k: _Inert(),
             "Phase": types.SimpleNamespace(DECODE="decode", PREFILL="prefill"),
             "Backend": types.SimpleNamespace(DISABLED="disabled"),
             "SpeculativeAlgorithm": types.SimpleNamespace(DFLASH=types.SimpleNamespace(name="DFLASH")),

@@ -654,3 +654,41 @@ def test_crlf_spans():
     la = one(src)
     assert at(src, la.kwargs["kv_cache_dtype"].span) == "nvfp4"
     assert at(src, la.kwargs["kv_cache_dtype"].remove) == ",\r\n           kv_cache_dtype='nvfp4'"
+
+
+# ---------------------------------------------------------------------------
+# Offsets computed one statement at a time equal those of the whole module
+
+
+TRICKY = [
+    "import os; import sys\nx = 1; y = 2\n",
+    "@decorator\n@other(1)\ndef f():\n    return 1\n\n\n@dataclass\nclass C:\n    x: int = 0\n",
+    "async def main():\n    await x\n# trailing comment\n",
+    "if True:\n\tx = 'é' + \"ü\"\nelse:\n\tpass\n",
+    "x = '''\nmulti\nline'''\ny = (1 +\n     2)\n",
+    "x = 1\r\ny = 2\r\nz = 3\r\n",
+    "\n\n# leading comment\n\nx = 1  # c\n\n\n",
+    "x = '\\u00e9'\ndef f(a, *, b=2, **k): pass\n",
+]
+
+
+@pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
+    (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
+def test_statementwise_offsets_match_whole_module(src):
+    import libcst
+
+    from kv4lint.frontends._pycst import _children, _Index, _offsets, _Positions
+
+    module = libcst.parse_module(src)
+    full, code = _offsets(module)
+    assert code == src
+    pos = _Positions(src, module, _Index(module).top)
+    assert pos.starts is not None  # the fast path was taken
+    stack = list(module.body)
+    n = 0
+    while stack:
+        node = stack.pop()
+        assert pos.get(node) == full[id(node)], libcst.Module([]).code_for_node(node)
+        n += 1
+        stack.extend(c for _f, c in _children(node))
+    assert n > 0 or not module.body

@@ -13,6 +13,7 @@ linked in instead of downloaded.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -62,24 +63,45 @@ def wheel_path(version: str) -> Path:
     found = _find(cache, version)
     if found:
         return found
-    for mirror in LOCAL_MIRRORS:
-        src = _find(mirror, version)
-        if src:
-            dest = cache / src.name
-            try:
-                os.symlink(src, dest)
-            except OSError:
-                shutil.copyfile(src, dest)
-            return dest
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-           "--disable-pip-version-check", *PIP_TAG_ARGS, "-d", str(cache), f"sglang=={version}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    found = _find(cache, version)
-    if proc.returncode != 0 or not found:
-        raise WheelUnavailable(
-            f"could not download sglang=={version} ({' '.join(cmd)}):\n{proc.stdout}\n{proc.stderr}"
-        )
-    return found
+    with _locked(cache):  # pytest-xdist workers share the cache
+        found = _find(cache, version)
+        if found:
+            return found
+        for mirror in LOCAL_MIRRORS:
+            src = _find(mirror, version)
+            if src:
+                dest = cache / src.name
+                try:
+                    os.symlink(src, dest)
+                except FileExistsError:
+                    pass
+                except OSError:
+                    shutil.copyfile(src, dest)
+                return dest
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+               "--disable-pip-version-check", *PIP_TAG_ARGS, "-d", str(cache), f"sglang=={version}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        found = _find(cache, version)
+        if proc.returncode != 0 or not found:
+            raise WheelUnavailable(
+                f"could not download sglang=={version} ({' '.join(cmd)}):\n{proc.stdout}\n{proc.stderr}"
+            )
+        return found
+
+
+@contextlib.contextmanager
+def _locked(cache: Path):
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    with open(cache / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @functools.lru_cache(maxsize=None)

@@ -692,3 +692,18 @@ def test_statementwise_offsets_match_whole_module(src):
         n += 1
         stack.extend(c for _f, c in _children(node))
     assert n > 0 or not module.body
+
+
+def test_nbconvert_shell_magics():
+    src = src_of('''
+        MODEL = "m"
+        get_ipython().system('python -m sglang.launch_server --model-path {MODEL} --kv-cache-dtype nvfp4 &')
+        get_ipython().run_cell_magic('bash', '', 'python3 -m sglang.launch_server --kv-cache-dtype fp4_e2m1\\n')
+        get_ipython().run_cell_magic('writefile', 'x.sh', 'python3 -m sglang.launch_server --kv-cache-dtype nvfp4\\n')
+        get_ipython().system('echo {{literal}} python -m sglang.launch_server')
+    ''')
+    a, b = scan(src).launches
+    # IPython substitutes {MODEL} before the shell sees the command: unknown here, never "{MODEL}".
+    assert texts(a.argv) == ["--model-path", None, "--kv-cache-dtype", "nvfp4"]
+    assert at(src, a.argv[3].span) == "nvfp4"
+    assert texts(b.argv) == ["--kv-cache-dtype", "fp4_e2m1"] and at(src, b.argv[1].span) == "fp4_e2m1"

@@ -1059,6 +1059,14 @@ class Scanner:
         return ".".join([head, *reversed(parts)])
 
     def classify(self, func, scope) -> tuple[str, str] | None:
+        # nbconvert's spelling of `!cmd` and `%%bash` cells: get_ipython().system("cmd")
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) \
+                and isinstance(func.value.func, cst.Name) and func.value.func.value == "get_ipython":
+            if func.attr.value in ("system", "getoutput"):
+                return ("ipython", "system")
+            if func.attr.value == "run_cell_magic":
+                return ("ipython", "cell")
+            return None
         if isinstance(func, cst.Name):
             term = func.value
         elif isinstance(func, cst.Attribute):
@@ -1120,6 +1128,21 @@ class Scanner:
             if arg is None:
                 raise _Skip
             self.shell_launch(call, env, self.ev(arg, env), _arg(call, None, "env"))
+        elif what == "ipython":
+            if name == "system":
+                arg = _arg(call, 0, "cmd")
+            else:
+                magic = _arg(call, 0, "magic_name")
+                m = self.ev(magic, env) if magic is not None else None
+                if not (isinstance(m, _S) and m.text in ("bash", "sh", "script")):
+                    raise _Skip
+                arg = _arg(call, 2, "cell")
+            if arg is None:
+                raise _Skip
+            v = self.ev(arg, env)
+            if isinstance(v, _S) and name == "system":
+                v = _ipython_expand(v)  # IPython substitutes {expr} in ! commands before the shell runs
+            self.shell_launch(call, env, v)
         elif what == "async_exec":
             items = []
             for a in call.args:
@@ -2337,6 +2360,32 @@ def _joined(sep: str, lst: _L, where: Span, org: _Org) -> _S:
         else:
             parts.append(_Hole(_where(v), _org_of(v)))
     return _S(parts or [_Seg("", [], org)], where)
+
+
+def _ipython_expand(s: _S) -> _S:
+    """``{expr}`` in an IPython ``!`` command is a Python value: a hole (``{{``/``}}`` are braces)."""
+    ch = _chars(s)
+    out: list = []
+    i = 0
+    while i < len(ch):
+        c = ch[i]
+        if len(c) == 3 and c[0] in "{}" and i + 1 < len(ch) and len(ch[i + 1]) == 3 and ch[i + 1][0] == c[0]:
+            out.append((c[0], None, c[2]))
+            i += 2
+            continue
+        if len(c) == 3 and c[0] == "{":
+            j = i + 1
+            while j < len(ch) and not (len(ch[j]) == 3 and ch[j][0] == "}"):
+                j += 1
+            if j < len(ch):
+                offs = [x[1] for x in ch[i:j + 1] if x[1] is not None]
+                where = Span(min(offs), max(offs) + 1) if offs else s.where
+                out.append(("\0", None, c[2], _Hole(where, c[2])))
+                i = j + 1
+                continue
+        out.append(c)
+        i += 1
+    return _from_chars(out, s.where, s.quote)
 
 
 def _python_word(v: "_U") -> "_Seg":

@@ -14,6 +14,8 @@ Forms recognised (spec section 6), each becoming one :class:`~kv4lint.model.Laun
   :func:`kv4lint.sglang.entrypoints.match_entry`, shell strings through the
   shell frontend (:func:`kv4lint.frontends.shell.scan_shell`), ``shlex.split``
   strings through :func:`kv4lint.frontends.shell.split_words`.
+* Notebooks exported to Python: ``get_ipython().system("...")`` (a ``!`` line,
+  ``{expr}`` unknown) and ``get_ipython().run_cell_magic("bash", "", "...")``.
 
 What a launch is built from is evaluated partially, never executed: string
 literals (escapes map to no span), concatenation, f-strings (a hole is

@@ -97,7 +97,8 @@ def test_server_args_kwargs_and_positional():
     ("from sglang.srt.entrypoints.engine import Engine as E\nE(model_path='m', kv_cache_dtype='nvfp4')\n", "Engine"),
     ("import sglang as sgl\nsgl.Runtime(model_path='m', kv_cache_dtype='nvfp4')\n", "Runtime"),
     ("import sglang as sgl\nsgl.ServerArgs(model_path='m', kv_cache_dtype='nvfp4')\n", "ServerArgs"),
-    ("def main():\n    import sglang as sgl\n    return sgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n", "Engine"),
+    ("def main():\n    import sglang as sgl\n    return sgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n",
+     "Engine"),
 ])
 def test_engine_spellings(code, entry):
     la = one(code)

@@ -87,8 +87,9 @@ _READERS = {"print", "len", "str", "repr", "list", "tuple", "sorted", "enumerate
 
 _WRAPPER_TAKES_VALUE = {"timeout": {"-s", "--signal", "-k", "--kill-after"},
                         "nice": {"-n", "--adjustment"}, "stdbuf": {"-i", "-o", "-e"},
-                        "taskset": set(), "numactl": {"-N", "-m", "-C", "-p", "--cpunodebind", "--membind",
-                                                       "--physcpubind", "--preferred", "--interleave"}}
+                        "taskset": set(),
+                        "numactl": {"-N", "-m", "-C", "-p", "--cpunodebind", "--membind", "--physcpubind",
+                                    "--preferred", "--interleave"}}
 _SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
 # Launch calls read their arguments without keeping them.
 _LAUNCH_TERMS = {"run", "Popen", "call", "check_call", "check_output", "system", "popen", "getoutput",
@@ -213,8 +214,8 @@ def _restamp(v, org: _Org):
     if org is _LIT:
         return v
     if isinstance(v, _S):
-        parts = [(_Seg(p.text, p.offs, _merge_org(p.org, org)) if isinstance(p, _Seg) else _Hole(p.where, _merge_org(p.org, org)))
-                 for p in v.parts]
+        parts = [_Seg(p.text, p.offs, _merge_org(p.org, org)) if isinstance(p, _Seg)
+                 else _Hole(p.where, _merge_org(p.org, org)) for p in v.parts]
         return _S(parts, v.where, v.quote)
     if isinstance(v, _C):
         return _C(v.text, v.kind, v.span, _merge_org(v.org, org), v.where)
@@ -1180,8 +1181,8 @@ class Scanner:
                       anchor=self.fanchor(self.span(call.func)), language="python", **kw)
 
     def kwargs_launch(self, call, env: _Env, entry: str) -> None:
-        if entry in ("Engine", "Runtime") and any(a.keyword is not None and a.keyword.value == "server_args"
-                                                    for a in call.args):
+        if entry in ("Engine", "Runtime") and any(
+                a.keyword is not None and a.keyword.value == "server_args" for a in call.args):
             raise _Skip  # the ServerArgs(...) it is given is the launch
         kwargs: dict[str, Value] = {}
         positional: list[Value] = []
@@ -1419,8 +1420,8 @@ class Scanner:
             base = w.rsplit("/", 1)[-1]
             if base == "env":
                 i += 1
-                while i < n and words[i].text is not None and (words[i].text.startswith("-") or
-                                                                "=" in words[i].text):
+                while i < n and words[i].text is not None and (
+                        words[i].text.startswith("-") or "=" in words[i].text):
                     t = words[i].text
                     if t in ("-u", "--unset", "-C", "--chdir", "-S"):
                         i += 2
@@ -1784,8 +1785,8 @@ class Scanner:
     def _fhole(self, p, env):
         ps = self.span(p)
         equal = getattr(p, "equal", None)
-        if p.format_spec or p.conversion not in (None, "s") or (equal is not None and
-                                                              not isinstance(equal, cst.MaybeSentinel)):
+        debug = equal is not None and not isinstance(equal, cst.MaybeSentinel)  # f"{x=}"
+        if p.format_spec or p.conversion not in (None, "s") or debug:
             return [_Hole(ps, env.org)]
         v = self.ev(p.expression, env)
         if isinstance(v, _S):

@@ -30,6 +30,13 @@ MUST_PASS = [
     ("shell", "python -m sglang.launch_server --model-path m --prefill-k fp8_e4m3\n"),
     ("shell", "python -m sglang.launch_server --config cfg.yaml\n"),  # the dtype is in the config file
     ("shell", "ARGS='--kv-cache-dtype nvfp4'\nexec python -m sglang.launch_server $ARGS\n"),
+    # quotes and backslashes inside a word (the shell removes them)
+    ("shell", "python -m sglang.launch_server --kv-\"cache-dtype\" nvfp4\n"),
+    ("shell", "python -m sglang.launch_server -\"-kv-cache-dtype=nvfp4\"\n"),
+    ("shell", "python -m sglang.launch_server --k'v'-cache-dtype nvfp4\n"),
+    ("shell", "python -m sglang.launch_server --kv\\-cache-dtype nvfp4\n"),
+    ("shell", "python -m sglang.launch_server --kv-\\\ncache-dtype nvfp4\n"),
+    ("dockerfile", "FROM lmsysorg/sglang\nRUN python3 -m sglang.launch_server --prefill-\"kv-cache-dequant-dtype\" x\n"),
     ("yaml", "model-path: meta-llama/Llama-3.1-8B-Instruct\nkv-cache-dtype: nvfp4\n"),  # --config file
     ("yaml", "model-path: m\nkv-c: nvfp4\n"),
     ("yaml", "{model-path: m, \"kv-cache-dtype\": nvfp4}\n"),
@@ -67,6 +74,9 @@ MUST_PASS = [
     ("python", "from sglang import Engine as LLM\nllm = LLM(model_path='m', kv_cache_dtype='nvfp4')\n"),
     ("python", "from sglang.test.test_utils import popen_launch_server as launch\n"
                "launch(MODEL, URL, other_args=['--kv-cache-dtype', 'nvfp4'])\n"),
+    # SGLang's helpers re-exported by a project module, or used in a doc without their import
+    ("python", "from tests.common import *\nrun_bench_serving(MODEL, 100, 1, other_server_args=['--kv-c', 'nvfp4'])\n"),
+    ("markdown", "```python\nproc = popen_launch_server(MODEL, URL, other_args=['--kv-cache-dtype', 'nvfp4'])\n```\n"),
 ]
 
 # (language, text): files that cannot hold a launch kv4lint reports on.
@@ -83,6 +93,7 @@ MUST_FAIL = [
     ("python", "import sglang\nbuild_pool(kv_cache_dtype='nvfp4')\n"),  # a keyword, but no entry point
     ("python", "import sglang\nMyEngine(kv_cache_dtype='nvfp4')\nrun_serverless(x)\n"),  # not SGLang's names
     ("python", "import numpy as np\nx = np.zeros(3)\n"),
+    ("python", "from tests.common import run_bench_serving\nrun_bench_serving(M, 1, 1, other_server_args=['--kv-c', 'x'])\n"),
 ]
 
 
@@ -111,13 +122,20 @@ _SPEC = {k: re.compile(v) for k, v in SPEC.items()}
 def reference(text: str, language: str | None) -> bool:
     """The definition: SPEC's regular expressions searched over the whole text."""
     if "sglang" not in text:
+        if language == "python":
+            return "import *" in text and bool((_SPEC["py_option"].search(text) or "--config" in text)
+                                               and _SPEC["py_entry"].search(text))
+        if language in (None, "markdown", "notebook") and (_SPEC["option"].search(text) or "--config" in text) \
+                and _SPEC["py_entry"].search(text):
+            return True
         return language in (None, "yaml") and bool(_SPEC["config_key"].search(text))
     if language == "python":
         return bool((_SPEC["py_option"].search(text) or "--config" in text) and _SPEC["py_entry"].search(text))
-    return bool(_SPEC["option"].search(text) or "--config" in text)
+    plain = re.sub(r"[\"'\\]", "", text.replace("\\\n", ""))  # as a shell removes quotes inside a word
+    return any(bool(_SPEC["option"].search(t) or "--config" in t) for t in (text, plain))
 
 
-LANGUAGES = (None, "python", "shell", "yaml", "markdown")
+LANGUAGES = (None, "python", "shell", "yaml", "markdown", "notebook")
 
 
 @pytest.mark.parametrize("language,text", MUST_PASS + MUST_FAIL)
@@ -130,7 +148,7 @@ PIECES = ["sglang", "kv_cache_d", "kv_cache_dtype", "kv-c", "kv-cache-dtype", "-
           "prefill-kv-cache-dequant-dtype", "self.", "x.", "=", "==", " ", "\n", "\t", '"', "'", ":", "(", ",", ".",
           "ServerArgs", "Engine", "Runtime", "run_server", "from_cli_args", "prepare_server_args", "launch_server",
           "popen_", "_cmd", "serve", "server", "--config", "bench_", "benchmark.", "compile_deep_gemm", "x", "_", "9",
-          " as ", "My", "less"]
+          " as ", "My", "less", "import *", "run_bench_", "one_batch", "popen_launch_pd_server", "_multi", "\\", "\\\n", "k'v", 'v"-c']
 
 
 @settings(max_examples=600, deadline=None)
@@ -182,3 +200,15 @@ def test_every_fixture_with_findings_passes(path):
         assert might_launch_bytes(data, language), f"{path} has findings but the pre-filter skips it"
         assert might_launch_bytes(data)
         assert re.search(GREP_PATTERN.encode(), data)
+
+
+def test_every_helper_of_the_python_frontend_is_an_entry_point():
+    """The Python frontend's helper table and the pre-filter's names must not drift apart."""
+    from kv4lint.frontends import _pycst
+    from kv4lint.prefilter import PY_ENTRY_WORDS
+
+    names = set(_pycst.HELPERS) | {"launch_server_cmd", "prepare_server_args", "ServerArgs", "Engine", "Runtime"}
+    assert names <= set(PY_ENTRY_WORDS), sorted(names - set(PY_ENTRY_WORDS))
+    for name in sorted(names):
+        text = f"from tests.common import *\nproc = {name}(MODEL, URL, other_args=['--kv-cache-dtype', 'nvfp4'])\n"
+        assert _both(text, "python"), name

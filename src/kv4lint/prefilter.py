@@ -7,8 +7,11 @@ hands a launch a ``--config`` file that may set it.  So a candidate must hold:
 1. ``sglang`` (lower case): every entry point is spelled with it -- the
    modules (``python -m sglang.launch_server``), the CLI (``sglang serve``),
    the imports of the Python API (``from sglang import Engine``), the images
-   (``lmsysorg/sglang``).  The one exception is an SGLang ``--config`` YAML
-   file, which holds only keys (``kv-cache-dtype: nvfp4``);
+   (``lmsysorg/sglang``).  The exceptions: an SGLang ``--config`` YAML file,
+   which holds only keys (``kv-cache-dtype: nvfp4``), and SGLang's Python
+   test and doc helpers (``popen_launch_server`` ...) called without an
+   import of sglang in sight -- through another module's ``import *``, or
+   in a Markdown fence or a notebook cell -- which are looked for by name;
 2. and a spelling of one of the two options: ``kv_cache_dtype`` /
    ``prefill_kv_cache_dequant_dtype`` (Python keywords, dict keys), their flags
    and every prefix argparse accepts for them (``--kv-c`` is the shortest
@@ -22,6 +25,12 @@ is made with (``ServerArgs(``, ``Engine(``, ``popen_launch_server(``, a
 way a launch does (a keyword or an assignment, a dict key, a flag string) rather
 than only reading ``x.kv_cache_dtype``: SGLang's own sources and their
 forks mention ``kv_cache_dtype`` everywhere without launching anything.
+
+Outside Python, a shell may remove quotes inside a word (``--kv-"cache-dtype"``
+is ``--kv-cache-dtype``): a file that names sglang and fails the option test
+is tested again without quotes and backslashes.  Not handled: ``sglang``
+itself split by quotes, and quotes inside a flag in a Python string that a
+shell runs (``os.system('... --kv-"cache-dtype" ...')``).
 
 The test is a few substring scans (``bytes.find``: the fastest search
 Python has) on the raw bytes; a regular expression is only ever anchored at
@@ -66,15 +75,25 @@ SPEC = {
     # Python: an entry point of spec section 6, named as an identifier (a call, an import -- an alias
     # is imported under the entry point's own name --, an attribute) or as a command string.
     "py_entry": (r"(?<!\w)(?:ServerArgs|Engine|Runtime|prepare_server_args|run_server|launch_server"
-                 r"|popen_launch_server|launch_server_cmd)(?!\w)"
+                 r"|popen_launch_server|launch_server_cmd|popen_launch_pd_server|run_bench_serving"
+                 r"|run_bench_serving_multi|run_bench_one_batch_server|run_score_benchmark|run_score_benchmark_multi"
+                 r"|run_embeddings_benchmark|run_embeddings_benchmark_multi|run_bench_one_batch"
+                 r"|run_bench_offline_throughput)(?!\w)"
                  r"|sglang(?:\.[\w.]+)?[\"',\s-]+serve\b"  # sglang serve, ["sglang", "serve"], -m sglang.cli.main serve
                  r"|sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)"),  # -m MODULE
 }
 
-# Needles for the entry points' identifiers, and the identifiers they may be part of.
-_PY_ENTRY_NEEDLES = ("ServerArgs", "Engine", "Runtime", "launch_server", "run_server", "prepare_server_args")
-_PY_ENTRY_WORDS = ("ServerArgs", "Engine", "Runtime", "prepare_server_args", "run_server", "launch_server",
-                   "popen_launch_server", "launch_server_cmd")
+# The Python API's entry points: SGLang's classes and functions, and the test and doc helpers the
+# Python frontend knows (kv4lint.frontends._pycst.HELPERS; tests/test_prefilter.py keeps them in step).
+PY_HELPERS = ("popen_launch_server", "popen_launch_pd_server", "launch_server_cmd", "run_bench_serving",
+              "run_bench_serving_multi", "run_bench_one_batch_server", "run_score_benchmark",
+              "run_score_benchmark_multi", "run_embeddings_benchmark", "run_embeddings_benchmark_multi",
+              "run_bench_one_batch", "run_bench_offline_throughput")
+PY_ENTRY_WORDS = ("ServerArgs", "Engine", "Runtime", "prepare_server_args", "run_server", "launch_server",
+                  *PY_HELPERS)
+# Substrings that find every word above (the whole identifier is then compared).
+_PY_ENTRY_NEEDLES = ("ServerArgs", "Engine", "Runtime", "launch_server", "run_server", "prepare_server_args",
+                     "popen_launch_pd_server", "run_bench_", "run_score_benchmark", "run_embeddings_benchmark")
 
 
 class _Flavour:
@@ -87,8 +106,17 @@ class _Flavour:
         self.prefill_ = conv("prefill_")
         self.dashes = conv("--")
         self.config = conv(CONFIG_NEEDLE)
+        self.continuation = conv("\\\n")
+        self.empty = conv("")
+        self.quoting = b"\"'\\" if conv is _ascii else str.maketrans("", "", "\"'\\")
         self.entry_needles = tuple(conv(n) for n in _PY_ENTRY_NEEDLES)
-        self.entry_words = frozenset(conv(n) for n in _PY_ENTRY_WORDS)
+        self.entry_words = frozenset(conv(n) for n in PY_ENTRY_WORDS)
+        self.star = conv("import *")
+
+    def dequote(self, data):
+        """``data`` without line continuations, quotes and backslashes."""
+        data = data.replace(self.continuation, self.empty)
+        return data.translate(None, self.quoting) if isinstance(data, bytes) else data.translate(self.quoting)
 
     def _re(self, pattern: str):
         return re.compile(self.conv(pattern))
@@ -171,14 +199,34 @@ class _Flavour:
 
     def test(self, data, language: str | None) -> bool:
         if self.entry not in data:
-            # No entry point: only an SGLang --config file (keys only) can hold a finding.
-            return (language is None or language == "yaml") and self.config_key(data)
+            return self.test_without_entry(data, language)
         if language == "python":
             return (self.py_option(data) or self.config in data) and self.py_entry(data)
-        return self.option(data) or self.config in data
+        if self.option(data) or self.config in data:
+            return True
+        # A shell removes quotes and backslashes inside a word (--kv-"cache-dtype" is --kv-cache-dtype):
+        # look again without them.  Only files that name sglang get here, a few in most repositories.
+        plain = self.dequote(data)
+        return plain != data and (self.option(plain) or self.config in plain)
+
+    def test_without_entry(self, data, language: str | None) -> bool:
+        """Files that do not name sglang."""
+        if language == "python":
+            # SGLang's helpers imported through another module's ``import *``: the frontend takes an
+            # unbound helper name for SGLang's.
+            return self.star in data and (self.py_option(data) or self.config in data) and self.py_entry(data)
+        if language in (None, "markdown", "notebook") and (self.option(data) or self.config in data) \
+                and self.py_entry(data):
+            return True  # Python in a fence or a cell calling a helper imported elsewhere
+        # An SGLang --config file holds keys only.
+        return language in (None, "yaml") and self.config_key(data)
 
 
-_BYTES = _Flavour(lambda s: s.encode("ascii"))
+def _ascii(s: str) -> bytes:
+    return s.encode("ascii")
+
+
+_BYTES = _Flavour(_ascii)
 _STR = _Flavour(lambda s: s)
 
 

@@ -367,7 +367,7 @@ class SimRunner:
                 want = want + [("backends", "", v.backends, ())]
         if want != got:
             self.tally.diffs.append(Diff("simulate", self.version, machine, mla, {"model": arch, **args}, want, got,
-                                         compare.where_of(v.outcomes)))
+                                         compare.where_of(self._filter(v.outcomes))))
 
     def _same_backends(self, got: tuple, v, args, machine, model) -> bool:
         """kv4lint's (P, D, A) against SGLang's; a ``OneOf`` must name exactly the values SGLang takes

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import grid, oracle, probes
+from conformance import compare, grid, oracle, probes
 from kv4lint.rules import engine
 from kv4lint.sglang import options
 
@@ -55,6 +55,38 @@ def _fail_on(tally: grid.Tally) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def test_normalisation_pairs_each_rewrite_with_its_log_line():
+    O = oracle.Outcome
+    sglang = [
+        O("warning", "alias A", step="s"),
+        O("warning", "reason", step="s"),
+        O("rewrite", "", fields=(("b", 1), ("a", 2)), step="s"),
+        O("rewrite", "", fields=(("c", 3),), step="t"),
+        O("info", "what t did", step="t"),
+        O("info", "unrelated", step="t"),
+        O("error", "boom", "ValueError", step="u"),
+    ]
+    assert compare.normalise_sglang(sglang) == [
+        ("warning", "s", "alias A", ()),
+        ("rewrite", "s", "reason", ("a", "b")),
+        ("rewrite", "t", "what t did", ("c",)),
+        ("error", "u", "boom", "ValueError"),
+    ]
+
+
+def test_oracle_runs_sglang_text():
+    """A known verdict of 0.5.23's own function, end to end through the wheel."""
+    rel = oracle.release("0.5.23")
+    v = rel.kv4_check({"kv_cache_dtype": "fp4_mx_block16", "attention_backend": "flashinfer"}, ("cuda", "sm90"), False)
+    assert [(o.kind, o.exc_type, o.message) for o in v.outcomes] == [
+        ("error", "AssertionError",
+         "KV4 MHA expects attention_backend to be one of ['triton', 'torch_native', 'flex_attention', "
+         "'trtllm_mha'], but got flashinfer")]
+    assert v.outcomes[0].where.startswith("sglang/srt/arg_groups/kv_cache_hook.py:")
+    assert rel.kv4_check({"kv_cache_dtype": "nvfp4"}, ("rocm", None), True).error.message == \
+        "KV4 is not tested on non-CUDA platforms."
 
 
 def test_oracle_finds_no_check_before_0_5_7():

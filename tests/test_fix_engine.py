@@ -412,3 +412,70 @@ def test_shell_fixtures_style_crlf_bom_executable(tmp_path):
     assert run(p) == 0
     assert p.read_bytes() == src.replace("fp4_e2m1", "fp8_e4m3").encode()
     assert stat.S_IMODE(os.stat(p).st_mode) == 0o755
+
+
+# ---------------------------------------------------------------------------
+# Through the real Python frontend
+
+
+PY_CASES = [
+    ([], 'args = ServerArgs(model_path="M", kv_cache_dtype="fp4_e2m1")\n',
+     'args = ServerArgs(model_path="M", kv_cache_dtype="fp8_e4m3")\n'),
+    ([], "engine = sgl.Engine(model_path='M', kv_cache_dtype='fp4_e2m1')  # keep\n",
+     "engine = sgl.Engine(model_path='M', kv_cache_dtype='fp8_e4m3')  # keep\n"),
+    ([], 'subprocess.Popen(["python", "-m", "sglang.launch_server", "--kv-cache-dtype", "fp4_e2m1", "--port", "1"])\n',
+     'subprocess.Popen(["python", "-m", "sglang.launch_server", "--kv-cache-dtype", "fp8_e4m3", "--port", "1"])\n'),
+    (["--gpu", "rtx5090"],
+     'engine = sgl.Engine(model_path="M", kv_cache_dtype="nvfp4", prefill_kv_cache_dequant_dtype="nvfp4")\n',
+     'engine = sgl.Engine(model_path="M", kv_cache_dtype="fp8_e4m3")\n'),
+    (["--gpu", "h100"], 'os.system("python -m sglang.launch_server --kv-cache-dtype=nvfp4 --port 1")\n',
+     'os.system("python -m sglang.launch_server --kv-cache-dtype=fp8_e4m3 --port 1")\n'),
+]
+PY_HEAD = "import os\nimport subprocess\n\nimport sglang as sgl\nfrom sglang.srt.server_args import ServerArgs\n\n"
+
+
+@pytest.mark.parametrize("opts,before,after", PY_CASES, ids=[c[1][:40] for c in PY_CASES])
+def test_python_forms(tmp_path, opts, before, after):
+    p = tmp_path / "serve.py"
+    p.write_bytes((PY_HEAD + before).encode())
+    assert run(*opts, p) == 0
+    assert p.read_bytes() == (PY_HEAD + after).encode()
+    assert run(*opts, p) == 0
+    assert p.read_bytes() == (PY_HEAD + after).encode()
+    rep = lint_text(str(p), PY_HEAD + after, Settings(gpu=opts[1] if opts else None), "python")
+    assert rep.errors == [] and not [f for f in rep.findings if fixer.fixable(f, unsafe=True)]
+
+
+def test_python_removal_from_a_multiline_argv_list(tmp_path):
+    before = PY_HEAD + ('subprocess.Popen(\n    [\n        "python3", "-m", "sglang.launch_server",\n'
+                        '        "--kv-cache-dtype", "nvfp4",\n'
+                        '        "--prefill-kv-cache-dequant-dtype", "nvfp4",\n'
+                        '        "--port", "1",\n    ]\n)\n')
+    p = tmp_path / "serve.py"
+    p.write_text(before)
+    assert run("--gpu", "rtx5090", p) == 0
+    out = p.read_text()
+    assert '"--kv-cache-dtype", "fp8_e4m3",' in out and "prefill-kv-cache-dequant" not in out
+    compile(out, "serve.py", "exec")  # still Python
+    assert out.startswith(before.split('"--kv-cache-dtype"')[0])
+    assert out.endswith('"--port", "1",\n    ]\n)\n')
+
+
+def test_python_latin1_cookie_crlf_preserved(tmp_path):
+    src = ("# -*- coding: latin-1 -*-\r\n# d\u00e9j\u00e0 vu\r\nfrom sglang.srt.server_args import ServerArgs\r\n"
+           "args = ServerArgs(model_path='M', kv_cache_dtype='fp4_e2m1')  # caf\u00e9")
+    p = tmp_path / "serve.py"
+    p.write_bytes(src.encode("latin-1"))
+    assert run(p) == 0
+    assert p.read_bytes() == src.replace("fp4_e2m1", "fp8_e4m3").encode("latin-1")
+
+
+def test_python_module_constant_shared_is_unsafe(tmp_path):
+    src = PY_HEAD + ('DTYPE = "fp4_e2m1"\na = ServerArgs(model_path="M", kv_cache_dtype=DTYPE)\n'
+                     'b = ServerArgs(model_path="N", kv_cache_dtype=DTYPE)\n')
+    p = tmp_path / "serve.py"
+    p.write_text(src)
+    assert run(p) == 1
+    assert p.read_text() == src
+    assert run("--unsafe-fixes", p) == 0
+    assert p.read_text() == src.replace('DTYPE = "fp4_e2m1"', 'DTYPE = "fp8_e4m3"')

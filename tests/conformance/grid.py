@@ -298,6 +298,7 @@ SIM_ALL_MACHINES = (("cuda", "sm80"), ("cuda", "sm89"), ("cuda", "sm90"), ("cuda
                     ("cuda", "sm110"), ("cuda", "sm120"), ("cuda", "sm121"), ("rocm", None))
 SIM_MODELS = (("LlamaForCausalLM", False), ("MiniCPM3ForCausalLM", True))
 SIM_DEFAULT_MODELS = SIM_MODELS + (("MistralForCausalLM", False),)  # Mistral: not on 0.5.7's FA3 list
+SIM_OTHER_MACHINES = (("xpu", None), ("cpu", None), ("npu", None), ("hpu", None), ("mps", None), ("musa", None))
 SIM_SWEEP_MACHINES = (("cuda", "sm90"), ("cuda", "sm100"), ("cuda", "sm120"))
 SIM_CORE_BACKENDS = ("trtllm_mha", "trtllm_mla", "fa4", "flashinfer", "triton")
 
@@ -315,6 +316,9 @@ class SimRunner:
     * defaults: no backend flag, every machine (sm80 ... sm121, ROCm) x three
       models x speculative algorithm / EAGLE top-k / page size, which steer
       SGLang's default choice;
+    * other platforms (XPU, CPU, NPU, HPU, MPS, MUSA; their device handlers run):
+      A x P x D over unset/trtllm_mha/flashinfer/triton, trigger dtypes and
+      fp8_e4m3, both models;
     * 0.5.21+: ``--prefill-kv-cache-dequant-dtype`` unset/fp8_e4m3/nvfp4 x P, D
       over the core set x A over unset/trtllm_mha/flashinfer/triton, for nvfp4 on
       sm100/sm120, both models.
@@ -404,6 +408,10 @@ class SimRunner:
         for d, m, model, sp, page in itertools.product(trig, SIM_ALL_MACHINES, SIM_DEFAULT_MODELS, spec,
                                                        (ABSENT, 16)):
             self.one({"kv_cache_dtype": d, "page_size": page, **sp}, m, model)
+        small = [None, *(b for b in ("trtllm_mha", "flashinfer", "triton") if b in choices)]
+        for d, m, model, (A, P, D) in itertools.product([*trig, "fp8_e4m3"], SIM_OTHER_MACHINES, SIM_MODELS,
+                                                         itertools.product(small, repeat=3)):
+            self.one({"kv_cache_dtype": d, **backend_args(A, P, D)}, m, model)
         if rel.has_dequant and "nvfp4" in trig:
             for q, m, model, A, P, D in itertools.product(
                     (ABSENT, "fp8_e4m3", "nvfp4"), (("cuda", "sm100"), ("cuda", "sm120")), SIM_MODELS,

@@ -7,14 +7,17 @@ run in SGLang's order, each one SGLang's code taken from the wheel:
    (0.5.23: ``tokenspeed_mla`` -> ``cutedsl_mla`` with an FP8 KV cache; the
    statements of that block only, verbatim, with the function's first
    statement ``cfg = resolving_view(server_args)``);
-2. ``handle_nvfp4_prefill_kv_dequant_dtype`` (0.5.21+);
-3. the whole attention-backend compatibility handler
+2. the device handlers (``handle_{hpu,cpu,npu,mps,xpu}_backends``, methods up to
+   0.5.18), in SGLang's order, with ``--device`` as ``get_device()`` detects it
+   (``AUTO_DEVICE``) unless the arguments set it;
+3. ``handle_nvfp4_prefill_kv_dequant_dtype`` (0.5.21+);
+4. the whole attention-backend compatibility handler
    (``ServerArgs._handle_attention_backend_compatibility`` up to 0.5.18,
    ``attention_hook.handle_attention_backend_compatibility`` from 0.5.19),
    with every post-process pass and helper it calls (default backend choice,
    TRT-LLM MLA / tokenspeed / CuteDSL checks, TRT-LLM MHA platform rules, FA4,
    page-size snaps ...), linked from the wheel (see ``linker``);
-4. the KV4 check.
+5. the KV4 check.
 
 Steps between them that the grid keeps inert are not run, and the grid is
 restricted to keep them inert (documented in ``grid.SimRunner``): deprecated
@@ -26,7 +29,7 @@ adjustments (the grid's models have none: ``LlamaForCausalLM``,
 and mamba/linear attention (not those models).
 
 Stubs as in ``oracle`` (views, declarations, the recorder, platform probes on a
-fake torch), plus: a model config (architectures, MLA, no attention sinks, no
+fake torch), plus: an x86-64 host (with Intel AMX on the CPU machine), no Intel XMX, no MLX, a 64 GiB NPU, a model config (architectures, MLA, no attention sinks, no
 asymmetric K/V heads, 8 KV heads, context 4096, not encoder-decoder),
 ``is_flashinfer_available`` = CUDA (FlashInfer installed, the environment does
 not disable it), no Intel AMX/XMX, no out-of-tree platform plugin, SGLang
@@ -41,11 +44,16 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import extract, oracle, probes
+from . import extract, oracle, probes, wheels
 from .linker import Linker
 from .oracle import OracleError, Outcome, SERVER_ARGS, KV_CACHE_HOOK
 
 ATTENTION_HOOK = "sglang/srt/arg_groups/attention_hook.py"
+PLATFORM_HOOK = "sglang/srt/arg_groups/platform_hook.py"
+PIPELINE = "sglang/srt/arg_groups/pipeline.py"
+# What ``get_device()`` auto-detects on each machine (``--device`` unset).
+AUTO_DEVICE = {"cuda": "cuda", "rocm": "cuda", "xpu": "xpu", "cpu": "cpu", "npu": "npu", "musa": "musa",
+               "mps": "mps", "hpu": "hpu"}
 SERVING_HOOK = "sglang/srt/arg_groups/serving_hook.py"
 
 
@@ -104,7 +112,7 @@ class SimArgs:
 
     _release: oracle.Release
     _linker: Linker
-    _missing_ok = {"model_path": "model"}
+    _missing_ok = {"model_path": "model", "_cuda_graph_config_locked": frozenset()}
     _inert = ("cuda_graph_config",)
 
     def __init__(self, values: dict[str, Any], model: FakeModelConfig):
@@ -166,6 +174,27 @@ class Simulation:
         raise OracleError(f"sglang {self.version}: no attention-backend compatibility handler")
 
     @functools.cached_property
+    def device_handlers(self) -> list[tuple[str, str, str | None]]:
+        """(member, name, class) of the device handlers (hpu, cpu, npu, mps, xpu), in SGLang's call order."""
+        found = []
+        pipeline = wheels.read_source(self.version, PIPELINE) or ""
+        post_init = wheels.read_source(self.version, SERVER_ARGS) or ""
+        for dev in ("hpu", "cpu", "npu", "mps", "xpu"):
+            fn = f"handle_{dev}_backends"
+            node = extract.find_def(self.version, PLATFORM_HOOK, fn)
+            if node is not None:
+                pos = pipeline.find(fn)
+                found.append((pos, (PLATFORM_HOOK, fn, None)))
+                continue
+            node = extract.find_def(self.version, SERVER_ARGS, "_" + fn, "ServerArgs")
+            if node is not None:
+                pos = post_init.find(f"self._{fn}()")
+                found.append((pos, (SERVER_ARGS, "_" + fn, "ServerArgs")))
+        if any(pos < 0 for pos, _ in found):
+            raise OracleError(f"sglang {self.version}: cannot place the device handlers in the pipeline")
+        return [h for _, h in sorted(found)]
+
+    @functools.cached_property
     def alias_block(self) -> tuple[str, str, list[ast.stmt]] | None:
         """The backend-alias statements of the deprecated-argument handler, if it has any."""
         for member, name, cls in ((SERVING_HOOK, "handle_deprecated_args", None),
@@ -195,7 +224,8 @@ class Simulation:
         p = probes.probes(self.version, *machine)
         is_cuda = p.ns["is_cuda"]
         p.ns.setdefault("is_flashinfer_available", lambda: bool(is_cuda()))
-        p.ns.setdefault("cpu_has_amx_support", lambda: False)
+        has_amx = machine[0] == "cpu"  # a CPU server is a Xeon with AMX (SGLang's CPU backend targets it)
+        p.ns.setdefault("cpu_has_amx_support", lambda: has_amx)
         p.ns.setdefault("get_device_sm", lambda: 0)
         facts = p.platform_context()
         stubs: dict[str, Any] = {
@@ -214,8 +244,11 @@ class Simulation:
             "Backend": types.SimpleNamespace(DISABLED="disabled"),
             "SpeculativeAlgorithm": types.SimpleNamespace(DFLASH=types.SimpleNamespace(name="DFLASH")),
             "xpu_has_xmx_support": lambda: False,
-            "cpu_has_amx_support": lambda: False,
+            "cpu_has_amx_support": lambda: has_amx,
             "get_bool_env_var": lambda name, default="false": str(default).lower() in ("true", "1"),
+            "is_host_cpu_arm64": lambda: False,  # an x86-64 host
+            "use_mlx": lambda: False,
+            "get_npu_memory_capacity": lambda: 64 * 1024,
         }
         for k, v in p.ns.items():
             if callable(v) and (k.startswith("is_") or k in ("is_flashinfer_available", "cpu_has_amx_support")):
@@ -241,7 +274,10 @@ class Simulation:
     def run(self, args: dict[str, Any], machine: tuple, architecture: str, mla: bool,
             kv_heads: int = 8) -> SimVerdict:
         lk = self._linker(machine)
-        sa = self._args_class(machine)(dict(args), FakeModelConfig(architecture, mla, kv_heads))
+        values = dict(args)
+        if values.get("device") is None:  # handle_missing_default_values: device = get_device()
+            values["device"] = AUTO_DEVICE[machine[0]]
+        sa = self._args_class(machine)(values, FakeModelConfig(architecture, mla, kv_heads))
         rec: list[tuple] = []
         oracle._REC.current = rec
         verdict = SimVerdict()
@@ -250,6 +286,9 @@ class Simulation:
             member, name, stmts = self.alias_block
             fn = lk.statements(member, f"{name}__backend_aliases", ["server_args"], stmts)
             steps.append((name, lambda: fn(sa)))
+        for member, name, cls in self.device_handlers:
+            fn_dev = lk.function(member, name, cls)
+            steps.append((name, (lambda f: lambda: f(sa))(fn_dev)))
         if self.rel.has_dequant:
             fn_dq = lk.function(KV_CACHE_HOOK, "handle_nvfp4_prefill_kv_dequant_dtype")
             steps.append(("handle_nvfp4_prefill_kv_dequant_dtype", lambda: fn_dq(sa)))

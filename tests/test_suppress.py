@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 import pytest
@@ -211,3 +212,50 @@ def test_finding_past_the_end_is_clamped(lang):
     f = Finding("KV401", Severity.ERROR, "m", "p", Span(0, 1), Position(9, 1), Position(9, 1))
     new, n, _ = suppress_text(src, [f], lang)
     assert n == 1 and "KV401" in new
+
+
+# ---------------------------------------------------------------------------
+# End to end through the real frontends: after --add-suppressions, check is clean
+
+
+E2E = {
+    "serve.sh": ("#!/bin/bash\nif true; then\n  srun -N1 \\\n    python -m sglang.launch_server --model-path M \\\n"
+                 "      --kv-cache-dtype fp4_e2m1\nfi\nnohup python3 -m sglang.launch_server --kv-cache-dtype fp4_e2m1 &\n"),
+    "serve.py": ('from sglang.srt.server_args import ServerArgs\nimport subprocess\n'
+                 'args = ServerArgs(model_path="M", kv_cache_dtype="fp4_e2m1")  # the server\n'
+                 'subprocess.run(["python", "-m", "sglang.launch_server",\n'
+                 '                "--kv-cache-dtype", "fp4_e2m1"])\n'),
+    "Dockerfile": ("FROM lmsysorg/sglang:v0.5.23\nRUN pip install x && \\\n"
+                   "    python3 -m sglang.launch_server --model-path M --kv-cache-dtype fp4_e2m1\n"),
+    "compose.yaml": ("services:\n  a:\n    image: lmsysorg/sglang:v0.5.23\n"
+                     "    command: python3 -m sglang.launch_server --model-path M --kv-cache-dtype fp4_e2m1\n"
+                     "  b:\n    command:\n      - python3\n      - -m\n      - sglang.launch_server\n"
+                     "      - --kv-cache-dtype\n      - fp4_e2m1\n"
+                     "  c:\n    command:\n    - python3\n    - -m\n    - sglang.launch_server\n"
+                     "    - --kv-cache-dtype\n    - fp4_e2m1\n"
+                     "  d:\n    entrypoint: [\"/bin/bash\", \"-c\"]\n    command:\n      - |\n"
+                     "        python3 -m sglang.launch_server \\\n          --kv-cache-dtype fp4_e2m1\n"),
+    "README.md": ("# Serve\n\n```bash\npython -m sglang.launch_server --model-path M \\\n  --kv-cache-dtype fp4_e2m1\n```\n\n"
+                  "```python\nfrom sglang.srt.server_args import ServerArgs\n"
+                  "args = ServerArgs(model_path='M', kv_cache_dtype='fp4_e2m1')\n```\n"),
+    "Makefile": "serve:\n\tpython -m sglang.launch_server --model-path M \\\n\t  --kv-cache-dtype fp4_e2m1\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(E2E))
+def test_add_suppressions_silences_every_finding(tmp_path, monkeypatch, capsys, name):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(E2E[name])
+    assert main(["check", "--isolated", name]) == 1
+    before = capsys.readouterr().out.count("KV406")
+    assert before >= 1
+    assert main(["check", "--isolated", "--add-suppressions", name]) == 0
+    assert f"Added {before} suppression comment" in capsys.readouterr().err
+    assert main(["check", "--isolated", name]) == 0, capsys.readouterr().out
+    once = (tmp_path / name).read_text()
+    assert main(["check", "--isolated", "--add-suppressions", name]) == 0  # nothing left to add
+    assert (tmp_path / name).read_text() == once
+    # Only comments were added: dropping them gives the original back.
+    stripped = re.sub(r"(?m)^[ \t]*# kv4lint: disable=KV406\n", "", once)
+    stripped = stripped.replace("  # noqa: KV406", "").replace("  # kv4lint: disable=KV406", "")
+    assert stripped == E2E[name]

@@ -203,13 +203,53 @@ def _disable_line_edit(lines: _Lines, first: int, codes: list[str]) -> Edit | No
     return Edit(Span(at, at), f"{indent}# kv4lint: disable={','.join(codes)}{lines.eol(first)}")
 
 
-def suppress_text(text: str, findings: list[Finding], language: str | None) -> tuple[str, int, list[str]]:
+_YAML_KEY = re.compile(r"""^\s*(?:-\s+)?(?:[\w.$/-]+|"[^"]*"|'[^']*')\s*:(?:\s|$)""")
+
+
+def _indent(content: str) -> int:
+    return len(content) - len(content.lstrip(" \t"))
+
+
+def _yaml_owner(lines: _Lines, line: int) -> int:
+    """The line of the YAML key that holds ``line`` (a sequence item or a block scalar's line)."""
+    content = lines.content(line)
+    if _YAML_KEY.match(content):
+        return line
+    ind = _indent(content)
+    item = content.lstrip().startswith("- ") or content.strip() == "-"
+    for k in range(line - 1, 0, -1):
+        c = lines.content(k)
+        if not c.strip() or c.lstrip().startswith("#"):
+            continue
+        if _indent(c) < ind:
+            return k
+        if item and _indent(c) == ind and c.rstrip().endswith(":") and _YAML_KEY.match(c) \
+                and not c.lstrip().startswith("-"):
+            return k
+    return line
+
+
+def _launch_line(lines: _Lines, f: Finding, launches: list[Span]) -> int:
+    """The first line of the launch holding ``f`` (frontends read directives above it), else ``f``'s line."""
+    at = f.span.start if f.span is not None else lines.index.offset(f.start.line, f.start.column)  # type: ignore
+    best = None
+    for sp in launches:
+        if sp.start <= at <= sp.end and (best is None or sp.end - sp.start < best.end - best.start):
+            best = sp
+    return lines.index.position(best.start).line if best is not None else f.start.line  # type: ignore
+
+
+def suppress_text(text: str, findings: list[Finding], language: str | None,
+                  launches: list[Span] | None = None) -> tuple[str, int, list[str]]:
     """Add suppression comments for ``findings`` (all of one file) to ``text``.
 
+    ``launches`` are the spans of the file's launches (from its frontend), when
+    known: a directive line goes above the launch that holds the finding.
     Returns the new text, the number of comments added or extended, and notes
     about findings that could not get one.
     """
     lines = _Lines(text)
+    launches = launches or []
     eol_comments: dict[tuple[int, str], list[str]] = defaultdict(list)  # (line, marker) -> codes
     line_comments: dict[int, list[str]] = defaultdict(list)  # command's first line -> codes
     notes: list[str] = []
@@ -237,9 +277,18 @@ def suppress_text(text: str, findings: list[Finding], language: str | None) -> t
             if info in _PY_INFO:
                 codes = eol_comments[(_block_python_line(lines, block_start, line), "kv4lint")]
             else:
-                codes = line_comments[_command_first_line(lines, line, block_start)]
+                start = max(block_start, min(line, _launch_line(lines, f, launches)))
+                codes = line_comments[_command_first_line(lines, start, block_start)]
         else:
-            codes = line_comments[_command_first_line(lines, line)]
+            start = min(line, _launch_line(lines, f, launches))
+            if language == "yaml":
+                start = _yaml_owner(lines, start)
+                while not _YAML_KEY.match(lines.content(start)) and start > 1:  # "- |": up to its key
+                    up = _yaml_owner(lines, start)
+                    if up == start:
+                        break
+                    start = up
+            codes = line_comments[_command_first_line(lines, start)]
         if f.code not in codes:
             codes.append(f.code)
     edits = []
@@ -253,6 +302,17 @@ def suppress_text(text: str, findings: list[Finding], language: str | None) -> t
             edits.append(e)
     new, skipped = apply_edits(text, edits)
     return new, len(edits) - len(skipped), notes
+
+
+def _launch_spans(path: str, text: str, language: str | None) -> list[Span]:
+    if language in (None, "python", "notebook"):
+        return []
+    from kv4lint import frontends
+
+    try:
+        return [launch.span for launch in frontends.scan(path, text, language).launches]
+    except Exception:  # noqa: BLE001 - a frontend problem only costs the precise placement
+        return []
 
 
 def add_suppressions(findings: list[Finding], *, roots: list[str] | None = None) -> int:
@@ -278,7 +338,7 @@ def add_suppressions(findings: list[Finding], *, roots: list[str] | None = None)
         except DecodeError as e:
             print(f"kv4lint: {path}: no suppressions added: {e}", file=sys.stderr)
             continue
-        new, n, notes = suppress_text(text.text, fs, language)
+        new, n, notes = suppress_text(text.text, fs, language, _launch_spans(path, text.text, language))
         for note in notes:
             print(f"kv4lint: {note}", file=sys.stderr)
         if not n or new == text.text:

@@ -708,3 +708,41 @@ def test_nbconvert_shell_magics():
     assert texts(a.argv) == ["--model-path", None, "--kv-cache-dtype", "nvfp4"]
     assert at(src, a.argv[3].span) == "nvfp4"
     assert texts(b.argv) == ["--kv-cache-dtype", "fp4_e2m1"] and at(src, b.argv[1].span) == "fp4_e2m1"
+
+
+def test_class_attributes_and_subclasses():
+    src = src_of('''
+        from sglang.test.test_utils import CustomTestCase, popen_launch_server
+
+
+        class ServerBase(CustomTestCase):
+            model = None
+            other_args = ["--kv-cache-dtype", "fp8_e4m3"]
+
+            @classmethod
+            def setUpClass(cls):
+                cls.process = popen_launch_server(cls.model, "u", 600, other_args=cls.other_args)
+
+
+        class TestNVFP4(ServerBase):
+            model = "meta-llama/Llama-3.1-8B-Instruct"
+            other_args = ["--kv-cache-dtype", "nvfp4"]
+
+
+        class TestOwn(CustomTestCase):
+            @classmethod
+            def setUpClass(cls):
+                cls.model = "Qwen/Qwen3-8B"
+                cls.process = popen_launch_server(cls.model, "u", 600, other_args=["--kv-cache-dtype", "nvfp4"])
+    ''')
+    base, own = scan(src).launches
+    # The base class's launch runs with each subclass's values: unknown here, never the base's.
+    assert texts(base.argv) == ["--model-path", None, None, "--device", None]
+    assert base.argv[2].splat
+    assert texts(own.argv) == ["--model-path", "Qwen/Qwen3-8B", "--kv-cache-dtype", "nvfp4"]
+
+
+def test_multimodal_gen_server_args_is_not_the_llm_server():
+    src = ("from sglang.multimodal_gen.runtime.server_args import ServerArgs\n"
+           "ServerArgs(model_path='x', kv_cache_dtype='nvfp4')\n")
+    assert scan(src).launches == []

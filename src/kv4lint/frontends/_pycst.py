@@ -370,6 +370,7 @@ class _Index:
         self.calls: list[tuple] = []
         self.counts: dict[str, int] = {}
         self.top: dict[int, int] = {}  # id(node) -> index of the top-level statement holding it
+        self.classes: list[_Scope] = []
         self.module_scope = _Scope(module, "module", None)
         self._walk(module)
 
@@ -407,6 +408,8 @@ class _Index:
                     skip.add(id(node.name))
                     scope.bound.add(node.name.value)
                 s = _Scope(node, {cst.FunctionDef: "function", cst.ClassDef: "class"}.get(t, "lambda"), scope)
+                if t is cst.ClassDef:
+                    self.classes.append(s)
                 scope.children.append(s)
                 scope = s
             elif t is cst.Import:
@@ -1004,11 +1007,22 @@ class Scanner:
             except _Skip:
                 continue
             except RecursionError:
-                self.result.errors.append(FileError(self.path, "a launch's arguments are nested too deeply to read",
-                                                    None if self.origin else LineIndex(self.text).position(
-                                                        self.start(call)).line))
+                self._launch_error(call, "a launch's arguments are nested too deeply to read")
+            except Exception as e:  # noqa: BLE001 - one launch must not hide the others
+                self._launch_error(call, f"internal error reading this launch ({type(e).__name__}: {e})")
         self._attach_configs()
         return self.result
+
+    def _launch_error(self, call, message: str) -> None:
+        line = None
+        try:
+            line = LineIndex(self.text).position(self.start(call)).line
+        except Exception:  # noqa: BLE001
+            pass
+        if self.origin is not None:
+            message = f"embedded Python: {message}" + (f" (line {line} of the block)" if line else "")
+            line = None
+        self.result.errors.append(FileError(self.path, message, line))
 
     def _positions(self):
         try:
@@ -1078,7 +1092,8 @@ class Scanner:
         if q is None:
             return None
         term = q.rsplit(".", 1)[-1]  # through import aliases
-        sgl = q.startswith("sglang.") or q == "sglang"
+        # sglang.multimodal_gen (diffusion) has its own ServerArgs and helpers: not the LLM server's.
+        sgl = (q.startswith("sglang.") or q == "sglang") and not q.startswith("sglang.multimodal_gen")
         if term == "from_cli_args" and sgl and q.endswith(".ServerArgs.from_cli_args"):
             return ("from_cli_args", q)
         if sgl and term in ("ServerArgs", "Engine", "Runtime"):
@@ -1245,7 +1260,8 @@ class Scanner:
         synth = Value("--model-path")
         head: list[Value] = []
         tail: list[Value] = []
-        mv = self.value(self.ev(model, env)) if model is not None else Value.unknown(self.fanchor(self.span(call)))
+        mv = self.words(_L([_Item(self.ev(model, env))]), None)[0] if model is not None else \
+            Value.unknown(self.fanchor(self.span(call)))
         if h.model_last:
             tail = [synth, mv]
         else:
@@ -1403,7 +1419,12 @@ class Scanner:
         if isinstance(lst, _L):
             out = []
             for item in lst.items:
-                out.append(self.value(item.val, item.remove))
+                v = item.val
+                if isinstance(v, _C) and v.kind == "none":
+                    # None in an argv list: an error at run time, or a value set elsewhere (a subclass's).
+                    out.append(Value.unknown(self.fanchor(v.org.use or v.where)))
+                    continue
+                out.append(self.value(v, item.remove))
             return out
         where = _where(lst) or (self.span(node) if node is not None else None)
         return [Value.unknown(self.fanchor(_org_of(lst).use or where), splat=True)]
@@ -1989,7 +2010,7 @@ class Scanner:
             if m.kind == "function":
                 evs.extend(self.table(m).attr_events.get(attr, []))
         evs = [e for e in evs if e.kind != "pass"]
-        if not evs or any(e.kind != "assign" for e in evs):
+        if not evs or any(e.kind != "assign" for e in evs) or self._overridden(cls, attr):
             return _U(sp, env.org)
         key = (id(cls), "." + attr)
         if key in env.active:
@@ -2001,6 +2022,29 @@ class Scanner:
             eenv = _Env(e.scope, e.pos, e.frames, org, env.depth + 1, None, env.active | {key})
             state = _join(state, self.ev(e.node, eenv), sp)
         return _restamp(state, org)
+
+    def _overridden(self, cls: _Scope, attr: str) -> bool:
+        """Whether a subclass in this file sets ``attr`` (``cls.attr`` then depends on the class running)."""
+        names = {cls.node.name.value}
+        subs = []
+        changed = True
+        while changed:
+            changed = False
+            for c in self.idx.classes:
+                if c in subs or c is cls:
+                    continue
+                bases = {_dotted(b.value) for b in c.node.bases}
+                if bases & names:
+                    subs.append(c)
+                    names.add(c.node.name.value)
+                    changed = True
+        for c in subs:
+            if attr in self.table(c).bound:
+                return True
+            for m in c.children:
+                if m.kind == "function" and attr in self.table(m).attr_events:
+                    return True
+        return False
 
     def _attr_shared(self, cls: _Scope, attr: str) -> bool:
         n = 0

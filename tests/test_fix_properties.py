@@ -1,4 +1,5 @@
-"""Property tests: fix generated launch scripts through the real shell frontend and check that
+"""Property tests: fix generated launch scripts (shell, and Python calls and argv lists) through the
+real frontends and check that
 
 * the output is exactly the input with the dtype value replaced and the FP4-only
   flag (with one separator) removed -- no other byte changes (an exact oracle: the
@@ -214,3 +215,102 @@ def test_bytes_round_trip_outside_the_edits(case: Case, encoding: str):
     tf = fix_text("serve.sh", text.text, case.settings, "shell")
     out = text.encode(tf.new_text)
     assert out in {f.encode(encoding) for f in case.fixed}
+
+
+# ---------------------------------------------------------------------------
+# Python: ServerArgs / Engine keywords and argv lists, through the real Python frontend
+
+
+@st.composite
+def py_cases(draw) -> Case:
+    kind = draw(st.sampled_from(["fp4_e2m1", "nvfp4-hopper", "nvfp4-rtx"]))
+    dtype = "fp4_e2m1" if kind == "fp4_e2m1" else "nvfp4"
+    cfg = Settings(gpu={"fp4_e2m1": None, "nvfp4-hopper": "h100", "nvfp4-rtx": "rtx5090"}[kind])
+    new = "fp8_e4m3"
+    q = draw(st.sampled_from(['"', "'"]))
+    dequant = "nvfp4" if kind == "nvfp4-rtx" else draw(st.sampled_from([None, "nvfp4", "fp8_e4m3"]))
+    head = draw(st.sampled_from(["from sglang.srt.server_args import ServerArgs\n", "import sglang as sgl\n",
+                                 "import subprocess\n"]))
+    eq = draw(st.sampled_from(["=", " = ", "= "]))
+    if head.startswith("import subprocess"):
+        # An argv list on one line.
+        items = [(f'{q}python{q}', None), (f'{q}-m{q}', None), (f'{q}sglang.launch_server{q}', None)]
+        pieces: list[tuple[str, str | None, bool]] = []  # (text, fixed, removable)
+        inline = draw(st.booleans())
+        pieces.append((f'{q}--kv-cache-dtype={dtype}{q}', f'{q}--kv-cache-dtype={new}{q}', False) if inline else
+                      (f'{q}--kv-cache-dtype{q}, {q}{dtype}{q}', f'{q}--kv-cache-dtype{q}, {q}{new}{q}', False))
+        if draw(st.booleans()):
+            pieces.append((f'{q}--model-path{q}, {q}meta-llama/Llama-3.1-8B-Instruct{q}', None, False))
+        if dequant:
+            pieces.append((f'{q}--prefill-kv-cache-dequant-dtype{q}, {q}{dequant}{q}', "", True))
+        order = draw(st.permutations(pieces))
+        allitems = [(t, f, False) for t, f in items] + list(order)
+        seps = [draw(st.sampled_from([", ", ",  ", ","])) for _ in allitems[1:]]
+        open_, close = "subprocess.Popen([", "])\n"
+    else:
+        call = "ServerArgs(" if "ServerArgs" in head else draw(st.sampled_from(["sgl.Engine(", "sgl.ServerArgs("]))
+        pieces = [(f"kv_cache_dtype{eq}{q}{dtype}{q}", f"kv_cache_dtype{eq}{q}{new}{q}", False),
+                  (f"model_path{eq}{q}meta-llama/Llama-3.1-8B-Instruct{q}", None, False)]
+        if draw(st.booleans()):
+            pieces.append((f"tp_size{eq}2", None, False))
+        if dequant:
+            pieces.append((f"prefill_kv_cache_dequant_dtype{eq}{q}{dequant}{q}", "", True))
+        allitems = list(draw(st.permutations(pieces)))
+        multiline = draw(st.booleans())
+        if multiline:
+            ind = draw(st.sampled_from(["    ", "        ", "\t"]))
+            comments = [draw(st.sampled_from(["", "  # note"])) if not r else "" for _, _, r in allitems]
+            src = [f"x = {call}\n"]
+            alt = [f"x = {call}\n"]
+            for (t, f, r), c in zip(allitems, comments):
+                src.append(f"{ind}{t},{c}\n")
+                if not r:
+                    alt.append(f"{ind}{t if f is None else f},{c}\n")
+            src.append(")\n")
+            alt.append(")\n")
+            return Case(head + "".join(src), (head + "".join(alt),), cfg)
+        seps = [draw(st.sampled_from([", ", ",  ", ",", " , "])) for _ in allitems[1:]]
+        open_, close = f"x = {call}", ")\n"
+    # One line: the removable item goes with the separator before or after it.
+    texts = [t for t, _, _ in allitems]
+    fixed = [t if f is None else f for t, f, _ in allitems]
+    src = open_ + texts[0] + "".join(s + t for s, t in zip(seps, texts[1:])) + close
+    alts = []
+    k = next((i for i, (_, _, r) in enumerate(allitems) if r), None)
+    if k is None:
+        alts.append(open_ + fixed[0] + "".join(s + t for s, t in zip(seps, fixed[1:])) + close)
+    else:
+        for drop_before in (True, False):
+            if drop_before and k == 0 or not drop_before and k == len(allitems) - 1:
+                continue
+            out = [fixed[0]] if k != 0 else []
+            for i in range(1, len(allitems)):
+                if i == k:
+                    continue
+                if out:
+                    sep = seps[i - 1]
+                    if not drop_before and i == k + 1:
+                        sep = seps[k - 1] if k > 0 else ""
+                    out.append(sep + fixed[i])
+                else:
+                    out.append(fixed[i])
+            alts.append(open_ + "".join(out) + close)
+        if k == len(allitems) - 1 and open_.startswith("subprocess"):
+            # A list's last two items (option, value) removed one by one: the option takes the
+            # separator after it, the value has none, so the one before stays: `[..., "x", ]`.
+            # Valid Python and no byte outside the removed items changes; accepted.
+            alts.append(open_ + fixed[0] + "".join(s + t for s, t in zip(seps[: k - 1], fixed[1:k])) + seps[k - 1]
+                        + close)
+    return Case(head + src, tuple(head + a for a in alts), cfg)
+
+
+@PROPS
+@given(py_cases())
+def test_python_fix_exact_idempotent_and_clean(case: Case):
+    tf = fix_text("serve.py", case.source, case.settings, "python")
+    assert tf.errors == []
+    assert tf.new_text in case.fixed, (case.source, tf.new_text, case.fixed)
+    compile(tf.new_text, "serve.py", "exec")
+    after = lint_text("serve.py", tf.new_text, case.settings, "python")
+    assert after.errors == [] and _fixable(after.findings) == []
+    assert not fix_text("serve.py", tf.new_text, case.settings, "python").changed

@@ -746,3 +746,28 @@ def test_multimodal_gen_server_args_is_not_the_llm_server():
     src = ("from sglang.multimodal_gen.runtime.server_args import ServerArgs\n"
            "ServerArgs(model_path='x', kv_cache_dtype='nvfp4')\n")
     assert scan(src).launches == []
+
+
+def test_a_frontend_bug_is_a_file_error_not_an_exception(monkeypatch):
+    from kv4lint.frontends import _pycst
+
+    def boom(self):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(_pycst.Scanner, "scan", boom)
+    res = scan("import sglang as sgl\nsgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n")
+    assert res.launches == [] and len(res.errors) == 1
+    assert "internal error in the Python frontend (KeyError" in res.errors[0].message
+
+
+def test_one_bad_launch_does_not_hide_the_others(monkeypatch):
+    from kv4lint.frontends import _pycst
+
+    def boom(self, call, env, entry):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(_pycst.Scanner, "kwargs_launch", boom)
+    res = scan("import sglang as sgl, subprocess\n\nsgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n"
+               "subprocess.run(['python', '-m', 'sglang.launch_server', '--kv-cache-dtype', 'nvfp4'])\n")
+    assert [la.entry for la in res.launches] == ["sglang.launch_server"]
+    assert len(res.errors) == 1 and res.errors[0].line == 3 and "ValueError: boom" in res.errors[0].message

@@ -142,6 +142,9 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> Sca
         return _pycst.Scanner(text, path, module, origin).scan()
     except RecursionError:
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
+    except Exception as e:  # noqa: BLE001 - a frontend bug must not stop the run
+        return ScanResult(errors=[_error(path, f"internal error in the Python frontend ({type(e).__name__}: {e})",
+                                         None, origin)])
 
 
 def _syntax_error(text: str, e) -> tuple[str, int | None]:

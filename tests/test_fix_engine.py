@@ -479,3 +479,24 @@ def test_python_module_constant_shared_is_unsafe(tmp_path):
     assert p.read_text() == src
     assert run("--unsafe-fixes", p) == 0
     assert p.read_text() == src.replace('DTYPE = "fp4_e2m1"', 'DTYPE = "fp8_e4m3"')
+
+
+def test_symlink_out_of_tree_named_on_the_command_line_is_refused(fake, tmp_path, capsys):
+    outside = tmp_path / "outside"
+    tree = tmp_path / "tree"
+    outside.mkdir()
+    tree.mkdir()
+    src = HEAD + " --kv-cache-dtype fp4_e2m1\n"
+    target = write(outside / "real.sh", src)
+    (tree / "link.sh").symlink_to(target)
+    inside = write(tree / "inside.sh", src)
+    (tree / "link-in.sh").symlink_to("inside.sh")
+    assert run(tree / "link.sh", tree / "link-in.sh") == 2
+    assert target.read_text() == src  # the file outside was not touched
+    assert inside.read_text() == src.replace("fp4_e2m1", "fp8_e4m3")  # the link inside was followed
+    assert (tree / "link-in.sh").is_symlink()
+    assert "outside the tree being fixed; not rewritten" in capsys.readouterr().out
+    # Walking the directory never even reads the link to outside.
+    target.write_text(src)
+    assert run(tree) == 0
+    assert target.read_text() == src

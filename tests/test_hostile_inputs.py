@@ -201,7 +201,8 @@ def test_fix_survives_and_changes_only_dtype_values(tree):
 def test_flake8_survives(tree):
     case, root = tree
     problems: list[str] = []
-    cp = hostile.flake8(*_args(case, root))
+    excl = ["--extend-exclude", ",".join(case.flake8_exclude)] if case.flake8_exclude else []
+    cp = hostile.flake8(*excl, *_args(case, root))
     out, err = _no_crash(problems, "flake8", cp)
     if not _reported(out, root / "good.py"):
         problems.append("flake8: good.py is not reported with " + CODE)

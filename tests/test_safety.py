@@ -240,6 +240,8 @@ def two_trees(tmp_path):
     hostile.write(target / "compose.yaml", "services:\n  s:\n    image: lmsysorg/sglang:latest\n"
                                            "    command: python3 -m sglang.launch_server --config ../outside/sgl.yaml "
                                            "--port 1\n")
+    hostile.write(target / "with_config.sh", "#!/bin/bash\npython -m sglang.launch_server --config ../outside/sgl.yaml "
+                                             "--port 1\n")
     return tmp_path, target, outside
 
 
@@ -291,15 +293,17 @@ def test_fix_of_an_explicit_symlink_out_of_the_tree(two_trees):
     assert "link_out.sh" in out + err  # the user is told it was not fixed
 
 
-def test_fix_config_file_outside_the_tree_is_not_edited(two_trees):
-    """A ``--config`` YAML outside the tree: the launch may be reported, the YAML is never rewritten."""
+@pytest.mark.parametrize("launcher", ["compose.yaml", "with_config.sh"])
+def test_fix_config_file_outside_the_tree_is_not_edited(two_trees, monkeypatch, launcher):
+    """A ``--config`` YAML outside the tree: the launch is reported, the YAML is never rewritten."""
     top, target, outside = two_trees
+    monkeypatch.chdir(target)  # SGLang reads --config relative to the server's working directory
     yaml_before = (outside / "sgl.yaml").read_bytes()
-    cp = hostile.kv4lint("check", *CLI_TARGET, "--gpu", "h100", "--jobs", "1", str(target / "compose.yaml"))
+    cp = hostile.kv4lint("check", *CLI_TARGET, "--gpu", "h100", "--jobs", "1", str(target / launcher), cwd=target)
     out, err = hostile.text(cp)
-    assert _reported(out, target / "compose.yaml", "KV404"), "precondition: the config is read\n" + out + err
+    assert _reported(out, target / launcher, "KV404"), "precondition: the config is read\n" + out + err
     cp = hostile.kv4lint("fix", *CLI_TARGET, "--gpu", "h100", "--unsafe-fixes", "--jobs", "1",
-                         str(target / "compose.yaml"))
+                         str(target / launcher), cwd=target)
     out, err = hostile.text(cp)
     assert "Traceback" not in err, err
     assert (outside / "sgl.yaml").read_bytes() == yaml_before, out + err

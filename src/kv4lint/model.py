@@ -67,6 +67,9 @@ class Value:
     splat: bool = False
     remove: Span | None = None
     quote: str = ""  # the quote character(s) around the value in source, for reference
+    # File offset of each character of ``text`` when known (``--kv-cache-dtype="nvfp4"``
+    # is not written contiguously, but its value part is): lets a part of a token be edited.
+    offsets: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def known(self) -> bool:

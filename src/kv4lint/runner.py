@@ -186,12 +186,16 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
             if any(f.code.startswith(c) for c in codes):
                 return True
     line = index.line_text(f.start.line) if f.start else ""
-    if language in ("python", "notebook"):
-        m = _NOQA.search(line)
-        if m:
-            codes = m.group("codes")
-            if codes is None or any(f.code.startswith(c.strip().upper()) for c in re.split(r"[,\s]+", codes) if c):
-                return True
+    if language in ("python", "notebook") and f.start:
+        # flake8 reads a noqa comment on any line of a multi-line string or call: so does kv4lint.
+        last = max(f.start.line, index.position(max(launch.span.start, launch.span.end - 1)).line)
+        for ln in range(f.start.line, min(last, f.start.line + 200) + 1):
+            m = _NOQA.search(index.line_text(ln))
+            if m:
+                codes = m.group("codes")
+                if codes is None or any(f.code.startswith(c.strip().upper())
+                                        for c in re.split(r"[,\s]+", codes) if c):
+                    return True
     m = _DISABLE.search(line)
     if m:
         codes = m.group("codes")

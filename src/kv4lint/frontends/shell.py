@@ -2543,8 +2543,17 @@ def _to_value(f: _Field) -> Value:
                 uses.add(None)
         use = next(iter(uses)) if len(uses) == 1 and None not in uses else f.anchor()
         shared = any(a.shared for a in assigns)
-        return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote)
-    return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote)
+        return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
+                     offsets=_offsets(chars))
+    return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote, offsets=_offsets(chars))
+
+
+def _offsets(chars: Chars) -> tuple[int, ...] | None:
+    """Per-character file offsets, for editing part of a word (``--flag="value"``)."""
+    pos = chars.pos
+    if pos is None or chars.span() is not None or any(p is None for p in pos):
+        return None
+    return tuple(pos)
 
 
 def _through(v: Value, through: dict) -> Value:

@@ -164,10 +164,14 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
         results.append((m, model, simulate(target.sglang_version, a, m, model)))
 
     errors = [(m, model, o.error) for m, model, o in results if o.error is not None and o.error.code]
-    all_err = len(errors) == len(results) and len({e.code for _, _, e in errors}) == 1
+    all_err = len(errors) == len(results)
     found: list[RuleFinding] = []
     if all_err:
-        m, model, ev = errors[0]
+        # Fails whatever kv4lint cannot see.  With unknown backends the reasons may differ: report the
+        # launch as written (no hidden backend flag), else the first possibility.
+        written = [e for e, (_, _, a) in zip(errors, poss)
+                   if all(a.get(f) is None for f in BACKEND_FIELDS if plain.get(f) is UNKNOWN)]
+        m, model, ev = (written or errors)[0]
         found.append(_finding(ev, args, target, m, model, n, fix_dtype, every=len(results) > 1))
     elif strict and errors:
         m, model, ev = errors[0]

@@ -371,32 +371,18 @@ def _kv4(n: int, a: _Args, m: Machine, mla, events: list[Event]) -> None:
                                 "unlikely, but may occur in rare edge cases.",
                                 ("prefill_attention_backend", "decode_attention_backend"), data={"P": P, "D": D}))
         return
-    if eq(P, "fa4"):
-        if _k(mla):
-            lst = fa4_mla_list(n)
-            if not isin(D, lst):
-                raise _error(step, "KV401", "AssertionError",
-                             f"KV4 FA4 MLA expects decode_attention_backend to be one of {lst}, but got {D}",
-                             "decode_attention_backend", allowed=lst, backend=D, which="decode", attention="mla")
-        else:
-            lst = fa4_mha_list(n)
-            if not isin(D, lst):
-                raise _error(step, "KV401", "AssertionError",
-                             f"KV4 FA4 MHA expects decode_attention_backend to be one of {lst}, but got {D}",
-                             "decode_attention_backend", allowed=lst, backend=D, which="decode", attention="mha")
-    else:
-        if _k(mla):
-            lst = mla_list(n)
-            if not isin(A, lst):
-                raise _error(step, "KV401", "AssertionError",
-                             f"KV4 MLA expects attention_backend to be one of {lst}, but got {A}",
-                             "attention_backend", allowed=lst, backend=A, which="attention", attention="mla")
-        else:
-            lst = mha_list(n)
-            if not isin(A, lst):
-                raise _error(step, "KV401", "AssertionError",
-                             f"KV4 MHA expects attention_backend to be one of {lst}, but got {A}",
-                             "attention_backend", allowed=lst, backend=A, which="attention", attention="mha")
+    # P = fa4 checks the decode backend against the FA4 lists, otherwise A against the plain lists.
+    fa4 = eq(P, "fa4")
+    att = "MLA" if _k(mla) else "MHA"
+    lists = {(True, "MLA"): fa4_mla_list, (True, "MHA"): fa4_mha_list, (False, "MLA"): mla_list,
+             (False, "MHA"): mha_list}
+    lst = lists[(fa4, att)](n)
+    checked, name = (D, "decode_attention_backend") if fa4 else (A, "attention_backend")
+    if not isin(checked, lst):
+        raise _error(step, "KV401", "AssertionError",
+                     f"KV4 {'FA4 ' if fa4 else ''}{att} expects {name} to be one of {lst}, but got {checked}",
+                     name, allowed=lst, backend=checked, which="decode" if fa4 else "attention",
+                     attention=att.lower())
 
 
 def kv4_check(version, args: dict, machine: Machine, mla) -> list[Event]:
@@ -565,7 +551,9 @@ def _effective_device(a: _Args, m: Machine):
 def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) -> tuple:
     dtype = a["kv_cache_dtype"]
     mla = UNKNOWN if model.mla is None else model.mla
-    if _k(a["model_path"]) is not None and str(a["model_path"]).lower() in ("none", "dummy") and n >= 19:
+    mp = a["model_path"]
+    # An unknown model path is taken to be a real model: launch helpers pass it as a parameter.
+    if not _vague(mp) and mp is not None and str(mp).lower() in ("none", "dummy") and n >= 19:
         return None, None, None  # no resolution checks for dummy models
 
     # 1. deprecated-argument aliases: tokenspeed_mla (0.5.12+)

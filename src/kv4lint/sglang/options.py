@@ -148,9 +148,13 @@ def _sub(value: Value, start: int, end: int | None = None) -> Value:
     assert value.text is not None
     text = value.text[start:end]
     span = None
+    stop = len(value.text) if end is None else end
     if value.span is not None and value.span.end - value.span.start == len(value.text):
-        e = value.span.start + (len(value.text) if end is None else end)
-        span = Span(value.span.start + start, e)
+        span = Span(value.span.start + start, value.span.start + stop)
+    elif value.offsets is not None and stop > start:
+        part = value.offsets[start:stop]
+        if all(b == a + 1 for a, b in zip(part, part[1:])):
+            span = Span(part[0], part[-1] + 1)
     return Value(text, span, value.provenance, use=value.use if value.use else None, shared=value.shared)
 
 
@@ -218,8 +222,8 @@ def normalise_argv(tokens: list[Value], version: str | None, *, config: list[Val
             pass
         elif spec.arity in ("value", "optional-value"):
             if i < len(seq) and (seq[i][0].text is None or not _looks_like_option(seq[i][0].text, tbl)):
-                if seq[i][0].splat:
-                    args.open_ended = True
+                # An unknown word in value position ("--port $PORT") is this option's value; kv4lint
+                # does not assume it splits into more server arguments.
                 occ.values.append(seq[i][0])
                 i += 1
         else:  # list+ / list*

@@ -86,6 +86,15 @@ class _Inert:
         return _Inert()
 
 
+class _Names:
+    """Enum stand-in for the CUDA-graph enums: every member is its own name."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return name
+
+
 class _Env:
     def __getattr__(self, name):
         return types.SimpleNamespace(get=lambda: None, value=None)
@@ -240,8 +249,8 @@ class Simulation:
             "current_platform": types.SimpleNamespace(is_out_of_tree=lambda: False),
             "envs": _Env(),
             "with_phase": lambda *a, **k: _Inert(),
-            "Phase": types.SimpleNamespace(DECODE="decode", PREFILL="prefill"),
-            "Backend": types.SimpleNamespace(DISABLED="disabled"),
+            "Phase": _Names(),
+            "Backend": _Names(),
             "SpeculativeAlgorithm": types.SimpleNamespace(DFLASH=types.SimpleNamespace(name="DFLASH")),
             "xpu_has_xmx_support": lambda: False,
             "cpu_has_amx_support": lambda: has_amx,

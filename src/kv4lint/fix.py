@@ -51,6 +51,7 @@ def plan(fix: Fix, args: Args, launch: Launch) -> Fix | None:
                 unsafe = True
     if not edits:
         return None
+    unsafe = unsafe or fix.applicability == "unsafe"  # the rules may already know the result is refused
     return replace(fix, edits=tuple(_dedupe(edits)), applicability="unsafe" if unsafe else "safe")
 
 

@@ -8,7 +8,7 @@ for every possibility; ``strict`` also reports what fails for some.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kv4lint.model import Fix, Severity, Value
 from kv4lint.rules.codes import RULES
@@ -179,6 +179,8 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
         cond = _condition(m, model, target)
         f.message = f"[strict] may fail {cond}: " + f.message
         found.append(f)
+    for f in found:
+        f.fix = _verified(f.fix, poss, target)
     # Rewrites that take FP4 away (KV406) and warnings (KV403) that hold in every possibility.
     if not errors or (strict and not all_err):
         for code in ("KV406", "KV403"):
@@ -187,6 +189,23 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
                 m, model, ev = hits[0]
                 found.append(_finding(ev, args, target, m, model, n, fix_dtype, every=False))
     return found
+
+
+def _verified(fix: Fix | None, poss, target: Target) -> Fix | None:
+    """Replay the fixed launch: a fix SGLang would still refuse is not safe to apply blindly."""
+    if fix is None:
+        return None
+    for m, model, a in poss:
+        fixed = {k: v for k, v in a.items() if k not in fix.remove}
+        fixed.update(fix.set)
+        err = simulate(target.sglang_version, fixed, m, model).error
+        if err is not None:
+            why = f"{version_label(target.sglang_version)} would still refuse the result"
+            if not target.arch and m.platform == "cuda":
+                why += f" on {ARCH_NAMES.get(m.arch, m.arch)}"
+            return replace(fix, applicability="unsafe",
+                           description=f"{fix.description} ({why}: {err.exc + ': ' if err.exc else ''}{err.sglang})")
+    return fix
 
 
 def _condition(m: Machine, model: ModelInfo, target: Target) -> str:

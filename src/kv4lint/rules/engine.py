@@ -504,7 +504,7 @@ def default_backend(n: int, a: _Args, m: Machine, model: ModelInfo, mla) -> Any:
     if platform == "mps" and n >= 10:
         return "torch_native"
     if platform != "cuda":
-        return UNKNOWN
+        return "triton"  # the "other" row: FlashInfer needs CUDA
     arch = model.architecture
     if n >= 10 and arch == "WhisperForConditionalGeneration":
         return "flashinfer"
@@ -539,6 +539,42 @@ def default_backend(n: int, a: _Args, m: Machine, model: ModelInfo, mla) -> Any:
 # The pipeline
 
 
+_ALIASES = {"compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"}
+
+
+def _deprecated_aliases(a: _Args, events: list[Event]) -> None:
+    """0.5.23's ``handle_deprecated_args`` for backends: renames, and tokenspeed_mla's fp8 rewrite."""
+    step = "handle_deprecated_args"
+    renamed: dict = {}
+    warnings: list[str] = []
+    original = (a["attention_backend"], a["decode_attention_backend"])
+    for attr in ("attention_backend", "decode_attention_backend", "prefill_attention_backend",
+                 "speculative_draft_attention_backend"):
+        v = a[attr]
+        if not _vague(v) and v in _ALIASES:
+            warnings.append(f"--{attr.replace('_', '-')}={v} is deprecated; use '{_ALIASES[v]}' instead.")
+            renamed[attr] = _ALIASES[v]
+    if renamed.get("prefill_attention_backend") == "cutedsl_mla":
+        renamed["prefill_attention_backend"] = "trtllm_mla"
+    code = None
+    if anyis("tokenspeed_mla", *original):
+        if not eq(a["kv_cache_dtype"], "fp8_e4m3"):
+            warnings.append("tokenspeed_mla required FP8 KV; setting --kv-cache-dtype=fp8_e4m3.")
+            renamed["kv_cache_dtype"] = "fp8_e4m3"
+            code = "KV406"
+        if _k(a["speculative_algorithm"]) is not None and eq(a["speculative_attention_mode"], "prefill"):
+            renamed["speculative_attention_mode"] = "decode"
+    if not renamed:
+        return
+    for w in warnings[:-1]:
+        events.append(Event("warning", step, None, w))
+    fld = "attention_backend" if eq(original[0], "tokenspeed_mla") else "decode_attention_backend"
+    events.append(Event("rewrite", step, code, warnings[-1], tuple(sorted(renamed)),
+                        data={"backend": "tokenspeed_mla", "field": fld}))
+    for k, v in renamed.items():
+        a.set(k, v, step)
+
+
 def _effective_device(a: _Args, m: Machine):
     dev = _k(a["device"])
     if dev is None:
@@ -548,7 +584,7 @@ def _effective_device(a: _Args, m: Machine):
     return str(dev).split(":", 1)[0].lower()
 
 
-def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) -> tuple:
+def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], backends: list | None = None) -> tuple:
     dtype = a["kv_cache_dtype"]
     mla = UNKNOWN if model.mla is None else model.mla
     mp = a["model_path"]
@@ -556,20 +592,10 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) 
     if not _vague(mp) and mp is not None and str(mp).lower() in ("none", "dummy") and n >= 19:
         return None, None, None  # no resolution checks for dummy models
 
-    # 1. deprecated-argument aliases: tokenspeed_mla (0.5.12+)
-    if n >= 12 and anyis("tokenspeed_mla", a["attention_backend"], a["decode_attention_backend"]):
-        fld = "attention_backend" if eq(a["attention_backend"], "tokenspeed_mla") else "decode_attention_backend"
-        if n >= 23:
-            if not eq(dtype, "fp8_e4m3"):
-                events.append(Event("rewrite", "handle_deprecated_args", "KV406",
-                                    f"tokenspeed_mla requires kv-cache-dtype=fp8_e4m3; overriding {dtype}.",
-                                    ("kv_cache_dtype",), data={"backend": "tokenspeed_mla", "field": fld}))
-                a.set("kv_cache_dtype", "fp8_e4m3", "handle_deprecated_args")
-                dtype = "fp8_e4m3"
-        elif not eq(dtype, "fp8_e4m3"):
-            raise _error("handle_deprecated_args", "KV401", "ValueError",
-                         f"tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {dtype}.", fld,
-                         backend="tokenspeed_mla", allowed=["fp8_e4m3"], which=fld.split("_")[0])
+    # 1. deprecated-argument aliases (0.5.23: tokenspeed_mla -> cutedsl_mla, compressed -> dsv4)
+    if n >= 23:
+        _deprecated_aliases(a, events)
+        dtype = a["kv_cache_dtype"]
 
     # 2. --prefill-only-disable-kv-cache (0.5.12+)
     if n >= 12 and _k(a["prefill_only_disable_kv_cache"]):
@@ -588,10 +614,9 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) 
         a.set("attention_backend", "torch_native", "handle_hpu_backends")
     elif dev == "cpu" and _k(a["attention_backend"]) is None:
         a.set("attention_backend", "intel_amx", "handle_cpu_backends")
-    elif dev == "npu" and _k(a["attention_backend"]) is None:
-        a.set("attention_backend", "ascend", "handle_npu_backends")
-    elif dev == "xpu" and _k(a["attention_backend"]) is None:
-        a.set("attention_backend", "intel_xpu", "handle_xpu_backends")
+    elif dev == "npu":  # NPU defaults set all three, whatever the user chose
+        for f in BACKEND_FIELDS:
+            a.set(f, "ascend", "handle_npu_backends")
     elif dev is UNKNOWN and _k(a["attention_backend"]) is None:
         a["attention_backend"] = UNKNOWN
 
@@ -656,11 +681,6 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) 
     D = D0 if _k(D0) else A
     step = "handle_attention_backend_compatibility" if n >= 19 else "_handle_attention_backend_compatibility"
 
-    if n == 7 and anyis("fa4", a["attention_backend"], a["decode_attention_backend"]):
-        raise _error(step, "KV401", "ValueError",
-                     "FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
-                     "attention_backend" if eq(a["attention_backend"], "fa4") else "decode_attention_backend",
-                     backend="fa4")
     if anyis("trtllm_mla", A, D):
         fld = "attention_backend" if eq(A, "trtllm_mla") else "decode_attention_backend"
         if not m.is_blackwell(n):
@@ -674,20 +694,34 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) 
             raise _error(step, "KV401", "ValueError",
                          f"TensorRT-LLM MLA backend only supports kv-cache-dtype of {listed}.", fld,
                          backend="trtllm_mla", dtype_allowed=allowed)
-    if n >= 13 and anyis("cutedsl_mla", A, P, D):
-        fld = next(f for f, x in (("attention_backend", A), ("prefill_attention_backend", P),
-                                  ("decode_attention_backend", D)) if x == "cutedsl_mla")
-        if eq(P, "cutedsl_mla"):
-            raise _error(step, None, "AssertionError", "CuteDSL MLA backend does not support prefill.", fld)
+    if 12 <= n <= 22 and anyis("tokenspeed_mla", A, D):
+        fld = "attention_backend" if eq(A, "tokenspeed_mla") else "decode_attention_backend"
+        if not m.is_blackwell(n):
+            raise _error(step, "KV401", "ValueError",
+                         "tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).", fld,
+                         backend="tokenspeed_mla", platform_rule=True)
+        if not eq(dtype, "fp8_e4m3"):
+            raise _error(step, "KV401", "ValueError",
+                         f"tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {dtype}.", fld,
+                         backend="tokenspeed_mla", dtype_allowed=["fp8_e4m3"])
+    if n >= 13 and anyis("cutedsl_mla", A, P0, D0):  # the raw fields, as SGLang reads them
+        fld = next(f for f, x in (("attention_backend", A), ("prefill_attention_backend", P0),
+                                  ("decode_attention_backend", D0)) if x == "cutedsl_mla")
+        if eq(P0, "cutedsl_mla"):
+            raise _error(step, None, "AssertionError", "CuteDSL MLA only supports decoding for now", fld)
         if not m.is_sm100:
-            raise _error(step, "KV401", "ValueError", "CuteDSL MLA backend is only supported on SM100 GPUs.", fld,
-                         backend="cutedsl_mla", platform_rule=True)
+            raise _error(step, "KV401", "ValueError",
+                         "CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different "
+                         "backend.", fld, backend="cutedsl_mla", platform_rule=True)
         if not isin(dtype, ("fp8_e4m3", "bf16", "bfloat16", "auto")):
             raise _error(step, "KV401", "ValueError",
                          "CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.", fld,
                          backend="cutedsl_mla", dtype_allowed=["fp8_e4m3", "bf16", "bfloat16", "auto"])
+        if n >= 15 and _k(P0) is None:
+            a.set("prefill_attention_backend", "trtllm_mla", "CuteDSL MLA prefill fill")
+            P0 = P = "trtllm_mla"
     if n <= 9:
-        if anyis("trtllm_mha", P, D) and not m.is_sm100:
+        if anyis("trtllm_mha", A, P0, D0) and not m.is_sm100:  # 0.5.7-0.5.9 read the raw fields, A included
             fld = _field_of("trtllm_mha", a)
             raise _error(step, "KV404", "ValueError",
                          "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
@@ -707,6 +741,22 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event]) 
                          "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell (SM100) and "
                          "(SM120) GPUs. Please use a different decode backend.",
                          _field_of("trtllm_mha", a, prefer="decode"), backend="trtllm_mha", platform_rule=True)
+        if n >= 19 and eq(P, "trtllm_mha") and m.is_sm120 and eq(dtype, "fp8_e4m3"):
+            raise _error(step, None, "ValueError",
+                         "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
+                         _field_of("trtllm_mha", a, prefer="prefill"))
+    if n >= 11 and _k(mla) and eq(P, "intel_xpu"):
+        raise _error(step, None, "ValueError",
+                     "intel_xpu backend is only supported on decode for MLA models, please set "
+                     "--decode-attention-backend to intel_xpu and do not set --attention-backend or "
+                     "--prefill-attention-backend to intel_xpu for prefill instead use triton.",
+                     _field_of("intel_xpu", a, prefer="prefill"))
+    if n == 7 and anyis("fa4", A, D0):  # 0.5.7 only, after the TRT-LLM rules
+        raise _error(step, "KV401", "ValueError",
+                     "FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
+                     "attention_backend" if eq(A, "fa4") else "decode_attention_backend", backend="fa4")
+    if backends is not None:
+        backends[:] = [P, D, A]
 
     # 8. the KV4 check
     _kv4(n, a, m, mla, events)
@@ -751,10 +801,13 @@ def simulate(version, args: dict, machine: Machine, model: ModelInfo | None = No
     out = Outcome()
     if n < FIRST_KV4:
         return out
+    seen: list = []
     try:
-        out.backends = _steps(n, a, machine, model, out.events)
+        out.backends = _steps(n, a, machine, model, out.events, seen)
     except _Raise as r:
         out.events.append(r.event)
+        if seen:
+            out.backends = tuple(seen)
     except Undetermined as u:
         out.undetermined = str(u) or "unknown"
     out.derived = dict(a.derived)

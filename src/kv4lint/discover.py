@@ -184,7 +184,8 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
                     continue  # extension says it is something else
                 try:
                     fst = e.stat()
-                except OSError:
+                except OSError as err:
+                    out.errors.append((p, f"cannot read: {err.strerror or err}"))
                     continue
                 key = (fst.st_dev, fst.st_ino)
                 if e.is_symlink():

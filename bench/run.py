@@ -572,7 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     if wanted("single-file"):
         log("python -X importtime ...")
         imports = {
-            "version": importtime([sys.executable, "-X", "importtime", "-m", "kv4lint", "--version"], str(ROOT), env_py),
+            "version": importtime([sys.executable, "-X", "importtime", "-m", "kv4lint", "--version"], str(ROOT),
+                                  env_py),
             "check_one_file": importtime([sys.executable, "-X", "importtime", "-m", "kv4lint", "check", str(launch),
                                           "--exit-zero"], str(ROOT), env_py),
             "import_kv4lint": importtime([sys.executable, "-X", "importtime", "-c", "import kv4lint"], str(ROOT),
@@ -678,7 +679,8 @@ def report(doc: dict, jn: str) -> None:
         return "-" if x is None else f"{x:.2f}{unit}"
 
     print("\nratios (min / min; median / median in brackets)")
-    print(f"  kv4lint -j1 / grep          {show(ra['kv4lint_j1_over_grep'])} ({show(ra['kv4lint_j1_over_grep_median'])})"
+    print(f"  kv4lint -j1 / grep          {show(ra['kv4lint_j1_over_grep'])} "
+          f"({show(ra['kv4lint_j1_over_grep_median'])})"
           f"   target <= {TARGETS['kv4lint_j1_over_grep']}")
     print(f"  kv4lint -{jn.split('-')[-1]} / grep          {show(ra['kv4lint_jN_over_grep'])} "
           f"({show(ra['kv4lint_jN_over_grep_median'])})   target <= {TARGETS['kv4lint_jN_over_grep']}")

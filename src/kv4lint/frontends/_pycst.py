@@ -2438,7 +2438,15 @@ def _python_word(v: "_U") -> "_Seg":
     return _Seg("python3", [None] * 7, v.org)
 
 
+_MAX_PARTS = 10_000  # pieces of one string value; past that it is unknown (x = x + x ...)
+_MAX_ITEMS = 100_000  # items of one list value
+
+
 def _add(a, b, where: Span, org: _Org):
+    if len(getattr(a, "parts", ())) + len(getattr(b, "parts", ())) > _MAX_PARTS:
+        return _U(where, org)
+    if len(getattr(a, "items", ())) + len(getattr(b, "items", ())) > _MAX_ITEMS:
+        return _U(where, org, splat=True)
     if isinstance(a, _U) and a.tag == "python" and isinstance(b, _S):
         a = _S([_python_word(a)], a.where)
     if isinstance(b, _U) and b.tag == "python" and isinstance(a, _S):

@@ -40,6 +40,9 @@ __all__ = ["scan_shell", "split_words"]
 
 # Limits that keep hostile input cheap.
 _MAX_DEPTH = 60  # nesting of statements / substitutions / bash -c levels
+_MAX_VALUE = 64 * 1024  # characters of one variable's value
+_MAX_ITEMS = 100_000  # elements of one array
+
 _MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
 _MAX_LOOP_ITEMS = 16  # a for-loop over more items is walked once with the variable unknown
 _MAX_LOOP_PRODUCT = 64  # nested loops: total iterations walked
@@ -1764,6 +1767,11 @@ class _Walker:
 
     # -- variables -----------------------------------------------------------------
     def bind(self, name: str, b: _Binding, *, local: bool = False) -> None:
+        # A value past the bound cannot be a KV-cache setting; keeping it would let a script that
+        # doubles a variable (A=$A$A ...) grow without limit.
+        if (b.kind == _SCALAR and b.chars is not None and len(b.chars.text) > _MAX_VALUE) or (
+                b.kind == _ARRAY and len(b.elems or ()) > _MAX_ITEMS):
+            b = _Binding(_UNKNOWN, assign=b.assign)
         if self.frames and (local or name in self.frames[-1]):
             frame = self.frames[-1]
             if name not in frame:

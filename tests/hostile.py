@@ -355,6 +355,63 @@ def _metachars(root: Path) -> None:
     write(root / "glob.sh", f"#!/bin/bash\n{LAUNCH} --model-path /models/* --host {{a,b}} ~root/x\n")
 
 
+def _exponential(root: Path) -> None:
+    # Loop-free doubling: 2**64 characters if evaluated naively.  The launch must still be reported,
+    # quickly (the doubled value is only a served model name).
+    write(root / "double.sh", "#!/bin/bash\nA=x\n" + "A=$A$A\n" * 64 + f"{LAUNCH} --served-model-name $A\n")
+    write(root / "double.py", "import subprocess\nx = 'a'\n" + "x = x + x\n" * 64 + "args = ['--x']\n"
+          + "args = args + args\n" * 64 + "subprocess.run([\"python\", \"-m\", \"sglang.launch_server\", "
+          "\"--kv-cache-dtype\", \"fp4_e2m1\", \"--served-model-name\", x])\n")
+
+
+_EXPONENTIAL_REPORTED = {"double.sh": None, "double.py": None}
+
+
+def _expansion_bombs(root: Path) -> None:
+    write(root / "brace.sh", f"#!/bin/bash\n{LAUNCH} --port {{1..100000000}} " + "{a..z}" * 8 + "\n")
+    write(root / "loops.sh", "#!/bin/bash\n" + "".join(f"for v{i} in 1 2 3 4 5 6 7 8 9; do " for i in range(8))
+          + f"{LAUNCH} --port $v0$v1$v2$v3$v4$v5$v6$v7" + "; done" * 8 + "\n")
+    write(root / "selfref.sh", f"#!/bin/bash\nA='$B'\nB='$A'\nf() {{ f; }}\nf\ng() {{ h; }}\nh() {{ g; }}\ng\n"
+                               f"{LAUNCH} --served-model-name \"$A\"\n")
+    write(root / "Makefile", "A = $(A) x\nB = $(B)$(B)\nC = $(D)\nD = $(C)\nX := $(shell yes)\n\nserve:\n"
+                             f"\t{LAUNCH} --served-model-name $(A) $(B) $(C)\n")
+    # A YAML "billion laughs": 9 levels of 9 aliases (387 million leaves if expanded).
+    bomb = 'x-a: &a ["--kv-cache-dtype", "nvfp4"]\n' + "".join(
+        f"x-{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(9))
+    write(root / "compose.yaml", bomb + "services:\n  s:\n    image: lmsysorg/sglang\n    command: [\"python3\", \"-m\", "
+          "\"sglang.launch_server\", \"--kv-cache-dtype\", \"fp4_e2m1\"]\n    environment: *j\n    labels: *j\n")
+    write(root / "recursive_heredoc.sh", "#!/bin/bash\n" + "bash <<'E0'\n" + "".join(
+        f"bash <<'E{i}'\n" for i in range(1, 50)) + LAUNCH + "\n" + "".join(f"E{i}\n" for i in reversed(range(50))))
+
+
+_BOMBS_REPORTED = {"brace.sh": None, "selfref.sh": None, "compose.yaml": None}
+
+
+def _notebooks_odd(root: Path) -> None:
+    import json
+
+    nb_launch = "!" + LAUNCH
+    write(root / "bad_json.ipynb", '{"cells": [{"cell_type": "code", "source": "' + nb_launch + '"')
+    write(root / "v3.ipynb", json.dumps({"nbformat": 3, "worksheets": [{"cells": [
+        {"cell_type": "code", "input": nb_launch, "language": "python"}]}]}))
+    write(root / "source_str.ipynb", json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "source": nb_launch, "metadata": {}, "outputs": [], "execution_count": None}]}))
+    write(root / "weird.ipynb", json.dumps({"nbformat": 4, "cells": [{"cell_type": "code", "source": 5}, None, [],
+                                                                       {"source": [nb_launch]}, "x"]}))
+    write(root / "not_object.ipynb", json.dumps([nb_launch]))
+    write(root / "huge_output.ipynb", json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "source": [nb_launch], "metadata": {}, "execution_count": 1,
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": ["sglang --kv-cache-dtype nvfp4\n"] * 50000}]}]}))
+
+
+_NOTEBOOKS_REPORTED = {"source_str.ipynb": None, "huge_output.ipynb": None}
+
+
+def _many_launches(root: Path) -> None:
+    write(root / "many.sh", "#!/bin/bash\n" + f"{LAUNCH}\n" * 2000)
+    write(root / "fences.md", f"```bash\n{LAUNCH}\n```\n" * 2000)
+
+
 def _explicit(root: Path) -> None:
     os.mkfifo(root / "named_fifo.sh")
     os.symlink("gone.sh", root / "named_dangling.sh")
@@ -390,6 +447,11 @@ CASES: list[Case] = [
     Case("10000_args", _many_args, reported=_MANY_REPORTED),
     Case("metacharacters", _metachars, reported={"meta.sh": None}),
     # flake8 opens every path named on its command line, whatever its name: a FIFO blocks it in its core.
+    Case("exponential", _exponential, reported=_EXPONENTIAL_REPORTED),
+    Case("expansion_bombs", _expansion_bombs, reported=_BOMBS_REPORTED),
+    Case("notebooks_odd", _notebooks_odd, messages=["bad_json.ipynb", "not_object.ipynb"],
+         reported=_NOTEBOOKS_REPORTED),
+    Case("many_launches", _many_launches, reported={"many.sh": None, "fences.md": None}),
     Case("explicit_paths", _explicit, flake8=False, explicit=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"],
          messages=["named_dangling.sh", "does_not_exist.sh"]),
 ]
@@ -413,7 +475,17 @@ def env() -> dict[str, str]:
     return e
 
 
+MEMORY_LIMIT = 3 * 1024 ** 3  # bytes of address space: an exponential blow-up fails here, not the machine
+
+
+def limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
 def run(args: list[str], cwd: Path | None = None, timeout: float = TIMEOUT, **kw) -> subprocess.CompletedProcess:
+    kw.setdefault("preexec_fn", limit_memory)
     return subprocess.run(args, cwd=cwd, capture_output=True, timeout=timeout, env=env(), stdin=subprocess.DEVNULL,
                           **kw)
 

@@ -110,7 +110,13 @@ def test_check_survives(tree):
     _finish(problems, out, err)
 
 
-@pytest.mark.parametrize("tree", CASES, ids=_ids, indirect=True)
+# The pool runs the same lint_file per file; what differs is that results, errors and recursion
+# limits cross a process boundary: the cases that stress exactly that.
+POOL_CASES = {"binary", "deep_python", "deep_shell", "python_syntax_errors", "fifo_and_devices", "names",
+              "exponential", "expansion_bombs"}
+
+
+@pytest.mark.parametrize("tree", [c for c in CASES if c.name in POOL_CASES], ids=_ids, indirect=True)
 def test_check_with_jobs(tree):
     """The process pool (more files than the sequential threshold) survives the same inputs."""
     case, root = tree

@@ -745,7 +745,7 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
             raise _error(step, None, "ValueError",
                          "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
                          _field_of("trtllm_mha", a, prefer="prefill"))
-    if n >= 11 and _k(mla) and eq(P, "intel_xpu"):
+    if 11 <= n <= 19 and _k(mla) and eq(P, "intel_xpu"):
         raise _error(step, None, "ValueError",
                      "intel_xpu backend is only supported on decode for MLA models, please set "
                      "--decode-attention-backend to intel_xpu and do not set --attention-backend or "

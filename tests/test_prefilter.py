@@ -8,11 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
+import test_fuzz  # the property tests' generators of launches (tests/test_fuzz.py)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kv4lint.discover import language_of
-from kv4lint.prefilter import GREP_PATTERN, NEEDLES, SPEC, might_launch, might_launch_bytes
+from kv4lint.prefilter import GREP_PATTERN, NEEDLES, SPEC, might_launch, might_launch_bytes, python_may_launch
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -36,7 +37,8 @@ MUST_PASS = [
     ("shell", "python -m sglang.launch_server --k'v'-cache-dtype nvfp4\n"),
     ("shell", "python -m sglang.launch_server --kv\\-cache-dtype nvfp4\n"),
     ("shell", "python -m sglang.launch_server --kv-\\\ncache-dtype nvfp4\n"),
-    ("dockerfile", "FROM lmsysorg/sglang\nRUN python3 -m sglang.launch_server --prefill-\"kv-cache-dequant-dtype\" x\n"),
+    ("dockerfile", "FROM lmsysorg/sglang\n"
+                   "RUN python3 -m sglang.launch_server --prefill-\"kv-cache-dequant-dtype\" x\n"),
     ("yaml", "model-path: meta-llama/Llama-3.1-8B-Instruct\nkv-cache-dtype: nvfp4\n"),  # --config file
     ("yaml", "model-path: m\nkv-c: nvfp4\n"),
     ("yaml", "{model-path: m, \"kv-cache-dtype\": nvfp4}\n"),
@@ -70,10 +72,18 @@ MUST_PASS = [
     ("python", "import subprocess\ncmd = f'python3 -msglang.launch_server --kv-cache-dtype {dtype}'\n"
                "subprocess.run(cmd, shell=True)\n"),
     # an alias is imported under the entry point's own name
-    ("python", "from sglang.srt.server_args import ServerArgs as SA\nargs = SA(model_path='m', kv_cache_dtype='nvfp4')\n"),
+    ("python", "from sglang.srt.server_args import ServerArgs as SA\n"
+               "args = SA(model_path='m', kv_cache_dtype='nvfp4')\n"),
     ("python", "from sglang import Engine as LLM\nllm = LLM(model_path='m', kv_cache_dtype='nvfp4')\n"),
     ("python", "from sglang.test.test_utils import popen_launch_server as launch\n"
                "launch(MODEL, URL, other_args=['--kv-cache-dtype', 'nvfp4'])\n"),
+    # a flag built by concatenation, as the Python frontend evaluates it
+    ("python", "from sglang.test.test_utils import popen_launch_server\n"
+               "popen_launch_server(M, U, other_args=['--' + 'kv-cache-dtype', 'nvfp4'])\n"),
+    ("python", "import sglang as sgl\nflag = 'kv-cache-dtype'\nsgl.Engine(**parse([f'--{flag}', 'nvfp4']))\n"),
+    # the CLI's words apart
+    ("python", "import subprocess\nSGLANG = '/opt/venv/bin/sglang'\n"
+               "subprocess.run([SGLANG, 'serve', '--model-path', 'm', '--kv-cache-dtype', 'nvfp4'])\n"),
     # SGLang's helpers re-exported by a project module, or used in a doc without their import
     ("python", "from tests.common import *\nrun_bench_serving(MODEL, 100, 1, other_server_args=['--kv-c', 'nvfp4'])\n"),
     ("markdown", "```python\nproc = popen_launch_server(MODEL, URL, other_args=['--kv-cache-dtype', 'nvfp4'])\n```\n"),
@@ -93,7 +103,8 @@ MUST_FAIL = [
     ("python", "import sglang\nbuild_pool(kv_cache_dtype='nvfp4')\n"),  # a keyword, but no entry point
     ("python", "import sglang\nMyEngine(kv_cache_dtype='nvfp4')\nrun_serverless(x)\n"),  # not SGLang's names
     ("python", "import numpy as np\nx = np.zeros(3)\n"),
-    ("python", "from tests.common import run_bench_serving\nrun_bench_serving(M, 1, 1, other_server_args=['--kv-c', 'x'])\n"),
+    ("python", "from tests.common import run_bench_serving\n"
+               "run_bench_serving(M, 1, 1, other_server_args=['--kv-c', 'x'])\n"),
 ]
 
 
@@ -119,18 +130,23 @@ def test_non_launches_fail(language, text):
 _SPEC = {k: re.compile(v) for k, v in SPEC.items()}
 
 
+def _py_entry(text: str) -> bool:
+    return bool(_SPEC["py_entry"].search(text)
+                or (_SPEC["sglang_word"].search(text) and _SPEC["serve_word"].search(text)))
+
+
 def reference(text: str, language: str | None) -> bool:
     """The definition: SPEC's regular expressions searched over the whole text."""
     if "sglang" not in text:
         if language == "python":
             return "import *" in text and bool((_SPEC["py_option"].search(text) or "--config" in text)
-                                               and _SPEC["py_entry"].search(text))
+                                               and _py_entry(text))
         if language in (None, "markdown", "notebook") and (_SPEC["option"].search(text) or "--config" in text) \
-                and _SPEC["py_entry"].search(text):
+                and _py_entry(text):
             return True
         return language in (None, "yaml") and bool(_SPEC["config_key"].search(text))
     if language == "python":
-        return bool((_SPEC["py_option"].search(text) or "--config" in text) and _SPEC["py_entry"].search(text))
+        return bool((_SPEC["py_option"].search(text) or "--config" in text) and _py_entry(text))
     plain = re.sub(r"[\"'\\]", "", text.replace("\\\n", ""))  # as a shell removes quotes inside a word
     return any(bool(_SPEC["option"].search(t) or "--config" in t) for t in (text, plain))
 
@@ -148,7 +164,8 @@ PIECES = ["sglang", "kv_cache_d", "kv_cache_dtype", "kv-c", "kv-cache-dtype", "-
           "prefill-kv-cache-dequant-dtype", "self.", "x.", "=", "==", " ", "\n", "\t", '"', "'", ":", "(", ",", ".",
           "ServerArgs", "Engine", "Runtime", "run_server", "from_cli_args", "prepare_server_args", "launch_server",
           "popen_", "_cmd", "serve", "server", "--config", "bench_", "benchmark.", "compile_deep_gemm", "x", "_", "9",
-          " as ", "My", "less", "import *", "run_bench_", "one_batch", "popen_launch_pd_server", "_multi", "\\", "\\\n", "k'v", 'v"-c']
+          " as ", "My", "less", "sglang.cli", "/sglang", ".serve", "serves", "sglang.x", "import *", "run_bench_",
+          "one_batch", "popen_launch_pd_server", "_multi", "\\", "\\\n", "k'v", 'v"-c']
 
 
 @settings(max_examples=600, deadline=None)
@@ -212,3 +229,65 @@ def test_every_helper_of_the_python_frontend_is_an_entry_point():
     for name in sorted(names):
         text = f"from tests.common import *\nproc = {name}(MODEL, URL, other_args=['--kv-cache-dtype', 'nvfp4'])\n"
         assert _both(text, "python"), name
+
+
+# ---------------------------------------------------------------------------
+# python_may_launch: the syntax-tree test for Python candidates
+
+
+def _python_texts_with_findings():
+    from kv4lint.runner import lint_text
+    from kv4lint.settings import Settings
+
+    out = [(f"case{i}", text) for i, (lang, text) in enumerate(MUST_PASS) if lang == "python"]
+    for p in sorted(FIXTURES.rglob("*.py")) if FIXTURES.is_dir() else []:
+        text = p.read_text(encoding="utf-8", errors="replace")
+        if lint_text(str(p), text, Settings(), "python").findings:
+            out.append((str(p.relative_to(FIXTURES)), text))
+    return out
+
+
+def test_the_tree_test_passes_every_python_launch():
+    texts = _python_texts_with_findings()
+    assert len(texts) > 20
+    for name, text in texts:
+        assert python_may_launch(text), name
+
+
+@pytest.mark.parametrize("text", [
+    # mentions, not calls
+    "from sglang.srt.server_args import ServerArgs\n\ndef pool(args: ServerArgs):\n    return args.kv_cache_dtype\n",
+    "import sglang\n# Engine(kv_cache_dtype='nvfp4') would fail on ROCm\n",
+    'import sglang\n"""Run `sglang.Engine(kv_cache_dtype="nvfp4")` yourself."""\n',
+    # a call, but the option is only read
+    "import sglang as sgl\nengine = sgl.Engine(model_path='m')\nprint(engine.server_args.kv_cache_dtype)\n",
+    # definitions and comparisons of flags, SGLang's own argument parser
+    "import argparse\nfrom sglang.srt.server_args import ServerArgs\np = argparse.ArgumentParser()\n"
+    "p.add_argument('--kv-cache-dtype', help='--kv-cache-dtype nvfp4 needs Blackwell')\n"
+    "args = ServerArgs.from_cli_args(p.parse_args())\nif '--config' in sys.argv:\n    pass\n",
+    # a command call and an option, but no SGLang command
+    "import subprocess\nsubprocess.run(['vllm', 'serve', 'm', '--kv-cache-dtype', 'fp8'])\nfrom sglang.srt import x\n",
+])
+def test_the_tree_test_rejects_mentions(text):
+    assert not python_may_launch(text)
+
+
+def test_the_tree_test_lets_the_frontend_judge_what_ast_cannot_parse():
+    assert python_may_launch("import sglang\nServerArgs(kv_cache_dtype='nvfp4'\n")  # a syntax error
+    assert python_may_launch("x = '\0'")
+
+
+def test_the_tree_test_takes_a_parsed_tree():
+    import ast
+
+    text = "import sglang as sgl\nsgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n"
+    assert python_may_launch(text, ast.parse(text))
+    assert not python_may_launch(text, ast.parse("import sglang\n"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(test_fuzz.python_argv_launches(), test_fuzz.python_kwargs_launches(), test_fuzz.popen_launches()))
+def test_the_tree_test_passes_generated_python_launches(case):
+    text = case[0].text
+    assert might_launch(text, "python")
+    assert python_may_launch(text)

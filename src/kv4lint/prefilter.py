@@ -62,7 +62,7 @@ GREP_PATTERN = "|".join(NEEDLES)  # no regex metacharacters in the needles
 SPEC = {
     # Where an option is *spelled as an option* (not "the kv-cache is ..."):
     "option": (r"(?:prefill_)?kv_cache_d"  # Python keywords, dict keys, attributes
-               r"|--kv-c|--prefill-k"  # flags and their argparse prefixes
+               r"|(?<=[-\"'])(?:kv-c|prefill-k)"  # flags and their argparse prefixes (--kv-c), "--" + "kv-cache-dtype"
                r"|(?:kv-c|prefill-k)[\w-]*[\"']?[ \t]*:"),  # config keys, full or abbreviated (kv-c: nvfp4)
     # An SGLang --config file (block or flow mapping): one of the two keys.
     "config_key": r"(?:kv-c|prefill-k)[\w-]*[\"']?[ \t]*:",
@@ -71,7 +71,7 @@ SPEC = {
     # setattr name, a flag in a string.
     "py_option": (r"(?<!\w)(?<!self\.)(?:prefill_)?kv_cache_d\w*\s*=(?!=)"
                   r"|[\"'](?:prefill_)?kv_cache_d"
-                  r"|--kv-c|--prefill-k"),
+                  r"|(?<=[-\"'])(?:kv-c|prefill-k)"),
     # Python: an entry point of spec section 6, named as an identifier (a call, an import -- an alias
     # is imported under the entry point's own name --, an attribute) or as a command string.
     "py_entry": (r"(?<!\w)(?:ServerArgs|Engine|Runtime|prepare_server_args|run_server|launch_server"
@@ -79,8 +79,11 @@ SPEC = {
                  r"|run_bench_serving_multi|run_bench_one_batch_server|run_score_benchmark|run_score_benchmark_multi"
                  r"|run_embeddings_benchmark|run_embeddings_benchmark_multi|run_bench_one_batch"
                  r"|run_bench_offline_throughput)(?!\w)"
-                 r"|sglang(?:\.[\w.]+)?[\"',\s-]+serve\b"  # sglang serve, ["sglang", "serve"], -m sglang.cli.main serve
                  r"|sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)"),  # -m MODULE
+    # ... or both of these: the CLI or the package as a word and "serve" as a word, anywhere
+    # (sglang serve, ["sglang", "serve"], [SGLANG_BIN, "serve"], -m sglang.cli.main serve).
+    "sglang_word": r"sglang(?![\w.])|sglang\.cli\b",
+    "serve_word": r"(?<![\w.])serve(?!\w)",
 }
 
 # The Python API's entry points: SGLang's classes and functions, and the test and doc helpers the
@@ -104,7 +107,7 @@ class _Flavour:
         self.entry = conv(ENTRY_NEEDLE)
         self.kv_cache_d, self.kv_c, self.prefill_k = (conv(n) for n in OPTION_NEEDLES)
         self.prefill_ = conv("prefill_")
-        self.dashes = conv("--")
+        self.flag_lead = (conv("-"), conv('"'), conv("'"))
         self.config = conv(CONFIG_NEEDLE)
         self.continuation = conv("\\\n")
         self.empty = conv("")
@@ -112,6 +115,7 @@ class _Flavour:
         self.entry_needles = tuple(conv(n) for n in _PY_ENTRY_NEEDLES)
         self.entry_words = frozenset(conv(n) for n in PY_ENTRY_WORDS)
         self.star = conv("import *")
+        self.serve = conv("serve")
 
     def dequote(self, data):
         """``data`` without line continuations, quotes and backslashes."""
@@ -139,15 +143,26 @@ class _Flavour:
         return self._re(r"\w+")
 
     @functools.cached_property
-    def cli_at(self):
-        return self._re(r"sglang(?:\.[\w.]+)?[\"',\s-]+serve\b|sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)")
+    def module_at(self):
+        return self._re(r"sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)")
+
+    @functools.cached_property
+    def sglang_word_at(self):
+        return self._re(r"sglang(?![\w.])|sglang\.cli\b")
+
+    @functools.cached_property
+    def serve_at(self):
+        return self._re(r"(?<![\w.])serve(?!\w)")
 
     # The tests of SPEC.
     def _flag_or_key(self, data, needle, flags: bool) -> bool:
-        """An occurrence of ``needle`` ("kv-c" / "prefill-k") that is a flag (``--``) or a config key."""
+        """An occurrence of ``needle`` ("kv-c" / "prefill-k") that is a flag or a config key.
+
+        A flag: after a ``-`` (``--kv-c``), or at the start of a string (``"--" + "kv-cache-dtype"``).
+        """
         i = data.find(needle)
         while i >= 0:
-            if flags and i >= 2 and data[i - 2:i] == self.dashes:
+            if flags and i >= 1 and data[i - 1:i] in self.flag_lead:
                 return True
             if self.key_at.match(data, i):
                 return True
@@ -176,7 +191,7 @@ class _Flavour:
     def _dashed(self, data, needle) -> bool:
         i = data.find(needle)
         while i >= 0:
-            if i >= 2 and data[i - 2:i] == self.dashes:
+            if i >= 1 and data[i - 1:i] in self.flag_lead:
                 return True
             i = data.find(needle, i + 1)
         return False
@@ -190,11 +205,24 @@ class _Flavour:
                 if self.word_at.match(data, start).group() in self.entry_words:
                     return True
                 i = data.find(needle, i + 1)
+        return self.cli(data)
+
+    def cli(self, data) -> bool:
+        """An SGLang command named in the text: ``sglang.launch_server`` ..., or ``sglang`` and ``serve``."""
+        word = False
         i = data.find(self.entry)
         while i >= 0:
-            if self.cli_at.match(data, i):
+            if self.module_at.match(data, i):
                 return True
+            if not word and self.sglang_word_at.match(data, i):
+                word = True
             i = data.find(self.entry, i + 1)
+        if word:
+            i = data.find(self.serve)
+            while i >= 0:
+                if self.serve_at.match(data, i):
+                    return True
+                i = data.find(self.serve, i + 1)
         return False
 
     def test(self, data, language: str | None) -> bool:
@@ -228,6 +256,117 @@ def _ascii(s: str) -> bytes:
 
 _BYTES = _Flavour(_ascii)
 _STR = _Flavour(lambda s: s)
+
+
+# ---------------------------------------------------------------------------
+# Python, by its syntax tree
+
+
+# Calls of the Python API (kv4lint.frontends._pycst classifies these as launches, through import aliases).
+_PY_API_CALLS = frozenset({"ServerArgs", "Engine", "Runtime", "prepare_server_args", "from_cli_args", *PY_HELPERS})
+# Calls that run a command: a launch only with an SGLang command in the file's strings.
+_PY_COMMAND_CALLS = frozenset({
+    "run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput",  # subprocess
+    "system", "popen", "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",  # os
+    "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "posix_spawn",
+    "posix_spawnp", "create_subprocess_exec", "create_subprocess_shell",  # asyncio
+    "run_cell_magic",  # get_ipython().system(...) / .getoutput(...) / .run_cell_magic("bash", ...)
+})
+_PY_OPTION_NAMES = frozenset({"kv_cache_dtype", "prefill_kv_cache_dequant_dtype"})
+_PY_OPTION_PREFIXES = ("kv-c", "-kv-c", "prefill-k", "-prefill-k", "kv_cache_d", "prefill_kv_cache_d")
+_PY_OPTION_PARTS = ("-kv-c", "-prefill-k", "--config")
+_PY_DEQUOTE = str.maketrans("", "", "\"'\\")
+
+
+def _py_option_string(s: str) -> bool:
+    if s.startswith(_PY_OPTION_PREFIXES) or any(p in s for p in _PY_OPTION_PARTS):
+        return True
+    if "\"" in s or "'" in s or "\\" in s:  # a shell command with quotes inside a word
+        t = s.translate(_PY_DEQUOTE)
+        return t.startswith(_PY_OPTION_PREFIXES) or any(p in t for p in _PY_OPTION_PARTS)
+    return False
+
+
+def python_may_launch(text: str, tree=None) -> bool:
+    """Whether Python ``text`` can hold a launch the Python frontend reports on, by its syntax tree.
+
+    For the few files that pass :func:`might_launch`: the standard library's
+    ``ast`` (about ten times cheaper than the libcst parse it saves; flake8
+    hands its own ``tree`` to the plugin) tells calls from mentions in
+    comments, docstrings and annotations.  A necessary condition:
+
+    - a call of the Python API (``ServerArgs(...)``, ``sgl.Engine(...)``,
+      ``popen_launch_server(...)`` ..., also through an import alias), or a
+      call that runs a command (``subprocess``, ``os``, ``asyncio``,
+      ``get_ipython()``) in a file whose text names an SGLang command
+      (``sglang.launch_server``, ``sglang serve`` ...);
+    - and the option set somewhere: a keyword ``kv_cache_dtype=`` /
+      ``prefill_kv_cache_dequant_dtype=`` in any call, an assignment to such
+      an attribute, or a string that is a flag (``--kv-c...``,
+      ``--prefill-k...``, ``--config``, also built as ``"--" + "kv-cache-dtype"``
+      or with quotes inside a shell word) or the option's name (a dict key,
+      ``setattr``) -- not in a docstring, a comparison, or an
+      ``add_argument(...)`` definition or its ``help=``, which never reach a
+      launch's arguments.
+
+    Text that ``ast`` cannot parse (a newer syntax, an error) passes: the
+    frontend decides and reports.
+    """
+    if tree is None:
+        import ast
+        import warnings
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            return True
+    import ast
+
+    aliases: dict[str, str] = {}
+    callees: set[str] = set()
+    option = False
+    skip: set[int] = set()  # strings that cannot reach a launch: docstrings, comparisons, argparse definitions
+    for node in ast.walk(tree):  # breadth first: a node before its children
+        t = type(node)
+        if t is ast.Call:
+            f = node.func
+            name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
+            if name is not None:
+                callees.add(name)
+            if name == "add_argument":
+                skip.update(id(a) for a in node.args)
+            for kw in node.keywords:
+                if kw.arg in _PY_OPTION_NAMES:
+                    option = True
+                elif kw.arg == "help":
+                    skip.add(id(kw.value))
+        elif t is ast.Constant:
+            if not option and id(node) not in skip:
+                v = node.value
+                if type(v) is str:
+                    option = _py_option_string(v)
+                elif type(v) is bytes:
+                    option = _py_option_string(v.decode("latin-1"))
+        elif t is ast.Expr:
+            skip.add(id(node.value))
+        elif t is ast.Compare:
+            skip.add(id(node.left))
+            skip.update(id(c) for c in node.comparators)
+        elif t is ast.ImportFrom or t is ast.Import:
+            for a in node.names:
+                if a.asname:
+                    aliases[a.asname] = a.name.rsplit(".", 1)[-1]
+        elif t is ast.Attribute:
+            if not option and node.attr in _PY_OPTION_NAMES and type(node.ctx) is ast.Store:
+                option = True
+    if not option:
+        return False
+    names = callees | {aliases[c] for c in callees if c in aliases}
+    if names & _PY_API_CALLS:
+        return True
+    return bool(names & _PY_COMMAND_CALLS) and _STR.cli(text)
 
 
 def might_launch(text: str, language: str | None = None) -> bool:

@@ -275,8 +275,9 @@ def _half_shell(root: Path) -> None:
     write(root / "half.sh", f"#!/bin/bash\nif then fi }}}} ;; esac done (( ]] \n{LAUNCH}\ncase in esac\n"
                             "function { ( ; } )\n")
     write(root / "half2.sh", f"#!/bin/bash\nfor ((;;;;)) do\n  {LAUNCH}\n<<<<< >>>>> &&& |||\n")
-    write(root / "garbage.sh", "#!/bin/bash\n" + "".join(random.Random(3).choice("(){}[]$`'\"\\;|&<>#\n ")
-                                                          for _ in range(20000)) + "\n" + LAUNCH + "\n")
+    rnd = random.Random(3)
+    noise = "".join(rnd.choice("(){}[]$`'\"\\;|&<>#\n ") for _ in range(20000))
+    write(root / "garbage.sh", "#!/bin/bash\n" + noise + "\n" + LAUNCH + "\n")
     write(root / "zsh.zsh", f"#!/bin/zsh\nfor f (*.txt) {{ echo $f }}\narr=(${{(s/,/)x}})\n{LAUNCH}\n")
 
 
@@ -378,7 +379,8 @@ def _expansion_bombs(root: Path) -> None:
     # A YAML "billion laughs": 9 levels of 9 aliases (387 million leaves if expanded).
     bomb = 'x-a: &a ["--kv-cache-dtype", "nvfp4"]\n' + "".join(
         f"x-{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(9))
-    write(root / "compose.yaml", bomb + "services:\n  s:\n    image: lmsysorg/sglang\n    command: [\"python3\", \"-m\", "
+    write(root / "compose.yaml", bomb + "services:\n  s:\n    image: lmsysorg/sglang\n"
+          "    command: [\"python3\", \"-m\", "
           "\"sglang.launch_server\", \"--kv-cache-dtype\", \"fp4_e2m1\"]\n    environment: *j\n    labels: *j\n")
     write(root / "recursive_heredoc.sh", "#!/bin/bash\n" + "bash <<'E0'\n" + "".join(
         f"bash <<'E{i}'\n" for i in range(1, 50)) + LAUNCH + "\n" + "".join(f"E{i}\n" for i in reversed(range(50))))
@@ -396,12 +398,13 @@ def _notebooks_odd(root: Path) -> None:
         {"cell_type": "code", "input": nb_launch, "language": "python"}]}]}))
     write(root / "source_str.ipynb", json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "code", "source": nb_launch, "metadata": {}, "outputs": [], "execution_count": None}]}))
-    write(root / "weird.ipynb", json.dumps({"nbformat": 4, "cells": [{"cell_type": "code", "source": 5}, None, [],
-                                                                       {"source": [nb_launch]}, "x"]}))
+    cells = [{"cell_type": "code", "source": 5}, None, [], {"source": [nb_launch]}, "x"]
+    write(root / "weird.ipynb", json.dumps({"nbformat": 4, "cells": cells}))
     write(root / "not_object.ipynb", json.dumps([nb_launch]))
     write(root / "huge_output.ipynb", json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "code", "source": [nb_launch], "metadata": {}, "execution_count": 1,
-         "outputs": [{"output_type": "stream", "name": "stdout", "text": ["sglang --kv-cache-dtype nvfp4\n"] * 50000}]}]}))
+         "outputs": [{"output_type": "stream", "name": "stdout",
+                      "text": ["sglang --kv-cache-dtype nvfp4\n"] * 50000}]}]}))
 
 
 _NOTEBOOKS_REPORTED = {"source_str.ipynb": None, "huge_output.ipynb": None}
@@ -454,7 +457,8 @@ CASES: list[Case] = [
     Case("notebooks_odd", _notebooks_odd, messages=["bad_json.ipynb", "not_object.ipynb"],
          reported=_NOTEBOOKS_REPORTED),
     Case("many_launches", _many_launches, reported={"many.sh": None, "fences.md": None}),
-    Case("explicit_paths", _explicit, flake8=False, explicit=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"],
+    Case("explicit_paths", _explicit, flake8=False,
+         explicit=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"],
          messages=["named_dangling.sh", "does_not_exist.sh"]),
 ]
 

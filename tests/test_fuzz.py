@@ -261,7 +261,6 @@ def shell_scripts(draw):
     if draw(st.booleans()):
         doc.add(draw(st.sampled_from(SH_DECOYS)))
     # Variable indirection: values (never flags) moved to assignments before the command.
-    n = len(args)
     indirect = [draw(st.booleans()) and a.value is not None and not a.inline for a in args]
     names = {}
     for i, (a, ind) in enumerate(zip(args, indirect)):
@@ -286,7 +285,8 @@ def shell_scripts(draw):
             doc.add(draw(st.sampled_from(SH_SEPS)))
             if i in names:
                 ref = draw(st.sampled_from(["$", "${}", "\"$\"", "\"${}\""]))
-                doc.add(ref.replace("$", "$" + names[i]) if "{}" not in ref else ref.replace("{}", "{" + names[i] + "}"))
+                word = ref.replace("{}", "{" + names[i] + "}") if "{}" in ref else ref.replace("$", "$" + names[i])
+                doc.add(word)
             else:
                 doc.add(sh_quote(draw, a.value), "dtype" if a.field == "kv_cache_dtype" else None)
         if a.field in REMOVED_BY_FIX:
@@ -417,10 +417,10 @@ def test_python_argv_launches(case):
 @st.composite
 def python_kwargs_launches(draw):
     target = draw(targets())
-    fields = draw(st.lists(st.sampled_from(["attention_backend", "prefill_attention_backend", "decode_attention_backend",
-                                            "tp_size", "enable_unified_memory", "speculative_algorithm",
-                                            "prefill_kv_cache_dequant_dtype", "mem_fraction_static"]),
-                           max_size=5, unique=True))
+    fields = draw(st.lists(st.sampled_from([
+        "attention_backend", "prefill_attention_backend", "decode_attention_backend", "tp_size",
+        "enable_unified_memory", "speculative_algorithm", "prefill_kv_cache_dequant_dtype", "mem_fraction_static"]),
+        max_size=5, unique=True))
     mapping: dict[str, object] = {"model_path": draw(st.sampled_from(MODELS)),
                                   "kv_cache_dtype": draw(st.sampled_from(DTYPES))}
     for f in fields:

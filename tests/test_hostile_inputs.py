@@ -80,7 +80,8 @@ def _no_crash(problems: list[str], what: str, cp: subprocess.CompletedProcess, o
 
 def _finish(problems: list[str], out: str, err: str) -> None:
     if problems:
-        pytest.fail("\n".join(problems) + f"\n--- stdout (tail) ---\n{out[-4000:]}\n--- stderr (tail) ---\n{err[-2000:]}")
+        pytest.fail("\n".join(problems) + f"\n--- stdout (tail) ---\n{out[-4000:]}"
+                    f"\n--- stderr (tail) ---\n{err[-2000:]}")
 
 
 def _ids(c: Case) -> str:

@@ -63,7 +63,8 @@ def plant(root: Path, markers: Path) -> dict[str, bool]:
         f"command: {SH_LAUNCH}\n", reported=False)
     put("workflow.yml", "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
         f"      - run: touch {m('workflow')}\n      - run: {SH_LAUNCH}\n")
-    put("README.md", f"# Serving\n\n```python\n{_touch(m('md_fence'))}\n{PY_LAUNCH}```\n\n```bash\ntouch {m('md_bash')}\n"
+    put("README.md", f"# Serving\n\n```python\n{_touch(m('md_fence'))}\n{PY_LAUNCH}```\n\n"
+        f"```bash\ntouch {m('md_bash')}\n"
         f"{SH_LAUNCH}\n```\n")
     nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
                      "source": [_touch(m("notebook")) + "\n", *PY_LAUNCH.splitlines(keepends=True)]},
@@ -81,7 +82,7 @@ def plant(root: Path, markers: Path) -> dict[str, bool]:
                                                "auto_map": {"AutoConfig": "configuration_evil.EvilConfig"},
                                                "model_type": "evil"}), reported=False)
     put("models/evil/configuration_evil.py", f"{_touch(m('remote_code'))}\n", reported=False)
-    put("local_model.sh", f"#!/bin/bash\npython -m sglang.launch_server --model-path ./models/evil --trust-remote-code "
+    put("local_model.sh", "#!/bin/bash\npython -m sglang.launch_server --model-path ./models/evil --trust-remote-code "
         "--kv-cache-dtype fp4_e2m1\n")
     return files
 

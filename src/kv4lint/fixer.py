@@ -108,19 +108,54 @@ def _select(text: str, findings: list[Finding], path: str, unsafe: bool, exclude
             cands.append((min(e.span.start for e in local), f, local))
     cands.sort(key=lambda c: (c[0], c[1].sort_key()))
     chosen: list[Finding] = []
-    edits: list[Edit] = []
+    taken = _Intervals()
     for _, f, local in cands:
-        trial = _dedupe(edits + local)
         if any(e.span.end > len(text) for e in local):
             continue
-        _, skipped = apply_edits(text, trial)
-        if skipped:
+        if any(taken.conflicts(e) for e in local):
             continue  # overlaps a fix already chosen: next round, on the new text
-        edits = trial
+        for e in local:
+            taken.add(e)
         chosen.append(f)
         if single:
             break
-    return chosen, edits
+    return chosen, _dedupe(taken.edits())
+
+
+class _Intervals:
+    """Chosen edits, sorted and non-overlapping: checking a new one costs a bisect, not a rebuild of the text."""
+
+    def __init__(self):
+        self.keys: list[tuple[int, int, str]] = []
+
+    def conflicts(self, e: Edit) -> bool:
+        import bisect
+
+        key = (e.span.start, e.span.end, e.text)
+        i = bisect.bisect_left(self.keys, key)
+        if i < len(self.keys) and self.keys[i] == key:
+            return False  # the same edit, proposed by another finding
+        for j in (i - 1, i):
+            if 0 <= j < len(self.keys):
+                s, t, _ = self.keys[j]
+                if s < e.span.end and e.span.start < t:
+                    return True
+                if s == e.span.start and (s == t or e.span.start == e.span.end):
+                    return True  # two edits at one point: their order would be a guess
+        return False
+
+    def add(self, e: Edit) -> None:
+        import bisect
+
+        key = (e.span.start, e.span.end, e.text)
+        i = bisect.bisect_left(self.keys, key)
+        if i >= len(self.keys) or self.keys[i] != key:
+            self.keys.insert(i, key)
+
+    def edits(self) -> list[Edit]:
+        from kv4lint.model import Span
+
+        return [Edit(Span(s, t), text) for s, t, text in self.keys]
 
 
 @dataclass
@@ -262,7 +297,31 @@ def _read_text(path: str, language: str | None = None) -> tuple[Text, writer.Sna
     return text, snap
 
 
+def _on_disk(ch) -> bool:
+    """Did the interrupted write already replace the file (the signal came after os.replace)?"""
+    try:
+        with open(ch.path, "rb") as f:
+            return f.read() == ch.original.encode(ch.new_text)
+    except OSError:
+        return False
+
+
+class _Reported(KeyboardInterrupt):
+    """An interrupt whose consequences were already told to the user."""
+
+
 def run_fix(ns) -> int:
+    try:
+        return _run_fix(ns)
+    except _Reported:
+        return 130
+    except KeyboardInterrupt:
+        if not getattr(ns, "diff", False):
+            print("kv4lint: interrupted before any file was written; no file was changed", file=sys.stderr)
+        return 130
+
+
+def _run_fix(ns) -> int:
     from kv4lint import cli
 
     settings = cli.settings_for(ns)
@@ -339,7 +398,7 @@ def run_fix(ns) -> int:
     # Write (or show) the changes.
     written: list[_Change] = []
     out_parts: list[str] = []
-    for ch in changes:
+    for k, ch in enumerate(changes):
         if diff_only:
             out_parts.append(unified_diff(ch.path, ch.original.text, ch.new_text))
             written.append(ch)
@@ -350,7 +409,15 @@ def run_fix(ns) -> int:
             fix_errors.append(FileError(ch.path, e.reason))
             continue
         except KeyboardInterrupt:
-            raise
+            # The writer never leaves a partial file: say exactly what was and was not changed.
+            done = [c.path for c in written] + ([ch.path] if _on_disk(ch) else [])
+            left = len(changes) - len(done)
+            msg = "kv4lint: interrupted; "
+            msg += ("fixed before the interrupt: " + ", ".join(done) + "; ") if done else "no file was changed; "
+            if done:
+                msg += f"{left} other file{'s' if left != 1 else ''} not changed"
+            print(msg.rstrip("; "), file=sys.stderr)
+            raise _Reported() from None
         written.append(ch)
     written_ids = {id(ch) for ch in written}
 

@@ -158,7 +158,11 @@ def collect(ns: argparse.Namespace, settings: Settings) -> tuple[RunResult, list
                     force_exclude=getattr(ns, "force_exclude", False))
     result = RunResult(root=settings.root or os.getcwd())
     result.errors.extend(FileError(p, m) for p, m in disc.errors)
-    reports = lint_many([(c.path, c.language) for c in disc.files], settings, jobs=getattr(ns, "jobs", 0))
+    from kv4lint.progress import Progress
+
+    with Progress(len(disc.files), enabled=False if getattr(ns, "quiet", False) else None) as prog:
+        reports = lint_many([(c.path, c.language) for c in disc.files], settings, jobs=getattr(ns, "jobs", 0),
+                            progress=prog.advance)
     for rep in reports:
         if rep.scanned:
             result.files_scanned += 1

@@ -102,6 +102,9 @@ MUST_FAIL = [
                "    def __init__(self, server_args: ServerArgs):\n        self.kv_cache_dtype = 'auto'\n"),
     ("python", "import sglang\nbuild_pool(kv_cache_dtype='nvfp4')\n"),  # a keyword, but no entry point
     ("python", "import sglang\nMyEngine(kv_cache_dtype='nvfp4')\nrun_serverless(x)\n"),  # not SGLang's names
+    ("python", "import sglang\n# this kernel can serve every layer\nrun(kv_cache_dtype='nvfp4')\n"),  # prose
+    ("python", "from sglang.srt.server_args import ServerArgs\n\n"  # named, never called
+               "def pool(server_args: ServerArgs, kv_cache_dtype='auto'):\n    return kv_cache_dtype\n"),
     ("python", "import numpy as np\nx = np.zeros(3)\n"),
     ("python", "from tests.common import run_bench_serving\n"
                "run_bench_serving(M, 1, 1, other_server_args=['--kv-c', 'x'])\n"),
@@ -132,7 +135,7 @@ _SPEC = {k: re.compile(v) for k, v in SPEC.items()}
 
 def _py_entry(text: str) -> bool:
     return bool(_SPEC["py_entry"].search(text)
-                or (_SPEC["sglang_word"].search(text) and _SPEC["serve_word"].search(text)))
+                or (_SPEC["sglang_word"].search(text) and _SPEC["serve_string"].search(text)))
 
 
 def reference(text: str, language: str | None) -> bool:
@@ -165,7 +168,8 @@ PIECES = ["sglang", "kv_cache_d", "kv_cache_dtype", "kv-c", "kv-cache-dtype", "-
           "ServerArgs", "Engine", "Runtime", "run_server", "from_cli_args", "prepare_server_args", "launch_server",
           "popen_", "_cmd", "serve", "server", "--config", "bench_", "benchmark.", "compile_deep_gemm", "x", "_", "9",
           " as ", "My", "less", "sglang.cli", "/sglang", ".serve", "serves", "sglang.x", "import *", "run_bench_",
-          "one_batch", "popen_launch_pd_server", "_multi", "\\", "\\\n", "k'v", 'v"-c']
+          "one_batch", "popen_launch_pd_server", "_multi", "{x}", "can serve", "] ", "\\", "\\\n", "k'v", 'v"-c',
+          " as X", "from_cli_args("]
 
 
 @settings(max_examples=600, deadline=None)

@@ -72,18 +72,20 @@ SPEC = {
     "py_option": (r"(?<!\w)(?<!self\.)(?:prefill_)?kv_cache_d\w*\s*=(?!=)"
                   r"|[\"'](?:prefill_)?kv_cache_d"
                   r"|(?<=[-\"'])(?:kv-c|prefill-k)"),
-    # Python: an entry point of spec section 6, named as an identifier (a call, an import -- an alias
-    # is imported under the entry point's own name --, an attribute) or as a command string.
-    "py_entry": (r"(?<!\w)(?:ServerArgs|Engine|Runtime|prepare_server_args|run_server|launch_server"
+    # Python: an entry point of spec section 6 called (the frontend resolves a callee through imports only:
+    # it is called under its own name or imported under an alias), or named as a command string.
+    "py_entry": (r"(?<!\w)(?:ServerArgs|Engine|Runtime|prepare_server_args|from_cli_args|run_server|launch_server"
                  r"|popen_launch_server|launch_server_cmd|popen_launch_pd_server|run_bench_serving"
                  r"|run_bench_serving_multi|run_bench_one_batch_server|run_score_benchmark|run_score_benchmark_multi"
                  r"|run_embeddings_benchmark|run_embeddings_benchmark_multi|run_bench_one_batch"
-                 r"|run_bench_offline_throughput)(?!\w)"
-                 r"|sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)"),  # -m MODULE
-    # ... or both of these: the CLI or the package as a word and "serve" as a word, anywhere
-    # (sglang serve, ["sglang", "serve"], [SGLANG_BIN, "serve"], -m sglang.cli.main serve).
+                 r"|run_bench_offline_throughput)(?:\s*\(|\s+as\s+\w)"  # called, or imported under an alias
+                 r"|sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)"  # -m MODULE
+                 # sglang serve, ["sglang", "serve"], -m sglang.cli.main serve
+                 r"|sglang(?:\.[\w.]+)?[\s\"',\[\]-]+serve\b"),
+    # ... or both of these, anywhere: the CLI or the package as a word, and "serve" starting a string or
+    # after an f-string hole ([SGLANG_BIN, "serve"], SGLANG + " serve ...", f"{bin} serve ...").
     "sglang_word": r"sglang(?![\w.])|sglang\.cli\b",
-    "serve_word": r"(?<![\w.])serve(?!\w)",
+    "serve_string": r"[\"'}][ \t]*serve\b",
 }
 
 # The Python API's entry points: SGLang's classes and functions, and the test and doc helpers the
@@ -92,11 +94,12 @@ PY_HELPERS = ("popen_launch_server", "popen_launch_pd_server", "launch_server_cm
               "run_bench_serving_multi", "run_bench_one_batch_server", "run_score_benchmark",
               "run_score_benchmark_multi", "run_embeddings_benchmark", "run_embeddings_benchmark_multi",
               "run_bench_one_batch", "run_bench_offline_throughput")
-PY_ENTRY_WORDS = ("ServerArgs", "Engine", "Runtime", "prepare_server_args", "run_server", "launch_server",
-                  *PY_HELPERS)
+PY_ENTRY_WORDS = ("ServerArgs", "Engine", "Runtime", "prepare_server_args", "from_cli_args", "run_server",
+                  "launch_server", *PY_HELPERS)
 # Substrings that find every word above (the whole identifier is then compared).
 _PY_ENTRY_NEEDLES = ("ServerArgs", "Engine", "Runtime", "launch_server", "run_server", "prepare_server_args",
-                     "popen_launch_pd_server", "run_bench_", "run_score_benchmark", "run_embeddings_benchmark")
+                     "from_cli_args", "popen_launch_pd_server", "run_bench_", "run_score_benchmark",
+                     "run_embeddings_benchmark")
 
 
 class _Flavour:
@@ -116,6 +119,8 @@ class _Flavour:
         self.entry_words = frozenset(conv(n) for n in PY_ENTRY_WORDS)
         self.star = conv("import *")
         self.serve = conv("serve")
+        self.blanks = (conv(" "), conv("\t"))
+        self.string_starts = (conv('"'), conv("'"), conv("}"))
 
     def dequote(self, data):
         """``data`` without line continuations, quotes and backslashes."""
@@ -143,8 +148,13 @@ class _Flavour:
         return self._re(r"\w+")
 
     @functools.cached_property
+    def call_or_alias_at(self):
+        return self._re(r"\s*\(|\s+as\s+\w")
+
+    @functools.cached_property
     def module_at(self):
-        return self._re(r"sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)")
+        return self._re(r"sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)"
+                        r"|sglang(?:\.[\w.]+)?[\s\"',\[\]-]+serve\b")
 
     @functools.cached_property
     def sglang_word_at(self):
@@ -152,7 +162,7 @@ class _Flavour:
 
     @functools.cached_property
     def serve_at(self):
-        return self._re(r"(?<![\w.])serve(?!\w)")
+        return self._re(r"serve\b")
 
     # The tests of SPEC.
     def _flag_or_key(self, data, needle, flags: bool) -> bool:
@@ -202,13 +212,15 @@ class _Flavour:
             while i >= 0:
                 # the whole identifier around the occurrence
                 start = self.word_before.search(data, max(0, i - 32), i).start()
-                if self.word_at.match(data, start).group() in self.entry_words:
+                word = self.word_at.match(data, start).group()
+                if word in self.entry_words and self.call_or_alias_at.match(data, start + len(word)):
                     return True
                 i = data.find(needle, i + 1)
         return self.cli(data)
 
     def cli(self, data) -> bool:
-        """An SGLang command named in the text: ``sglang.launch_server`` ..., or ``sglang`` and ``serve``."""
+        """An SGLang command in the text: ``sglang.launch_server`` ..., ``sglang serve``, or ``sglang`` and
+        a string starting with ``serve``."""
         word = False
         i = data.find(self.entry)
         while i >= 0:
@@ -221,7 +233,11 @@ class _Flavour:
             i = data.find(self.serve)
             while i >= 0:
                 if self.serve_at.match(data, i):
-                    return True
+                    j = i
+                    while j > 0 and data[j - 1:j] in self.blanks:
+                        j -= 1
+                    if j > 0 and data[j - 1:j] in self.string_starts:
+                        return True
                 i = data.find(self.serve, i + 1)
         return False
 

@@ -160,7 +160,7 @@ def build_tree(out: Path, version: str, wheel_dirs: list[str], rebuild: bool) ->
     return tree, have
 
 
-def tree_stats(tree: Path) -> tuple[dict, list[str], list[str]]:
+def tree_stats(tree: Path) -> tuple[dict, list[str], list[str], list[str]]:
     """Files as kv4lint discovers them, their bytes, and the pre-filter candidates (timed in-process)."""
     disc = discover([str(tree)])
     paths = [c.path for c in disc.files]
@@ -190,7 +190,7 @@ def tree_stats(tree: Path) -> tuple[dict, list[str], list[str]]:
     stats = {"files": len(paths), "bytes": total, "languages": langs, "candidates": len(candidates),
              "python_candidates": len(py_candidates), "candidate_share": len(candidates) / max(1, len(paths)),
              "prefilter_in_process_s": best}
-    return stats, candidates, py_candidates
+    return stats, candidates, py_candidates, paths
 
 
 def flake8_tree(out: Path, tree: Path, candidates: list[str], target: int) -> tuple[Path, dict]:
@@ -456,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="where to look for a cached SGLang wheel before downloading (repeatable)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the tree")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="'all cores' (default: os.cpu_count())")
-    ap.add_argument("--only", help="comma-separated case names to run (grep, kv4lint-j1, kv4lint-jN, "
+    ap.add_argument("--only", help="comma-separated case names to run (grep, kv4lint-j1, kv4lint-jN, stdlib, "
                     "flake8-without, flake8-with, ruff, libcst, single-file)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per command (default 1800)")
     ap.add_argument("--flake8-files", type=int, default=600,
@@ -477,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         tree, tree_info = build_tree(out, ns.sglang_version, ns.wheel_dir, ns.rebuild)
     log("counting files and pre-filter candidates ...")
-    stats, candidates, py_candidates = tree_stats(tree)
+    stats, candidates, py_candidates, stats_paths = tree_stats(tree)
     log(f"tree: {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB, {stats['candidates']} pre-filter "
         f"candidates ({100 * stats['candidate_share']:.2f} %), {stats['python_candidates']} of them Python")
     (out / "candidates.txt").write_text("\n".join(candidates) + "\n")
@@ -503,6 +503,16 @@ def main(argv: list[str] | None = None) -> int:
     if jobs > 1 and wanted(f"kv4lint-j{jobs}"):
         cases.append(Case(f"kv4lint-j{jobs}", kv4 + check_opts + ["-j", str(jobs)], env=env_py,
                           files=stats["files"]))
+    # The same on the standard library alone: a tree without SGLang, where the pipeline's own cost shows.
+    sub = tree / "stdlib"
+    if sub.is_dir() and not ns.tree and wanted("stdlib"):
+        n_sub = sum(1 for p in stats_paths if p.startswith(str(sub) + os.sep))
+        sub_opts = ["check", str(sub), *check_opts[2:]]
+        cases.append(Case("grep:stdlib", ["grep", "-rlE", GREP_PATTERN, str(sub)], env=env_c, ok_codes=(0, 1),
+                          note="tree/stdlib only (no SGLang)", files=n_sub))
+        cases.append(Case("kv4lint-j1:stdlib", kv4 + sub_opts + ["-j", "1"], env=env_py, files=n_sub))
+        if jobs > 1:
+            cases.append(Case(f"kv4lint-j{jobs}:stdlib", kv4 + sub_opts + ["-j", str(jobs)], env=env_py, files=n_sub))
 
     venv_info = {}
     if only is None or only & {"flake8-without", "flake8-with", "ruff"}:
@@ -602,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
         "flake8_with_over_without_cpu": r("flake8-with", "flake8-without", "cpu_median_s"),
         "flake8_plugin_estimate": _plugin_estimate(results),
         "kv4lint_j1_over_ruff": r("kv4lint-j1", "ruff"),
+        "stdlib_kv4lint_j1_over_grep": r("kv4lint-j1:stdlib", "grep:stdlib"),
+        "stdlib_kv4lint_jN_over_grep": r(f"{jn}:stdlib", "grep:stdlib"),
         "single_file_wall_s": results.get("single-file", {}).get("median_s"),
         "single_file_wall_min_s": results.get("single-file", {}).get("min_s"),
     }
@@ -689,6 +701,8 @@ def report(doc: dict, jn: str) -> None:
           f"1 + plugin in-process / flake8 CPU {show(ra['flake8_plugin_estimate'], '')}   "
           f"target <= {TARGETS['flake8_with_over_without']}")
     print(f"  kv4lint -j1 / ruff          {show(ra['kv4lint_j1_over_ruff'])}")
+    print(f"  stdlib only: kv4lint -j1 / grep {show(ra.get('stdlib_kv4lint_j1_over_grep'))}, "
+          f"-{jn.split('-')[-1]} / grep {show(ra.get('stdlib_kv4lint_jN_over_grep'))}")
     print(f"  single launch script        {show(ra['single_file_wall_s'], ' s')} median "
           f"({show(ra['single_file_wall_min_s'], ' s')} min)   target < {TARGETS['single_file_wall_s']} s")
     for key, imp in doc.get("importtime", {}).items():

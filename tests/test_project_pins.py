@@ -120,18 +120,16 @@ def test_image_tags(text, version):
 
 
 def test_installed_distribution_is_the_last_resort(monkeypatch, tmp_path):
-    class Dist:
-        version = "0.5.15"
-
-    def distribution(name):
-        assert name == "sglang"
-        return Dist()
-
-    monkeypatch.setattr("importlib.metadata.distribution", distribution)
-    assert find_sglang_pin(str(tmp_path)) == ("0.5.15", "the installed sglang distribution (0.5.15)")
+    site = tmp_path / "site"  # an installed distribution, as pip leaves it
+    (site / "sglang-0.5.15.dist-info").mkdir(parents=True)
+    (site / "sglang-0.5.15.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.15\n")
+    monkeypatch.syspath_prepend(str(site))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    assert find_sglang_pin(str(repo)) == ("0.5.15", "the installed sglang distribution (0.5.15)")
     # a pin in the repository wins over what happens to be installed
-    (tmp_path / "requirements.txt").write_text("sglang==0.5.23\n")
-    assert find_sglang_pin(str(tmp_path))[0] == "0.5.23"
+    (repo / "requirements.txt").write_text("sglang==0.5.23\n")
+    assert find_sglang_pin(str(repo))[0] == "0.5.23"
 
 
 def test_installed_distribution_absent(monkeypatch, tmp_path):

@@ -11,6 +11,14 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from kv4lint.api import check_argv, check_server_args  # noqa: E402
-
 __all__ = ["check_argv", "check_server_args", "__version__"]
+
+
+def __getattr__(name: str):
+    # The API pulls in the rules and SGLang's option tables: imported on first
+    # use, so that ``import kv4lint`` (every CLI start, the flake8 plugin) stays cheap.
+    if name in ("check_argv", "check_server_args"):
+        from kv4lint import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'kv4lint' has no attribute {name!r}")

@@ -7,11 +7,12 @@ follows a symlink out of the tree it was given.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
+from fnmatch import translate
 from pathlib import Path
 
 _EXT = {
@@ -34,15 +35,9 @@ DEFAULT_EXCLUDES = [".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__p
 
 def language_of(path: str, head: bytes | None = None) -> str | None:
     """The language of a file from its name, or its first line (shebang)."""
-    name = os.path.basename(path)
-    low = name.lower()
-    if low in _NAMES:
-        return _NAMES[low]
-    if low.startswith(("dockerfile.", "containerfile.")) or low.endswith((".dockerfile", ".containerfile")):
-        return "dockerfile"
-    ext = os.path.splitext(low)[1]
-    if ext in _EXT:
-        return _EXT[ext]
+    lang = _language_of_name(os.path.basename(path))
+    if lang is not None:
+        return lang
     if head is not None and head.startswith(b"#!"):
         m = _SHEBANG.match(head)
         if m:
@@ -51,6 +46,20 @@ def language_of(path: str, head: bytes | None = None) -> str | None:
                 return "shell"
             if prog.startswith(("python", "pypy")):
                 return "python"
+    return None
+
+
+def _language_of_name(name: str) -> str | None:
+    low = name.lower()
+    if low in _NAMES:
+        return _NAMES[low]
+    dot = low.rfind(".")
+    if dot > 0 and low[:dot].strip("."):  # as os.path.splitext: leading dots do not start an extension
+        lang = _EXT.get(low[dot:])
+        if lang is not None:
+            return lang  # dockerfile.py is Python; Dockerfile.prod a Dockerfile
+    if low.startswith(("dockerfile.", "containerfile.")):
+        return "dockerfile"
     return None
 
 
@@ -96,24 +105,79 @@ class _Ignore:
         return False
 
 
-def excluded(path: str, patterns: list[str]) -> bool:
-    parts = Path(path).parts
-    name = os.path.basename(path)
+_NEVER = re.compile(r"(?!)").match
+_WILD = re.compile(r"[*?\[]")
+
+
+@functools.lru_cache(maxsize=32)
+def _excluders(patterns: tuple[str, ...]):
+    """Compiled forms of ``patterns`` (fnmatch semantics, as :func:`excluded` documents).
+
+    Returns (literal names, name matcher, part matcher, path matcher): literal
+    slash-free patterns (``.venv``, ``build``: the defaults) are a set lookup
+    on names; the others become one regular expression per use.
+    """
+    literal, names, parts, paths = set(), [], [], []
     for pat in patterns:
-        p = pat.rstrip("/")
-        if fnmatch(name, p) or fnmatch(path, p) or fnmatch(path, f"*/{p}") or fnmatch(path, f"{p}/*"):
+        p = os.path.normcase(pat.rstrip("/"))
+        if "/" not in p and not _WILD.search(p):
+            literal.add(p)
+            continue
+        names.append(translate(p))
+        if "/" not in p:
+            parts.append(translate(p))
+        paths += [translate(p), translate(f"*/{p}"), translate(f"{p}/*")]
+
+    def comp(xs):
+        return re.compile("|".join(xs)).match if xs else _NEVER
+
+    return frozenset(literal), comp(names), comp(parts), comp(paths)
+
+
+def excluded(path: str, patterns: list[str]) -> bool:
+    """Whether ``path`` matches one of the exclude ``patterns``.
+
+    A pattern (trailing ``/`` ignored) matches the file name, the whole path,
+    the path's end (``*/PATTERN``) or its start (``PATTERN/*``); one without
+    ``/`` also matches any component of the path.  fnmatch rules: ``*`` also
+    matches ``/``.
+    """
+    literal, m_name, m_part, m_path = _excluders(tuple(patterns))
+    path = os.path.normcase(path)
+    name = os.path.basename(path)
+    if name in literal or m_name(name) or m_path(path):
+        return True
+    return any(part in literal or m_part(part) for part in Path(path).parts)
+
+
+class _Excluder:
+    """:func:`excluded` for the entries of a walk, where the directories above were already checked.
+
+    An entry's path is the walk's root, then directories that passed (their
+    names did not match), then the entry's name: so only the entry's name and
+    the whole path need testing -- for the default excludes one set lookup per
+    entry.  The root's own components are not tested: a directory named on the
+    command line is scanned even under ``~/build/`` (as a named file is).
+    """
+
+    def __init__(self, patterns: list[str]):
+        self.literal, self.m_name, _, self.m_path = _excluders(tuple(patterns))
+        self.paths = self.m_path is not _NEVER
+
+    def __call__(self, path: str, name: str) -> bool:
+        name = os.path.normcase(name)
+        if name in self.literal or self.m_name(name):
             return True
-        if "/" not in p and any(fnmatch(part, p) for part in parts):
-            return True
-    return False
+        return self.paths and self.m_path(os.path.normcase(path)) is not None
 
 
 def discover(paths: list[str], *, exclude: list[str] | None = None, respect_gitignore: bool = True,
              force_exclude: bool = False) -> Discovery:
     """Files under ``paths`` that kv4lint can scan.
 
-    A path named explicitly is scanned whatever its name (unless
-    ``force_exclude``, as pre-commit needs), when its language can be told.
+    A path named explicitly is scanned whatever its name or the names of the
+    directories above it (unless ``force_exclude``, as pre-commit needs, and it
+    matches a configured exclude); a named file when its language can be told.
     """
     excl = DEFAULT_EXCLUDES + list(exclude or [])
     out = Discovery()
@@ -125,6 +189,8 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
             out.errors.append((root, f"cannot read: {e.strerror or e}"))
             continue
         if stat.S_ISDIR(st.st_mode):
+            if force_exclude and excluded(os.path.normpath(root), list(exclude or [])):
+                continue
             _walk(root, excl, respect_gitignore, out, seen)
         elif stat.S_ISREG(st.st_mode):
             if force_exclude and excluded(os.path.normpath(root), list(exclude or [])):
@@ -137,6 +203,7 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
 
 def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, seen: set) -> None:
     real_root = os.path.realpath(root)
+    is_excluded = _Excluder(excl)
     ignore = _Ignore()
     stack = [root]
     seen_files: set[tuple[int, int]] = set()
@@ -160,9 +227,10 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             out.errors.append((d, f"cannot read directory: {e.strerror or e}"))
             continue
         subdirs = []
+        prefix = "" if d == "." else (d if d.endswith(os.sep) else d + os.sep)
         for e in entries:
-            p = os.path.join(d, e.name) if d != "." else e.name
-            if excluded(p, excl):
+            p = prefix + e.name
+            if is_excluded(p, e.name):
                 continue
             try:
                 if e.is_symlink():
@@ -179,14 +247,16 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             if is_dir:
                 subdirs.append(p)
             elif is_file:
-                lang = language_of(p)
+                lang = _language_of_name(e.name)
                 if lang is None and "." in e.name:
                     continue  # extension says it is something else
                 try:
-                    fst = e.stat()
+                    fst = e.stat()  # the target's, for a symlink
                 except OSError as err:
                     out.errors.append((p, f"cannot read: {err.strerror or err}"))
                     continue
+                # Hard links and symlinks: one path per file.  stat(), not the directory entry's inode:
+                # on overlayfs d_ino and st_ino may differ, and two files of different layers share a d_ino.
                 key = (fst.st_dev, fst.st_ino)
                 if e.is_symlink():
                     linked.append((p, lang, key))

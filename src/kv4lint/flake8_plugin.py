@@ -54,6 +54,7 @@ class Plugin:
     _option_error: str | None = None
 
     def __init__(self, tree: Any = None, lines: list[str] | None = None, filename: str = "stdin") -> None:
+        self.tree = tree
         self.lines = lines or []
         self.filename = filename
 
@@ -83,8 +84,12 @@ class Plugin:
             text = "".join(self.lines)
             from kv4lint.prefilter import might_launch
 
-            if not might_launch(text):
+            if not might_launch(text, "python"):  # the test lint_text applies to Python
                 return
+            from kv4lint.prefilter import python_may_launch
+
+            if self.tree is not None and not python_may_launch(text, self.tree):
+                return  # flake8's own syntax tree: no launch call with a KV option
             if self._option_error:
                 yield 1, 0, f"KV400 kv4lint: {self._option_error}", type(self)
                 return

@@ -26,8 +26,19 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+# packaging.requirements (and its markers, tokenizer and tags) costs more to
+# import than the rest of a one-file run: imported only for a line that names
+# sglang.
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 normalisation (as ``packaging.utils.canonicalize_name``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 PACKAGE = "sglang"
 _MAX_BYTES = 20 * 1024 * 1024  # lock files larger than this are not read
@@ -101,6 +112,10 @@ def _version_in_url(url: str) -> str | None:
 
 def _pin_from_text(text: str, source: str) -> Pin | None:
     """A Pin when ``text`` is a requirement on sglang; None otherwise (or not a requirement)."""
+    if PACKAGE not in text.lower():
+        return None  # cannot name sglang (a name's only spelling variants are its case)
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(text)
     except InvalidRequirement:
@@ -264,6 +279,8 @@ def _poetry_pin(spec, where: str) -> list[Pin]:
         return [Pin(s, label)]
     if s.startswith(("^", "~")) and not s.startswith("~="):
         return [Pin(None, f"{label}: a range, not a pin")]
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement("sglang" + s)
     except InvalidRequirement:
@@ -389,6 +406,8 @@ def _images(root: str) -> list[Pin]:
 
 
 def _installed() -> list[Pin]:
+    if not _maybe_installed():
+        return []
     from importlib import metadata
 
     try:
@@ -397,3 +416,26 @@ def _installed() -> list[Pin]:
         return []
     v = dist.version
     return [Pin(v, f"the installed sglang distribution ({v})")] if v else []
+
+
+def _maybe_installed() -> bool:
+    """Whether a ``sglang-*.dist-info``/``.egg-info`` may be on ``sys.path`` (one listdir per entry).
+
+    Saves importing importlib.metadata (and email, zipfile, csv) where sglang
+    is not installed, as in most lint environments; where it may be,
+    importlib.metadata decides.
+    """
+    import sys
+
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except NotADirectoryError:
+            return True  # a zip file: let importlib.metadata look inside
+        except OSError:
+            continue  # a missing entry
+        for n in names:
+            low = n.lower()
+            if low.startswith(PACKAGE) and low.endswith((".dist-info", ".egg-info", ".egg-link")):
+                return True
+    return False

@@ -11,20 +11,21 @@ import re
 import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
+from typing import TYPE_CHECKING
 
-from kv4lint import frontends
 from kv4lint.discover import language_of
-from kv4lint.fix import plan
 from kv4lint.model import FileError, Finding, Hint, Launch, ScanResult
 from kv4lint.prefilter import might_launch, might_launch_bytes
-from kv4lint.rules.check import RuleFinding, check
-from kv4lint.rules.engine import NEWEST, release
 from kv4lint.settings import Settings
-from kv4lint.sglang.options import Args, normalise
 from kv4lint.source import DecodeError, LineIndex, Text, decode
-from kv4lint.target import (
-    ModelInfo, Target, infer_model, normalise_gpu, normalise_platform, parse_version,
-)
+
+# The frontends, the rules and the SGLang option tables are imported on the
+# first file that passes the pre-filter (kv4lint.runner must stay cheap to
+# import: the flake8 plugin imports it in every flake8 run).
+if TYPE_CHECKING:
+    from kv4lint.rules.check import RuleFinding
+    from kv4lint.sglang.options import Args
+    from kv4lint.target import Target
 
 
 @dataclass
@@ -60,12 +61,35 @@ def read_file(path: str, settings: Settings, language: str | None = None) -> tup
         rep.scanned = False
         return rep, None
     try:
-        with open(path, "rb") as f:
-            data = f.read(settings.max_file_bytes + 1)
+        data = _read(path, st.st_size, settings.max_file_bytes)
     except OSError as e:
         rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
         return rep, None
     return rep, data
+
+
+def _read(path: str, size: int, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes of ``path``: one ``read`` of the size ``stat`` gave (and one at EOF).
+
+    Plain ``os.open``/``os.read``: no buffered file object, no buffer of the
+    size limit allocated for every file.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        data = os.read(fd, min(size, limit) + 1)
+        if not data or len(data) > limit:
+            return data
+        parts = [data]
+        total = len(data)
+        while total <= limit:  # the file grew, or a short read
+            more = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not more:
+                break
+            parts.append(more)
+            total += len(more)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def lint_file(path: str, settings: Settings, language: str | None = None) -> FileReport:
@@ -78,9 +102,9 @@ def lint_file(path: str, settings: Settings, language: str | None = None) -> Fil
             rep.scanned = False
             return rep
     wide = data.startswith(_UTF16_BOMS)
-    if not wide and not might_launch_bytes(data):
+    if not wide and not might_launch_bytes(data, rep.language):
         return rep
-    if b"\0" in data[:8192] and not wide and rep.language != "notebook":
+    if data.find(b"\0", 0, 8192) >= 0 and not wide and rep.language != "notebook":
         rep.errors.append(FileError(path, "binary file (NUL bytes); skipped"))
         return rep
     try:
@@ -88,7 +112,7 @@ def lint_file(path: str, settings: Settings, language: str | None = None) -> Fil
     except DecodeError as e:
         rep.errors.append(FileError(path, str(e), e.line))
         return rep
-    if wide and not might_launch(text.text):
+    if wide and not might_launch(text.text, rep.language):
         return rep
     out = lint_text(path, text.text, settings, language=rep.language)
     out.text = text
@@ -102,8 +126,11 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
     """Lint one file's decoded text."""
     language = language or language_of(path, text[:256].encode("utf-8", "replace")) or "shell"
     rep = FileReport(path, language)
-    if not might_launch(text):
+    if not might_launch(text, language):
         return rep
+    from kv4lint import frontends
+    from kv4lint.rules.check import check
+
     try:
         scan = frontends.scan(path, text, language)
     except RecursionError:
@@ -143,6 +170,8 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
 
 
 def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: LineIndex) -> Finding:
+    from kv4lint.fix import plan
+
     span = None
     if rf.value is not None:
         span = rf.value.anchor
@@ -209,6 +238,10 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
 
 
 def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None = None) -> tuple[Target, Args]:
+    from kv4lint.rules.engine import NEWEST, release
+    from kv4lint.sglang.options import normalise
+    from kv4lint.target import ModelInfo, Target, infer_model, normalise_gpu, normalise_platform, parse_version
+
     sources: dict[str, str] = {}
     hints = {h.kind: h for h in reversed(launch.hints)}  # first hint of each kind wins
 

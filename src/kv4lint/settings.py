@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kv4lint.rules.codes import RULES
-
 DEFAULT_FIX_DTYPE = "fp8_e4m3"
 MAX_FILE_BYTES = 10 * 1024 * 1024  # files larger than this are skipped with a notice
 
@@ -43,4 +41,6 @@ class Settings:
 
 
 def all_codes() -> list[str]:
+    from kv4lint.rules.codes import RULES
+
     return sorted(RULES)

@@ -271,9 +271,65 @@ def test_the_tree_test_passes_every_python_launch():
     "args = ServerArgs.from_cli_args(p.parse_args())\nif '--config' in sys.argv:\n    pass\n",
     # a command call and an option, but no SGLang command
     "import subprocess\nsubprocess.run(['vllm', 'serve', 'm', '--kv-cache-dtype', 'fp8'])\nfrom sglang.srt import x\n",
+    # callees the frontend does not take for SGLang's: the diffusion server's ServerArgs, a ServerArgs of
+    # another package or of the file itself, a helper imported from elsewhere, a `run` that is not subprocess'
+    "from sglang.multimodal_gen.runtime.server_args import ServerArgs\nServerArgs(kv_cache_dtype='nvfp4')\n",
+    "import sglang\nfrom mylib import ServerArgs\nServerArgs(kv_cache_dtype='nvfp4')\n",
+    "import sglang\nclass ServerArgs:\n    pass\nServerArgs(kv_cache_dtype='nvfp4')\n",
+    "import sglang\nfrom .utils import popen_launch_server\npopen_launch_server('m', 'u', other_args=['--kv-cache-dtype', 'nvfp4'])\n",
+    "def run(cmd):\n    pass\nrun('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
+    "from fabric import Connection\nConnection('h').run('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
 ])
 def test_the_tree_test_rejects_mentions(text):
     assert not python_may_launch(text)
+
+
+@pytest.mark.parametrize("text", [
+    "import sglang as sgl\nsgl.Engine(model_path='m', kv_cache_dtype='nvfp4')\n",
+    "import sglang.srt.server_args\nsglang.srt.server_args.ServerArgs(kv_cache_dtype='nvfp4')\n",
+    "from sglang.srt.server_args import ServerArgs as SA\nSA(kv_cache_dtype='nvfp4')\n",
+    "from sglang.srt.server_args import ServerArgs\nServerArgs.from_cli_args(ns, kv_cache_dtype='nvfp4')\n",
+    "from sglang import *\nEngine(model_path='m', kv_cache_dtype='nvfp4')\n",
+    "from tests.common import *\nself.popen_launch_server('m', 'u', other_args=['--kv-cache-dtype', 'nvfp4'])\n",
+    "from subprocess import Popen as P\nP(['python', '-m', 'sglang.launch_server', '--kv-cache-dtype', 'nvfp4'])\n",
+    "import os\nos.system('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
+    "get_ipython().system('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
+])
+def test_the_tree_test_passes_calls_through_imports(text):
+    assert python_may_launch(text)
+
+
+def test_the_command_calls_are_the_frontends():
+    from kv4lint.frontends import _pycst
+    from kv4lint.prefilter import PY_COMMAND_CALLS
+
+    frontend = (_pycst._SUBPROCESS_ARGV | _pycst._SHELL_ONLY | _pycst._ASYNC_EXEC | set(_pycst._EXEC_V)
+                | set(_pycst._EXEC_L))
+    assert PY_COMMAND_CALLS == frontend
+
+
+def test_the_tree_test_passes_every_python_file_where_the_frontend_sees_an_option_in_a_launch():
+    """A necessary condition: every fixture (and generated) file where the frontend reads a launch setting
+    an option the rules read passes, findings or not."""
+    from kv4lint.frontends import _pycst
+    import libcst
+
+    texts = [(str(p.relative_to(FIXTURES)), p.read_text(encoding="utf-8", errors="replace"))
+             for p in sorted(FIXTURES.rglob("*.py"))]
+    seen = 0
+    for name, text in texts:
+        try:
+            module = libcst.parse_module(text)
+        except Exception:  # noqa: BLE001 - fixtures of syntax errors
+            continue
+        scan = _pycst.Scanner(text, name, module, None).scan()
+        words = " ".join(v.text or "" for launch in scan.launches for v in (*launch.argv, *launch.kwargs.values()))
+        keys = {k for launch in scan.launches for k in launch.kwargs}
+        if keys & {"kv_cache_dtype", "prefill_kv_cache_dequant_dtype"} or re.search(r"--kv-c|--prefill-k|--config",
+                                                                                   words):
+            seen += 1
+            assert python_may_launch(text), name
+    assert seen >= 10
 
 
 def test_the_tree_test_lets_the_frontend_judge_what_ast_cannot_parse():

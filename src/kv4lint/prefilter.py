@@ -278,16 +278,23 @@ _STR = _Flavour(lambda s: s)
 # Python, by its syntax tree
 
 
-# Calls of the Python API (kv4lint.frontends._pycst classifies these as launches, through import aliases).
-_PY_API_CALLS = frozenset({"ServerArgs", "Engine", "Runtime", "prepare_server_args", "from_cli_args", *PY_HELPERS})
-# Calls that run a command: a launch only with an SGLang command in the file's strings.
-_PY_COMMAND_CALLS = frozenset({
-    "run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput",  # subprocess
-    "system", "popen", "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",  # os
-    "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "posix_spawn",
-    "posix_spawnp", "create_subprocess_exec", "create_subprocess_shell",  # asyncio
-    "run_cell_magic",  # get_ipython().system(...) / .getoutput(...) / .run_cell_magic("bash", ...)
+# The calls kv4lint.frontends._pycst classifies as launches, by the qualified name of the callee
+# (imported names resolved; tests/test_prefilter.py keeps these in step with the frontend):
+# SGLang's API, through an import of sglang (not sglang.multimodal_gen, the diffusion server's own ServerArgs) ...
+_PY_API_TERMS = frozenset({"ServerArgs", "Engine", "Runtime", "prepare_server_args"})
+# ... its test and doc helpers, also unbound (imported through another module's ``import *``) ...
+_PY_HELPER_TERMS = frozenset(PY_HELPERS)
+# ... and the standard library's ways to run a command (a launch with an SGLang command in the file).
+PY_COMMAND_CALLS = frozenset({
+    "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "subprocess.getoutput", "subprocess.getstatusoutput", "os.system", "os.popen",
+    "asyncio.create_subprocess_shell", "asyncio.subprocess.create_subprocess_shell",
+    "asyncio.create_subprocess_exec", "asyncio.subprocess.create_subprocess_exec",
+    *(f"os.{f}" for f in ("execv", "execve", "execvp", "execvpe", "spawnv", "spawnve", "spawnvp", "spawnvpe",
+                          "posix_spawn", "posix_spawnp", "execl", "execlp", "execle", "execlpe", "spawnl",
+                          "spawnlp", "spawnle", "spawnlpe")),
 })
+_IPYTHON_CALLS = frozenset({"system", "getoutput", "run_cell_magic"})  # get_ipython().system("cmd")
 _PY_OPTION_NAMES = frozenset({"kv_cache_dtype", "prefill_kv_cache_dequant_dtype"})
 _PY_OPTION_PREFIXES = ("kv-c", "-kv-c", "prefill-k", "-prefill-k", "kv_cache_d", "prefill_kv_cache_d")
 _PY_OPTION_PARTS = ("-kv-c", "-prefill-k", "--config")
@@ -340,18 +347,17 @@ def python_may_launch(text: str, tree=None) -> bool:
             return True
     import ast
 
-    aliases: dict[str, str] = {}
-    callees: set[str] = set()
+    imports: dict[str, set[str]] = {}  # local name -> the qualified names it may stand for
+    sglang_star = False
+    calls = []
     option = False
     skip: set[int] = set()  # strings that cannot reach a launch: docstrings, comparisons, argparse definitions
     for node in ast.walk(tree):  # breadth first: a node before its children
         t = type(node)
         if t is ast.Call:
+            calls.append(node.func)
             f = node.func
-            name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
-            if name is not None:
-                callees.add(name)
-            if name == "add_argument":
+            if (f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None) == "add_argument":
                 skip.update(id(a) for a in node.args)
             for kw in node.keywords:
                 if kw.arg in _PY_OPTION_NAMES:
@@ -370,19 +376,67 @@ def python_may_launch(text: str, tree=None) -> bool:
         elif t is ast.Compare:
             skip.add(id(node.left))
             skip.update(id(c) for c in node.comparators)
-        elif t is ast.ImportFrom or t is ast.Import:
+        elif t is ast.Import:
             for a in node.names:
-                if a.asname:
-                    aliases[a.asname] = a.name.rsplit(".", 1)[-1]
+                local, full = (a.asname, a.name) if a.asname else (a.name.split(".")[0],) * 2
+                imports.setdefault(local, set()).add(full)
+        elif t is ast.ImportFrom:
+            mod = "." * node.level + (node.module or "")
+            for a in node.names:
+                if a.name == "*":
+                    sglang_star = sglang_star or mod.startswith("sglang")
+                else:
+                    imports.setdefault(a.asname or a.name, set()).add(f"{mod}.{a.name}")
         elif t is ast.Attribute:
             if not option and node.attr in _PY_OPTION_NAMES and type(node.ctx) is ast.Store:
                 option = True
     if not option:
         return False
-    names = callees | {aliases[c] for c in callees if c in aliases}
-    if names & _PY_API_CALLS:
-        return True
-    return bool(names & _PY_COMMAND_CALLS) and _STR.cli(text)
+    command = False
+    for func in calls:
+        kind = _py_call_kind(func, imports, sglang_star)
+        if kind == "api":
+            return True
+        command = command or kind == "command"
+    return command and _STR.cli(text)
+
+
+def _py_call_kind(func, imports: dict[str, set[str]], sglang_star: bool) -> str | None:
+    """``"api"``, ``"command"`` or None: how the Python frontend may classify a call of ``func``.
+
+    The frontend's ``qualify``/``classify`` over-approximated: a name imported
+    more than once counts under each of its imports, and a local definition
+    does not hide an import.
+    """
+    import ast
+
+    parts = []
+    node = func
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is ast.Call and len(parts) == 1 and parts[0] in _IPYTHON_CALLS \
+            and type(node.func) is ast.Name and node.func.id == "get_ipython":
+        return "command"
+    if type(node) is not ast.Name:
+        return None
+    tail = ".".join(reversed(parts))
+    heads = imports.get(node.id)
+    if heads is None:  # a local or unbound name: SGLang's helpers (and its API through ``from sglang... import *``)
+        term = parts[0] if parts else node.id
+        if term in _PY_HELPER_TERMS or (sglang_star and not parts and term in _PY_API_TERMS):
+            return "api"
+        return None
+    kind = None
+    for head in heads:
+        q = f"{head}.{tail}" if tail else head
+        term = q.rsplit(".", 1)[-1]
+        sgl = (q.startswith("sglang.") or q == "sglang") and not q.startswith("sglang.multimodal_gen")
+        if sgl and (term in _PY_API_TERMS or term in _PY_HELPER_TERMS or q.endswith(".ServerArgs.from_cli_args")):
+            return "api"
+        if q in PY_COMMAND_CALLS:
+            kind = "command"
+    return kind
 
 
 def might_launch(text: str, language: str | None = None) -> bool:

@@ -457,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rebuild", action="store_true", help="rebuild the tree")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="'all cores' (default: os.cpu_count())")
     ap.add_argument("--only", help="comma-separated case names to run (grep, kv4lint-j1, kv4lint-jN, stdlib, "
-                    "flake8-without, flake8-with, ruff, libcst, single-file)")
+                    "cached, flake8-without, flake8-with, ruff, libcst, single-file)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per command (default 1800)")
     ap.add_argument("--flake8-files", type=int, default=600,
                     help="Python files in the flake8 sample (default 600; flake8 is slow); 0: the whole tree")
@@ -492,17 +492,28 @@ def main(argv: list[str] | None = None) -> int:
                                                + ([env_py["PYTHONPATH"]] if env_py.get("PYTHONPATH") else []))
     env_c = dict(os.environ, LC_ALL="C")
     jobs = max(1, ns.jobs)
+    # Cold: every candidate parsed (--no-cache).  Cached: the parse cache as a second run leaves it (the warm-up
+    # round fills bench/out/cache, emptied first): what a developer's repeated runs cost.
     check_opts = ["check", str(tree), "--isolated", "--exit-zero", "--format", "json", "--output-file", os.devnull]
+    cold = ["--no-cache"]
+    cache_dir = out / "cache"
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    cached = ["--cache-dir", str(cache_dir)]
 
     cases: list[Case] = []
     if wanted("grep"):
         cases.append(Case("grep", ["grep", "-rlE", GREP_PATTERN, str(tree)], env=env_c, ok_codes=(0, 1),
                           note="the floor: every byte read once (LC_ALL=C)", files=stats["files"]))
     if wanted("kv4lint-j1"):
-        cases.append(Case("kv4lint-j1", kv4 + check_opts + ["-j", "1"], env=env_py, files=stats["files"]))
+        cases.append(Case("kv4lint-j1", kv4 + check_opts + cold + ["-j", "1"], env=env_py, files=stats["files"],
+                          note="no cache"))
     if jobs > 1 and wanted(f"kv4lint-j{jobs}"):
-        cases.append(Case(f"kv4lint-j{jobs}", kv4 + check_opts + ["-j", str(jobs)], env=env_py,
-                          files=stats["files"]))
+        cases.append(Case(f"kv4lint-j{jobs}", kv4 + check_opts + cold + ["-j", str(jobs)], env=env_py,
+                          files=stats["files"], note="no cache"))
+    if wanted("cached"):
+        for j in sorted({1, jobs}):
+            cases.append(Case(f"kv4lint-j{j}:cached", kv4 + check_opts + cached + ["-j", str(j)], env=env_py,
+                              files=stats["files"], note="parse cache of an earlier run"))
     # The same on the standard library alone: a tree without SGLang, where the pipeline's own cost shows.
     sub = tree / "stdlib"
     if sub.is_dir() and not ns.tree and wanted("stdlib"):
@@ -510,9 +521,10 @@ def main(argv: list[str] | None = None) -> int:
         sub_opts = ["check", str(sub), *check_opts[2:]]
         cases.append(Case("grep:stdlib", ["grep", "-rlE", GREP_PATTERN, str(sub)], env=env_c, ok_codes=(0, 1),
                           note="tree/stdlib only (no SGLang)", files=n_sub))
-        cases.append(Case("kv4lint-j1:stdlib", kv4 + sub_opts + ["-j", "1"], env=env_py, files=n_sub))
+        cases.append(Case("kv4lint-j1:stdlib", kv4 + sub_opts + cold + ["-j", "1"], env=env_py, files=n_sub))
         if jobs > 1:
-            cases.append(Case(f"kv4lint-j{jobs}:stdlib", kv4 + sub_opts + ["-j", str(jobs)], env=env_py, files=n_sub))
+            cases.append(Case(f"kv4lint-j{jobs}:stdlib", kv4 + sub_opts + cold + ["-j", str(jobs)], env=env_py,
+                              files=n_sub))
 
     venv_info = {}
     if only is None or only & {"flake8-without", "flake8-with", "ruff"}:
@@ -547,8 +559,9 @@ def main(argv: list[str] | None = None) -> int:
     launch = pick_launch_script(out)
     single = None
     if wanted("single-file"):
-        single = Case("single-file", kv4 + ["check", str(launch), "--exit-zero"], cwd=str(ROOT), env=env_py,
-                      note=f"pre-commit case: {launch.relative_to(ROOT) if launch.is_relative_to(ROOT) else launch}")
+        single = Case("single-file", kv4 + ["check", str(launch), "--exit-zero", "--no-cache"], cwd=str(ROOT),
+                      env=env_py, note=f"pre-commit case, no cache: "
+                                       f"{launch.relative_to(ROOT) if launch.is_relative_to(ROOT) else launch}")
         cases.append(single)
         python_floor = Case("python-startup", [sys.executable, "-c", "pass"], env=env_py, note="python -c pass")
         cases.append(python_floor)
@@ -585,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
             "version": importtime([sys.executable, "-X", "importtime", "-m", "kv4lint", "--version"], str(ROOT),
                                   env_py),
             "check_one_file": importtime([sys.executable, "-X", "importtime", "-m", "kv4lint", "check", str(launch),
-                                          "--exit-zero"], str(ROOT), env_py),
+                                          "--exit-zero", "--no-cache"], str(ROOT), env_py),
             "import_kv4lint": importtime([sys.executable, "-X", "importtime", "-c", "import kv4lint"], str(ROOT),
                                          env_py),
         }
@@ -612,6 +625,8 @@ def main(argv: list[str] | None = None) -> int:
         "flake8_with_over_without_cpu": r("flake8-with", "flake8-without", "cpu_median_s"),
         "flake8_plugin_estimate": _plugin_estimate(results),
         "kv4lint_j1_over_ruff": r("kv4lint-j1", "ruff"),
+        "cached_kv4lint_j1_over_grep": r("kv4lint-j1:cached", "grep"),
+        "cached_kv4lint_jN_over_grep": r(f"{jn}:cached", "grep"),
         "stdlib_kv4lint_j1_over_grep": r("kv4lint-j1:stdlib", "grep:stdlib"),
         "stdlib_kv4lint_jN_over_grep": r(f"{jn}:stdlib", "grep:stdlib"),
         "single_file_wall_s": results.get("single-file", {}).get("median_s"),
@@ -701,6 +716,8 @@ def report(doc: dict, jn: str) -> None:
           f"1 + plugin in-process / flake8 CPU {show(ra['flake8_plugin_estimate'], '')}   "
           f"target <= {TARGETS['flake8_with_over_without']}")
     print(f"  kv4lint -j1 / ruff          {show(ra['kv4lint_j1_over_ruff'])}")
+    print(f"  with the parse cache of an earlier run: kv4lint -j1 / grep {show(ra.get('cached_kv4lint_j1_over_grep'))}, "
+          f"-{jn.split('-')[-1]} / grep {show(ra.get('cached_kv4lint_jN_over_grep'))}")
     print(f"  stdlib only: kv4lint -j1 / grep {show(ra.get('stdlib_kv4lint_j1_over_grep'))}, "
           f"-{jn.split('-')[-1]} / grep {show(ra.get('stdlib_kv4lint_jN_over_grep'))}")
     print(f"  single launch script        {show(ra['single_file_wall_s'], ' s')} median "

@@ -55,6 +55,9 @@ def _target_options(p: argparse.ArgumentParser) -> None:
     o.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     o.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="processes (default: all cores)")
     o.add_argument("-q", "--quiet", action="store_true", help="print findings only")
+    o.add_argument("--no-cache", action="store_true", help="parse every file afresh (also: KV4LINT_NO_CACHE=1)")
+    o.add_argument("--cache-dir", metavar="DIR", help="where parse results are cached (default: $KV4LINT_CACHE_DIR, "
+                   "else ~/.cache/kv4lint/scan)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,6 +134,10 @@ def settings_for(ns: argparse.Namespace) -> Settings:
     except ValueError as e:
         raise UsageError(str(e)) from None
     _validate(s)
+    if not (ns.no_cache or os.environ.get("KV4LINT_NO_CACHE", "") not in ("", "0")):
+        from kv4lint.cache import default_dir
+
+        s.cache_dir = ns.cache_dir or os.environ.get("KV4LINT_CACHE_DIR") or default_dir()
     return s
 
 

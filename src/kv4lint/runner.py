@@ -132,7 +132,12 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
     from kv4lint.rules.check import check
 
     try:
-        scan = frontends.scan(path, text, language)
+        if settings.cache_dir:
+            from kv4lint.cache import cached_scan
+
+            scan = cached_scan(settings.cache_dir, path, text, language, frontends.scan)
+        else:
+            scan = frontends.scan(path, text, language)
     except RecursionError:
         rep.errors.append(FileError(path, "too deeply nested to scan"))
         return rep

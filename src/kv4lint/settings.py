@@ -30,6 +30,7 @@ class Settings:
     repo_sglang_version: str | None = None
     repo_sglang_version_source: str | None = None
     root: str | None = None  # the project root (where the config was found), for relative paths
+    cache_dir: str | None = None  # kv4lint.cache's directory; None: no cache (the CLI turns it on)
 
     def enabled(self, code: str) -> bool:
         def match(prefixes):

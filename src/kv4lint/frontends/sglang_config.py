@@ -27,6 +27,7 @@ option, its whole ``key: value`` line.  Two uses:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -204,6 +205,28 @@ def config_launch(text: str, path: str, root) -> Launch | None:
 # --config FILE on a launch
 
 
+_looked_at: list[str] | None = None
+
+
+@contextlib.contextmanager
+def recording():
+    """Collect the paths a scan looks at outside the scanned file (kv4lint.cache checks them before reuse)."""
+    global _looked_at
+    outer, _looked_at = _looked_at, []
+    try:
+        yield _looked_at
+    finally:
+        if outer is not None:
+            outer.extend(_looked_at)
+        _looked_at = outer
+
+
+def _look(path: str) -> str:
+    if _looked_at is not None:
+        _looked_at.append(os.path.abspath(path))
+    return path
+
+
 def _candidates(config_path: str, base_dir: str | None) -> list[str]:
     if os.path.isabs(config_path):
         return [config_path]
@@ -211,7 +234,7 @@ def _candidates(config_path: str, base_dir: str | None) -> list[str]:
     d = os.path.abspath(base_dir or ".")
     for _ in range(8):  # the launching file's directory, then its parents up to the repository root
         out.append(os.path.join(d, config_path))
-        if os.path.isdir(os.path.join(d, ".git")) or os.path.exists(os.path.join(d, "pyproject.toml")):
+        if os.path.isdir(_look(os.path.join(d, ".git"))) or os.path.exists(_look(os.path.join(d, "pyproject.toml"))):
             break
         parent = os.path.dirname(d)
         if parent == d:
@@ -236,7 +259,7 @@ def load_config_argv(config_path: str, base_dir: str | None) -> tuple[list[Value
 
     for cand in _candidates(config_path, base_dir):
         try:
-            if not os.path.isfile(cand) or os.path.getsize(cand) > MAX_CONFIG_BYTES:
+            if not os.path.isfile(_look(cand)) or os.path.getsize(cand) > MAX_CONFIG_BYTES:
                 continue
             with open(cand, "rb") as f:
                 data = f.read(MAX_CONFIG_BYTES + 1)

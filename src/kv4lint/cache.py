@@ -1,0 +1,192 @@
+"""A cache of what the frontends found in a file (ruff-style), for ``kv4lint check`` and ``fix`` over trees.
+
+Parsing is most of kv4lint's cost on a tree (issue 8: the libcst parse of a
+few large candidates outweighs reading every other file).  A frontend's
+result depends only on the file's text, its language, the path it was given
+as (``Launch.path``, relative ``--config`` lookups) and the current directory
+-- and on the ``--config`` YAML files a launch names, which the frontends read
+themselves.  So an entry is keyed by a hash of all of these plus kv4lint's own
+code and its parsers' versions, and records the files the scan looked at
+outside the scanned file (:func:`kv4lint.frontends.sglang_config.recording`)
+with their ``stat`` signatures; an entry is used only when every one of them
+is unchanged.  The rules run afresh every time (settings, pins, the target
+machine are not part of the key).
+
+Only files that pass the pre-filter reach the cache (about 1 % of a tree), so
+an entry is one small JSON file; nothing is ever unpickled or executed.  An
+entry is not written when a file it depends on changed in the last two
+seconds (a change within the file system's timestamp resolution could go
+unseen, git's "racy" case).  Any problem with the cache (unwritable,
+corrupt, a result it cannot encode) means no caching for that file, never an
+error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+
+from kv4lint import __version__
+from kv4lint import model
+
+FORMAT = 1
+RACY_S = 2.0  # do not trust a stat signature younger than this
+
+_fingerprint: str | None = None
+
+
+def default_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "kv4lint", "scan")
+
+
+def code_fingerprint() -> str:
+    """kv4lint's version, its source files (an editable install changes without a new version) and its
+    parsers' versions: an entry made by other code is never used."""
+    global _fingerprint
+    if _fingerprint is None:
+        from importlib import metadata
+
+        h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version}".encode())
+        pkg = os.path.dirname(os.path.abspath(__file__))
+        for d, dirs, files in sorted(os.walk(pkg)):
+            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".json", ".gz")):
+                    st = os.stat(os.path.join(d, name))
+                    h.update(f"{os.path.relpath(os.path.join(d, name), pkg)}\0{st.st_size}\0{st.st_mtime_ns}\0"
+                             .encode())
+        for dist in ("libcst", "tree-sitter", "tree-sitter-bash", "ruamel.yaml", "markdown-it-py", "nbformat"):
+            try:
+                h.update(f"{dist}={metadata.version(dist)}\0".encode())
+            except metadata.PackageNotFoundError:
+                h.update(f"{dist}=-\0".encode())
+        _fingerprint = h.hexdigest()
+    return _fingerprint
+
+
+def signature(path: str) -> list | None:
+    """What ``stat`` says of ``path``, or None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def _key(path: str, text: str, language: str) -> str:
+    h = hashlib.sha256()
+    for part in (code_fingerprint(), language, path, os.path.abspath(path), os.getcwd()):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    h.update(text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def cached_scan(directory: str, path: str, text: str, language: str, scan) -> model.ScanResult:
+    """``scan(path, text, language)``, or its result from the cache in ``directory``."""
+    from kv4lint.frontends import sglang_config
+
+    try:
+        key = _key(path, text, language)
+        entry_path = os.path.join(directory, key[:2], key + ".json")
+        hit = _load(entry_path)
+        if hit is not None:
+            return hit
+    except Exception:  # noqa: BLE001 - the cache must never stop a run
+        return scan(path, text, language)
+    with sglang_config.recording() as looked_at:
+        result = scan(path, text, language)
+    try:
+        _store(entry_path, result, looked_at)
+    except Exception:  # noqa: BLE001
+        pass
+    return result
+
+
+def _load(entry_path: str) -> model.ScanResult | None:
+    try:
+        with open(entry_path, encoding="utf-8") as f:
+            entry = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+        return None
+    for p, sig in entry["depends"]:
+        if signature(p) != sig:
+            return None
+    result = decode(entry["result"])
+    return result if isinstance(result, model.ScanResult) else None
+
+
+def _store(entry_path: str, result: model.ScanResult, looked_at: list[str]) -> None:
+    now = time.time_ns()
+    depends = []
+    for p in dict.fromkeys(looked_at):
+        sig = signature(p)
+        if sig is not None and now - max(sig[2], sig[3]) < RACY_S * 1e9:
+            return  # changed just now: maybe again within the timestamps' resolution
+        depends.append([p, sig])
+    data = json.dumps({"format": FORMAT, "depends": depends, "result": encode(result)}, separators=(",", ":"))
+    d = os.path.dirname(entry_path)
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data)
+        os.replace(tmp, entry_path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---------------------------------------------------------------------------
+# JSON for kv4lint.model's records (only those: decoding builds nothing else)
+
+_CLASSES = {c.__name__: c for c in vars(model).values()
+            if isinstance(c, type) and c.__module__ == model.__name__
+            and (dataclasses.is_dataclass(c) or issubclass(c, enum.Enum))}
+
+
+def encode(o):
+    if o is None or type(o) in (str, int, float, bool):
+        return o
+    t = type(o)
+    if dataclasses.is_dataclass(o) and _CLASSES.get(t.__name__) is t:
+        return {"@": t.__name__, **{f.name: encode(getattr(o, f.name)) for f in dataclasses.fields(o)}}
+    if isinstance(o, enum.Enum) and _CLASSES.get(t.__name__) is t:
+        return {"@e": t.__name__, "v": o.value}
+    if t is list:
+        return [encode(x) for x in o]
+    if t is tuple:
+        return {"@t": [encode(x) for x in o]}
+    if t is frozenset:
+        return {"@f": [encode(x) for x in sorted(o)]}
+    if t is dict and all(type(k) is str for k in o):
+        return {"@d": {k: encode(v) for k, v in o.items()}}
+    raise TypeError(f"cannot cache a {t.__name__}")
+
+
+def decode(o):
+    if type(o) is list:
+        return [decode(x) for x in o]
+    if type(o) is not dict:
+        return o
+    if "@" in o:
+        cls = _CLASSES[o["@"]]
+        return cls(**{k: decode(v) for k, v in o.items() if k != "@"})
+    if "@e" in o:
+        return _CLASSES[o["@e"]](o["v"])
+    if "@t" in o:
+        return tuple(decode(x) for x in o["@t"])
+    if "@f" in o:
+        return frozenset(decode(x) for x in o["@f"])
+    return {k: decode(v) for k, v in o["@d"].items()}

@@ -1,0 +1,196 @@
+"""The parse cache: a hit gives exactly what a scan gives, and anything a scan depends on invalidates it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kv4lint import cache, frontends
+from kv4lint.cli import main
+from kv4lint.discover import language_of
+from kv4lint.source import decode
+
+from conftest import FIXTURES
+
+FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and not p.name.endswith((".expected", ".fixed"))
+                       and language_of(str(p), p.read_bytes()[:256]) is not None)
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_every_fixtures_scan_survives_the_round_trip(path):
+    text = decode(path.read_bytes()).text
+    result = frontends.scan(str(path), text, language_of(str(path), path.read_bytes()[:256]))
+    back = cache.decode(json.loads(json.dumps(cache.encode(result))))
+    assert back == result
+    # Fields left out of comparisons (Value.offsets) too.
+    assert cache.encode(back) == cache.encode(result)
+
+
+def test_only_model_records_are_encoded_and_decoded():
+    with pytest.raises(TypeError):
+        cache.encode(object())
+    with pytest.raises(KeyError):
+        cache.decode({"@": "Popen", "args": "rm -rf /"})
+
+
+@pytest.fixture
+def counted(monkeypatch, tmp_path):
+    """Run the CLI in-process with a fresh cache; count the frontend scans."""
+    calls = []
+    real = frontends.scan
+
+    def scan(path, text, language):
+        calls.append(path)
+        return real(path, text, language)
+
+    monkeypatch.setattr(frontends, "scan", scan)
+    monkeypatch.setattr(cache, "RACY_S", 0.0)  # files written by the test are seconds old at most
+    cache_dir = tmp_path / "cache"
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+    def run(*args: str) -> dict:
+        out = tmp_path / "out.json"
+        rc = main(["check", "--isolated", "-j", "1", "--format", "json", "--output-file", str(out),
+                   "--cache-dir", str(cache_dir), *args])
+        assert rc in (0, 1)
+        return json.loads(out.read_text())
+
+    run.calls = calls
+    run.cache_dir = cache_dir
+    run.work = work
+    return run
+
+
+LAUNCH = "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype {} --attention-backend flashinfer\n"
+
+
+def _codes(doc: dict) -> list[str]:
+    return sorted(f["code"] for f in doc["findings"])
+
+
+def test_a_second_run_scans_nothing_and_reports_the_same(counted):
+    (counted.work / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    (counted.work / "plain.py").write_text("print('no launch here')\n")
+    first = counted()
+    assert counted.calls == ["serve.sh"]
+    second = counted()
+    assert counted.calls == ["serve.sh"]  # no new scan
+    assert second["findings"] == first["findings"] and _codes(first) == ["KV401"]
+
+
+def test_a_changed_file_is_scanned_again(counted):
+    p = counted.work / "serve.sh"
+    p.write_text(LAUNCH.format("fp4_mx_block16"))
+    assert _codes(counted()) == ["KV401"]
+    p.write_text(LAUNCH.format("fp8_e4m3"))
+    assert _codes(counted()) == []
+    assert len(counted.calls) == 2
+
+
+def test_settings_are_not_part_of_the_key_the_rules_run_again(counted):
+    (counted.work / "serve.sh").write_text(LAUNCH.format("nvfp4").replace(" --attention-backend flashinfer", ""))
+    assert _codes(counted("--gpu", "b200")) == []
+    assert "KV404" in _codes(counted("--gpu", "h100"))
+    assert len(counted.calls) == 1
+
+
+def test_a_changed_config_file_is_seen(counted):
+    (counted.work / "serve.sh").write_text(
+        "python -m sglang.launch_server --config cfg.yaml --attention-backend flashinfer\n")
+    cfg = counted.work / "cfg.yaml"
+    cfg.write_text("model-path: Qwen/Qwen3-8B\nkv-cache-dtype: fp8_e4m3\n")
+    assert _codes(counted()) == []
+    cfg.write_text("model-path: Qwen/Qwen3-8B\nkv-cache-dtype: fp4_mx_block16\n")
+    assert _codes(counted()) == ["KV401"]
+
+
+def test_a_config_file_that_appears_later_is_seen(counted):
+    (counted.work / "run.py").write_text(
+        "import subprocess\nsubprocess.run(['python', '-m', 'sglang.launch_server', '--config', 'cfg.yaml',\n"
+        "                '--attention-backend', 'flashinfer'])\n")
+    assert _codes(counted()) == []
+    (counted.work / "cfg.yaml").write_text("model-path: Qwen/Qwen3-8B\nkv-cache-dtype: fp4_mx_block16\n")
+    assert _codes(counted()) == ["KV401"]
+    assert counted.calls.count("run.py") == 2
+
+
+def test_an_entry_is_not_trusted_when_its_files_just_changed(counted, monkeypatch):
+    monkeypatch.setattr(cache, "RACY_S", 3600.0)
+    # The Python frontend reads a launch's --config file itself: the file is a dependency of its entry.
+    (counted.work / "run.py").write_text(
+        "import subprocess\nsubprocess.run(['python', '-m', 'sglang.launch_server', '--config', 'cfg.yaml'])\n")
+    (counted.work / "cfg.yaml").write_text("model-path: Qwen/Qwen3-8B\nkv-cache-dtype: fp8_e4m3\n")
+    counted()
+    counted()
+    assert counted.calls.count("run.py") == 2  # never stored: cfg.yaml is younger than RACY_S
+    assert counted.calls.count("cfg.yaml") == 1  # no dependency of its own
+
+
+def test_other_code_does_not_reuse_an_entry(counted, monkeypatch):
+    (counted.work / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    counted()
+    monkeypatch.setattr(cache, "_fingerprint", "another kv4lint")
+    counted()
+    assert len(counted.calls) == 2
+
+
+def test_a_corrupt_entry_is_ignored(counted):
+    (counted.work / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    counted()
+    entries = [p for p in counted.cache_dir.rglob("*.json")]
+    assert len(entries) == 1
+    entries[0].write_text('{"format": 1, "depends": [], "result": {"@": "ScanResult", "launches": [')
+    assert _codes(counted()) == ["KV401"]
+    entries[0].write_text('{"format": 1, "depends": [], "result": {"@": "NotAModelClass"}}')
+    assert _codes(counted()) == ["KV401"]
+    assert len(counted.calls) == 3
+
+
+def test_an_unwritable_cache_is_no_error(counted, tmp_path):
+    (counted.work / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    counted.cache_dir.write_text("a file where the directory should be")
+    assert _codes(counted()) == ["KV401"]
+    assert _codes(counted()) == ["KV401"]
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_no_cache(tmp_path, monkeypatch, how):
+    cache_dir = tmp_path / "cache"
+    (tmp_path / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    args = ["check", "--isolated", "-q", "--cache-dir", str(cache_dir), str(tmp_path / "serve.sh")]
+    if how == "flag":
+        args.append("--no-cache")
+    else:
+        monkeypatch.setenv("KV4LINT_NO_CACHE", "1")
+    assert main(args) == 1
+    assert not cache_dir.exists()
+
+
+def test_the_cache_dir_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("KV4LINT_CACHE_DIR", str(tmp_path / "env-cache"))
+    (tmp_path / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    assert main(["check", "--isolated", "-q", str(tmp_path / "serve.sh")]) == 1
+    assert list((tmp_path / "env-cache").rglob("*.json"))
+
+
+def test_fix_then_check_with_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "RACY_S", 0.0)
+    p = tmp_path / "serve.sh"
+    p.write_text(LAUNCH.format("fp4_mx_block16"))
+    opts = ["--isolated", "-q", "--cache-dir", str(tmp_path / "cache"), str(p)]
+    assert main(["check", *opts]) == 1
+    assert main(["fix", *opts]) == 0
+    assert "--kv-cache-dtype fp8_e4m3" in p.read_text()
+    assert main(["check", *opts]) == 0
+
+
+def test_the_default_directory_is_the_users_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache.default_dir() == os.path.join(str(tmp_path), "kv4lint", "scan")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert Path(cache.default_dir()).parts[-3:] == (".cache", "kv4lint", "scan")

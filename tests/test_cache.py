@@ -66,7 +66,8 @@ def counted(monkeypatch, tmp_path):
     return run
 
 
-LAUNCH = "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype {} --attention-backend flashinfer\n"
+LAUNCH = ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype {} "
+          "--attention-backend flashinfer\n")
 
 
 def _codes(doc: dict) -> list[str]:

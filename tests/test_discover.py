@@ -57,8 +57,8 @@ def test_a_root_under_an_excluded_name_is_still_scanned(tmp_path):
 def test_force_exclude_applies_to_named_files_and_directories(tmp_path):
     _touch(tmp_path, "gen/a.sh", "keep/b.sh")
     paths = [str(tmp_path / "gen"), str(tmp_path / "gen" / "a.sh"), str(tmp_path / "keep")]
-    assert _names(discover(paths, exclude=["gen"])) == [str(tmp_path / p) for p in ("gen/a.sh", "gen/a.sh",
-                                                                                  "keep/b.sh")]
+    named = [str(tmp_path / p) for p in ("gen/a.sh", "gen/a.sh", "keep/b.sh")]
+    assert _names(discover(paths, exclude=["gen"])) == named
     assert _names(discover(paths, exclude=["gen"], force_exclude=True)) == [str(tmp_path / "keep" / "b.sh")]
 
 

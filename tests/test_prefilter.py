@@ -276,7 +276,8 @@ def test_the_tree_test_passes_every_python_launch():
     "from sglang.multimodal_gen.runtime.server_args import ServerArgs\nServerArgs(kv_cache_dtype='nvfp4')\n",
     "import sglang\nfrom mylib import ServerArgs\nServerArgs(kv_cache_dtype='nvfp4')\n",
     "import sglang\nclass ServerArgs:\n    pass\nServerArgs(kv_cache_dtype='nvfp4')\n",
-    "import sglang\nfrom .utils import popen_launch_server\npopen_launch_server('m', 'u', other_args=['--kv-cache-dtype', 'nvfp4'])\n",
+    "import sglang\nfrom .utils import popen_launch_server\n"
+    "popen_launch_server('m', 'u', other_args=['--kv-cache-dtype', 'nvfp4'])\n",
     "def run(cmd):\n    pass\nrun('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
     "from fabric import Connection\nConnection('h').run('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
 ])
@@ -299,15 +300,6 @@ def test_the_tree_test_passes_calls_through_imports(text):
     assert python_may_launch(text)
 
 
-def test_the_command_calls_are_the_frontends():
-    from kv4lint.frontends import _pycst
-    from kv4lint.prefilter import PY_COMMAND_CALLS
-
-    frontend = (_pycst._SUBPROCESS_ARGV | _pycst._SHELL_ONLY | _pycst._ASYNC_EXEC | set(_pycst._EXEC_V)
-                | set(_pycst._EXEC_L))
-    assert PY_COMMAND_CALLS == frontend
-
-
 def test_the_tree_test_passes_every_python_file_where_the_frontend_sees_an_option_in_a_launch():
     """A necessary condition: every fixture (and generated) file where the frontend reads a launch setting
     an option the rules read passes, findings or not."""
@@ -325,8 +317,8 @@ def test_the_tree_test_passes_every_python_file_where_the_frontend_sees_an_optio
         scan = _pycst.Scanner(text, name, module, None).scan()
         words = " ".join(v.text or "" for launch in scan.launches for v in (*launch.argv, *launch.kwargs.values()))
         keys = {k for launch in scan.launches for k in launch.kwargs}
-        if keys & {"kv_cache_dtype", "prefill_kv_cache_dequant_dtype"} or re.search(r"--kv-c|--prefill-k|--config",
-                                                                                   words):
+        flags = re.search(r"--kv-c|--prefill-k|--config", words)
+        if keys & {"kv_cache_dtype", "prefill_kv_cache_dequant_dtype"} or flags:
             seen += 1
             assert python_may_launch(text), name
     assert seen >= 10

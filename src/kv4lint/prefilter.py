@@ -284,16 +284,19 @@ _STR = _Flavour(lambda s: s)
 _PY_API_TERMS = frozenset({"ServerArgs", "Engine", "Runtime", "prepare_server_args"})
 # ... its test and doc helpers, also unbound (imported through another module's ``import *``) ...
 _PY_HELPER_TERMS = frozenset(PY_HELPERS)
-# ... and the standard library's ways to run a command (a launch with an SGLang command in the file).
-PY_COMMAND_CALLS = frozenset({
-    "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
-    "subprocess.getoutput", "subprocess.getstatusoutput", "os.system", "os.popen",
-    "asyncio.create_subprocess_shell", "asyncio.subprocess.create_subprocess_shell",
-    "asyncio.create_subprocess_exec", "asyncio.subprocess.create_subprocess_exec",
-    *(f"os.{f}" for f in ("execv", "execve", "execvp", "execvpe", "spawnv", "spawnve", "spawnvp", "spawnvpe",
-                          "posix_spawn", "posix_spawnp", "execl", "execlp", "execle", "execlpe", "spawnl",
-                          "spawnlp", "spawnle", "spawnlpe")),
-})
+# ... and the standard library's ways to run a command (a launch with an SGLang command in the file),
+# by how the frontend reads their arguments.
+SUBPROCESS_ARGV = {"subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call",
+                   "subprocess.check_output"}
+SHELL_ONLY = {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+              "asyncio.create_subprocess_shell", "asyncio.subprocess.create_subprocess_shell"}
+ASYNC_EXEC = {"asyncio.create_subprocess_exec", "asyncio.subprocess.create_subprocess_exec"}
+# os.exec*/os.spawn*: (index of the argv list, or of the first arg for the *l* forms, has env last)
+EXEC_V = {"os.execv": 1, "os.execve": 1, "os.execvp": 1, "os.execvpe": 1, "os.spawnv": 2, "os.spawnve": 2,
+          "os.spawnvp": 2, "os.spawnvpe": 2, "os.posix_spawn": 1, "os.posix_spawnp": 1}
+EXEC_L = {"os.execl": (1, False), "os.execlp": (1, False), "os.execle": (1, True), "os.execlpe": (1, True),
+          "os.spawnl": (2, False), "os.spawnlp": (2, False), "os.spawnle": (2, True), "os.spawnlpe": (2, True)}
+PY_COMMAND_CALLS = frozenset(SUBPROCESS_ARGV | SHELL_ONLY | ASYNC_EXEC | EXEC_V.keys() | EXEC_L.keys())
 _IPYTHON_CALLS = frozenset({"system", "getoutput", "run_cell_magic"})  # get_ipython().system("cmd")
 _PY_OPTION_NAMES = frozenset({"kv_cache_dtype", "prefill_kv_cache_dequant_dtype"})
 _PY_OPTION_PREFIXES = ("kv-c", "-kv-c", "prefill-k", "-prefill-k", "kv_cache_d", "prefill_kv_cache_d")

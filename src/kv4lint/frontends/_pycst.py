@@ -24,22 +24,16 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kv4lint.frontends.python import decode_body, decode_literal
 from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.prefilter import ASYNC_EXEC as _ASYNC_EXEC
+from kv4lint.prefilter import EXEC_L as _EXEC_L
+from kv4lint.prefilter import EXEC_V as _EXEC_V
+from kv4lint.prefilter import SHELL_ONLY as _SHELL_ONLY
+from kv4lint.prefilter import SUBPROCESS_ARGV as _SUBPROCESS_ARGV
 from kv4lint.sglang.entrypoints import CONFIG_ENTRIES, match_entry
 from kv4lint.source import LineIndex, OffsetMap
 
 # ---------------------------------------------------------------------------
 # Entry points
-
-_SUBPROCESS_ARGV = {"subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call",
-                    "subprocess.check_output"}
-_SHELL_ONLY = {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
-               "asyncio.create_subprocess_shell", "asyncio.subprocess.create_subprocess_shell"}
-_ASYNC_EXEC = {"asyncio.create_subprocess_exec", "asyncio.subprocess.create_subprocess_exec"}
-# os.exec*/os.spawn*: (index of the argv list, or of the first arg for the *l* forms, has env last)
-_EXEC_V = {"os.execv": 1, "os.execve": 1, "os.execvp": 1, "os.execvpe": 1, "os.spawnv": 2, "os.spawnve": 2,
-           "os.spawnvp": 2, "os.spawnvpe": 2, "os.posix_spawn": 1, "os.posix_spawnp": 1}
-_EXEC_L = {"os.execl": (1, False), "os.execlp": (1, False), "os.execle": (1, True), "os.execlpe": (1, True),
-           "os.spawnl": (2, False), "os.spawnlp": (2, False), "os.spawnle": (2, True), "os.spawnlpe": (2, True)}
 
 
 @dataclass(frozen=True)

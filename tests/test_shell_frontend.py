@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import types
@@ -868,3 +869,52 @@ launch other "$@"
 def test_set_positional_parameters():
     text = "set -- --kv-cache-dtype nvfp4\nf() { python -m sglang.launch_server \"$@\"; }\nf \"$@\"\n"
     assert texts(one(text)) == ["--kv-cache-dtype", "nvfp4"]
+
+
+# ---------------------------------------------------------------------------
+# tree-sitter-bash reads outside the C library's ctype table for a non-ASCII
+# character after "{" (its scanner calls isdigit on it): a segmentation fault
+# for some inputs, depending on the process's memory layout.
+
+_BRACE_HAZARDS = ["{", "${", "{1", "{1..", "{12..3", "x{", "a.", "9"]
+_FAR_CODE_POINTS = [0x80, 0x7FF, 0xFFFF, 0x30000, 0xC3086, 0xF0000, 0x10FFFF]
+
+
+def test_parser_never_sees_a_non_ascii_character_after_a_brace(monkeypatch):
+    import kv4lint.frontends.shell as shell
+
+    seen = []
+
+    class Recorder:
+        def parse(self, data):
+            seen.append(data)
+            return shell.__dict__["_REAL_PARSER"].parse(data)
+
+    monkeypatch.setitem(shell.__dict__, "_REAL_PARSER", shell._parser())
+    monkeypatch.setattr(shell, "_parser", lambda: Recorder())
+    for h in _BRACE_HAZARDS:
+        text = "".join(f"sglang serve --model-path {h}{chr(c)}\u00a0z\n" for c in _FAR_CODE_POINTS)
+        scan_shell(text, "x.sh")
+    text = "python -m sglang.launch_server --model-path {\U000f0000}/m --kv-cache-dtype nvfp4\n"
+    r = scan_shell(text, "x.sh")
+    assert len(seen) == len(_BRACE_HAZARDS) + 1 and len(seen[-1]) == len(text.encode())  # byte offsets kept
+    for data in seen:
+        assert not re.search(rb"[{.0-9][\x80-\xff]", data)
+    # kv4lint reads its own text, not the parser's: the launch's values are the file's
+    (launch,) = r.launches
+    assert [v.text for v in launch.argv] == ["--model-path", "{\U000f0000}/m", "--kv-cache-dtype", "nvfp4"]
+    assert text[launch.argv[3].span.start:launch.argv[3].span.end] == "nvfp4"
+
+
+def test_brace_then_far_code_point_does_not_crash_the_process():
+    # the crash depends on the memory layout (about half of the processes on
+    # glibc, unpatched): several fresh processes make a regression show
+    code = ("from kv4lint.frontends.shell import scan_shell\n"
+            "from kv4lint.frontends.makefile import scan_makefile\n"
+            f"for h in {_BRACE_HAZARDS!r}:\n"
+            f"    for c in range(0x80, 0x110000, 0x800):\n"
+            "        if not 0xD800 <= c < 0xE000:\n"
+            "            scan_shell('sglang serve ' + h + chr(c) + '\\n', 'x.sh')\n"
+            "scan_makefile('serve:\\n\\tsglang serve {\\U000c3086', 'Makefile')\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(8)]
+    assert [p.wait(timeout=300) for p in procs] == [0] * 8

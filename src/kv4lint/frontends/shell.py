@@ -60,6 +60,28 @@ def _parser():
     return _PARSER
 
 
+# tree-sitter-bash 0.25's external scanner tests the character after ``{``
+# (and after ``{1``, ``{1..``) with the C library's ``isdigit``, which reads
+# outside its table for a non-ASCII code point: a segmentation fault for
+# some inputs (``echo {`` + U+F0000), depending on the memory layout.  Such a
+# character is handed to the parser as ASCII of the same UTF-8 length
+# (spaces for whitespace, else ``x``), so every byte offset stays the same;
+# the text kv4lint reads is always its own, not the parser's.
+_TS_HAZARD = re.compile(rb"(?<=[{.0-9])[\xc0-\xff][\x80-\xbf]*")
+
+
+def _ts_safe(m: re.Match) -> bytes:
+    raw = m.group()
+    return (b" " if raw.decode("utf-8", "surrogatepass").isspace() else b"x") * len(raw)
+
+
+def _parse(data: bytes):
+    """The tree-sitter tree of ``data`` (see ``_TS_HAZARD``)."""
+    if not data.isascii():
+        data = _TS_HAZARD.sub(_ts_safe, data)
+    return _parser().parse(data)
+
+
 # ===========================================================================
 # Text, positions, provenance
 
@@ -2482,7 +2504,7 @@ class _Walker:
     # -- the walk --------------------------------------------------------------------------
     def walk(self, root=None) -> None:
         if root is None:
-            tree = _parser().parse(self.src.data)
+            tree = _parse(self.src.data)
             root = tree.root_node
         self.run(root.named_children)
         self.finish_functions()
@@ -2691,7 +2713,7 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
             genv.vars[name] = _Binding(_SCALAR, Chars(str(value)), assign=_Assign(name, None, seeded=True))
             genv.exported.add(name)
         walker = _Walker(scan, src, genv, list(hints or []))
-        tree = _parser().parse(src.data)
+        tree = _parse(src.data)
         root = tree.root_node
         if root.has_error:
             _syntax_error(root, src, scan, origin)
@@ -2724,7 +2746,7 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
         src = _Src(text, pos, None, origin.anchor(Span(0, min(len(text), 1))) if origin is not None else None)
         scan = _Scan("<string>", None)
         walker = _Walker(scan, src, _Env(), [])
-        root = _parser().parse(src.data).root_node
+        root = _parse(src.data).root_node
         stack = [root]
         cmd = None
         while stack:

@@ -195,3 +195,115 @@ def test_the_default_directory_is_the_users_cache(monkeypatch, tmp_path):
     assert cache.default_dir() == os.path.join(str(tmp_path), "kv4lint", "scan")
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert Path(cache.default_dir()).parts[-3:] == (".cache", "kv4lint", "scan")
+
+
+# ---------------------------------------------------------------------------
+# The file index: a walk does not read again the unchanged files that held nothing
+
+
+@pytest.fixture
+def reads(counted, monkeypatch):
+    """``counted``, also counting the files read."""
+    from kv4lint import runner
+
+    got = []
+    real = runner._read
+
+    def read(path, size, limit):
+        got.append(os.path.relpath(path, counted.work))
+        return real(path, size, limit)
+
+    monkeypatch.setattr(runner, "_read", read)
+    counted.reads = got
+    return counted
+
+
+def _tree(work: Path) -> None:
+    (work / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    (work / "plain.py").write_text("print('no launch here')\n")
+    (work / "docs").mkdir()
+    (work / "docs" / "notes.md").write_text("# Notes\n\nNothing about serving.\n")
+    (work / "docs" / "mentions.md").write_text("sglang takes `--kv-cache-dtype`; see its docs.\n")  # parsed, empty
+    (work / "tools").mkdir()
+    (work / "tools" / "run").write_text("#!/bin/sh\necho hello\n")  # a shell script by its shebang
+    (work / "tools" / "data").write_text("no shebang: of no language\n")
+
+
+def test_a_second_walk_reads_only_the_files_with_something_to_report(reads):
+    _tree(reads.work)
+    first = reads(".")
+    assert sorted(reads.reads) == sorted(["serve.sh", "plain.py", "docs/notes.md", "docs/mentions.md",
+                                          "tools/run", "tools/data"])
+    assert sorted(reads.calls) == ["docs/mentions.md", "serve.sh"]
+    del reads.reads[:]
+    second = reads(".")
+    assert reads.reads == ["serve.sh"]
+    assert second == first and _codes(first) == ["KV401"]
+    assert first["files_scanned"] == 5  # tools/data: of no language
+
+
+def test_an_edited_file_is_read_again_even_with_its_old_size_and_time(reads):
+    _tree(reads.work)
+    p = reads.work / "plain.py"
+    new = "import os\nos.system(%r)\n" % LAUNCH.format("fp4_mx_block16").strip()
+    p.write_text("#" * (len(new) - 1) + "\n")
+    reads(".")
+    st = p.stat()
+    p.write_text(new)  # same size, same inode
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))  # and its old time, as `touch -r` leaves it: only ctime moved
+    assert p.stat().st_size == st.st_size and p.stat().st_ino == st.st_ino
+    del reads.reads[:]
+    doc = reads(".")
+    assert sorted(reads.reads) == ["plain.py", "serve.sh"]
+    assert sorted(f["path"] for f in doc["findings"]) == ["plain.py", "serve.sh"]
+
+
+def test_files_changed_just_before_the_walk_are_not_recorded(reads, monkeypatch):
+    monkeypatch.setattr(cache, "RACY_S", 3600.0)
+    _tree(reads.work)
+    reads(".")
+    del reads.reads[:]
+    reads(".")
+    assert len(reads.reads) == 6
+
+
+def test_files_named_one_by_one_use_no_index(reads):
+    _tree(reads.work)
+    reads("serve.sh", "plain.py", "docs/notes.md")
+    reads("serve.sh", "plain.py", "docs/notes.md")
+    assert sorted(reads.reads) == sorted(["serve.sh", "plain.py", "docs/notes.md"] * 2)
+    assert not (reads.cache_dir / "index").exists()
+
+
+def test_an_index_of_other_code_or_corrupt_is_ignored(reads, monkeypatch):
+    _tree(reads.work)
+    first = reads(".")
+    (index,) = (reads.cache_dir / "index").iterdir()
+    monkeypatch.setattr(cache, "_fingerprint", "another kv4lint")
+    del reads.reads[:]
+    assert reads(".") == first and len(reads.reads) == 6
+    for junk in ('{"format": 1, "code": "another kv4lint", "files": {"plain.py": [1]}}', "{", "[]", "null"):
+        index.write_text(junk)
+        del reads.reads[:]
+        assert reads(".") == first and len(reads.reads) == 6
+
+
+def test_a_file_grown_past_the_size_limit_is_reported(tmp_path, monkeypatch):
+    from kv4lint.cli import _lint
+    from kv4lint.discover import discover
+    from kv4lint.settings import Settings
+
+    monkeypatch.setattr(cache, "RACY_S", 0.0)
+    monkeypatch.chdir(tmp_path)
+    Path("big.py").write_text("x = 1\n" * 100)
+    files = discover(["."]).files
+
+    def run(limit):
+        index = cache.FileIndex(str(tmp_path / "cache"), ["."])
+        return _lint(files, Settings(max_file_bytes=limit, cache_dir=str(tmp_path / "cache")), index, 1,
+                     lambda n: None)
+
+    (rep,) = run(10_000)
+    assert not rep.errors and rep.scanned
+    (rep,) = run(100)
+    assert not rep.scanned and "larger than" in rep.errors[0].message

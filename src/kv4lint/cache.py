@@ -46,12 +46,21 @@ def default_dir() -> str:
     return os.path.join(base, "kv4lint", "scan")
 
 
+# The parsers the frontends use, by their top-level module.
+PARSERS = ("libcst", "tree_sitter", "tree_sitter_bash", "ruamel.yaml", "markdown_it", "nbformat")
+
+
 def code_fingerprint() -> str:
-    """kv4lint's version, its source files (an editable install changes without a new version) and its
-    parsers' versions: an entry made by other code is never used."""
+    """kv4lint's version and source files (an editable install changes without a new version) and its
+    parsers' installed files: an entry made by other code is never used.
+
+    A parser is known by the ``stat`` of its package's ``__init__`` file (an
+    install or upgrade writes it anew), found without importing the parser:
+    ``importlib.metadata`` would cost more than a cached run's whole scan.
+    """
     global _fingerprint
     if _fingerprint is None:
-        from importlib import metadata
+        from importlib.util import find_spec
 
         h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version}".encode())
         pkg = os.path.dirname(os.path.abspath(__file__))
@@ -62,11 +71,13 @@ def code_fingerprint() -> str:
                     st = os.stat(os.path.join(d, name))
                     h.update(f"{os.path.relpath(os.path.join(d, name), pkg)}\0{st.st_size}\0{st.st_mtime_ns}\0"
                              .encode())
-        for dist in ("libcst", "tree-sitter", "tree-sitter-bash", "ruamel.yaml", "markdown-it-py", "nbformat"):
+        for module in PARSERS:
             try:
-                h.update(f"{dist}={metadata.version(dist)}\0".encode())
-            except metadata.PackageNotFoundError:
-                h.update(f"{dist}=-\0".encode())
+                origin = find_spec(module).origin
+                st = os.stat(origin)
+                h.update(f"{module}={origin}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+            except (ImportError, AttributeError, TypeError, ValueError, OSError):
+                h.update(f"{module}=-\0".encode())
         _fingerprint = h.hexdigest()
     return _fingerprint
 
@@ -132,20 +143,92 @@ def _store(entry_path: str, result: model.ScanResult, looked_at: list[str]) -> N
         if sig is not None and now - max(sig[2], sig[3]) < RACY_S * 1e9:
             return  # changed just now: maybe again within the timestamps' resolution
         depends.append([p, sig])
-    data = json.dumps({"format": FORMAT, "depends": depends, "result": encode(result)}, separators=(",", ":"))
-    d = os.path.dirname(entry_path)
+    _write(entry_path, json.dumps({"format": FORMAT, "depends": depends, "result": encode(result)},
+                                  separators=(",", ":")))
+
+
+def _write(path: str, data: str) -> None:
+    """Write ``path`` whole or not at all (a reader never sees half of it)."""
+    d = os.path.dirname(path)
     os.makedirs(d, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(data)
-        os.replace(tmp, entry_path)
+        os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+# ---------------------------------------------------------------------------
+# The file index: files a walk found nothing in, by their stat signature
+
+
+class FileIndex:
+    """Files of a directory walk that held nothing to report, keyed by their ``stat`` signature.
+
+    A second ``kv4lint check .`` over an unchanged tree need not even read
+    the files that held no launch (99 % of a repository): a file whose
+    ``stat`` signature (mode, size, modification and change times, inode,
+    device: git's test of an unchanged file) and language are those recorded
+    is reported as it was, empty.  One index per current directory and set of
+    paths walked, in the cache directory; it holds only files whose report was
+    empty (no launch, no finding, no error) or that were read and found to be
+    of no language kv4lint scans -- results that no setting can change (the
+    settings act on launches), and that depend on nothing but the file.  An
+    index written by other code (see :func:`code_fingerprint`) is ignored.
+    A file changed within ``RACY_S`` before the walk is not recorded.
+    """
+
+    def __init__(self, directory: str, roots: list[str]):
+        h = hashlib.sha256("\0".join([os.getcwd(), *roots]).encode("utf-8", "surrogatepass")).hexdigest()
+        self.path = os.path.join(directory, "index", h[:32] + ".json")
+        self.started = time.time_ns()
+        self.old: dict[str, list] = {}
+        self.new: dict[str, list] = {}
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                entry = json.load(f)
+            if isinstance(entry, dict) and entry.get("code") == code_fingerprint() \
+                    and isinstance(entry.get("files"), dict):
+                self.old = entry["files"]
+        except (OSError, ValueError):
+            pass
+        except Exception:  # noqa: BLE001 - the cache must never stop a run
+            pass
+
+    @staticmethod
+    def _record(st: os.stat_result, language: str | None) -> list:
+        return [st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, language]
+
+    def known(self, path: str, language: str | None, st: os.stat_result | None) -> str | None | bool:
+        """The language recorded for ``path`` when it is unchanged (and was discovered as ``language``);
+        ``False`` when it must be read."""
+        rec = self.old.get(path)
+        if rec is None or st is None or rec[:6] != self._record(st, None)[:6] or \
+                (language is not None and rec[6] != language):
+            return False
+        self.new[path] = rec
+        return rec[6]
+
+    def add(self, path: str, language: str | None, st: os.stat_result | None) -> None:
+        """Record ``path``, found empty (or of no language) as ``language``, when it is old enough."""
+        if st is not None and self.started - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_S * 1e9:
+            self.new[path] = self._record(st, language)
+
+    def save(self) -> None:
+        if self.new == self.old:
+            return
+        try:
+            data = json.dumps({"format": FORMAT, "code": code_fingerprint(), "files": self.new},
+                              separators=(",", ":"))
+            _write(self.path, data)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 # ---------------------------------------------------------------------------

@@ -167,9 +167,13 @@ def collect(ns: argparse.Namespace, settings: Settings) -> tuple[RunResult, list
     result.errors.extend(FileError(p, m) for p, m in disc.errors)
     from kv4lint.progress import Progress
 
+    index = None
+    if settings.cache_dir and any(os.path.isdir(p) for p in ns.paths):  # a walk, not files named (pre-commit)
+        from kv4lint.cache import FileIndex
+
+        index = FileIndex(settings.cache_dir, list(ns.paths))
     with Progress(len(disc.files), enabled=False if getattr(ns, "quiet", False) else None) as prog:
-        reports = lint_many([(c.path, c.language) for c in disc.files], settings, jobs=getattr(ns, "jobs", 0),
-                            progress=prog.advance)
+        reports = _lint(disc.files, settings, index, getattr(ns, "jobs", 0), prog.advance)
     for rep in reports:
         if rep.scanned:
             result.files_scanned += 1
@@ -178,6 +182,34 @@ def collect(ns: argparse.Namespace, settings: Settings) -> tuple[RunResult, list
         if rep.targets:
             result.targets[rep.path] = rep.targets
     return result, reports
+
+
+def _lint(files, settings: Settings, index, jobs: int, progress) -> list:
+    """Reports for the discovered ``files``, in order; with a file index, unchanged files that held
+    nothing are not read again, and the index learns this run's."""
+    from kv4lint.parallel import is_empty, lint_many
+    from kv4lint.runner import FileReport
+
+    if index is None:
+        return lint_many([(c.path, c.language) for c in files], settings, jobs=jobs, progress=progress)
+    reports: list = [None] * len(files)
+    todo = []
+    for i, c in enumerate(files):
+        lang = False if c.stat is None or c.stat.st_size > settings.max_file_bytes else \
+            index.known(c.path, c.language, c.stat)
+        if lang is False:
+            todo.append(i)
+        else:
+            reports[i] = FileReport(c.path, lang, scanned=lang is not None)
+    if len(todo) < len(files):
+        progress(len(files) - len(todo))
+    for i, rep in zip(todo, lint_many([(files[i].path, files[i].language) for i in todo], settings, jobs=jobs,
+                                      progress=progress)):
+        reports[i] = rep
+        if is_empty(rep) or (not rep.scanned and rep.language is None and not rep.errors):
+            index.add(files[i].path, rep.language, files[i].stat)
+    index.save()
+    return reports
 
 
 def _use_color(ns, stream) -> bool:

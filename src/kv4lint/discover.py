@@ -67,6 +67,7 @@ def _language_of_name(name: str) -> str | None:
 class Candidate:
     path: str  # as the user will see it (relative to cwd when given relatively)
     language: str | None  # None: decided from the shebang after reading
+    stat: os.stat_result | None = None  # as the walk found it (kv4lint.cache.FileIndex)
 
 
 @dataclass
@@ -195,7 +196,7 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
         elif stat.S_ISREG(st.st_mode):
             if force_exclude and excluded(os.path.normpath(root), list(exclude or [])):
                 continue
-            out.files.append(Candidate(root, language_of(root)))
+            out.files.append(Candidate(root, language_of(root), st))
         else:
             out.skipped.append((root, "not a regular file"))
     return out
@@ -259,13 +260,14 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
                 # on overlayfs d_ino and st_ino may differ, and two files of different layers share a d_ino.
                 key = (fst.st_dev, fst.st_ino)
                 if e.is_symlink():
-                    linked.append((p, lang, key))
+                    linked.append((p, lang, fst))
                 elif key not in seen_files:
                     seen_files.add(key)
-                    out.files.append(Candidate(p, lang))
+                    out.files.append(Candidate(p, lang, fst))
         stack.extend(reversed(subdirs))
     # A symlink to a file of the tree is that file: checked (and fixed) once, under its real name.
-    for p, lang, key in linked:
+    for p, lang, fst in linked:
+        key = (fst.st_dev, fst.st_ino)
         if key not in seen_files:
             seen_files.add(key)
-            out.files.append(Candidate(p, lang))
+            out.files.append(Candidate(p, lang, fst))

@@ -50,7 +50,8 @@ def _one(path: str, language: str | None, settings: Settings) -> FileReport:
         return rep
 
 
-def _empty(rep: FileReport) -> bool:
+def is_empty(rep: FileReport) -> bool:
+    """Nothing to report: no finding, error or launch (a worker sends back only the language)."""
     return (rep.scanned and not rep.findings and not rep.errors and not rep.launches and not rep.targets)
 
 
@@ -65,7 +66,7 @@ def _chunk(items: list[tuple[int, str, str | None]]) -> list[tuple[int, object]]
     out: list[tuple[int, object]] = []
     for i, path, language in items:
         rep = _one(path, language, settings)
-        if _empty(rep):
+        if is_empty(rep):
             out.append((i, rep.language))
         else:
             if not rep.findings:

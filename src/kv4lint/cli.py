@@ -142,6 +142,8 @@ def settings_for(ns: argparse.Namespace) -> Settings:
 
 
 def _validate(s: Settings) -> None:
+    if not (s.sglang_version or s.gpu or (s.platform and s.platform != "auto")):
+        return
     from kv4lint.target import normalise_gpu, normalise_platform, parse_version
 
     try:
@@ -159,7 +161,6 @@ def collect(ns: argparse.Namespace, settings: Settings) -> tuple[RunResult, list
     """Discover and lint every file; returns the run result and the per-file reports."""
     from kv4lint.discover import discover
     from kv4lint.model import FileError
-    from kv4lint.parallel import lint_many
 
     disc = discover(ns.paths, exclude=settings.exclude + settings.extend_exclude,
                     force_exclude=getattr(ns, "force_exclude", False))

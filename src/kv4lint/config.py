@@ -15,10 +15,8 @@ Every key is checked: an unknown key or a bad value is a :class:`ValueError`
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -241,6 +239,8 @@ def settings_from_mapping(d: Mapping[str, Any], source: str, *, base: Settings |
             continue
         spec = KEYS.get(key)
         if spec is None:
+            import difflib
+
             hint = difflib.get_close_matches(str(key).replace("_", "-"), KEYS, n=1)
             msg = f"{where} {key}: unknown key"
             if hint:
@@ -293,6 +293,8 @@ def read_config(path: str, *, named: bool = False) -> ConfigFile | None:
     ``named``: the user named the file (``--config``): a pyproject.toml without the
     table then gives empty settings, and a missing file is an error.
     """
+    import tomllib
+
     path = os.path.abspath(path)
     try:
         with open(path, "rb") as f:

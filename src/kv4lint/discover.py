@@ -13,7 +13,6 @@ import re
 import stat
 from dataclasses import dataclass, field
 from fnmatch import translate
-from pathlib import Path
 
 _EXT = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -148,7 +147,9 @@ def excluded(path: str, patterns: list[str]) -> bool:
     name = os.path.basename(path)
     if name in literal or m_name(name) or m_path(path):
         return True
-    return any(part in literal or m_part(part) for part in Path(path).parts)
+    from pathlib import PurePath  # here only: 5 ms to import, and a walk does not call this
+
+    return any(part in literal or m_part(part) for part in PurePath(path).parts)
 
 
 class _Excluder:

@@ -14,7 +14,7 @@ from fnmatch import fnmatch
 from typing import TYPE_CHECKING
 
 from kv4lint.discover import language_of
-from kv4lint.model import FileError, Finding, Hint, Launch, ScanResult
+from kv4lint.model import FileError, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch, might_launch_bytes
 from kv4lint.settings import Settings
 from kv4lint.source import DecodeError, LineIndex, Text, decode

@@ -430,6 +430,25 @@ PY_CASES = [
      'engine = sgl.Engine(model_path="M", kv_cache_dtype="fp8_e4m3")\n'),
     (["--gpu", "h100"], 'os.system("python -m sglang.launch_server --kv-cache-dtype=nvfp4 --port 1")\n',
      'os.system("python -m sglang.launch_server --kv-cache-dtype=fp8_e4m3 --port 1")\n'),
+    # Removing the last elements of a list: no separator left behind (kv4lint.fix.tidy_removals) ...
+    (["--gpu", "rtx5090"],
+     'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype", "nvfp4"])\n',
+     'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "fp8_e4m3"])\n'),
+    (["--gpu", "rtx5090"],
+     'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype", "nvfp4",])\n',
+     'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "fp8_e4m3"])\n'),
+    (["--gpu", "rtx5090"],
+     'cmd = [\n    "sglang", "serve",\n    "--kv-cache-dtype", "nvfp4",\n    "--prefill-kv-cache-dequant-dtype", "nvfp4"\n]\n'
+     'subprocess.Popen(cmd)\n',
+     'cmd = [\n    "sglang", "serve",\n    "--kv-cache-dtype", "fp8_e4m3",\n]\nsubprocess.Popen(cmd)\n'),
+    (["--gpu", "rtx5090"],
+     'sgl.Engine(**{"model_path": "M", "kv_cache_dtype": "nvfp4", "prefill_kv_cache_dequant_dtype": "nvfp4"})\n',
+     'sgl.Engine(**{"model_path": "M", "kv_cache_dtype": "fp8_e4m3"})\n'),
+    # ... but a tuple keeps the comma that makes it one
+    (["--gpu", "rtx5090"],
+     'cmd = ("sglang", "serve", "--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype", "nvfp4")\n'
+     'subprocess.Popen(cmd)\n',
+     'cmd = ("sglang", "serve", "--kv-cache-dtype", "fp8_e4m3", )\nsubprocess.Popen(cmd)\n'),
 ]
 PY_HEAD = "import os\nimport subprocess\n\nimport sglang as sgl\nfrom sglang.srt.server_args import ServerArgs\n\n"
 
@@ -500,3 +519,39 @@ def test_symlink_out_of_tree_named_on_the_command_line_is_refused(fake, tmp_path
     target.write_text(src)
     assert run(tree) == 0
     assert target.read_text() == src
+
+
+def _tidy(text: str, *spans: tuple[int, int]) -> str:
+    from kv4lint.fix import tidy_removals
+
+    return apply_edits(text, tidy_removals(text, [Edit(Span(a, b), "") for a, b in spans]))[0]
+
+
+def _span(text: str, part: str) -> tuple[int, int]:
+    i = text.index(part)
+    return i, i + len(part)
+
+
+@pytest.mark.parametrize("text,parts,after", [
+    ('["a", "b", "c"]', ['"b", ', '"c"'], '["a"]'),  # touching removals merged, the comma before taken
+    ('["a", "b", "c" ]', ['"b", ', '"c"'], '["a" ]'),
+    ('["b", "c"]', ['"b", ', '"c"'], '[]'),  # nothing before: no comma to take
+    ('{"a": 1, "b": 2}', [', "b": 2'], '{"a": 1}'),
+    ('("a", "b")', ['"b"'], '("a", )'),  # a tuple keeps its comma
+    ('[\r\n    "a",\r\n    "b"\r\n]', ['"b"'], '[\r\n    "a",\r\n]'),  # a line left blank goes, CRLF or not
+    ('[\n    "a",\n    "b"  # why\n]', ['"b"'], '[\n    "a",\n      # why\n]'),  # a comment stays
+    ('["a", "b"]  # x, ]', ['"b"'], '["a"]  # x, ]'),
+    ('f("a", "b")', ['"b"'], 'f("a", )'),
+])
+def test_tidy_removals(text, parts, after):
+    assert _tidy(text, *(_span(text, p) for p in parts)) == after
+
+
+def test_tidy_removals_keeps_replacements_and_other_files():
+    from kv4lint.fix import tidy_removals
+
+    text = '["a", "b", "c"]'
+    edits = [Edit(Span(1, 4), '"x"'), Edit(Span(6, 11), "", "other.yaml"), Edit(Span(11, 14), "")]
+    out = tidy_removals(text, edits)
+    assert Edit(Span(1, 4), '"x"') in out and Edit(Span(6, 11), "", "other.yaml") in out
+    assert Edit(Span(9, 14), "") in out  # not merged with another file's edit; the comma before taken

@@ -6,9 +6,10 @@ atomically) builds on :func:`plan` and :func:`apply_edits`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
-from kv4lint.model import Edit, Fix, Launch, Provenance, Value
+from kv4lint.model import Edit, Fix, Launch, Provenance, Span, Value
 from kv4lint.sglang.options import Args
 
 
@@ -89,3 +90,50 @@ def apply_edits(text: str, edits: list[Edit]) -> tuple[str, list[Edit]]:
         pos = e.span.end
     parts.append(text[pos:])
     return "".join(parts), skipped
+
+
+_REST_OF_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
+_CLOSERS = "]}"  # not ")": ("a", "b") without the comma before its last element would be a string, not a tuple
+
+
+def tidy_removals(text: str, edits: list[Edit]) -> list[Edit]:
+    """Python: the removals of adjacent elements of a list as one edit, without the separators they leave.
+
+    A removed element's span takes its own separator, so removing the last
+    elements of ``["a", "--x", "y"]`` would leave ``["a", ]``, and a last
+    element alone on its line a blank line.  Here, removals that touch are
+    merged; a removal that ends before a closing ``]`` / ``}`` on its line
+    takes the comma before it, and one that leaves only blanks on its line
+    takes the whole line.  Only blanks and that one comma are ever added to a
+    removal.
+    """
+    rm = sorted((e for e in edits if not e.text), key=lambda e: (e.path or "", e.span.start, e.span.end))
+    if not rm:
+        return edits
+    merged: list[Edit] = []
+    for e in rm:
+        last = merged[-1] if merged else None
+        if last is not None and last.path == e.path and e.span.start <= last.span.end:
+            merged[-1] = Edit(Span(last.span.start, max(last.span.end, e.span.end)), "", last.path)
+        else:
+            merged.append(e)
+    out = [e for e in edits if e.text]
+    for e in merged:
+        a, b = e.span.start, e.span.end
+        j = b
+        while j < len(text) and text[j] in " \t":
+            j += 1
+        if j < len(text) and text[j] in _CLOSERS:
+            i = a
+            while i > 0 and text[i - 1] in " \t":
+                i -= 1
+            if i > 0 and text[i - 1] == ",":
+                a = i - 1
+        else:
+            line_start = text.rfind("\n", 0, a) + 1
+            if not text[line_start:a].strip(" \t") and line_start < a:
+                m = _REST_OF_LINE.match(text, b)
+                if m:
+                    a, b = line_start, m.end()
+        out.append(Edit(Span(a, b), "", e.path))
+    return out

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from kv4lint import writer
 from kv4lint.discover import language_of
-from kv4lint.fix import apply_edits
+from kv4lint.fix import apply_edits, tidy_removals
 from kv4lint.model import Edit, FileError, Finding
 from kv4lint.runner import FileReport, lint_text
 from kv4lint.settings import Settings
@@ -210,6 +210,8 @@ def fix_text(path: str, text: str, settings: Settings, language: str | None, *, 
             out.errors.append(FileError(path, f"{f.code} is still fixable after {max_rounds} rounds of fixes; "
                                               "left as it is", f.start.line if f.start else None))
             break
+        if language == "python":
+            edits = tidy_removals(current, edits)
         new, _ = apply_edits(current, edits)
         if new == current:
             excluded.update(_fix_key(f) for f in chosen)

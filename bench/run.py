@@ -716,7 +716,8 @@ def report(doc: dict, jn: str) -> None:
           f"1 + plugin in-process / flake8 CPU {show(ra['flake8_plugin_estimate'], '')}   "
           f"target <= {TARGETS['flake8_with_over_without']}")
     print(f"  kv4lint -j1 / ruff          {show(ra['kv4lint_j1_over_ruff'])}")
-    print(f"  with the parse cache of an earlier run: kv4lint -j1 / grep {show(ra.get('cached_kv4lint_j1_over_grep'))}, "
+    print(f"  with the parse cache of an earlier run: "
+          f"kv4lint -j1 / grep {show(ra.get('cached_kv4lint_j1_over_grep'))}, "
           f"-{jn.split('-')[-1]} / grep {show(ra.get('cached_kv4lint_jN_over_grep'))}")
     print(f"  stdlib only: kv4lint -j1 / grep {show(ra.get('stdlib_kv4lint_j1_over_grep'))}, "
           f"-{jn.split('-')[-1]} / grep {show(ra.get('stdlib_kv4lint_jN_over_grep'))}")

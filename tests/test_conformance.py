@@ -58,15 +58,15 @@ def _fail_on(tally: grid.Tally) -> None:
 
 
 def test_normalisation_pairs_each_rewrite_with_its_log_line():
-    O = oracle.Outcome
+    Outcome = oracle.Outcome
     sglang = [
-        O("warning", "alias A", step="s"),
-        O("warning", "reason", step="s"),
-        O("rewrite", "", fields=(("b", 1), ("a", 2)), step="s"),
-        O("rewrite", "", fields=(("c", 3),), step="t"),
-        O("info", "what t did", step="t"),
-        O("info", "unrelated", step="t"),
-        O("error", "boom", "ValueError", step="u"),
+        Outcome("warning", "alias A", step="s"),
+        Outcome("warning", "reason", step="s"),
+        Outcome("rewrite", "", fields=(("b", 1), ("a", 2)), step="s"),
+        Outcome("rewrite", "", fields=(("c", 3),), step="t"),
+        Outcome("info", "what t did", step="t"),
+        Outcome("info", "unrelated", step="t"),
+        Outcome("error", "boom", "ValueError", step="u"),
     ]
     assert compare.normalise_sglang(sglang) == [
         ("warning", "s", "alias A", ()),

@@ -231,7 +231,7 @@ def test_entrypoint_resets_an_inherited_cmd():
             'ENTRYPOINT ["python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "fp8_e4m3"]\n')
     launches = scan_dockerfile(text, "Dockerfile").launches
     assert [[v.text for v in x.argv] for x in launches] == [["--kv-cache-dtype", "nvfp4"],
-                                                             ["--kv-cache-dtype", "fp8_e4m3"]]
+                                                            ["--kv-cache-dtype", "fp8_e4m3"]]
 
 
 def test_entrypoint_script_then_cmd_launch():

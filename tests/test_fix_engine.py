@@ -372,7 +372,8 @@ SHELL_CASES = [
     (["--gpu", "rtx5090"],
      "python -m sglang.launch_server --kv-cache-dtype nvfp4 \\\n  --prefill-kv-cache-dequant-dtype nvfp4\n",
      "python -m sglang.launch_server --kv-cache-dtype fp8_e4m3\n"),
-    (["--gpu", "rtx5090"], "python -m sglang.launch_server --kv-cache-dtype nvfp4 --prefill-kv-cache-dequant-dtype=nvfp4 "
+    (["--gpu", "rtx5090"],
+     "python -m sglang.launch_server --kv-cache-dtype nvfp4 --prefill-kv-cache-dequant-dtype=nvfp4 "
      "--tp 2\n", "python -m sglang.launch_server --kv-cache-dtype fp8_e4m3 --tp 2\n"),
     ([], 'DTYPE="fp4_e2m1"\nnohup python -m sglang.launch_server --kv-cache-dtype "$DTYPE" > log 2>&1 &\n',
      'DTYPE="fp8_e4m3"\nnohup python -m sglang.launch_server --kv-cache-dtype "$DTYPE" > log 2>&1 &\n'),
@@ -432,13 +433,16 @@ PY_CASES = [
      'os.system("python -m sglang.launch_server --kv-cache-dtype=fp8_e4m3 --port 1")\n'),
     # Removing the last elements of a list: no separator left behind (kv4lint.fix.tidy_removals) ...
     (["--gpu", "rtx5090"],
-     'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype", "nvfp4"])\n',
+     'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "nvfp4", '
+     '"--prefill-kv-cache-dequant-dtype", "nvfp4"])\n',
      'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "fp8_e4m3"])\n'),
     (["--gpu", "rtx5090"],
-     'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype", "nvfp4",])\n',
+     'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "nvfp4", '
+     '"--prefill-kv-cache-dequant-dtype", "nvfp4",])\n',
      'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "fp8_e4m3"])\n'),
     (["--gpu", "rtx5090"],
-     'cmd = [\n    "sglang", "serve",\n    "--kv-cache-dtype", "nvfp4",\n    "--prefill-kv-cache-dequant-dtype", "nvfp4"\n]\n'
+     'cmd = [\n    "sglang", "serve",\n    "--kv-cache-dtype", "nvfp4",\n'
+     '    "--prefill-kv-cache-dequant-dtype", "nvfp4"\n]\n'
      'subprocess.Popen(cmd)\n',
      'cmd = [\n    "sglang", "serve",\n    "--kv-cache-dtype", "fp8_e4m3",\n]\nsubprocess.Popen(cmd)\n'),
     (["--gpu", "rtx5090"],

@@ -52,7 +52,8 @@ def _key(s: str):
 
 def run_json(args: list[str], target: Path, tmp_path: Path) -> dict:
     out = tmp_path / "out.json"
-    code = main(["check", "--format", "json", "--isolated", "--jobs", "1", *args, str(target), "--output-file", str(out)])
+    code = main(["check", "--format", "json", "--isolated", "--jobs", "1", *args, str(target),
+                 "--output-file", str(out)])
     assert code in (0, 1), f"exit {code}"
     return json.loads(out.read_text())
 

@@ -121,7 +121,8 @@ def test_mixed_nvfp4_recipe_is_not_kv403():
 
 def test_unknown_values_never_fire_alone():
     # The attention backend is unknown on ROCm for an MLA model (depends on kv heads): the platform still decides.
-    assert codes(kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1), platform="rocm")) == ["KV402"]
+    assert codes(kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1),
+                                    platform="rocm")) == ["KV402"]
     # Unknown arch, no backend: fp4_mx_block16 works on SM100 for MHA, so nothing is certain.
     assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16")) == []
     # ... but --strict says which possibility fails.

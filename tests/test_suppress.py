@@ -116,7 +116,8 @@ def test_shell_new_line_uses_crlf_of_the_file():
 
 
 def test_two_commands_two_comments():
-    src = "python -m sglang.launch_server --kv-cache-dtype nvfp4\n\tpython -m sglang.launch_server --kv-cache-dtype nvfp4\n"
+    src = ("python -m sglang.launch_server --kv-cache-dtype nvfp4\n"
+           "\tpython -m sglang.launch_server --kv-cache-dtype nvfp4\n")
     new, n, _ = suppress_text(src, [at(src, "nvfp4"), at(src, "nvfp4", nth=1)], "makefile")
     assert n == 2
     assert new == ("# kv4lint: disable=KV401\npython -m sglang.launch_server --kv-cache-dtype nvfp4\n"
@@ -124,7 +125,8 @@ def test_two_commands_two_comments():
 
 
 def test_dockerfile_run_with_continuations():
-    src = "FROM lmsysorg/sglang:v0.5.23\nRUN pip install x && \\\n    python -m sglang.launch_server --kv-cache-dtype nvfp4\n"
+    src = ("FROM lmsysorg/sglang:v0.5.23\nRUN pip install x && \\\n"
+           "    python -m sglang.launch_server --kv-cache-dtype nvfp4\n")
     new, _, _ = suppress_text(src, [at(src, "nvfp4")], "dockerfile")
     assert new == src.replace("RUN pip", "# kv4lint: disable=KV401\nRUN pip")
 
@@ -220,7 +222,8 @@ def test_finding_past_the_end_is_clamped(lang):
 
 E2E = {
     "serve.sh": ("#!/bin/bash\nif true; then\n  srun -N1 \\\n    python -m sglang.launch_server --model-path M \\\n"
-                 "      --kv-cache-dtype fp4_e2m1\nfi\nnohup python3 -m sglang.launch_server --kv-cache-dtype fp4_e2m1 &\n"),
+                 "      --kv-cache-dtype fp4_e2m1\nfi\n"
+                 "nohup python3 -m sglang.launch_server --kv-cache-dtype fp4_e2m1 &\n"),
     "serve.py": ('from sglang.srt.server_args import ServerArgs\nimport subprocess\n'
                  'args = ServerArgs(model_path="M", kv_cache_dtype="fp4_e2m1")  # the server\n'
                  'subprocess.run(["python", "-m", "sglang.launch_server",\n'
@@ -235,7 +238,8 @@ E2E = {
                      "    - --kv-cache-dtype\n    - fp4_e2m1\n"
                      "  d:\n    entrypoint: [\"/bin/bash\", \"-c\"]\n    command:\n      - |\n"
                      "        python3 -m sglang.launch_server \\\n          --kv-cache-dtype fp4_e2m1\n"),
-    "README.md": ("# Serve\n\n```bash\npython -m sglang.launch_server --model-path M \\\n  --kv-cache-dtype fp4_e2m1\n```\n\n"
+    "README.md": ("# Serve\n\n```bash\npython -m sglang.launch_server --model-path M \\\n"
+                  "  --kv-cache-dtype fp4_e2m1\n```\n\n"
                   "```python\nfrom sglang.srt.server_args import ServerArgs\n"
                   "args = ServerArgs(model_path='M', kv_cache_dtype='fp4_e2m1')\n```\n"),
     "Makefile": "serve:\n\tpython -m sglang.launch_server --model-path M \\\n\t  --kv-cache-dtype fp4_e2m1\n",

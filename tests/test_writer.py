@@ -45,7 +45,8 @@ CASES = {
     "mixed": b"a\r\nb\nc\rpython -m sglang.launch_server --kv-cache-dtype fp4_e2m1\n\r\n",
     "no-final-newline": b"python -m sglang.launch_server --kv-cache-dtype fp4_e2m1",
     "bom": b"\xef\xbb\xbfpython -m sglang.launch_server --kv-cache-dtype fp4_e2m1\r\n",
-    "utf8": "# caf\u00e9 \u2014 \U0001f680\npython -m sglang.launch_server --kv-cache-dtype fp4_e2m1 # \u00fc\n".encode(),
+    "utf8": ("# caf\u00e9 \u2014 \U0001f680\n"
+             "python -m sglang.launch_server --kv-cache-dtype fp4_e2m1 # \u00fc\n").encode(),
     "utf16": b"\xff\xfe" + "python -m sglang.launch_server --kv-cache-dtype fp4_e2m1\r\n".encode("utf-16-le"),
     "trailing-blanks": b"python -m sglang.launch_server --kv-cache-dtype fp4_e2m1   \t\n\n\n",
     "nul-free-controls": b"\x0c\x0bpython -m sglang.launch_server --kv-cache-dtype fp4_e2m1\x1c\n",

@@ -77,7 +77,7 @@ def apply_edits(text: str, edits: list[Edit]) -> tuple[str, list[Edit]]:
     last_end = -1
     for e in sorted(edits, key=lambda e: (e.span.start, e.span.end)):
         if e.span.start < last_end or (chosen and e.span.start == last_end == chosen[-1].span.start
-                                        and e.span.start == e.span.end):
+                                       and e.span.start == e.span.end):
             skipped.append(e)
             continue
         chosen.append(e)

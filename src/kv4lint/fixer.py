@@ -225,8 +225,9 @@ def fix_text(path: str, text: str, settings: Settings, language: str | None, *, 
             f = chosen[0]
             where = f"{f.start.line}:{f.start.column}" if f.start else "?"
             out.errors.append(FileError(
-                path, f"the fix for {f.code} at {where} ({f.fix.description}) was rolled back: the fixed "  # type: ignore[union-attr]
-                      f"file would not parse ({broken[0].message})", f.start.line if f.start else None))
+                path,
+                f"the fix for {f.code} at {where} ({f.fix.description}) was rolled back: "  # type: ignore[union-attr]
+                f"the fixed file would not parse ({broken[0].message})", f.start.line if f.start else None))
             excluded.add(_fix_key(f))
             continue
         for f in chosen:

@@ -40,6 +40,7 @@ def canonicalize_name(name: str) -> str:
     """PEP 503 normalisation (as ``packaging.utils.canonicalize_name``)."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
+
 PACKAGE = "sglang"
 _MAX_BYTES = 20 * 1024 * 1024  # lock files larger than this are not read
 

@@ -75,7 +75,8 @@ def _decode(data: bytes, skip: int, enc: str, bom: bytes) -> Text:
         return Text(data[skip:].decode(enc), enc, bom)
     except UnicodeDecodeError as e:
         line = data[: skip + e.start].count(b"\n") + 1
-        raise DecodeError(f"cannot decode as {enc}: byte {data[skip + e.start]:#04x} at offset {skip + e.start}", line) from None
+        raise DecodeError(f"cannot decode as {enc}: byte {data[skip + e.start]:#04x} at offset {skip + e.start}",
+                          line) from None
 
 
 class LineIndex:

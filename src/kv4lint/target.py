@@ -56,7 +56,7 @@ def normalise_gpu(name: str) -> str:
     flat = {k.replace("-", ""): v for k, v in GPU_ARCH.items()}
     for size in (3, 2, 1):
         for i in range(len(toks) - size + 1):
-            joined = "".join(toks[i : i + size])
+            joined = "".join(toks[i:i + size])
             if joined in flat and len(joined) >= 3:
                 return flat[joined]
     raise ValueError(f"unknown GPU {name!r} (use an arch like sm90/sm100/sm120, or a name like h100, b200, rtx5090)")
@@ -98,7 +98,8 @@ MLA_ARCHITECTURES: dict[str, str] = {
         "DeepseekV2ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV3ForCausalLMNextN",
         "DeepseekVL2ForCausalLM", "DotsVLMForCausalLM", "KimiLinearForCausalLM", "KimiVLForConditionalGeneration",
         "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "MiniCPM3ForCausalLM"], "0.5.5"),
-    **dict.fromkeys(["MistralLarge3ForCausalLM", "MistralLarge3ForCausalLMEagle", "PixtralForConditionalGeneration"], "0.5.6.post1"),
+    **dict.fromkeys(["MistralLarge3ForCausalLM", "MistralLarge3ForCausalLMEagle", "PixtralForConditionalGeneration"],
+                    "0.5.6.post1"),
     "Glm4MoeLiteForCausalLM": "0.5.8",
     **dict.fromkeys(["BailingMoeV2_5ForCausalLM", "BailingMoeForCausalLMNextN", "GlmMoeDsaForCausalLM",
                      "KimiK25ForConditionalGeneration"], "0.5.9"),
@@ -145,7 +146,8 @@ _ID_PATTERNS: list[tuple[re.Pattern, str | None]] = [
     (re.compile(r"(?:^|/)(?:meta-)?llama|llama-?[23]|tinyllama|codellama|vicuna", re.I), "mha"),
     (re.compile(r"qwen|qwq", re.I), "mha"),
     (re.compile(r"mistral|mixtral|ministral|codestral|devstral", re.I), "mha"),
-    (re.compile(r"gemma|phi-?[1-4]|olmo|granite|internlm|baichuan|falcon|command-r|smollm|yi-|exaone|glm-4", re.I), "mha"),
+    (re.compile(r"gemma|phi-?[1-4]|olmo|granite|internlm|baichuan|falcon|command-r|smollm|yi-|exaone|glm-4", re.I),
+     "mha"),
 ]
 
 DSA_ARCHITECTURES = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})

@@ -105,7 +105,8 @@ def json_string_at(text: str, i: int) -> tuple[str, list[int], int]:
         elif e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[k + 2:k + 6] or ""):
             cp = int(raw[k + 2:k + 6], 16)
             width = 6
-            if 0xD800 <= cp < 0xDC00 and raw[k + 6:k + 8] == "\\u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[k + 8:k + 12]):
+            if (0xD800 <= cp < 0xDC00 and raw[k + 6:k + 8] == "\\u"
+                    and re.fullmatch(r"[0-9a-fA-F]{4}", raw[k + 8:k + 12])):
                 lo = int(raw[k + 8:k + 12], 16)
                 if 0xDC00 <= lo < 0xE000:
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
@@ -407,7 +408,7 @@ def mark_shared(result: ScanResult, text: str, defs: list[EnvDef]) -> None:
     for launch in result.launches:
         for k, v in enumerate(launch.argv):
             if v.span is not None and not v.shared and any(s.start <= v.span.start and v.span.end <= s.end
-                                                            for s in spans):
+                                                           for s in spans):
                 launch.argv[k] = replace(v, shared=True)
 
 

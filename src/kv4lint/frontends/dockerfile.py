@@ -40,7 +40,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 # A NAME=value assignment that reads the same to Docker and to a shell.
 _SAFE_ASSIGN = re.compile(
-    r"""[A-Za-z_][A-Za-z0-9_]*=(?:[A-Za-z0-9_./:,@%+=\-]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"(?:[^"\\`$]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)*"|'[^']*')*""")
+    r"""[A-Za-z_][A-Za-z0-9_]*=(?:[A-Za-z0-9_./:,@%+=\-]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"(?:[^"\\`$]|"""
+    r"""\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)*"|'[^']*')*""")
 _SH_LIKE = {"sh", "bash", "dash", "ash", "zsh", "ksh"}
 
 
@@ -220,7 +221,8 @@ def _substitute(value: str, env: dict[str, str]) -> str | None:
 class Assignment:
     name: str
     value: str | None  # the value Docker gives it (None: not known statically)
-    piece: tuple[str, list[int]] | None  # ``NAME=value`` as written, with its file offsets, when a shell reads it the same
+    # ``NAME=value`` as written, with its file offsets, when a shell reads it the same
+    piece: tuple[str, list[int]] | None
     span: Span | None  # the whole assignment in the file
     value_span: Span | None
 
@@ -452,7 +454,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                 stage.defines_command = True
         except Exception as e:  # noqa: BLE001 - one instruction must not stop the others
             sc.result.errors.append(FileError(path, f"internal error while scanning {kw} "
-                                                           f"({type(e).__name__}: {e})", ins.line))
+                                                    f"({type(e).__name__}: {e})", ins.line))
     if stage is not None:
         finished.append(stage)
     for st in finished:
@@ -461,7 +463,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                 _effective_command(sc, st)
             except Exception as e:  # noqa: BLE001
                 sc.result.errors.append(FileError(path, f"internal error while scanning the command "
-                                                               f"({type(e).__name__}: {e})"))
+                                                        f"({type(e).__name__}: {e})"))
     _mark_shared(sc, env_defs)
     _embed.apply_disabled(sc.result, text, sc.index)
     sglang_config.attach_configs(sc.result, path, rename=_copy_map(finished))

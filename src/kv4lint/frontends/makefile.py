@@ -50,7 +50,8 @@ class MakeVar:
 
 @dataclass
 class Recipe:
-    lines: list[tuple[int, int]] = field(default_factory=list)  # physical lines (start, content end) of one logical line
+    # physical lines (start, content end) of one logical line
+    lines: list[tuple[int, int]] = field(default_factory=list)
     rule: int = 0  # index of the rule the line belongs to
     line: int = 0  # 1-based line number
     prefix: str = "\t"  # the recipe prefix in force
@@ -285,4 +286,3 @@ def _mark_shared(result: ScanResult, variables: dict[str, MakeVar]) -> None:
                 continue
             if any(s.start <= v.span.start and v.span.end <= s.end for s in spans):
                 launch.argv[k] = replace(v, shared=True)
-

@@ -66,7 +66,8 @@ def _plain(args: Args, open_ended: bool) -> dict:
 
 def _fix(args: Args, fix_dtype: str) -> Fix:
     remove = tuple(f for f in FP4_ONLY_FIELDS if f in args.values)
-    desc = f"set {flag_for('kv_cache_dtype')} {fix_dtype}" if args.form == "argv" else f"set kv_cache_dtype={fix_dtype!r}"
+    desc = (f"set {flag_for('kv_cache_dtype')} {fix_dtype}" if args.form == "argv"
+            else f"set kv_cache_dtype={fix_dtype!r}")
     if remove:
         desc += " and remove " + ", ".join(flag_for(f) if args.form == "argv" else f for f in remove)
     return Fix(desc, {"kv_cache_dtype": fix_dtype}, remove)
@@ -103,7 +104,8 @@ def _dtype_name(args: Args, target: Target, fix_dtype: str) -> list[RuleFinding]
     choices = kv_cache_dtype_choices(version)
     fix = _fix(args, fix_dtype) if _is_fp4_name(d) else None
     if n >= 16:
-        suggest = "use fp4_mx_block16 (the same block-size-16 FP4 recipe, with its own backend rules) or an fp8 KV cache"
+        suggest = ("use fp4_mx_block16 (the same block-size-16 FP4 recipe, with its own backend rules) "
+                   "or an fp8 KV cache")
     elif n >= 5:
         suggest = f"{label} spells its FP4 KV cache fp4_e2m1; use that or an fp8 KV cache"
     else:
@@ -254,10 +256,11 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
     if code == "KV402":
         note = ""
         if "--device" in (target.platform_reason or "") or "device" in (target.platform_reason or ""):
-            note = " (SGLang checks the machine's torch build, not --device; kv4lint takes the launch's device as its target)"
+            note = (" (SGLang checks the machine's torch build, not --device; "
+                    "kv4lint takes the launch's device as its target)")
         first = "" if ev.step.endswith("kv4_compatibility") else f", in {ev.step} before its KV4 check"
-        msg = (f"{dflag} needs CUDA, but this launch targets {_platform_phrase(target, m)}{note}; {label} fails{first}: "
-               f"{sglang} Use an fp8 KV cache")
+        msg = (f"{dflag} needs CUDA, but this launch targets {_platform_phrase(target, m)}{note}; "
+               f"{label} fails{first}: {sglang} Use an fp8 KV cache")
     elif code == "KV404":
         src = target.sources.get("gpu")
         gpu = ARCH_NAMES.get(m.arch, m.arch or "unknown")
@@ -267,7 +270,8 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
             anchor_field = field if field in args.values else "kv_cache_dtype"
     elif code == "KV405" and ev.step == "handle_nvfp4_prefill_kv_dequant_dtype":
         anchor_field = "prefill_kv_cache_dequant_dtype"
-        msg = (f"{_feature_phrase(anchor_field, args)} applies only with an nvfp4 KV cache, not {dflag.split(' ', 1)[-1] if args.form == 'argv' else dflag}: "
+        msg = (f"{_feature_phrase(anchor_field, args)} applies only with an nvfp4 KV cache, "
+               f"not {dflag.split(' ', 1)[-1] if args.form == 'argv' else dflag}: "
                f"{label} {ev.step} raises {sglang} Remove it")
     elif code == "KV405":
         feature = ev.data.get("feature") or _feature_phrase(field, args)
@@ -279,11 +283,13 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
         msg = (f"{dflag} with different prefill ({P}) and decode ({D}) attention backends: {label} skips its KV4 "
                f"backend check and only warns (\"Compatibility issues are unlikely, but may occur in rare edge "
                f"cases\"); use one backend from the KV4 list for both")
-        anchor_field = "prefill_attention_backend" if "prefill_attention_backend" in args.values else "decode_attention_backend"
+        anchor_field = ("prefill_attention_backend" if "prefill_attention_backend" in args.values
+                        else "decode_attention_backend")
         if anchor_field not in args.values:
             anchor_field = "kv_cache_dtype"
     elif code == "KV406":
-        msg = (f"{dflag} is not an FP4 KV cache in {label} with {_backend_phrase(ev.data.get('field', 'attention_backend'), 'tokenspeed_mla', args, None, m, model)}: "
+        msg = (f"{dflag} is not an FP4 KV cache in {label} with "
+               f"{_backend_phrase(ev.data.get('field', 'attention_backend'), 'tokenspeed_mla', args, None, m, model)}: "
                f"{ev.step} silently replaces it with fp8_e4m3 (tokenspeed_mla requires fp8_e4m3); set fp8_e4m3 "
                "explicitly or choose another backend")
     else:  # KV401
@@ -303,10 +309,12 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
             msg = f"{dflag} cannot be used with {bp}: {label} {ev.step} raises {sglang} Use an fp8 KV cache"
             if "dtype_allowed" in ev.data:
                 msg += " or a backend that supports FP4"
-        if field in args.values and not derived_by and field != "kv_cache_dtype" and not ev.step.endswith("kv4_compatibility"):
+        if (field in args.values and not derived_by and field != "kv_cache_dtype"
+                and not ev.step.endswith("kv4_compatibility")):
             anchor_field = field
     if every and code != "KV402":
-        unseen = [w for w, unknown in (("GPU arch", not target.arch), ("model attention", target.model.mla is None)) if unknown]
+        unseen = [w for w, unknown in (("GPU arch", not target.arch), ("model attention", target.model.mla is None))
+                  if unknown]
         if unseen:
             msg += f" (whatever the {' and '.join(unseen)})"
     fix = None if code == "KV403" else _fix(args, fix_dtype)

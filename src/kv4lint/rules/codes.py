@@ -55,7 +55,8 @@ RULES: dict[str, Rule] = {r.code: r for r in [
         "machine (`torch.version.cuda` set). Its check reads the machine, not `--device`; kv4lint treats the launch's "
         "platform hints as the machine it will run on. From 0.5.21 an `nvfp4` launch off CUDA usually fails even "
         "earlier, in the TRT-LLM MHA platform rule that the NVFP4 prefill step triggers.",
-        "HIP_VISIBLE_DEVICES=0,1 python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16",
+        "HIP_VISIBLE_DEVICES=0,1 python -m sglang.launch_server --model-path Qwen/Qwen3-8B "
+        "--kv-cache-dtype fp4_mx_block16",
         "HIP_VISIBLE_DEVICES=0,1 python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3",
         "Use an fp8 KV cache (`--kv-cache-dtype fp8_e4m3`); FP4 KV caches exist only on CUDA.",
         "Safe when the dtype is written at the launch site (the only safe fix: the platform is not the launch's to "

@@ -324,7 +324,8 @@ def _kv4(n: int, a: _Args, m: Machine, mla, events: list[Event]) -> None:
         alg = _upper(a["speculative_algorithm"])
         if native and alg in ("DFLASH", "DSPARK"):
             raise _error(step, "KV405", "ValueError",
-                         f"SM100 native NVFP4 speculative decoding does not yet support {alg}; use EAGLE/NEXTN or NGRAM.",
+                         f"SM100 native NVFP4 speculative decoding does not yet support {alg}; "
+                         "use EAGLE/NEXTN or NGRAM.",
                          "speculative_algorithm")
         if native and alg is not None and alg not in ("EAGLE", "EAGLE3", "NEXTN", "NGRAM"):
             raise _error(step, "KV405", "ValueError",
@@ -349,7 +350,8 @@ def _kv4(n: int, a: _Args, m: Machine, mla, events: list[Event]) -> None:
                              "SM100 native NVFP4 speculative decoding requires --speculative-draft-attention-backend="
                              "trtllm_mha so the draft worker consumes its physical NVFP4 KV layout; got "
                              f"{draft!r}.", "speculative_draft_attention_backend")
-        if native and mixed and _k(a["speculative_algorithm"]) is not None and eq(a["speculative_attention_mode"], "prefill"):
+        if (native and mixed and _k(a["speculative_algorithm"]) is not None
+                and eq(a["speculative_attention_mode"], "prefill")):
             events.append(Event("rewrite", step, None,
                                 "SM100 mixed NVFP4 speculative decoding routes target verify to trtllm_mha; overriding "
                                 "--speculative-attention-mode=prefill to decode.", ("speculative_attention_mode",)))
@@ -357,7 +359,8 @@ def _kv4(n: int, a: _Args, m: Machine, mla, events: list[Event]) -> None:
         if native and not eq(a["disaggregation_mode"], "null"):
             raise _error(step, "KV405", "ValueError",
                          "SM100 native NVFP4 with trtllm_mha does not yet support PD disaggregation because its "
-                         "physical block-scale layout is not implemented by the KV transfer path.", "disaggregation_mode")
+                         "physical block-scale layout is not implemented by the KV transfer path.",
+                         "disaggregation_mode")
         if native and (_k(a["enable_hierarchical_cache"]) or _k(a["enable_lmcache"])):
             raise _error(step, "KV405", "ValueError",
                          "SM100 native NVFP4 with trtllm_mha does not yet support hierarchical KV cache or LMCache "
@@ -444,8 +447,8 @@ def _prefill_dequant(n: int, a: _Args, m: Machine, events: list[Event]) -> None:
     explicit_decode = _k(a["decode_attention_backend"])
     if explicit_decode not in (None, "trtllm_mha"):
         raise _error(step, "KV401", "ValueError",
-                     f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got {explicit_decode!r}. Remove the "
-                     "backend option; NVFP4 selects the supported decode implementation automatically.",
+                     f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got {explicit_decode!r}. "
+                     "Remove the backend option; NVFP4 selects the supported decode implementation automatically.",
                      "decode_attention_backend", backend=explicit_decode, allowed=["trtllm_mha"], which="decode")
     rewritten = ["prefill_attention_backend", "decode_attention_backend"]
     a.set("prefill_attention_backend", target, step)
@@ -484,7 +487,8 @@ DEEPSEEK_FAMILY = frozenset({
     "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "Glm5NextForConditionalGeneration", "HYV4ForCausalLM",
     "HYV4ForCausalLMNextN", "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "Dots3NoteForCausalLM",
 })
-DEEPSEEK_FAMILY_057 = frozenset({"DeepseekV3ForCausalLM", "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
+DEEPSEEK_FAMILY_057 = frozenset({"DeepseekV3ForCausalLM", "MistralLarge3ForCausalLM",
+                                 "PixtralForConditionalGeneration"})
 
 
 def _topk_one(a: _Args) -> bool:
@@ -603,7 +607,8 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
             raise _error("validate_prefill_only_disable_kv_cache_args", None, "ValueError",
                          "--prefill-only-disable-kv-cache requires --is-embedding.", "prefill_only_disable_kv_cache")
         if isin(dtype, kv4_dtypes(n)):
-            names = "--kv-cache-dtype=fp4_e2m1" if n <= 15 else "--kv-cache-dtype=nvfp4 or --kv-cache-dtype=fp4_mx_block16"
+            names = ("--kv-cache-dtype=fp4_e2m1" if n <= 15
+                     else "--kv-cache-dtype=nvfp4 or --kv-cache-dtype=fp4_mx_block16")
             raise _error("validate_prefill_only_disable_kv_cache_args", "KV405", "ValueError",
                          f"--prefill-only-disable-kv-cache does not currently support {names} because the FP4 pool "
                          "uses a separate allocation path.", "prefill_only_disable_kv_cache")
@@ -636,7 +641,8 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
             if d not in ("bfloat16", "fp8_e4m3"):
                 name = "DSA" if n >= 16 else "NSA"
                 raise _error("handle_model_specific_adjustments", "KV405", "AssertionError",
-                             f"DeepSeek {name} only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype", "kv_cache_dtype",
+                             f"DeepSeek {name} only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype",
+                             "kv_cache_dtype",
                              feature=f"the DeepSeek sparse attention ({name}) of {arch}")
         elif no_flags and m.is_sm100:
             a.set("attention_backend", "trtllm_mla", "handle_model_specific_adjustments")
@@ -686,7 +692,8 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
         if not m.is_blackwell(n):
             gpus = "(SM100)" if n <= 8 else "(SM100/SM12x)"
             raise _error(step, "KV401", "ValueError",
-                         f"TRTLLM MLA backend is only supported on Blackwell GPUs {gpus}. Please use a different backend.",
+                         f"TRTLLM MLA backend is only supported on Blackwell GPUs {gpus}. "
+                         "Please use a different backend.",
                          fld, backend="trtllm_mla", platform_rule=True)
         allowed = ["fp8_e4m3", "fp4_e2m1", "bf16", "auto"] if n <= 20 else ["fp8_e4m3", "bf16", "auto"]
         if not isin(dtype, allowed):
@@ -724,7 +731,8 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
         if anyis("trtllm_mha", A, P0, D0) and not m.is_sm100:  # 0.5.7-0.5.9 read the raw fields, A included
             fld = _field_of("trtllm_mha", a)
             raise _error(step, "KV404", "ValueError",
-                         "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
+                         "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). "
+                         "Please use a different backend.",
                          fld, backend="trtllm_mha", platform_rule=True)
     else:
         if eq(P, "trtllm_mha"):

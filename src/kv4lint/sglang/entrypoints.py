@@ -25,7 +25,8 @@ SERVER_MODULES: dict[str, str] = {
 CONFIG_ENTRIES = frozenset({"sglang.launch_server", "sglang serve"})
 
 _PYTHON = re.compile(r"^(?:.*/)?(?:python(?:[23](?:\.\d+)?)?|pypy3?)(?:\.exe)?$")
-_PYTHON_VAR = re.compile(r"^\$\{?(?:PYTHON|PY|PYTHON_BIN|PYTHON_EXE|PYTHON_EXECUTABLE|PYBIN|PY_BIN|INTERPRETER)\}?$", re.I)
+_PYTHON_VAR = re.compile(r"^\$\{?(?:PYTHON|PY|PYTHON_BIN|PYTHON_EXE|PYTHON_EXECUTABLE|PYBIN|PY_BIN|INTERPRETER)\}?$",
+                         re.I)
 _SGLANG_CLI = re.compile(r"^(?:.*/)?sglang$")
 
 # Interpreter options that take a value (python -X opt, -W arg, ...).

@@ -41,6 +41,33 @@ def lint(text: str, path: str, language: str):
 # Markdown
 
 
+DOC_LAUNCH = ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 "
+              "--attention-backend flashinfer")
+
+
+def test_a_block_that_cannot_launch_is_not_parsed_nor_its_syntax_reported():
+    # Documents hold placeholders that are not shell; a block without a launch's option is skipped as
+    # such a file would be, and a block with one still reports what kept it from being checked.
+    quiet = "```bash\nexport HF_TOKEN=<your_hf_token>\npython3 -c \"import sglang\"\n```\n"
+    loud = f"```bash\nexport HF_TOKEN=<your_hf_token>\n{DOC_LAUNCH}\n```\n"
+    good = f"```bash\n{DOC_LAUNCH}\n```\n"
+    res = scan_markdown(quiet + "\n" + good, "README.md")
+    assert res.errors == [] and len(res.launches) == 1
+    res = scan_markdown(quiet + "\n" + loud, "README.md")
+    assert [e.line for e in res.errors] == [7] and "syntax error" in res.errors[0].message
+
+
+def test_a_launch_whose_options_come_from_the_environment_is_still_parsed():
+    from kv4lint.frontends.dockerfile import scan_dockerfile
+
+    text = ("FROM lmsysorg/sglang:v0.5.23\n"
+            "ENV SGLANG_ARGS=\"--model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 "
+            "--attention-backend flashinfer\"\n"
+            "CMD sglang serve $SGLANG_ARGS\n")
+    (launch,) = scan_dockerfile(text, "Dockerfile").launches
+    assert dtype(launch).text == "fp4_mx_block16"
+
+
 def test_fence_in_a_list_item_maps_each_line():
     md = ("1. Start:\n\n"
           "   ```bash\n"

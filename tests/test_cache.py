@@ -282,10 +282,20 @@ def test_an_index_of_other_code_or_corrupt_is_ignored(reads, monkeypatch):
     monkeypatch.setattr(cache, "_fingerprint", "another kv4lint")
     del reads.reads[:]
     assert reads(".") == first and len(reads.reads) == 6
-    for junk in ('{"format": 1, "code": "another kv4lint", "files": {"plain.py": [1]}}', "{", "[]", "null"):
+    monkeypatch.setattr(cache, "_fingerprint", None)  # this code again: the index's records are read
+    code = cache.code_fingerprint()
+    st = os.stat(reads.work / "plain.py")
+    sig = [st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+    for junk in ("{", "[]", "null", '{"files": []}', json.dumps({"code": code, "files": {"plain.py": 5}}),
+                 json.dumps({"code": code, "files": {"plain.py": [1]}}),
+                 json.dumps({"code": code, "files": {"plain.py": [*sig, 7]}}),
+                 json.dumps({"code": code, "files": {"plain.py": [*sig, "python", 1]}})):
         index.write_text(junk)
         del reads.reads[:]
         assert reads(".") == first and len(reads.reads) == 6
+    index.write_text(json.dumps({"code": code, "files": {"plain.py": [*sig, "python"]}}))  # the well-formed record
+    del reads.reads[:]
+    assert reads(".") == first and len(reads.reads) == 5 and "plain.py" not in reads.reads
 
 
 def test_a_file_grown_past_the_size_limit_is_reported(tmp_path, monkeypatch):

@@ -196,8 +196,6 @@ class FileIndex:
             if isinstance(entry, dict) and entry.get("code") == code_fingerprint() \
                     and isinstance(entry.get("files"), dict):
                 self.old = entry["files"]
-        except (OSError, ValueError):
-            pass
         except Exception:  # noqa: BLE001 - the cache must never stop a run
             pass
 
@@ -209,8 +207,8 @@ class FileIndex:
         """The language recorded for ``path`` when it is unchanged (and was discovered as ``language``);
         ``False`` when it must be read."""
         rec = self.old.get(path)
-        if rec is None or st is None or rec[:6] != self._record(st, None)[:6] or \
-                (language is not None and rec[6] != language):
+        if type(rec) is not list or len(rec) != 7 or st is None or rec[:6] != self._record(st, None)[:6] \
+                or not (rec[6] is None or type(rec[6]) is str) or (language is not None and rec[6] != language):
             return False
         self.new[path] = rec
         return rec[6]

@@ -197,6 +197,58 @@ def test_keyboard_interrupt_leaves_no_temp_file(tmp_path, monkeypatch):
     assert p.read_bytes() == CASES["lf"] and temps(tmp_path) == []
 
 
+def test_ctrl_c_while_the_temp_file_exists_waits_for_the_replacement(tmp_path, monkeypatch):
+    import signal
+
+    p = tmp_path / "serve.sh"
+    p.write_bytes(CASES["lf"])
+    monkeypatch.setattr(writer, "_before_replace", lambda real: os.kill(os.getpid(), signal.SIGINT))
+    with pytest.raises(KeyboardInterrupt):
+        fix_file(p)
+    assert p.read_bytes() == CASES["lf"].replace(OLD.encode(), NEW.encode()) and temps(tmp_path) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_right_after_the_temp_file_is_created_leaves_none(tmp_path, monkeypatch):
+    import signal
+    import tempfile
+
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp(*args, **kwargs):
+        made = real_mkstemp(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # before the writer's try: block is entered
+        return made
+
+    p = tmp_path / "serve.sh"
+    p.write_bytes(CASES["lf"])
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    with pytest.raises(KeyboardInterrupt):
+        fix_file(p)
+    assert temps(tmp_path) == []
+
+
+def test_sigterm_during_a_write_ends_the_process_after_it(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    p = tmp_path / "serve.sh"
+    p.write_bytes(CASES["lf"])
+    code = ("import os, signal, sys\n"
+            "sys.path.insert(0, sys.argv[2])\n"
+            "import test_writer as t\n"
+            "from kv4lint import writer\n"
+            "writer._before_replace = lambda real: os.kill(os.getpid(), signal.SIGTERM)\n"
+            "t.fix_file(sys.argv[1])\n"
+            "print('went on after SIGTERM')\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(p), os.path.dirname(__file__)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == -signal.SIGTERM, proc.stderr
+    assert "went on" not in proc.stdout
+    assert p.read_bytes() == CASES["lf"].replace(OLD.encode(), NEW.encode()) and temps(tmp_path) == []
+
+
 def test_replace_failure_leaves_no_temp_file(tmp_path, monkeypatch):
     p = tmp_path / "serve.sh"
     p.write_bytes(CASES["lf"])

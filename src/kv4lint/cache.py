@@ -148,7 +148,14 @@ def _store(entry_path: str, result: model.ScanResult, looked_at: list[str]) -> N
 
 
 def _write(path: str, data: str) -> None:
-    """Write ``path`` whole or not at all (a reader never sees half of it)."""
+    """Write ``path`` whole or not at all (a reader never sees half of it, Ctrl-C leaves no temporary file)."""
+    from kv4lint.writer import signals_held
+
+    with signals_held():
+        _write_held(path, data)
+
+
+def _write_held(path: str, data: str) -> None:
     d = os.path.dirname(path)
     os.makedirs(d, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")

@@ -13,7 +13,8 @@ translated, so they come back exactly), and replaces the file atomically:
    read (size, mtime, SHA-256 of the content): if anything else wrote it in the
    meantime, nothing is replaced;
 4. ``os.replace`` swaps the temporary file in; the temporary file never
-   survives an error or a KeyboardInterrupt.
+   survives an error, and Ctrl-C or SIGTERM wait for the few milliseconds from
+   its creation to the replacement or its removal (:func:`signals_held`).
 
 A file is refused, with a :class:`WriteError` naming it (the caller goes on
 with the other files), when it changed since it was read, is read-only (no
@@ -26,10 +27,13 @@ rewritten and the link is kept.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import signal
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -143,10 +147,45 @@ def check(path: str, snap: Snapshot, roots: list[str] | None) -> os.stat_result:
     return st
 
 
+@contextlib.contextmanager
+def signals_held():
+    """Ctrl-C (SIGINT) and SIGTERM wait until the block is done.
+
+    Between ``mkstemp`` creating a temporary file and the ``try`` that removes
+    it on failure, a KeyboardInterrupt would leave the file behind (and SIGTERM
+    kills without any cleanup).  While the block runs, a handler only records
+    these signals; each is raised again, with the handler it had, as the block
+    ends -- right after the file was replaced or its temporary removed, a few
+    milliseconds later.  Outside the main thread (where Python runs signal
+    handlers) nothing is changed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    sigs = [signal.SIGINT] + ([signal.SIGTERM] if hasattr(signal, "SIGTERM") else [])
+    old = {}
+    try:
+        for sig in sigs:
+            if signal.getsignal(sig) is not None:  # None: a handler set outside Python, left alone
+                old[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(held):
+            signal.raise_signal(sig)
+
+
 def write_bytes(path: str, data: bytes, snap: Snapshot, *, roots: list[str] | None = None) -> None:
     """Atomically replace ``path``'s content with ``data`` (see the module docstring)."""
     st = check(path, snap, roots)
     _unchanged(snap)
+    with signals_held():
+        _replace(path, data, snap, st)
+
+
+def _replace(path: str, data: bytes, snap: Snapshot, st: os.stat_result) -> None:
     real = snap.real
     directory = os.path.dirname(real)
     try:

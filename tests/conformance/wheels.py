@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -78,15 +79,20 @@ def wheel_path(version: str) -> Path:
                 except OSError:
                     shutil.copyfile(src, dest)
                 return dest
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-               "--disable-pip-version-check", *PIP_TAG_ARGS, "-d", str(cache), f"sglang=={version}"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        found = _find(cache, version)
-        if proc.returncode != 0 or not found:
-            raise WheelUnavailable(
-                f"could not download sglang=={version} ({' '.join(cmd)}):\n{proc.stdout}\n{proc.stderr}"
-            )
-        return found
+        # Into a directory of its own, then renamed into the cache: the check above runs without the lock,
+        # and another worker must never open a wheel pip is still writing.
+        with tempfile.TemporaryDirectory(dir=cache, prefix=".download-") as tmp:
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+                   "--disable-pip-version-check", *PIP_TAG_ARGS, "-d", tmp, f"sglang=={version}"]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            got = _find(Path(tmp), version)
+            if proc.returncode != 0 or not got:
+                raise WheelUnavailable(
+                    f"could not download sglang=={version} ({' '.join(cmd)}):\n{proc.stdout}\n{proc.stderr}"
+                )
+            dest = cache / got.name
+            os.replace(got, dest)
+        return dest
 
 
 @contextlib.contextmanager

@@ -771,3 +771,15 @@ def test_one_bad_launch_does_not_hide_the_others(monkeypatch):
                "subprocess.run(['python', '-m', 'sglang.launch_server', '--kv-cache-dtype', 'nvfp4'])\n")
     assert [la.entry for la in res.launches] == ["sglang.launch_server"]
     assert len(res.errors) == 1 and res.errors[0].line == 3 and "ValueError: boom" in res.errors[0].message
+
+
+def test_a_shell_string_that_cannot_launch_is_not_parsed_nor_its_syntax_reported():
+    # The shell frontend's own pre-filter (sglang and an option or --config), as for every embedded snippet.
+    res = scan(textwrap.dedent("""\
+        import os
+        os.system("export HF_TOKEN=<your_token>; python3 -c 'import sglang'")
+        os.system("export HF_TOKEN=<your_token>; python -m sglang.launch_server --kv-cache-dtype nvfp4")
+        os.system("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16")
+        """))
+    assert [e.line for e in res.errors] == [3]  # the launch that could not be checked is still reported
+    assert [launch.argv[-1].text for launch in res.launches] == ["fp4_mx_block16"]

@@ -454,6 +454,14 @@ def might_launch(text: str, language: str | None = None) -> bool:
     return _STR.test(text, language)
 
 
+def shell_may_launch(text: str, env: dict | None = None) -> bool:
+    """:func:`might_launch` for shell text embedded in another file (a code block, a ``RUN``, a ``command:``, a
+    Python string), with the values of the environment it is given: the test a shell file passes before it is
+    parsed.  Text that fails it cannot hold a finding, and an embedded snippet is often not meant as valid shell
+    (``export HF_TOKEN=<your-token>``): the frontends do not parse it, so it raises no syntax error."""
+    return might_launch("\n".join([text, *(str(v) for v in (env or {}).values())]), "shell")
+
+
 def might_launch_bytes(data: bytes, language: str | None = None) -> bool:
     """:func:`might_launch` on raw bytes (ASCII-compatible encodings; UTF-16 must be decoded first)."""
     return _BYTES.test(data, language)

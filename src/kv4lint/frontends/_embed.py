@@ -211,17 +211,11 @@ def _error(path: str, what: str, e: BaseException, line: int | None) -> FileErro
 def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict[str, str] | None = None,
                     hints: list[Hint] | None = None, what: str = "embedded shell",
                     line: int | None = None, file_text: str | None = None) -> ScanResult:
-    """Scan embedded shell text; a failure is reported as a FileError, never raised.
+    """Scan embedded shell text (none that fails :func:`kv4lint.prefilter.shell_may_launch`); a failure is
+    reported as a FileError, never raised."""
+    from kv4lint.prefilter import shell_may_launch
 
-    Text that fails the pre-filter a shell script must pass (``sglang`` and a
-    spelling of the options or ``--config``, in the text or the environment
-    it is given) is not parsed: like such a file, it cannot hold a finding,
-    and a code block in a document is often not valid shell (``<your-token>``
-    placeholders) -- no syntax error for it.
-    """
-    from kv4lint.prefilter import might_launch
-
-    if not might_launch("\n".join([text, *(str(v) for v in (env or {}).values())]), "shell"):
+    if not shell_may_launch(text, env):
         return ScanResult()
     try:
         from kv4lint.frontends.shell import scan_shell

@@ -29,6 +29,7 @@ from kv4lint.prefilter import EXEC_L as _EXEC_L
 from kv4lint.prefilter import EXEC_V as _EXEC_V
 from kv4lint.prefilter import SHELL_ONLY as _SHELL_ONLY
 from kv4lint.prefilter import SUBPROCESS_ARGV as _SUBPROCESS_ARGV
+from kv4lint.prefilter import shell_may_launch
 from kv4lint.sglang.entrypoints import CONFIG_ENTRIES, match_entry
 from kv4lint.source import LineIndex, OffsetMap
 
@@ -1401,6 +1402,8 @@ class Scanner:
                 for k, item in d.entries.items():
                     if isinstance(item.val, _S) and item.val.known:
                         seed[k] = item.val.text
+        if not shell_may_launch(text, seed):
+            raise _Skip  # no KV cache option or --config: nothing to check, and maybe not meant as shell
         res = scan_shell(text, self.path, origin=omap, env=seed or None, hints=hints or None,
                          file_text=self.text if self.origin is None else None)
         for launch in res.launches:

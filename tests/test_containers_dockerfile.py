@@ -178,6 +178,16 @@ def test_shell_form_with_env_resolved_to_the_env_line():
     assert at(text, f.fix.edits[0].span) == "fp4_mx_block16"
 
 
+def test_a_launch_whose_options_come_from_the_environment_is_still_parsed():
+    # Embedded shell goes through the pre-filter with its environment's values (kv4lint.prefilter.shell_may_launch).
+    text = ("FROM lmsysorg/sglang:v0.5.23\n"
+            "ENV SGLANG_ARGS=\"--model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 "
+            "--attention-backend flashinfer\"\n"
+            "CMD sglang serve $SGLANG_ARGS\n")
+    (launch,) = scan_dockerfile(text, "Dockerfile").launches
+    assert dtype(launch).text == "fp4_mx_block16"
+
+
 def test_env_read_by_two_instructions_is_shared():
     text = ("FROM lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
             "ENV KV=fp4_mx_block16\n"

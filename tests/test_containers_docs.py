@@ -57,17 +57,6 @@ def test_a_block_that_cannot_launch_is_not_parsed_nor_its_syntax_reported():
     assert [e.line for e in res.errors] == [7] and "syntax error" in res.errors[0].message
 
 
-def test_a_launch_whose_options_come_from_the_environment_is_still_parsed():
-    from kv4lint.frontends.dockerfile import scan_dockerfile
-
-    text = ("FROM lmsysorg/sglang:v0.5.23\n"
-            "ENV SGLANG_ARGS=\"--model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 "
-            "--attention-backend flashinfer\"\n"
-            "CMD sglang serve $SGLANG_ARGS\n")
-    (launch,) = scan_dockerfile(text, "Dockerfile").launches
-    assert dtype(launch).text == "fp4_mx_block16"
-
-
 def test_fence_in_a_list_item_maps_each_line():
     md = ("1. Start:\n\n"
           "   ```bash\n"

@@ -85,9 +85,13 @@ def code_fingerprint() -> str:
 def signature(path: str) -> list | None:
     """What ``stat`` says of ``path``, or None when it does not exist."""
     try:
-        st = os.stat(path)
+        return _signature(os.stat(path))
     except OSError:
         return None
+
+
+def _signature(st: os.stat_result) -> list:
+    """git's test of an unchanged file: mode, size, modification and change times, inode, device."""
     return [st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
@@ -206,15 +210,11 @@ class FileIndex:
         except Exception:  # noqa: BLE001 - the cache must never stop a run
             pass
 
-    @staticmethod
-    def _record(st: os.stat_result, language: str | None) -> list:
-        return [st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, language]
-
     def known(self, path: str, language: str | None, st: os.stat_result | None) -> str | None | bool:
         """The language recorded for ``path`` when it is unchanged (and was discovered as ``language``);
         ``False`` when it must be read."""
         rec = self.old.get(path)
-        if type(rec) is not list or len(rec) != 7 or st is None or rec[:6] != self._record(st, None)[:6] \
+        if type(rec) is not list or len(rec) != 7 or st is None or rec[:6] != _signature(st) \
                 or not (rec[6] is None or type(rec[6]) is str) or (language is not None and rec[6] != language):
             return False
         self.new[path] = rec
@@ -223,7 +223,7 @@ class FileIndex:
     def add(self, path: str, language: str | None, st: os.stat_result | None) -> None:
         """Record ``path``, found empty (or of no language) as ``language``, when it is old enough."""
         if st is not None and self.started - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_S * 1e9:
-            self.new[path] = self._record(st, language)
+            self.new[path] = [*_signature(st), language]
 
     def save(self) -> None:
         if self.new == self.old:

@@ -1,4 +1,4 @@
-"""Regenerate src/kv4lint/sglang/data/options.json.gz from the spec's option list.
+"""Regenerate kv4lint/sglang/data/options.json.gz from the spec's option list.
 
     python tools/gen_options.py ../shared/spec/sglang-cli-options.json
 
@@ -22,6 +22,6 @@ for version, table in data.items():
     else:
         out[version] = table
         prev_key, prev_table = version, table
-dest = Path(__file__).resolve().parents[1] / "src/kv4lint/sglang/data/options.json.gz"
+dest = Path(__file__).resolve().parents[1] / "kv4lint/sglang/data/options.json.gz"
 dest.write_bytes(gzip.compress(json.dumps(out, sort_keys=True, separators=(",", ":")).encode(), mtime=0))
 print(f"{dest}: {len(data)} releases, {dest.stat().st_size} bytes")

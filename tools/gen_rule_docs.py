@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
 
 from kv4lint.reporters.ruledoc import index_markdown, rule_markdown  # noqa: E402
 from kv4lint.rules.codes import RULES  # noqa: E402

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from kv4lint.runner import FileReport, lint_file
+from kv4lint.runner import FileReport, announce_scan_started, lint_file
 from kv4lint.settings import Settings
 
 SEQUENTIAL_BELOW = 256  # files; below this a pool costs more than it saves (fork + IPC ~ 30-60 ms)
@@ -90,6 +90,7 @@ def lint_many(files: list[tuple[str, str | None]], settings: Settings, *, jobs: 
     ``jobs``: worker processes (0: :func:`default_jobs`).  ``progress``: called
     with the number of files finished, as they finish.
     """
+    announce_scan_started()
     jobs = jobs if jobs and jobs > 0 else default_jobs()
     jobs = min(jobs, max(1, len(files) // 32))  # no idle workers on small inputs
     if jobs <= 1 or len(files) < SEQUENTIAL_BELOW:

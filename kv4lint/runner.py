@@ -40,6 +40,22 @@ class FileReport:
     scanned: bool = True  # False when skipped before reading (size, not text)
 
 
+# Test harnesses only: when this environment variable holds the number of an open file descriptor (a pipe the
+# harness made), kv4lint writes one line to it as the scan of the files begins.  Unset in every normal run.
+READY_FD_ENV = "KV4LINT_TEST_READY_FD"
+
+
+def announce_scan_started() -> None:
+    """Tell a test harness that the scan has begun (see ``READY_FD_ENV``): the Ctrl-C tests wait for this line
+    instead of guessing from outside when kv4lint is busy."""
+    fd = os.environ.get(READY_FD_ENV)
+    if fd:
+        try:
+            os.write(int(fd), b"scanning\n")
+        except (OSError, ValueError):
+            pass
+
+
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 
 

@@ -1,7 +1,38 @@
+import os
 from pathlib import Path
+
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
+
+# Hypothesis: three profiles, registered here once, chosen by KV4LINT_HYPOTHESIS_PROFILE (default: "ci" when the
+# CI environment variable is set, as CI systems do, else "dev").  The property tests set no example counts of
+# their own.
+#   dev  -- the edit-test loop: few examples, the same ones every run;
+#   ci   -- what CI runs: more examples, still the same ones every run (a red CI is reproducible);
+#   long -- exploration (tools/fuzz_long.sh): many random examples; failures are kept in .hypothesis/.
+HYPOTHESIS_PROFILE_ENV = "KV4LINT_HYPOTHESIS_PROFILE"
+_COMMON = dict(deadline=None, print_blob=True,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("dev", max_examples=30, derandomize=True, **_COMMON)
+settings.register_profile("ci", max_examples=200, derandomize=True, **_COMMON)
+settings.register_profile("long", max_examples=20000, derandomize=False, **_COMMON)
+
+
+def hypothesis_profile() -> str:
+    chosen = os.environ.get(HYPOTHESIS_PROFILE_ENV)
+    if chosen:
+        return chosen
+    return "ci" if os.environ.get("CI", "").lower() not in ("", "0", "false") else "dev"
+
+
+settings.load_profile(hypothesis_profile())
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-snapshots", action="store_true",
+                     help="rewrite each fixture's .expected file from kv4lint's output instead of comparing")
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -17,7 +48,6 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_configure(config):
     """kv4lint's parse cache (on by default in the CLI) goes to a directory of this test session, never to the
     user's ~/.cache; subprocesses inherit it.  Tests of the cache itself use their own directories."""
-    import os
     import tempfile
 
     if "KV4LINT_CACHE_DIR" not in os.environ:

@@ -6,7 +6,7 @@ import json
 
 import nbformat
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given, strategies as st
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from kv4lint.fix import apply_edits
@@ -141,7 +141,6 @@ def test_rst_code_block_and_literal_block():
 
 
 @given(st.text(max_size=300))
-@hsettings(max_examples=150, deadline=None)
 def test_markdown_never_raises(text):
     for path in ("a.md", "a.rst"):
         res = scan_markdown("```bash\nsglang\n" + text, path)
@@ -255,7 +254,6 @@ def test_bad_notebooks_are_file_errors_with_lines(text, line):
 @given(st.recursive(st.none() | st.booleans() | st.text(max_size=20),
                     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(
                         ["cells", "source", "cell_type", "metadata", "x"]), kids, max_size=4), max_leaves=20))
-@hsettings(max_examples=200, deadline=None)
 def test_notebook_never_raises(doc):
     res = scan_notebook(json.dumps({"cells": [doc, {"cell_type": "code", "source": ["!sglang serve\n", doc]
                                                     if isinstance(doc, str) else doc}]}), "nb.ipynb")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given, strategies as st
 
 from kv4lint.frontends import sglang_config
 from kv4lint.frontends.yaml_ import compose, items, scalar_map, scan_yaml
@@ -85,7 +85,6 @@ _PLAIN = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-./", min_size=1
 
 @given(words=st.lists(_PLAIN, min_size=1, max_size=8), style=st.sampled_from(["plain", "'", '"', "|", ">"]),
        indent=st.integers(min_value=1, max_value=6))
-@hsettings(max_examples=150, deadline=None)
 def test_every_word_of_a_scalar_maps_to_itself(words, style, indent):
     words = [w for w in words if not w.startswith(("-", "."))] or ["x"]
     pad = " " * indent
@@ -341,7 +340,6 @@ def test_documents_before_an_error_are_still_scanned():
 
 
 @given(st.text(max_size=300))
-@hsettings(max_examples=200, deadline=None)
 def test_never_raises(text):
     res = scan_yaml("sglang: x\n" + text, "f.yaml")
     assert isinstance(res.errors, list)

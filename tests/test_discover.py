@@ -7,7 +7,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kv4lint.discover import DEFAULT_EXCLUDES, discover, excluded, language_of
@@ -91,7 +91,6 @@ _pattern = st.sampled_from(["build", "*.py", "docs/gen", "gen/", "*_test.sh", "a
                             ".venv", "x*", "docs/*.md", "[!a]"])
 
 
-@settings(max_examples=300, deadline=None)
 @given(parts=st.lists(_part, min_size=1, max_size=5), patterns=st.lists(_pattern, max_size=4),
        absolute=st.booleans())
 def test_excluded_matches_the_fnmatch_semantics(parts, patterns, absolute):

@@ -13,28 +13,20 @@ backslash continuations, wrappers (``env``, ``nohup``, ``timeout``, ``exec``,
 ``VAR=x``), a variable holding the dtype, line endings (LF, CRLF), a BOM, a
 missing final newline, and other commands around the launch.
 
-Examples per test: 100 by default (CI); ``KV4LINT_HYPOTHESIS_PROFILE=long`` runs
-2000 (``KV4LINT_HYPOTHESIS_EXAMPLES=N`` sets any number).
+Example counts come from the Hypothesis profile (tests/conftest.py:
+``KV4LINT_HYPOTHESIS_PROFILE=dev|ci|long``).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from kv4lint.fixer import fix_text, fixable
 from kv4lint.runner import lint_text
 from kv4lint.settings import Settings
 from kv4lint.source import decode
-
-_PROFILES = {"ci": 100, "long": 2000}
-EXAMPLES = int(os.environ.get("KV4LINT_HYPOTHESIS_EXAMPLES")
-               or _PROFILES.get(os.environ.get("KV4LINT_HYPOTHESIS_PROFILE", "ci"), 100))
-PROPS = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("KV4LINT_HYPOTHESIS_RANDOM") is None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
 
 @dataclass
 class Case:
@@ -177,7 +169,6 @@ def _fixable(findings) -> list:
     return [f for f in findings if fixable(f)]
 
 
-@PROPS
 @given(cases())
 def test_fix_changes_only_the_value_and_removes_the_flag(case: Case):
     tf = fix_text("serve.sh", case.source, case.settings, "shell")
@@ -186,7 +177,6 @@ def test_fix_changes_only_the_value_and_removes_the_flag(case: Case):
     assert [f.code for f in tf.fixed], "a fixable finding was expected"
 
 
-@PROPS
 @given(cases())
 def test_fixed_script_reparses_and_has_nothing_fixable(case: Case):
     before = lint_text("serve.sh", case.source, case.settings, "shell")
@@ -198,7 +188,6 @@ def test_fixed_script_reparses_and_has_nothing_fixable(case: Case):
     assert after.launches == before.launches
 
 
-@PROPS
 @given(cases())
 def test_fix_is_idempotent(case: Case):
     once = fix_text("serve.sh", case.source, case.settings, "shell").new_text
@@ -206,7 +195,6 @@ def test_fix_is_idempotent(case: Case):
     assert not twice.changed and twice.fixed == []
 
 
-@PROPS
 @given(cases(), st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]))
 def test_bytes_round_trip_outside_the_edits(case: Case, encoding: str):
     """Through bytes: BOM and encoding come back; the bytes are the expected text's bytes."""
@@ -304,7 +292,6 @@ def py_cases(draw) -> Case:
     return Case(head + src, tuple(head + a for a in alts), cfg)
 
 
-@PROPS
 @given(py_cases())
 def test_python_fix_exact_idempotent_and_clean(case: Case):
     tf = fix_text("serve.py", case.source, case.settings, "python")

@@ -16,34 +16,24 @@ be idempotent, leave a file that parses as before (no rolled-back fix, no new
 file error), leave no fixable finding, and change no character outside the
 dtype values it sets (and the FP4-only flags it removes).
 
-Example counts: small by default (CI); ``KV4LINT_FUZZ_EXAMPLES=N`` raises every
-test to N examples (``tools/fuzz_long.sh`` is the documented long run).
+Example counts come from the Hypothesis profile (tests/conftest.py:
+``KV4LINT_HYPOTHESIS_PROFILE=dev|ci|long``); ``tools/fuzz_long.sh`` is the documented long run.
 """
 
 from __future__ import annotations
 
 import ast
-import os
 import re
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import kv4lint
 from kv4lint.fixer import fix_text, fixable
 from kv4lint.runner import lint_text
 from kv4lint.settings import Settings
-
-EXAMPLES = int(os.environ.get("KV4LINT_FUZZ_EXAMPLES", "0") or 0)
-FUZZ = settings(
-    max_examples=EXAMPLES or 60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=not EXAMPLES,  # CI: the same examples every run; long runs explore
-    print_blob=True,
-)
 
 VERSIONS = ["0.5.7", "0.5.12", "0.5.15", "0.5.16", "0.5.19", "0.5.20", "0.5.21", "0.5.23"]
 GPUS = [None, "h100", "b200", "rtx5090", "a100", "gb10"]
@@ -331,7 +321,6 @@ def test_flag_quoted_part_way(word):
     assert codes == ["KV406"]
 
 
-@FUZZ
 @given(shell_scripts())
 def test_shell_launches(case):
     doc, argv, target = case
@@ -405,7 +394,6 @@ def _widen(text: str, end: int) -> int:
     return end + m.end() if m else end
 
 
-@FUZZ
 @given(python_argv_launches())
 def test_python_argv_launches(case):
     doc, argv, target = case
@@ -466,7 +454,6 @@ def python_kwargs_launches(draw):
     return doc, mapping, target
 
 
-@FUZZ
 @given(python_kwargs_launches())
 def test_python_server_args(case):
     doc, mapping, target = case
@@ -504,7 +491,6 @@ def popen_launches(draw):
     return doc, argv, target
 
 
-@FUZZ
 @given(popen_launches())
 def test_popen_launch_server(case):
     doc, argv, target = case
@@ -517,7 +503,6 @@ def test_popen_launch_server(case):
 # The raw fuzz: arbitrary text through every frontend never raises
 
 
-@FUZZ
 @given(st.sampled_from(["shell", "python", "dockerfile", "yaml", "markdown", "notebook", "makefile"]),
        st.lists(st.sampled_from([
            "python -m sglang.launch_server", " --kv-cache-dtype", " nvfp4", "=", "'", '"', "\\\n", "\n", "$(",

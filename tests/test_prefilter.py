@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import test_fuzz  # the property tests' generators of launches (tests/test_fuzz.py)
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kv4lint.discover import language_of
@@ -172,7 +172,6 @@ PIECES = ["sglang", "kv_cache_d", "kv_cache_dtype", "kv-c", "kv-cache-dtype", "-
           " as X", "from_cli_args("]
 
 
-@settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=14), st.sampled_from(LANGUAGES))
 def test_fast_scans_agree_with_the_definition(pieces, language):
     text = "".join(pieces)
@@ -337,7 +336,6 @@ def test_the_tree_test_takes_a_parsed_tree():
     assert not python_may_launch(text, ast.parse("import sglang\n"))
 
 
-@settings(max_examples=150, deadline=None)
 @given(st.one_of(test_fuzz.python_argv_launches(), test_fuzz.python_kwargs_launches(), test_fuzz.popen_launches()))
 def test_the_tree_test_passes_generated_python_launches(case):
     text = case[0].text

@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
-# The long fuzz run of issue 9: every property test in tests/test_fuzz.py with N examples each
-# (CI runs the same tests with a small fixed set of examples; this explores, with a random seed).
+# The long fuzz run of issue 9: every property test in tests/test_fuzz.py under the Hypothesis profile "long"
+# (tests/conftest.py: many random examples per test; CI runs the same tests under "ci", a fixed set).
 #
-#   tools/fuzz_long.sh            # 20000 examples per test
-#   tools/fuzz_long.sh 5000       # fewer
-#   JOBS=4 tools/fuzz_long.sh     # pytest-xdist workers (default: auto)
-#   tools/fuzz_long.sh 20000 -k shell   # extra pytest arguments after N
+#   tools/fuzz_long.sh                        # tests/test_fuzz.py
+#   tools/fuzz_long.sh tests/test_fix_properties.py -k crlf   # other pytest arguments instead
+#   JOBS=4 tools/fuzz_long.sh                 # pytest-xdist workers (default: auto)
 #
 # A failure prints the shrunk example and a @reproduce_failure blob; Hypothesis also keeps it in
 # .hypothesis/ (git-ignored), so the next run (long or CI-sized) tries it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N="${1:-${KV4LINT_FUZZ_EXAMPLES:-20000}}"
-shift || true
 PY="${PYTHON:-.venv/bin/python}"
-export KV4LINT_FUZZ_EXAMPLES="$N"
-exec "$PY" -m pytest tests/test_fuzz.py -p no:cacheprovider -q -n "${JOBS:-auto}" --hypothesis-show-statistics "$@"
+export KV4LINT_HYPOTHESIS_PROFILE=long
+[ "$#" -gt 0 ] || set -- tests/test_fuzz.py
+exec "$PY" -m pytest -p no:cacheprovider -q -n "${JOBS:-auto}" --hypothesis-show-statistics "$@"

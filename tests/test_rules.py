@@ -4,6 +4,7 @@ The examples in each case are the ones `kv4lint explain` and docs/rules show.
 """
 
 import itertools
+import re
 
 import pytest
 
@@ -27,65 +28,91 @@ def argv(*words, model=LLAMA):
 FIRE = [
     # KV401: backend lists (0.5.23 MHA), default backend on Hopper, FA4 decode lists, NVFP4 prefill backends,
     # TRT-LLM MLA rule before the KV4 check, 0.5.7's FA4 rule, tokenspeed before 0.5.23.
-    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer"), {}),
-    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16"), {"gpu": "h100"}),
+    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer"), {},
+     "--attention-backend flashinfer"),
+    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16"), {"gpu": "h100"},
+     "the attention backend fa3 (SGLang's default for sm90 (Hopper)"),
     ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "fa4",
-                   "--decode-attention-backend", "flashinfer"), {}),
-    ("KV401", argv("--kv-cache-dtype", "nvfp4", "--attention-backend", "triton"), {"gpu": "b200"}),
-    ("KV401", argv("--kv-cache-dtype", "nvfp4", model=DSR1), {"gpu": "b200"}),
-    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1), {"gpu": "b200"}),
-    ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa4"), {"sglang_version": "0.5.7"}),
-    ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa3"), {"sglang_version": "0.5.14"}),
+                   "--decode-attention-backend", "flashinfer"), {},
+     "--prefill-attention-backend fa4 and decode backend flashinfer"),
+    ("KV401", argv("--kv-cache-dtype", "nvfp4", "--attention-backend", "triton"), {"gpu": "b200"},
+     "--attention-backend triton"),
+    ("KV401", argv("--kv-cache-dtype", "nvfp4", model=DSR1), {"gpu": "b200"}, "the attention backend trtllm_mla"),
+    ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1), {"gpu": "b200"},
+     "the attention backend trtllm_mla"),
+    ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa4"), {"sglang_version": "0.5.7"},
+     "--attention-backend fa4"),
+    ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa3"), {"sglang_version": "0.5.14"},
+     "--attention-backend fa3"),
     ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "tokenspeed_mla", model=DSR1),
-     {"sglang_version": "0.5.20", "gpu": "b200"}),
+     {"sglang_version": "0.5.20", "gpu": "b200"}, "--attention-backend tokenspeed_mla"),
     ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "flashmla", model=V2LITE),
-     {"sglang_version": "0.5.16"}),  # fp4_e2m1 not KV4 any more -> KV406 first, see below
+     {"sglang_version": "0.5.16"},
+     "deprecated in SGLang 0.5.16"),  # fp4_e2m1 not KV4 any more -> KV406 first, see below
     # KV402: non-CUDA targets, from options and from --device
-    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16"), {"platform": "rocm"}),
-    ("KV402", argv("--kv-cache-dtype", "nvfp4"), {"platform": "rocm"}),
-    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "xpu"), {}),
-    ("KV402", argv("--kv-cache-dtype", "fp4_e2m1", "--device", "npu"), {"sglang_version": "0.5.10"}),
-    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "cpu"), {}),
+    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16"), {"platform": "rocm"}, "targets rocm"),
+    ("KV402", argv("--kv-cache-dtype", "nvfp4"), {"platform": "rocm"}, "targets rocm"),
+    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "xpu"), {}, "targets xpu (--device xpu)"),
+    ("KV402", argv("--kv-cache-dtype", "fp4_e2m1", "--device", "npu"), {"sglang_version": "0.5.10"},
+     "targets npu (--device npu)"),
+    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "cpu"), {}, "targets cpu (--device cpu)"),
     # KV403: mixed backends (warning only)
     ("KV403", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "flashinfer",
-                   "--decode-attention-backend", "triton"), {}),
+                   "--decode-attention-backend", "triton"), {}, "different prefill (flashinfer) and decode (triton)"),
     # KV404: nvfp4 off Blackwell; native NVFP4 prefill off SM100
-    ("KV404", argv("--kv-cache-dtype", "nvfp4"), {"gpu": "h100"}),
-    ("KV404", argv("--kv-cache-dtype", "nvfp4"), {"gpu": "a100"}),
-    ("KV404", argv("--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype", "nvfp4"), {"gpu": "rtx5090"}),
+    ("KV404", argv("--kv-cache-dtype", "nvfp4"), {"gpu": "h100"}, "sm90 (Hopper)"),
+    ("KV404", argv("--kv-cache-dtype", "nvfp4"), {"gpu": "a100"}, "sm80 (Ampere)"),
+    ("KV404", argv("--kv-cache-dtype", "nvfp4", "--prefill-kv-cache-dequant-dtype", "nvfp4"), {"gpu": "rtx5090"},
+     "sm120"),
     # KV405: features refused with KV4
-    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--enable-unified-memory"), {"gpu": "b200"}),
-    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--disaggregation-mode", "prefill"), {"gpu": "b200"}),
-    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--enable-hierarchical-cache"), {"gpu": "gb200"}),
-    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--enable-lmcache"), {"gpu": "b200"}),
-    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "DFLASH"), {"gpu": "b200"}),
-    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "STANDALONE"), {"gpu": "b200"}),
-    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "NGRAM"), {"gpu": "b200"}),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--enable-unified-memory"), {"gpu": "b200"}, "--enable-unified-memory"),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--disaggregation-mode", "prefill"), {"gpu": "b200"},
+     "--disaggregation-mode prefill"),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--enable-hierarchical-cache"), {"gpu": "gb200"},
+     "--enable-hierarchical-cache"),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--enable-lmcache"), {"gpu": "b200"}, "--enable-lmcache"),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "DFLASH"), {"gpu": "b200"},
+     "--speculative-algorithm DFLASH"),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "STANDALONE"), {"gpu": "b200"},
+     "--speculative-algorithm STANDALONE"),
+    ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "NGRAM"), {"gpu": "b200"},
+     "--speculative-ngram-max-bfs-breadth"),
     ("KV405", argv("--kv-cache-dtype", "nvfp4", "--speculative-algorithm", "EAGLE",
-                   "--speculative-draft-attention-backend", "flashinfer"), {"gpu": "b200"}),
-    ("KV405", argv("--kv-cache-dtype", "fp8_e4m3", "--prefill-kv-cache-dequant-dtype", "fp8_e4m3"), {}),
+                   "--speculative-draft-attention-backend", "flashinfer"), {"gpu": "b200"},
+     "--speculative-draft-attention-backend flashinfer"),
+    ("KV405", argv("--kv-cache-dtype", "fp8_e4m3", "--prefill-kv-cache-dequant-dtype", "fp8_e4m3"), {},
+     "applies only with an nvfp4 KV cache"),
     ("KV405", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-only-disable-kv-cache", "--is-embedding",
-                   "--attention-backend", "triton"), {}),
+                   "--attention-backend", "triton"), {}, "--prefill-only-disable-kv-cache"),
     ("KV405", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer",
-                   model="deepseek-ai/DeepSeek-V3.2-Exp"), {"gpu": "b200"}),
+                   model="deepseek-ai/DeepSeek-V3.2-Exp"), {"gpu": "b200"}, "DeepSeek sparse attention"),
     # KV406: names per release
-    ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {}),
-    ("KV406", argv("--kv-cache-dtype", "nvfp4"), {"sglang_version": "0.5.12"}),
-    ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {"sglang_version": "0.5.18"}),
-    ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {"sglang_version": "0.5.4"}),
+    ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {}, "not a choice in SGLang 0.5.23"),
+    ("KV406", argv("--kv-cache-dtype", "nvfp4"), {"sglang_version": "0.5.12"}, "not a choice in SGLang 0.5.12"),
+    ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {"sglang_version": "0.5.18"}, "deprecated in SGLang 0.5.18"),
+    ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {"sglang_version": "0.5.4"}, "not a choice in SGLang 0.5.4"),
     ("KV406", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "tokenspeed_mla", model=DSR1),
-     {"sglang_version": "0.5.23", "gpu": "b200"}),
+     {"sglang_version": "0.5.23", "gpu": "b200"}, "silently replaces it with fp8_e4m3"),
 ]
-FIRE[9] = ("KV406",) + FIRE[9][1:]
+FIRE[9] = ("KV406",) + FIRE[9][1:]  # fp4_e2m1 in 0.5.16: deprecated, no longer KV4 (KV406)
 
 
-@pytest.mark.parametrize("code,args,target", FIRE, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(FIRE)])
-def test_fires(code, args, target):
+@pytest.mark.parametrize("code,args,target,cause", FIRE, ids=[f"{c}-{i}" for i, (c, *_) in enumerate(FIRE)])
+def test_fires(code, args, target, cause):
+    """The finding names what the user wrote, the cause SGLang hits and the release; its fix is an fp8 KV cache."""
     found = kv4lint.check_argv(args, **target)
     assert code in codes(found), [f.message for f in found]
     f = next(f for f in found if f.code == code)
     assert f.severity == RULES[code].severity
-    assert f.message
+    flag, value = f.message.split()[:2]
+    assert flag in args and args[args.index(flag) + 1] == value, f"not the user's words first: {f.message}"
+    assert cause in f.message, f"the cause {cause!r} is not named: {f.message}"
+    release = re.escape(target["sglang_version"]) if "sglang_version" in target else r"\d+\.\d+\.\d+"
+    assert re.search(rf"SGLang {release}\b", f.message), f"the release is not named: {f.message}"
+    if code == "KV403":  # a warning: SGLang starts; nothing to fix
+        assert f.fix is None
+    else:
+        assert f.fix is not None and f.fix.set == {"kv_cache_dtype": "fp8_e4m3"}, f.fix
 
 
 NOT_FIRE = [
@@ -241,10 +268,24 @@ def test_fix_dtype_is_configurable():
     assert f.fix.set == {"kv_cache_dtype": "fp8_e5m2"}
 
 
-def test_every_code_has_explain_text():
-    for code, r in RULES.items():
-        for part in (r.what, r.why, r.example, r.fix, r.fix_safety, r.since):
-            assert part.strip(), (code, part)
+# The target each rule's explain example is written for (its comment says so: "# on an H100").
+EXAMPLE_TARGETS = {"KV404": {"gpu": "h100"}, "KV405": {"gpu": "b200"}}
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_explain_example_fires_and_its_fixed_example_does_not(code):
+    """`kv4lint explain` shows an example and its fix: linted as the shell script it is, the example gets its
+    code and the fixed example none."""
+    from kv4lint.runner import lint_text
+    from kv4lint.settings import Settings
+
+    r = RULES[code]
+    settings = Settings(**EXAMPLE_TARGETS.get(code, {}))
+    found = lint_text("example.sh", r.example, settings)
+    assert not found.errors and code in codes(found.findings), (r.example, [f.message for f in found.findings])
+    fixed = lint_text("fixed.sh", r.fixed_example, settings)
+    assert not fixed.errors and not fixed.findings, (r.fixed_example, [f.message for f in fixed.findings])
+    assert re.fullmatch(r"\d+\.\d+\.\d+", r.since), f"{code}: since {r.since!r} is not a release"
 
 
 def test_fp4_names_cover_every_release():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 import textwrap
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import snapshots
 from kv4lint.flake8_plugin import Plugin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,10 +57,7 @@ def to_flake8_args(args: list[str]) -> list[str]:
 
 
 def fixture_args(path: Path) -> list[str]:
-    for line in Path(str(path) + ".expected").read_text().splitlines():
-        if line.startswith("# args:"):
-            return shlex.split(line[len("# args:"):])
-    return []
+    return snapshots.read(path).args
 
 
 # ---------------------------------------------------------------------------
@@ -174,13 +171,7 @@ def test_flake8_and_kv4lint_check_agree_on_the_python_fixtures(tmp_path):
                          ids=lambda p: p.name)
 def test_flake8_reports_each_fixtures_expected_findings(path):
     args = fixture_args(path)
-    expected = []
-    for line in Path(str(path) + ".expected").read_text().splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            pos, code = line.split()
-            ln, col = pos.split(":")
-            expected.append((int(ln), int(col), code))
+    expected = snapshots.read(path).findings
     cp = flake8(*to_flake8_args(args), str(path))
     assert cp.returncode == (1 if expected else 0), cp.stdout + cp.stderr
     assert [(ln, col, code) for _p, ln, col, code in flake8_lines(cp.stdout)] == sorted(expected)

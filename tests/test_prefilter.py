@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import snapshots
 import test_fuzz  # the property tests' generators of launches (tests/test_fuzz.py)
 from hypothesis import given
 from hypothesis import strategies as st
@@ -191,24 +192,9 @@ def test_grep_pattern_is_the_needles():
         assert re.escape(n).replace("\\-", "-") == n, f"{n!r} would need escaping in grep -E"
 
 
-def _fixtures_with_findings():
-    out = []
-    if not FIXTURES.is_dir():
-        return out
-    for exp in sorted(FIXTURES.rglob("*.expected")):
-        src = Path(str(exp)[: -len(".expected")])
-        if not src.is_file():
-            continue
-        lines = [ln for ln in exp.read_text().splitlines() if re.match(r"^\s*\d+:\d+\s+KV\d+", ln)]
-        if lines:
-            out.append(src)
-    return out
+FIXTURES_WITH_FINDINGS = [p for p in snapshots.snapshotted() if snapshots.read(p).findings]
 
 
-FIXTURES_WITH_FINDINGS = _fixtures_with_findings()
-
-
-@pytest.mark.skipif(not FIXTURES_WITH_FINDINGS, reason="no fixtures with findings in this checkout")
 @pytest.mark.parametrize("path", FIXTURES_WITH_FINDINGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_every_fixture_with_findings_passes(path):
     data = path.read_bytes()

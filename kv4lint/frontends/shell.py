@@ -1760,6 +1760,14 @@ class _Scan:
         self.errors: list[FileError] = []
         self.steps = 0
         self.loop_mult = 1
+        self.too_deep = False
+
+    def nested_too_deep(self, line: int) -> None:
+        """Statements nested deeper than ``_MAX_DEPTH`` are not walked: say so once, a launch there is unknown."""
+        if not self.too_deep:
+            self.too_deep = True
+            self.errors.append(FileError(self.path, f"shell text nested more than {_MAX_DEPTH} levels deep near "
+                                                    f"line {line}: not scanned further", line=line))
 
 
 class _Walker:
@@ -1828,6 +1836,7 @@ class _Walker:
     def stmt(self, n, stdin: Chars | None = None) -> None:
         self.scan.steps += 1
         if self.depth > _MAX_DEPTH:
+            self.scan.nested_too_deep(self.src.line(self.src.c(n.start_byte)))
             return
         self.depth += 1
         # The chain of statements a command starts (``a && b``, ``a | b``, ``a > log``): a

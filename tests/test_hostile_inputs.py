@@ -32,6 +32,9 @@ import pytest
 import hostile
 from hostile import CASES, CODE, CLI_TARGET, GOOD_PY_FIXED, GOOD_SH_FIXED, Case
 
+# Every entry point (CLI, flake8, fix) over each hostile tree, in subprocesses: minutes, so not in the fast loop.
+pytestmark = pytest.mark.slow
+
 OLD, NEW = "fp4_e2m1", "fp8_e4m3"  # same length: a fix changes bytes in place
 
 

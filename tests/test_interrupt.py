@@ -58,6 +58,7 @@ def states(paths: list[Path]) -> dict[str, list[Path]]:
 # Two runs at once
 
 
+@pytest.mark.slow  # two fixes of a 300-file tree
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_two_fix_runs_at_once(tmp_path, jobs):
     root = tmp_path / "tree"
@@ -262,6 +263,7 @@ def _mid_writes(o: Outcome) -> bool:
     return bool(st["fixed"]) and bool(st["original"])
 
 
+@pytest.mark.slow  # a 1,500-file fix, interrupted mid-writes
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_during_writes(tmp_path, jobs):
     o = _ctrl_c(tmp_path, "fix", jobs, "first_write", landed=_mid_writes)

@@ -19,6 +19,7 @@ def _fresh_cache():
     detect.cache_clear()
 
 
+@pytest.mark.slow  # imports the real torch
 def test_real_torch_cpu_build_reports_cpu():
     det = detect()  # imports the real CPU build, from the test extra (torch==2.13.0); not optional here
     import torch
@@ -127,6 +128,7 @@ def test_platform_auto_in_settings_uses_detection(monkeypatch, tmp_path):
     assert s.sources["gpu"] == "--gpu"
 
 
+@pytest.mark.slow  # imports the real torch
 def test_platform_auto_with_real_cpu_torch_makes_kv4_a_kv402(tmp_path):
     from kv4lint.config import build_settings
     from kv4lint.model import Launch, Span, Value

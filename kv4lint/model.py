@@ -89,13 +89,14 @@ class Value:
 class Hint:
     """Something near a launch that tells which machine it targets.
 
-    ``kind`` is ``"platform"``, ``"gpu"``, ``"sglang_version"`` or ``"model"``;
+    ``kind`` is ``"platform"``, ``"gpu"``, ``"sglang_version"``, ``"sglang_build"`` (an image of an
+    SGLang development build: ``dev``, ``nightly``, ``latest``) or ``"model"``;
     ``value`` is normalised (``"rocm"``, ``"sm100"``, ``"0.5.23"`` ...);
     ``reason`` is a short human phrase quoted in messages (``"export
     HIP_VISIBLE_DEVICES"``, ``"image lmsysorg/sglang:v0.5.23-rocm700"``).
     """
 
-    kind: Literal["platform", "gpu", "sglang_version", "model"]
+    kind: Literal["platform", "gpu", "sglang_version", "sglang_build", "model"]
     value: str
     reason: str
     span: Span | None = None

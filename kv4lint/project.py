@@ -402,6 +402,40 @@ def _images(root: str) -> list[Pin]:
     return out
 
 
+# git or source installs of sglang: a build that is not a release (spec: the releases kv4lint knows)
+_SOURCE_INSTALL = re.compile(
+    r"git\+\S*sglang\S*"  # pip install git+https://github.com/sgl-project/sglang.git#subdirectory=python
+    r"|git\s+clone\s+(?:-\S+\s+)*\S*sgl-project/sglang\S*"  # git clone https://github.com/sgl-project/sglang
+    r"|(?:pip3?|uv\s+pip)\s+install\s+(?:-\S+\s+)*-e\s+[\"']?\S*sglang/python\S*",  # pip install -e sglang/python
+    re.I)
+
+
+def sglang_source_installs(root: str | None) -> list[str]:
+    """Where the repository installs SGLang from git or a source tree (``path:line (text)``), in file order.
+
+    Requirements naming sglang by a URL without a release, and lines of its Dockerfiles and compose files
+    that pip-install sglang from git or clone and install its source.
+    """
+    if not root or not os.path.isdir(root):
+        return []
+    out = [p.source for p in _requirements_files(root) + _pyproject(root)
+           if p.version is None and "a URL without a release" in p.source]
+    files: list[str] = []
+    for pat in _IMAGE_FILES:
+        files += glob.glob(os.path.join(glob.escape(root), pat))
+    for path in sorted(set(files)):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read(_MAX_BYTES)
+        except OSError:
+            continue
+        for lineno, line in enumerate(text.splitlines(), 1):
+            m = _SOURCE_INSTALL.search(line)
+            if m and not line.lstrip().startswith("#"):
+                out.append(f"{_rel(path, root)}:{lineno} ({m.group(0)})")
+    return out
+
+
 # ---------------------------------------------------------------------------
 # The installed distribution
 

@@ -45,6 +45,9 @@ _TAG_GPUS: dict[str, str] = {
     "gb10": "sm121", "spark": "sm121",
 }
 
+# Image tag words that name no release but a moving development build (lmsysorg/sglang:dev, :nightly-...).
+UNRELEASED_TAGS = frozenset({"dev", "nightly", "latest", "main"})
+
 _VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+\.\d+(?:\.post\d+|\.?rc\d+|\.dev\d+)?)(?![\d])")
 _CUDA_TAG = re.compile(r"(?:^|[-_.])cu(?:da)?-?\d{2,3}(?:$|[-_.])")
 _SCHEMES = ("docker://", "oras://", "library://", "docker-daemon:", "docker-archive:", "shub://", "podman://")
@@ -112,6 +115,10 @@ def image_hints(image: str, span: Span | None) -> list[Hint]:
         m = _VERSION.search(tag)
         if m:
             out.append(Hint("sglang_version", m.group(1).replace(".rc", "rc"), reason, span))
+        else:
+            build = next((t for t in re.split(r"[-_.]", tag.lower()) if t in UNRELEASED_TAGS), None)
+            if build:  # a development build: not a release kv4lint knows
+                out.append(Hint("sglang_build", build, reason, span))
     for tok in re.split(r"[-_.]", tag.lower()):
         if tok in _TAG_GPUS:
             out.append(Hint("gpu", _TAG_GPUS[tok], reason, span))

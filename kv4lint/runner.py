@@ -145,7 +145,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
     if not might_launch(text, language):
         return rep
     from kv4lint import frontends
-    from kv4lint.rules.check import check
+    from kv4lint.rules.parser import judge
 
     try:
         if settings.cache_dir:
@@ -176,7 +176,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         target, args = resolve_target(launch, settings, base_dir=base_dir)
         rep.targets.append({"line": index.position(launch.anchor.start).line, "entry": launch.entry,
                             **target.describe()})
-        for rf in check(args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
+        for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
             f = _to_finding(rf, launch, args, path, index)
             f.target = target.describe()
             if language == "notebook" and f.span is not None:
@@ -265,6 +265,7 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
 
     sources: dict[str, str] = {}
     hints = {h.kind: h for h in reversed(launch.hints)}  # first hint of each kind wins
+    inferred = False
 
     # SGLang version (needed to read the arguments: options differ per release)
     version = None
@@ -279,6 +280,7 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         sources["sglang_version"] = settings.repo_sglang_version_source or "the repository"
     else:
         sources["sglang_version"] = f"default (the newest rule pack, 0.5.{NEWEST})"
+        inferred = True
     if version is not None:
         try:
             v = parse_version(version)
@@ -289,6 +291,11 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
             version = None
 
     args = normalise(launch, version)
+    evidence: tuple[str, ...] = ()
+    if inferred:
+        evidence = _build_evidence(launch, args, settings)
+        if evidence:
+            sources["sglang_version"] += "; evidence of an SGLang build kv4lint does not know: " + "; ".join(evidence)
 
     # Platform
     platform, reason = None, None
@@ -349,5 +356,15 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     sources["model_attention"] = model.source if model.mla is not None else "unknown"
 
     target = Target(platform=platform, arch=arch, model=model, sglang_version=version, strict=settings.strict,
-                    sources=sources, platform_reason=reason)
+                    sources=sources, platform_reason=reason, version_inferred=inferred, build_evidence=evidence)
     return target, args
+
+
+def _build_evidence(launch: Launch, args: Args, settings: Settings) -> tuple[str, ...]:
+    """What says a launch whose release was not stated targets an SGLang build kv4lint does not know."""
+    from kv4lint.sglang.options import unreleased
+
+    out = [p for p in (unreleased(p) for p in args.problems) if p]
+    out += [f"{h.reason} (a {h.value} build, not a release)" for h in launch.hints if h.kind == "sglang_build"]
+    out += [f"{where}: SGLang installed from git or source" for where in settings.repo_sglang_source_installs]
+    return tuple(dict.fromkeys(out))

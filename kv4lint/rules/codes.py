@@ -126,6 +126,50 @@ RULES: dict[str, Rule] = {r.code: r for r in [
         "automatic fix.",
         "0.5.7",
     ),
+    Rule(
+        "KV408", "parser-refusal", Severity.ERROR,
+        "An option or value the target release's argument parser refuses",
+        "Checks every option and value of a launch that names a KV cache option or a `--config` file against the "
+        "argument parser of the target SGLang release: an option the release does not have (with the nearest "
+        "option it does have, and the releases that have it), a prefix of several options, a value outside an "
+        "option's choices, an option without its value, a value given to an option that takes none. Prefixes "
+        "that match one option are accepted, as SGLang's parser accepts them. `--kv-cache-dtype` values are "
+        "KV406's. Launches of the bench scripts are checked for values only: they add options of their own.",
+        "`python -m sglang.launch_server` and `sglang serve` read their arguments with argparse, which stops with "
+        "`error: unrecognized arguments`, `invalid choice` or `expected one argument` before anything else runs: "
+        "that is the error the user meets first, whatever the KV cache. KV cache findings for the same launch are "
+        "reported only where they would still hold once the parser error is put right, and a fix that leaves a "
+        "refused launch is not safe.",
+        "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3 \\\n"
+        "    --fp4-kv-cache-recipe nvfp4   # SGLang 0.5.23",
+        "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3",
+        "Spell the option as the release does (the message names the nearest one), remove an option the release "
+        "does not have, or state the release the launch was written for (`--sglang-version`). No automatic fix: "
+        "which correction is meant is the user's call.",
+        "No automatic fix.",
+        "0.5.5",
+    ),
+    Rule(
+        "KV409", "unknown-build", Severity.WARNING,
+        "Launch for an SGLang build kv4lint does not know",
+        "When no SGLang release is stated (no `--sglang-version`, `sglang-version` setting, versioned image tag or "
+        "pin, so kv4lint judges by its newest rule pack), reports once per launch that names a KV cache option "
+        "the evidence that the launch was written for another build: options or values that no release kv4lint "
+        "knows has, an SGLang image tagged `dev`, `nightly`, `latest` or `main`, and installs of SGLang from git "
+        "or source in the repository. `--show-target` shows the same evidence.",
+        "kv4lint's rules are SGLang's rules release by release. A launch written for a development build may use "
+        "options the newest release lacks, and a dtype name that the newest release refuses may be right for that "
+        "build: the findings hold for the newest release, not necessarily for the build. Spelling fixes (KV406) "
+        "are therefore never safe while the release is inferred.",
+        "FROM lmsysorg/sglang:dev\n"
+        "CMD python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --kv-cache-dtype fp8_e4m3",
+        "FROM lmsysorg/sglang:v0.5.23-cu129\n"
+        "CMD python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --kv-cache-dtype fp8_e4m3",
+        "State the release the launch targets: `--sglang-version`, `sglang-version` in `[tool.kv4lint]`, a "
+        "versioned image tag or a pin of sglang.",
+        "No automatic fix.",
+        "0.5.5",
+    ),
 ]}
 
 INTERNAL_CODE = "KV400"  # internal failures surfaced as a finding (flake8 plugin)

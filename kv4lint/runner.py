@@ -293,7 +293,7 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     args = normalise(launch, version)
     evidence: tuple[str, ...] = ()
     if inferred:
-        evidence = _build_evidence(launch, args, settings)
+        evidence = _build_evidence(launch, args, version, settings)
         if evidence:
             sources["sglang_version"] += "; evidence of an SGLang build kv4lint does not know: " + "; ".join(evidence)
 
@@ -360,11 +360,12 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     return target, args
 
 
-def _build_evidence(launch: Launch, args: Args, settings: Settings) -> tuple[str, ...]:
+def _build_evidence(launch: Launch, args: Args, version: str | None, settings: Settings) -> tuple[str, ...]:
     """What says a launch whose release was not stated targets an SGLang build kv4lint does not know."""
+    from kv4lint.rules.parser import refused
     from kv4lint.sglang.options import unreleased
 
-    out = [p for p in (unreleased(p) for p in args.problems) if p]
+    out = [p for p in (unreleased(p) for p in refused(launch, args, version)) if p]
     out += [f"{h.reason} (a {h.value} build, not a release)" for h in launch.hints if h.kind == "sglang_build"]
     out += [f"{where}: SGLang installed from git or source" for where in settings.repo_sglang_source_installs]
     return tuple(dict.fromkeys(out))

@@ -18,7 +18,6 @@ import pytest
 from kv4lint.model import Launch, Span
 from kv4lint.rules.parser import refused
 from kv4lint.sglang.options import literal_tokens, normalise_argv, table
-from kv4lint.target import Target
 
 NARGS = {"flag": 0, "value": None, "list+": "+", "list*": "*", "optional-value": "?"}
 
@@ -53,7 +52,7 @@ def argparse_refuses(version: str, words: list[str]) -> bool:
 def kv4lint_refuses(version: str, words: list[str]) -> list[str]:
     args = normalise_argv(literal_tokens(words), version)
     launch = Launch("<argv>", "argv", "sglang.launch_server", Span(0, 0), Span(0, 0), argv=literal_tokens(words))
-    return [p.kind for p in refused(launch, args, Target(sglang_version=version))]
+    return [p.kind for p in refused(launch, args, version)]
 
 
 BASE = ["--model-path", "m", "--kv-cache-dtype", "fp8_e4m3"]

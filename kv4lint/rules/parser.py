@@ -45,20 +45,20 @@ def judged(launch: Launch, args: Args) -> bool:
     return any("kv-cache" in p.spelled.lower().replace("_", "-") for p in args.problems)
 
 
-def refused(launch: Launch, args: Args, target: Target) -> list[Problem]:
-    """The problems of ``args`` SGLang's parser of the target release refuses, in argv order.
+def refused(launch: Launch, args: Args, version: str | None) -> list[Problem]:
+    """The problems of ``args`` the argument parser of release ``version`` refuses, in argv order.
 
     Nothing when kv4lint has not read that release's parser (older or newer than every inspected one),
     for keyword arguments (the Python API has no parser), and for launches kv4lint does not judge.
     ``--kv-cache-dtype``'s choices are KV406's (it names the FP4 spellings of each release).
     """
-    if args.form != "argv" or inspected_release(target.sglang_version) is None or not judged(launch, args):
+    if args.form != "argv" or inspected_release(version) is None or not judged(launch, args):
         return []
     out = []
     for p in args.problems:
         if p.kind in ("unknown", "ambiguous") and launch.entry not in SERVER_PARSER_ENTRIES:
             continue
-        if launch.entry == "sglang serve" and release(target.sglang_version) >= SERVE_OWN_OPTIONS.get(p.spelled, 99):
+        if launch.entry == "sglang serve" and release(version) >= SERVE_OWN_OPTIONS.get(p.spelled, 99):
             continue
         if p.kind == "choice" and p.option == "--kv-cache-dtype":
             continue
@@ -140,7 +140,7 @@ def describe(p: Problem, target: Target, launch: Launch) -> tuple[str, Value]:
 def parser_findings(launch: Launch, args: Args, target: Target) -> list[RuleFinding]:
     """KV408, one per refusal."""
     out = []
-    for p in refused(launch, args, target):
+    for p in refused(launch, args, target.sglang_version):
         msg, token = describe(p, target, launch)
         out.append(RuleFinding("KV408", RULES["KV408"].severity, msg, token, p.option and table(
             target.sglang_version)[p.option].dest))
@@ -217,7 +217,7 @@ def recheck_fix(fix: Fix | None, launch: Launch, args: Args, target: Target) -> 
         return fix
     fixed = normalise_argv(_fixed_tokens(launch.argv, args, fix), target.sglang_version,
                            config=_fixed_tokens(launch.config_argv, args, fix))
-    left = refused(launch, fixed, target)
+    left = refused(launch, fixed, target.sglang_version)
     dtype = fix.set.get("kv_cache_dtype")
     why = None
     if left:
@@ -244,7 +244,7 @@ def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e
           strict: bool | None = None) -> list[RuleFinding]:
     """Every finding of a launch, parser first: KV408 refusals, KV409 once, then the KV cache rules on the
     launch as it would be once the parser accepts it, each fix re-checked."""
-    problems = refused(launch, args, target)
+    problems = refused(launch, args, target.sglang_version)
     out = parser_findings(launch, args, target)
     build = build_finding(launch, args, target)
     if build is not None:

@@ -151,6 +151,12 @@ def test_git_install_is_evidence_of_another_build(tmp_path):
     (f,) = check_json(tmp_path, "serve.sh")
     assert f["code"] == "KV409" and "requirements.txt:1" in f["message"]
     assert "SGLang installed from git or source" in f["message"]
+    (tmp_path / "requirements.txt").unlink()
+    (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.9.1-devel-ubuntu24.04\n"
+                                         "RUN git clone https://github.com/sgl-project/sglang.git && "
+                                         "pip install -e 'sglang/python[all]'\n")
+    (f,) = check_json(tmp_path, "serve.sh")
+    assert "Dockerfile:2 (git clone https://github.com/sgl-project/sglang.git)" in f["message"]
 
 
 def test_entry_points_with_options_of_their_own(tmp_path):

@@ -150,7 +150,6 @@ _ID_PATTERNS: list[tuple[re.Pattern, str | None]] = [
 ]
 
 
-
 @dataclass(frozen=True)
 class ModelInfo:
     """What kv4lint knows of the served model."""

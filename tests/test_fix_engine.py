@@ -345,7 +345,8 @@ def test_cli_subprocess(tmp_path):
     """The installed entry point runs the engine end to end (no fake: whatever frontends exist)."""
     p = tmp_path / "nothing.sh"
     p.write_text("echo hello\n")
-    r = subprocess.run([sys.executable, "-m", "kv4lint", "fix", "--isolated", *S23, str(p)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "kv4lint", "fix", "--isolated", *S23, str(p)], capture_output=True,
+                       text=True)
     assert r.returncode == 0, r.stderr
     assert "Fixed 0 findings in 0 files (0 remaining)." in r.stderr
     assert p.read_text() == "echo hello\n"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import replace
 
-from kv4lint.model import Fix, Launch, Severity, Value
+from kv4lint.model import Fix, Launch, Value
 from kv4lint.rules.check import RuleFinding, check, version_label
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.engine import release
@@ -131,8 +131,8 @@ def describe(p: Problem, target: Target, launch: Launch) -> tuple[str, Value]:
                 f"{'at least one argument' if many else 'one argument'})", p.token)
     if p.kind == "explicit":
         value = p.value.text if p.value is not None else ""
-        return (f"{_named(p, launch)} takes no value in {label}: its argument parser refuses `{p.token.text}` before the "
-                f"server starts (ignored explicit argument '{value}')", p.token)
+        return (f"{_named(p, launch)} takes no value in {label}: its argument parser refuses `{p.token.text}` "
+                f"before the server starts (ignored explicit argument '{value}')", p.token)
     return (f"{_named(p, launch)} is retired in {label}: its argument parser stops with an error when it is given",
             p.token)
 

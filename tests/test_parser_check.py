@@ -192,6 +192,7 @@ def _attention(tmp_path: Path, model: str) -> str:
 @pytest.mark.parametrize("model,attention", [
     ("deepseek-ai/DeepSeek-V4-Flash", "dsv4"),
     ("deepseek-ai/DeepSeek-V3.2-Exp", "mla+dsa"),
+    ("someone/DeepSeek-V3_2-AWQ", "mla+dsa"),  # was read as DeepSeek-V3 (MLA without DSA)
     ("zai-org/GLM-5.1-FP8", "mla+dsa"),
     ("deepseek-ai/DeepSeek-V3", "mla"),
     ("acme/house-model-7b", "None"),  # unrecognised: unknown, not MHA

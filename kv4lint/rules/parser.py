@@ -82,8 +82,12 @@ def _where(found: list[str]) -> str:
     return "it exists in no release kv4lint knows" if not found else f"it exists in SGLang {_ranges(found)}"
 
 
-def _suggest(word: str, candidates) -> str:
-    near = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.75)
+# Close matches are looked for in the first refusals of a launch only: difflib costs about 5 ms a word.
+MAX_SUGGESTIONS = 50
+
+
+def _suggest(word: str, candidates, *, look: bool = True) -> str:
+    near = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.75) if look else []
     return f"; did you mean `{near[0]}`?" if near else ""
 
 
@@ -98,14 +102,16 @@ def _named(p: Problem, launch: Launch) -> str:
     return f"`{p.spelled}`"
 
 
-def describe(p: Problem, target: Target, launch: Launch) -> tuple[str, Value]:
-    """The message for a refusal, in the user's terms, and the token to report it at."""
+def describe(p: Problem, target: Target, launch: Launch, *, suggest: bool = True) -> tuple[str, Value]:
+    """The message for a refusal, in the user's terms, and the token to report it at (``suggest``: with the
+    nearest option or choice)."""
     label = version_label(target.sglang_version)
     tbl = table(target.sglang_version)
     if p.kind == "unknown":
         spelled = p.spelled
         dashed = spelled.replace("_", "-") if spelled.startswith("--") else spelled
-        hint = f"; did you mean `{dashed}`?" if dashed != spelled and dashed in tbl else _suggest(spelled, tbl)
+        hint = (f"; did you mean `{dashed}`?" if dashed != spelled and dashed in tbl
+                else _suggest(spelled, tbl, look=suggest))
         msg = (f"{_named(p, launch)} is not an option of {label}; {_where(option_releases(spelled))}{hint} "
                f"(its argument parser refuses the launch before the server starts: unrecognized arguments: "
                f"{_quote((p.token,) + p.swallowed)})")
@@ -121,7 +127,8 @@ def describe(p: Problem, target: Target, launch: Launch) -> tuple[str, Value]:
         choices = [str(c) for c in (tbl[p.option].choices or ())]
         msg = (f"`{p.option} {value}` is not a choice of {label} (its argument parser refuses the launch before "
                f"the server starts: invalid choice: '{value}'; choose from {', '.join(choices)}); "
-               f"as a value of {p.option}, {_where(choice_releases(p.option, value))}{_suggest(value, choices)}")
+               f"as a value of {p.option}, {_where(choice_releases(p.option, value))}"
+               f"{_suggest(value, choices, look=suggest)}")
         return msg, p.value or p.token
     if p.kind == "missing":
         after = "it is the last argument" if p.value is None else f"it is followed by `{p.value.text}`"
@@ -140,8 +147,8 @@ def describe(p: Problem, target: Target, launch: Launch) -> tuple[str, Value]:
 def parser_findings(launch: Launch, args: Args, target: Target) -> list[RuleFinding]:
     """KV408, one per refusal."""
     out = []
-    for p in refused(launch, args, target.sglang_version):
-        msg, token = describe(p, target, launch)
+    for k, p in enumerate(refused(launch, args, target.sglang_version)):
+        msg, token = describe(p, target, launch, suggest=k < MAX_SUGGESTIONS)
         out.append(RuleFinding("KV408", RULES["KV408"].severity, msg, token, p.option and table(
             target.sglang_version)[p.option].dest))
     return out
@@ -221,7 +228,7 @@ def recheck_fix(fix: Fix | None, launch: Launch, args: Args, target: Target) -> 
     dtype = fix.set.get("kv_cache_dtype")
     why = None
     if left:
-        why = describe(left[0], target, launch)[0].split(" (its argument parser", 1)[0]
+        why = describe(left[0], target, launch, suggest=False)[0].split(" (its argument parser", 1)[0]
     elif dtype is not None and inspected_release(target.sglang_version) is not None and dtype not in (
             table(target.sglang_version)["--kv-cache-dtype"].choices or ()):
         why = f"--kv-cache-dtype {dtype} is not a choice of {version_label(target.sglang_version)}"

@@ -9,6 +9,7 @@ prefix; ``--flag=value``; the last occurrence wins).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gzip
 import json
@@ -271,13 +272,30 @@ def _looks_like_option(text: str | None, tbl: dict[str, Option]) -> bool:
     return True
 
 
+_SORTED: dict[int, tuple[dict, list[str]]] = {}
+
+
+def prefixed(name: str, tbl: dict[str, Option]) -> list[str]:
+    """The options of ``tbl`` that start with ``name``, sorted (a bisect in the sorted option strings)."""
+    held = _SORTED.get(id(tbl))
+    if held is None or held[0] is not tbl:
+        held = _SORTED[id(tbl)] = (tbl, sorted(tbl))
+    keys = held[1]
+    i = bisect.bisect_left(keys, name)
+    out = []
+    while i < len(keys) and keys[i].startswith(name):
+        out.append(keys[i])
+        i += 1
+    return out
+
+
 def resolve_option(name: str, tbl: dict[str, Option]) -> tuple[str | None, str | None]:
     """argparse's lookup: exact match, else a unique prefix.  Returns (option, problem)."""
     if name in tbl:
         return name, None
     if not name.startswith("--"):
         return None, None
-    matches = [o for o in tbl if o.startswith(name)]
+    matches = prefixed(name, tbl)
     if len(matches) == 1:
         return matches[0], None
     if len(matches) > 1:
@@ -314,7 +332,7 @@ def normalise_argv(tokens: list[Value], version: str | None, *, config: list[Val
                 swallowed = (seq[i][0],)
                 i += 1
             if not _is_help(name):
-                candidates = tuple(sorted(o for o in tbl if o.startswith(name))) if problem else ()
+                candidates = tuple(prefixed(name, tbl)) if problem else ()
                 args.problems.append(Problem("ambiguous" if problem else "unknown", tok, name,
                                              candidates=candidates, swallowed=swallowed, from_config=from_cfg))
             continue

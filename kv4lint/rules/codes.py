@@ -161,10 +161,10 @@ RULES: dict[str, Rule] = {r.code: r for r in [
         "options the newest release lacks, and a dtype name that the newest release refuses may be right for that "
         "build: the findings hold for the newest release, not necessarily for the build. Spelling fixes (KV406) "
         "are therefore never safe while the release is inferred.",
-        "FROM lmsysorg/sglang:dev\n"
-        "CMD python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --kv-cache-dtype fp8_e4m3",
-        "FROM lmsysorg/sglang:v0.5.23-cu129\n"
-        "CMD python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --kv-cache-dtype fp8_e4m3",
+        "docker run --gpus all lmsysorg/sglang:dev \\\n"
+        "    python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --kv-cache-dtype fp8_e4m3",
+        "docker run --gpus all lmsysorg/sglang:v0.5.23-cu129 \\\n"
+        "    python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --kv-cache-dtype fp8_e4m3",
         "State the release the launch targets: `--sglang-version`, `sglang-version` in `[tool.kv4lint]`, a "
         "versioned image tag or a pin of sglang.",
         "No automatic fix.",

@@ -7,7 +7,8 @@ Python API (no files needed; for launch templates)::
     findings = kv4lint.check_server_args({"model_path": "m", "kv_cache_dtype": "nvfp4"}, platform="rocm")
 """
 
-from __future__ import annotations
+# No imports here (not even ``from __future__``): under ``python -m kv4lint`` this runs while the
+# working directory is still first on sys.path (kv4lint.isolation).
 
 __version__ = "0.1.0"
 
@@ -18,7 +19,10 @@ def __getattr__(name: str):
     # The API pulls in the rules and SGLang's option tables: imported on first
     # use, so that ``import kv4lint`` (every CLI start, the flake8 plugin) stays cheap.
     if name in ("check_argv", "check_server_args"):
-        from kv4lint import api
+        from kv4lint.isolation import trusted_imports
+
+        with trusted_imports():
+            from kv4lint import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'kv4lint' has no attribute {name!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from kv4lint.isolation import trusted_imports
 from kv4lint.model import Finding, Launch, Provenance, Span, Value
 from kv4lint.runner import resolve_target
 from kv4lint.rules.parser import judge
@@ -22,6 +23,11 @@ def _settings(sglang_version, platform, gpu, model_attention, strict, fix_dtype)
 
 
 def _run(launch: Launch, settings: Settings) -> list[Finding]:
+    with trusted_imports():  # platform="auto" imports torch, rules import packaging: never the caller's cwd's
+        return _judge(launch, settings)
+
+
+def _judge(launch: Launch, settings: Settings) -> list[Finding]:
     target, args = resolve_target(launch, settings)
     out = []
     for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):

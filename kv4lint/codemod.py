@@ -24,6 +24,7 @@ import os
 import libcst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
+from kv4lint.isolation import trusted_imports
 from kv4lint.settings import Settings
 
 
@@ -73,9 +74,15 @@ class FixKV4Cache(CodemodCommand):
         return s
 
     def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
+        # libcst.tool runs in the repository (``python -m`` puts it first on sys.path): kv4lint's own
+        # imports (the shell parser, packaging, ...) must not come from there (kv4lint.isolation).
+        path = self.context.filename
+        with trusted_imports([os.path.dirname(os.path.abspath(path))] if path else []):
+            return self._transform(tree, path)
+
+    def _transform(self, tree: libcst.Module, path: str | None) -> libcst.Module:
         from kv4lint.fixer import fix_text
 
-        path = self.context.filename
         code = tree.code
         tf = fix_text(path or "<stdin>.py", code, self._settings_for(path), "python", unsafe=False)
         for e in tf.errors:

@@ -19,18 +19,26 @@ for ``tree`` only because flake8 needs one of tree/logical_line/physical_line
 to run a plugin once per file).  The file's text goes through kv4lint's
 substring pre-filter first; libcst is imported only for files that pass it.
 A file with a syntax error never reaches the plugin: flake8 reports E999.
+flake8 runs in the repository it checks, and ``python -m flake8`` puts that
+directory first on ``sys.path``: the plugin does its work with it (and any
+entry inside it) removed, so a ``libcst.py`` of the repository is never
+imported (:mod:`kv4lint.isolation`).
 Any internal failure becomes one ``KV400`` finding on line 1; nothing is raised
 into flake8.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator
 
-try:
-    from importlib.metadata import version as _dist_version
+from kv4lint.isolation import trusted_imports
 
-    __version__ = _dist_version("kv4lint")
+try:
+    with trusted_imports():
+        from importlib.metadata import version as _dist_version
+
+        __version__ = _dist_version("kv4lint")
 except Exception:  # pragma: no cover - not installed as a distribution
     __version__ = "0"
 
@@ -77,27 +85,34 @@ class Plugin:
         if getattr(options, "kv4_strict", False):
             opts["strict"] = True
         cls._options = opts
-        cls._option_error = _check_options(opts)
+        with trusted_imports():
+            cls._option_error = _check_options(opts)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
-            text = "".join(self.lines)
-            from kv4lint.prefilter import might_launch
-
-            if not might_launch(text, "python"):  # the test lint_text applies to Python
-                return
-            from kv4lint.prefilter import python_may_launch
-
-            if self.tree is not None and not python_may_launch(text, self.tree):
-                return  # flake8's own syntax tree: no launch call with a KV option
-            if self._option_error:
-                yield 1, 0, f"KV400 kv4lint: {self._option_error}", type(self)
-                return
-            results = list(self._check(text))
+            with trusted_imports(self._roots()):
+                results = self._run()
         except Exception as e:  # noqa: BLE001 - never raise into flake8
             yield 1, 0, f"KV400 kv4lint internal error: {type(e).__name__}: {_short(str(e))}", type(self)
             return
         yield from results
+
+    def _roots(self) -> list[str]:
+        return [os.path.dirname(os.path.abspath(self.filename))] if self.filename not in ("stdin", "-") else []
+
+    def _run(self) -> list[tuple[int, int, str, type]]:
+        text = "".join(self.lines)
+        from kv4lint.prefilter import might_launch
+
+        if not might_launch(text, "python"):  # the test lint_text applies to Python
+            return []
+        from kv4lint.prefilter import python_may_launch
+
+        if self.tree is not None and not python_may_launch(text, self.tree):
+            return []  # flake8's own syntax tree: no launch call with a KV option
+        if self._option_error:
+            return [(1, 0, f"KV400 kv4lint: {self._option_error}", type(self))]
+        return list(self._check(text))
 
     def _check(self, text: str) -> Iterator[tuple[int, int, str, type]]:
         from kv4lint.runner import lint_text

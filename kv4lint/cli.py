@@ -55,6 +55,7 @@ def _target_options(p: argparse.ArgumentParser) -> None:
     o.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     o.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="processes (default: all cores)")
     o.add_argument("-q", "--quiet", action="store_true", help="print findings only")
+    o.add_argument("--verbose", action="store_true", help="print the traceback of an internal error")
     o.add_argument("--no-cache", action="store_true", help="parse every file afresh (also: KV4LINT_NO_CACHE=1)")
     o.add_argument("--cache-dir", metavar="DIR", help="where parse results are cached (default: $KV4LINT_CACHE_DIR, "
                    "else ~/.cache/kv4lint/scan)")
@@ -96,7 +97,17 @@ def _fix_options(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The console script (and ``python -m kv4lint``): no module of the scanned tree is importable while
+    it runs (kv4lint.isolation), and an unexpected exception exits 2 (kv4lint.internal_error)."""
+    from kv4lint.internal_error import guarded
+    from kv4lint.isolation import path_arguments, trusted_imports
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    with trusted_imports(path_arguments(argv)):
+        return guarded(_main, argv)
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser()
     commands = {"check", "fix", "explain", "matrix"}
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
@@ -242,6 +253,8 @@ def emit(ns: argparse.Namespace, result: RunResult) -> None:
 
 
 def _check(ns: argparse.Namespace) -> int:
+    from kv4lint.internal_error import has_internal
+
     settings = settings_for(ns)
     result, _ = collect(ns, settings)
     if getattr(ns, "add_suppressions", False):
@@ -251,6 +264,8 @@ def _check(ns: argparse.Namespace) -> int:
         print(f"Added {n} suppression comment{'s' if n != 1 else ''}.", file=sys.stderr)
         return EXIT_OK
     emit(ns, result)
+    if has_internal(result.errors):
+        return EXIT_ERROR
     if result.findings and not ns.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK

@@ -466,8 +466,12 @@ def _run_fix(ns) -> int:
         print(f"{verb} {nfix} finding{'s' if nfix != 1 else ''} in {nfiles} file{'s' if nfiles != 1 else ''} "
               f"({nleft} remaining).", file=sys.stderr)
 
+    from kv4lint.internal_error import has_internal
+
+    if has_internal(result.errors):
+        return cli.EXIT_ERROR  # a bug in kv4lint, not a finding
     if fix_errors:
-        return cli.EXIT_ERROR
+        return cli.EXIT_FINDINGS  # a file that could not be fixed (or written) is named above; it is unchanged
     if final and not getattr(ns, "exit_zero", False):
         return cli.EXIT_FINDINGS
     if written and (diff_only or getattr(ns, "exit_non_zero_on_fix", False)):

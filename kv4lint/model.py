@@ -248,11 +248,14 @@ class FileError:
     path: str
     message: str
     line: int | None = None
+    internal: bool = False  # a bug in kv4lint, not the file's fault: the run exits 2 (kv4lint.internal_error)
 
     def to_json(self) -> dict:
         d = {"path": self.path, "message": self.message}
         if self.line is not None:
             d["line"] = self.line
+        if self.internal:
+            d["internal"] = True
         return d
 
 

@@ -40,14 +40,17 @@ def default_jobs() -> int:
 
 
 def _one(path: str, language: str | None, settings: Settings) -> FileReport:
+    from kv4lint import internal_error
+
+    internal_error.current_file = path
     try:
         return lint_file(path, settings, language)
-    except Exception as e:  # never let one file stop the run
-        from kv4lint.model import FileError
-
+    except Exception as e:  # never let one file stop the run; a bug is not a finding (exit 2)
         rep = FileReport(path, language)
-        rep.errors.append(FileError(path, f"internal error ({type(e).__name__}: {e})"))
+        rep.errors.append(internal_error.file_error(path, e))
         return rep
+    finally:
+        internal_error.current_file = None
 
 
 def is_empty(rep: FileReport) -> bool:

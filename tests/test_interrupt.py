@@ -117,7 +117,7 @@ def test_modified_between_read_and_write(tmp_path, monkeypatch, capsys, how):
     monkeypatch.setattr(writer, "_before_replace", meddle)
     rc = _fix_in_process(p, other)
     out = capsys.readouterr()
-    assert rc == 2, out
+    assert rc == 1, out
     lines = [ln for ln in out.out.splitlines() if ln.startswith(f"{p}:") and " error:" in ln]
     assert lines and "changed on disk" in lines[0], out.out
     expected = {"append": GOOD_SH + "echo someone else\n", "same_size_same_mtime": theirs, "replace_file": theirs}
@@ -149,7 +149,7 @@ def test_modified_after_lint_before_fix_read(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr()
     assert p.read_text() in (GOOD_SH + "echo later edit\n", GOOD_SH_FIXED + "echo later edit\n"), "edit lost"
     if p.read_text() == GOOD_SH + "echo later edit\n":
-        assert rc == 2 and "changed on disk" in out.out, out
+        assert rc == 1 and "changed on disk" in out.out, out
     assert leftovers(tmp_path) == []
 
 

@@ -1,0 +1,71 @@
+"""Internal errors are not findings.
+
+A CI job reads exit status 1 as "the code has a bad launch".  An unexpected
+exception in kv4lint is a bug in kv4lint, so it says so in one line -- kv4lint's
+version, the file being read, where to report it -- and the run exits 2.  The
+traceback is printed only with ``--verbose``.
+
+- An exception while one file is linted (:func:`file_error`) stops only that
+  file: the others are still checked and reported, the file gets that one line
+  (``path: error: internal error ...``) and the run's exit status is 2.
+- An exception anywhere else in a CLI run (:func:`guarded`) ends the run with
+  that one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from kv4lint import __version__
+
+ISSUES_URL = "https://github.com/OWNER/kv4lint/issues"
+EXIT_INTERNAL = 2
+
+# Set by the CLI from --verbose; worker processes are forked after it is set.
+verbose = False
+# The file being linted in this process, for an exception that escapes the per-file guard.
+current_file: str | None = None
+
+
+def _short(text: str, limit: int = 120) -> str:
+    # One line, and short: an exception's text may quote the scanned file.
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def describe(exc: BaseException, path: str | None = None) -> str:
+    """The one line for ``exc``: what failed, kv4lint's version and where to report it."""
+    detail = _short(str(exc))
+    what = type(exc).__name__ + (f": {detail}" if detail else "")
+    where = f" while reading {path}" if path else ""
+    hint = "" if verbose else " (--verbose prints the traceback)"
+    return (f"internal error{where} ({what}): a bug in kv4lint {__version__}, not a finding; "
+            f"please report it at {ISSUES_URL}{hint}")
+
+
+def file_error(path: str, exc: BaseException):
+    """The per-file error for an exception raised while ``path`` was linted (the run goes on)."""
+    from kv4lint.model import FileError
+
+    if verbose:
+        traceback.print_exception(exc, file=sys.stderr)
+    return FileError(path, describe(exc), internal=True)
+
+
+def has_internal(errors) -> bool:
+    """Whether any of ``errors`` (FileError) is an internal error: the run exits 2."""
+    return any(getattr(e, "internal", False) for e in errors)
+
+
+def guarded(main, argv: list[str]) -> int:
+    """``main(argv)``, with an unexpected exception turned into one line on stderr and exit 2."""
+    global verbose
+    verbose = "--verbose" in argv[: argv.index("--")] if "--" in argv else "--verbose" in argv
+    try:
+        return main(argv)
+    except Exception as e:  # noqa: BLE001 - the last guard: anything here is a bug in kv4lint
+        print(f"kv4lint: {describe(e, current_file)}", file=sys.stderr)
+        if verbose:
+            traceback.print_exception(e, file=sys.stderr)
+        return EXIT_INTERNAL

@@ -1,0 +1,75 @@
+"""Internal errors are not findings (issue 20, item 4): one line naming kv4lint's version, the file being
+read and where to report it; the traceback only with --verbose; exit 2, never 1."""
+
+from __future__ import annotations
+
+import hostile
+from kv4lint import __version__
+from kv4lint.internal_error import ISSUES_URL
+
+# Run as a user runs it (a subprocess), with a bug planted: the launcher below makes linting
+# good.sh raise (kv4lint has no switch for that), then calls the CLI's main as the console script does.
+LAUNCHER = """
+import sys
+import kv4lint.runner as runner
+
+real = runner.lint_text
+
+def lint_text(path, *a, **k):
+    if path.endswith("good.sh"):
+        raise RuntimeError("planted bug " + "x" * 500)
+    return real(path, *a, **k)
+
+runner.lint_text = lint_text
+from kv4lint.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _run(tmp_path, *args):
+    launcher = tmp_path / "launcher.py"
+    launcher.write_text(LAUNCHER)
+    root = hostile.good_tree(tmp_path / "t")
+    cp = hostile.run([hostile.PY, str(launcher), *args, *hostile.CLI_TARGET, "--jobs", "1", "--no-cache", str(root)])
+    return root, cp.returncode, *hostile.text(cp)
+
+
+def test_a_crash_while_reading_a_file_exits_2_and_names_it(tmp_path):
+    root, rc, out, err = _run(tmp_path, "check")
+    assert rc == 2, (rc, out, err)
+    lines = [ln for ln in out.splitlines() if "internal error" in ln]
+    assert len(lines) == 1, out
+    line = lines[0]
+    assert line.startswith(f"{root / 'good.sh'}: error: internal error (RuntimeError: planted bug")
+    assert f"kv4lint {__version__}" in line and ISSUES_URL in line and "--verbose" in line
+    assert len(line) < 400, "the exception's text is shortened"
+    assert "Traceback" not in out + err
+    assert f"{root / 'good.py'}:" in out and " KV406" in out  # the other files are still checked
+
+
+def test_verbose_prints_the_traceback(tmp_path):
+    _, rc, out, err = _run(tmp_path, "check", "--verbose")
+    assert rc == 2
+    assert "Traceback (most recent call last)" in err and "planted bug" in err
+
+
+def test_fix_with_a_crash_exits_2(tmp_path):
+    root, rc, out, err = _run(tmp_path, "fix")
+    assert rc == 2, (rc, out, err)
+    assert (root / "good.py").read_text() == hostile.GOOD_PY_FIXED  # the rest is still fixed
+
+
+def test_a_crash_outside_any_file_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
+    from kv4lint import cli
+
+    def boom(ns, settings):
+        raise ValueError("no such thing\nsecond line")
+
+    monkeypatch.setattr(cli, "collect", boom)
+    root = hostile.good_tree(tmp_path / "t")
+    assert cli.main(["check", "--isolated", "--no-cache", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("kv4lint: internal error (ValueError: no such thing second line)")
+    assert f"kv4lint {__version__}" in err and ISSUES_URL in err
+    assert cli.main(["check", "--isolated", "--no-cache", "--verbose", str(root)]) == 2
+    assert "Traceback (most recent call last)" in capsys.readouterr().err

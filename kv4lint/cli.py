@@ -177,6 +177,7 @@ def collect(ns: argparse.Namespace, settings: Settings) -> tuple[RunResult, list
                     force_exclude=getattr(ns, "force_exclude", False))
     result = RunResult(root=settings.root or os.getcwd())
     result.errors.extend(FileError(p, m) for p, m in disc.errors)
+    result.notices.extend(f"{p}: skipped: {why}" for p, why in disc.skipped)
     from kv4lint.progress import Progress
 
     index = None

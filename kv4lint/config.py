@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from kv4lint.regular_file import open_file
 from kv4lint.rules.codes import INTERNAL_CODE, RULES
 from kv4lint.settings import Settings
 
@@ -297,7 +298,7 @@ def read_config(path: str, *, named: bool = False) -> ConfigFile | None:
 
     path = os.path.abspath(path)
     try:
-        with open(path, "rb") as f:
+        with open_file(path) as f:  # never a FIFO or device (kv4lint.regular_file)
             data = tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"{_rel(path)}: no such configuration file") from None

@@ -14,6 +14,8 @@ import stat
 from dataclasses import dataclass, field
 from fnmatch import translate
 
+from kv4lint.regular_file import read_text
+
 _EXT = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
     ".sh": "shell", ".bash": "shell", ".ksh": "shell", ".zsh": "shell", ".slurm": "shell", ".sbatch": "shell",
@@ -76,6 +78,9 @@ class Discovery:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
+_MAX_GITIGNORE = 1 << 20  # bytes of a .gitignore read
+
+
 class _Ignore:
     """.gitignore files found on the way down, as pathspec matchers (lazily imported)."""
 
@@ -84,9 +89,8 @@ class _Ignore:
 
     def load(self, directory: str) -> None:
         gi = os.path.join(directory, ".gitignore")
-        try:
-            with open(gi, encoding="utf-8", errors="replace") as f:
-                lines = f.read().splitlines()
+        try:  # a .gitignore that is a FIFO or a link to /dev/zero is not read
+            lines = read_text(gi, _MAX_GITIGNORE, errors="replace")[:_MAX_GITIGNORE].splitlines()
         except OSError:
             return
         import pathspec
@@ -173,6 +177,22 @@ class _Excluder:
         return self.paths and self.m_path(os.path.normcase(path)) is not None
 
 
+OUT_OF_TREE = "a symlink to a path outside the tree being checked; not followed"
+
+
+def _inside(real: str, trees: list[str]) -> bool:
+    return any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in trees)
+
+
+def _trees(paths: list[str]) -> list[str]:
+    """The trees a named symlink may point into: the working directory, each named directory and the
+    directory each named file is in."""
+    out = [os.path.realpath(os.getcwd())]
+    for p in paths:
+        out.append(os.path.realpath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))))
+    return out
+
+
 def discover(paths: list[str], *, exclude: list[str] | None = None, respect_gitignore: bool = True,
              force_exclude: bool = False) -> Discovery:
     """Files under ``paths`` that kv4lint can scan.
@@ -184,11 +204,15 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
     excl = DEFAULT_EXCLUDES + list(exclude or [])
     out = Discovery()
     seen: set[tuple[int, int]] = set()
+    trees = _trees(paths)
     for root in paths:
         try:
             st = os.stat(root)
         except OSError as e:
             out.errors.append((root, f"cannot read: {e.strerror or e}"))
+            continue
+        if not stat.S_ISDIR(st.st_mode) and os.path.islink(root) and not _inside(os.path.realpath(root), trees):
+            out.skipped.append((root, OUT_OF_TREE))  # pre-commit names a PR's `run.sh -> /etc/shadow` too
             continue
         if stat.S_ISDIR(st.st_mode):
             if force_exclude and excluded(os.path.normpath(root), list(exclude or [])):
@@ -237,8 +261,8 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             try:
                 if e.is_symlink():
                     target = os.path.realpath(p)
-                    if not (target == real_root or target.startswith(real_root + os.sep)):
-                        out.skipped.append((p, "symlink out of the tree"))
+                    if not _inside(target, [real_root]):
+                        out.skipped.append((p, OUT_OF_TREE))
                         continue
                 is_dir = e.is_dir()
                 is_file = e.is_file()

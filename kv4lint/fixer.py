@@ -35,6 +35,7 @@ from kv4lint import writer
 from kv4lint.discover import language_of
 from kv4lint.fix import apply_edits, tidy_removals
 from kv4lint.model import Edit, FileError, Finding
+from kv4lint.regular_file import open_file
 from kv4lint.runner import FileReport, lint_text
 from kv4lint.settings import Settings
 from kv4lint.source import DecodeError, Text, decode
@@ -303,7 +304,7 @@ def _read_text(path: str, language: str | None = None) -> tuple[Text, writer.Sna
 def _on_disk(ch) -> bool:
     """Did the interrupted write already replace the file (the signal came after os.replace)?"""
     try:
-        with open(ch.path, "rb") as f:
+        with open_file(ch.path) as f:
             return f.read() == ch.original.encode(ch.new_text)
     except OSError:
         return False

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
+from kv4lint.regular_file import open_file
+
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
@@ -173,7 +175,7 @@ def _requirements(path: str, root: str, seen: set[str]) -> list[Pin]:
         return []
     seen.add(real)
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open_file(path, "r", encoding="utf-8", errors="replace") as f:
             text = f.read(_MAX_BYTES)
     except OSError:
         return []
@@ -211,7 +213,7 @@ def _load_toml(path: str) -> dict | None:
     try:
         if os.path.getsize(path) > _MAX_BYTES:
             return None
-        with open(path, "rb") as f:
+        with open_file(path) as f:
             return tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
@@ -301,7 +303,7 @@ def _lock_packages(path: str) -> list[Pin]:
     if not os.path.isfile(path):
         return []
     try:
-        with open(path, "rb") as f:
+        with open_file(path) as f:
             head = f.read(_MAX_BYTES + 1)
     except OSError:
         return []
@@ -336,7 +338,7 @@ def _pipfile_lock(root: str) -> list[Pin]:
     try:
         if os.path.getsize(path) > _MAX_BYTES:
             return []
-        with open(path, encoding="utf-8") as f:
+        with open_file(path, "r", encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError):
         return []
@@ -386,7 +388,7 @@ def _image_file_lines(root: str):
         if not os.path.isfile(path):
             continue
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
+            with open_file(path, "r", encoding="utf-8", errors="replace") as f:
                 text = f.read(_MAX_BYTES)
         except OSError:
             continue

@@ -90,7 +90,9 @@ def _read(path: str, size: int, limit: int) -> bytes:
     Plain ``os.open``/``os.read``: no buffered file object, no buffer of the
     size limit allocated for every file.
     """
-    fd = os.open(path, os.O_RDONLY)
+    from kv4lint.regular_file import open_regular
+
+    fd, _ = open_regular(path)  # never a FIFO or device swapped in after the stat
     try:
         data = os.read(fd, min(size, limit) + 1)
         if not data or len(data) > limit:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from packaging.version import InvalidVersion, Version
 
+from kv4lint.regular_file import open_file
 from kv4lint.sglang.models import SpecialModel, recognise_architectures, recognise_path
 
 PLATFORMS = ("cuda", "rocm", "xpu", "cpu", "npu", "musa", "mps", "hpu")
@@ -202,7 +203,7 @@ def infer_model(model_path: str | None, *, base_dir: str | None = None) -> Model
         cfg_path = os.path.join(cand, "config.json")
         try:
             if os.path.isfile(cfg_path) and os.path.getsize(cfg_path) < 5_000_000:
-                with open(cfg_path, encoding="utf-8") as f:
+                with open_file(cfg_path, "r", encoding="utf-8") as f:
                     cfg = json.load(f)
                 archs = cfg.get("architectures") or []
                 if archs and isinstance(archs, list):

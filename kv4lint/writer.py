@@ -37,6 +37,7 @@ import threading
 from dataclasses import dataclass
 from typing import Iterable
 
+from kv4lint.regular_file import open_file
 from kv4lint.source import Text
 
 TEMP_SUFFIX = ".kv4lint-tmp"
@@ -79,7 +80,7 @@ def read(path: str) -> tuple[bytes, Snapshot]:
     if not stat.S_ISREG(st.st_mode):
         raise WriteError(path, "not a regular file; not rewritten")
     try:
-        with open(real, "rb") as f:
+        with open_file(real) as f:
             before = os.fstat(f.fileno())
             data = f.read()
             after = os.fstat(f.fileno())
@@ -114,7 +115,7 @@ def _unchanged(snap: Snapshot) -> None:
     if (st.st_size, st.st_mtime_ns) != (snap.size, snap.mtime_ns):
         raise WriteError(snap.path, "changed on disk since it was read; not rewritten (run kv4lint again)")
     try:
-        with open(snap.real, "rb") as f:
+        with open_file(snap.real) as f:
             data = f.read()
     except OSError as e:
         raise WriteError(snap.path, f"cannot re-read before writing: {e.strerror or e}") from None

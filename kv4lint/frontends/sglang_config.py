@@ -35,6 +35,7 @@ from dataclasses import replace
 from typing import Callable
 
 from kv4lint.model import FileError, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.regular_file import open_file
 from kv4lint.sglang.entrypoints import CONFIG_ENTRIES
 
 MAX_CONFIG_BYTES = 1_000_000
@@ -261,7 +262,7 @@ def load_config_argv(config_path: str, base_dir: str | None) -> tuple[list[Value
         try:
             if not os.path.isfile(_look(cand)) or os.path.getsize(cand) > MAX_CONFIG_BYTES:
                 continue
-            with open(cand, "rb") as f:
+            with open_file(cand) as f:
                 data = f.read(MAX_CONFIG_BYTES + 1)
         except OSError:
             continue

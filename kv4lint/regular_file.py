@@ -1,0 +1,84 @@
+"""Read only regular files: a FIFO, socket or device of the scanned tree is never opened.
+
+A repository can hold a symlink to ``/dev/zero``, ``/dev/stdin`` or a FIFO
+under any name kv4lint reads -- a script, a ``.gitignore``, a
+``pyproject.toml``, a model's ``config.json``, a ``--config`` file.  Opened
+and read, it would never end (or wait for a writer forever).  Every read of a
+file kv4lint did not write goes through :func:`read_bytes` (or
+:func:`open_regular`):
+
+- ``stat`` first: anything but a regular file is refused without being opened;
+- then ``open`` with ``O_NONBLOCK`` (a FIFO swapped in after the ``stat`` does
+  not block the open) and ``O_NOCTTY``, and ``fstat`` on the open file: if it is
+  not the regular file, it is closed unread.
+
+The refusal is an ``OSError`` whose ``strerror`` is "not a regular file", so
+callers that already handle unreadable files need nothing more.  This module
+is a leaf.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegularFile(OSError):
+    def __init__(self, path: str):
+        super().__init__(errno.EINVAL, "not a regular file", path)
+
+
+def open_regular(path: str) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of ``path`` and its ``fstat``, or :class:`NotRegularFile` / ``OSError``."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise NotRegularFile(path)
+    fd = os.open(path, _FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_bytes(path: str, limit: int | None = None) -> bytes:
+    """The content of the regular file ``path`` (at most ``limit + 1`` bytes with a limit, so that a caller
+    can tell a file over it)."""
+    fd, st = open_regular(path)
+    try:
+        want = None if limit is None else limit + 1
+        parts = []
+        total = 0
+        chunk = max(st.st_size, 1) if want is None else min(max(st.st_size, 1), want)
+        while want is None or total < want:
+            data = os.read(fd, chunk if want is None else min(chunk, want - total))
+            if not data:
+                break
+            parts.append(data)
+            total += len(data)
+            chunk = 1 << 20
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def open_file(path: str, mode: str = "rb", **kwargs):
+    """``open(path, mode)`` for reading, through :func:`open_regular`."""
+    if any(c in mode for c in "wax+"):
+        raise ValueError("open_file only reads")
+    fd, _ = open_regular(path)
+    try:
+        return os.fdopen(fd, mode, **kwargs)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_text(path: str, limit: int | None = None, *, errors: str = "strict") -> str:
+    """:func:`read_bytes` decoded as UTF-8."""
+    return read_bytes(path, limit).decode("utf-8", errors)

@@ -180,17 +180,24 @@ class _Excluder:
 OUT_OF_TREE = "a symlink to a path outside the tree being checked; not followed"
 
 
-def _inside(real: str, trees: list[str]) -> bool:
+def inside(real: str, trees: list[str]) -> bool:
+    """Whether the resolved path ``real`` is one of ``trees`` (resolved) or lies in one."""
     return any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in trees)
 
 
-def _trees(paths: list[str]) -> list[str]:
-    """The trees a named symlink may point into: the working directory, each named directory and the
-    directory each named file is in."""
-    out = [os.path.realpath(os.getcwd())]
+def roots_of(paths) -> list[str]:
+    """The trees named by ``paths`` (resolved): each directory, and each file's directory.  A run reads
+    and writes only there (kv4lint.writer refuses the rest)."""
+    out = []
     for p in paths:
-        out.append(os.path.realpath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))))
+        ap = os.path.abspath(p)
+        out.append(os.path.realpath(ap if os.path.isdir(ap) else os.path.dirname(ap)))
     return out
+
+
+def _trees(paths: list[str]) -> list[str]:
+    """The trees a named symlink may point into: the working directory and :func:`roots_of` the paths."""
+    return [os.path.realpath(os.getcwd()), *roots_of(paths)]
 
 
 def discover(paths: list[str], *, exclude: list[str] | None = None, respect_gitignore: bool = True,
@@ -211,7 +218,7 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
         except OSError as e:
             out.errors.append((root, f"cannot read: {e.strerror or e}"))
             continue
-        if not stat.S_ISDIR(st.st_mode) and os.path.islink(root) and not _inside(os.path.realpath(root), trees):
+        if not stat.S_ISDIR(st.st_mode) and os.path.islink(root) and not inside(os.path.realpath(root), trees):
             out.skipped.append((root, OUT_OF_TREE))  # pre-commit names a PR's `run.sh -> /etc/shadow` too
             continue
         if stat.S_ISDIR(st.st_mode):
@@ -261,7 +268,7 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             try:
                 if e.is_symlink():
                     target = os.path.realpath(p)
-                    if not _inside(target, [real_root]):
+                    if not inside(target, [real_root]):
                         out.skipped.append((p, OUT_OF_TREE))
                         continue
                 is_dir = e.is_dir()

@@ -35,8 +35,8 @@ import stat
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Iterable
 
+from kv4lint.discover import inside, roots_of  # noqa: F401 - roots_of: the trees a run may write in
 from kv4lint.regular_file import open_file
 from kv4lint.source import Text
 
@@ -91,19 +91,6 @@ def read(path: str) -> tuple[bytes, Snapshot]:
     return data, Snapshot(path, real, after.st_size, after.st_mtime_ns, _digest(data))
 
 
-def roots_of(paths: Iterable[str]) -> list[str]:
-    """The trees a run may write in: each directory argument, and each file argument's directory."""
-    out = []
-    for p in paths:
-        ap = os.path.abspath(p)
-        out.append(os.path.realpath(ap if os.path.isdir(ap) else os.path.dirname(ap)))
-    return out
-
-
-def _inside(real: str, roots: list[str]) -> bool:
-    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
-
-
 def _unchanged(snap: Snapshot) -> None:
     """Raise unless the file on disk is still exactly what was read."""
     if os.path.realpath(snap.path) != snap.real:
@@ -130,7 +117,7 @@ def _before_replace(real: str) -> None:
 def check(path: str, snap: Snapshot, roots: list[str] | None) -> os.stat_result:
     """The refusals that do not need the new content; returns the target's stat."""
     real = os.path.realpath(path)
-    if roots is not None and not _inside(real, roots):
+    if roots is not None and not inside(real, roots):
         what = "a symlink to" if os.path.islink(path) else "resolves to"
         raise WriteError(path, f"{what} {real}, outside the tree being fixed; not rewritten")
     try:

@@ -269,3 +269,15 @@ def test_a_virtual_environment_inside_the_tree_is_kept(tmp_path, monkeypatch):
     site = next(p for p in sys.path if p.endswith("site-packages"))
     monkeypatch.chdir(Path(site).parent)
     assert site not in isolation.untrusted(sys.path)
+
+
+def test_path_arguments_are_the_named_directories(tmp_path, monkeypatch):
+    from kv4lint.isolation import path_arguments
+
+    monkeypatch.chdir(tmp_path)
+    hostile.write(tmp_path / "a" / "b.sh", "")
+    hostile.write(tmp_path / "a" / "c.sh", "")
+    hostile.write(tmp_path / "top.sh", "")
+    (tmp_path / "d").mkdir()
+    argv = ["check", "--jobs", "1", "a/b.sh", "a/c.sh", "top.sh", "d", "missing.sh", "-"]
+    assert path_arguments(argv) == ["a", ".", "d"]

@@ -31,7 +31,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kv4lint import writer
+from kv4lint import internal_error, writer
 from kv4lint.discover import language_of
 from kv4lint.fix import apply_edits, tidy_removals
 from kv4lint.model import Edit, FileError, Finding
@@ -341,6 +341,7 @@ def _run_fix(ns) -> int:
     external: dict[str, list[tuple[str, list[Finding], list[Edit]]]] = {}
 
     for rep in reports:
+        internal_error.current_file = rep.path  # named by an exception that escapes (kv4lint.internal_error)
         if rep.text is None or not any(fixable(f, unsafe) for f in rep.findings):
             remaining.extend(rep.findings)
             continue
@@ -467,9 +468,8 @@ def _run_fix(ns) -> int:
         print(f"{verb} {nfix} finding{'s' if nfix != 1 else ''} in {nfiles} file{'s' if nfiles != 1 else ''} "
               f"({nleft} remaining).", file=sys.stderr)
 
-    from kv4lint.internal_error import has_internal
-
-    if has_internal(result.errors):
+    internal_error.current_file = None
+    if internal_error.has_internal(result.errors):
         return cli.EXIT_ERROR  # a bug in kv4lint, not a finding
     if fix_errors:
         return cli.EXIT_FINDINGS  # a file that could not be fixed (or written) is named above; it is unchanged

@@ -93,7 +93,9 @@ class Plugin:
             with trusted_imports(self._roots()):
                 results = self._run()
         except Exception as e:  # noqa: BLE001 - never raise into flake8
-            yield 1, 0, f"KV400 kv4lint internal error: {type(e).__name__}: {_short(str(e))}", type(self)
+            from kv4lint.internal_error import describe
+
+            yield 1, 0, f"KV400 kv4lint {describe(e, hint=False)}", type(self)
             return
         yield from results
 

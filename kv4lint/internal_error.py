@@ -10,6 +10,8 @@ traceback is printed only with ``--verbose``.
   (``path: error: internal error ...``) and the run's exit status is 2.
 - An exception anywhere else in a CLI run (:func:`guarded`) ends the run with
   that one line on stderr and exit status 2.
+- The flake8 plugin reports the same line as ``KV400`` on line 1 of the file
+  (flake8, not the plugin, decides its exit status).
 """
 
 from __future__ import annotations
@@ -34,12 +36,13 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def describe(exc: BaseException, path: str | None = None) -> str:
-    """The one line for ``exc``: what failed, kv4lint's version and where to report it."""
+def describe(exc: BaseException, path: str | None = None, *, hint: bool = True) -> str:
+    """The one line for ``exc``: what failed, kv4lint's version and where to report it (and, with
+    ``hint``, that ``--verbose`` prints the traceback)."""
     detail = _short(str(exc))
     what = type(exc).__name__ + (f": {detail}" if detail else "")
     where = f" while reading {path}" if path else ""
-    hint = "" if verbose else " (--verbose prints the traceback)"
+    hint = " (--verbose prints the traceback)" if hint and not verbose else ""
     return (f"internal error{where} ({what}): a bug in kv4lint {__version__}, not a finding; "
             f"please report it at {ISSUES_URL}{hint}")
 

@@ -120,7 +120,11 @@ def test_internal_failure_is_one_kv400_on_line_1(monkeypatch):
     out = list(Plugin(None, lines, "x.py").run())
     assert len(out) == 1
     line, col, msg, _cls = out[0]
-    assert (line, col) == (1, 0) and msg.startswith("KV400 kv4lint internal error: RuntimeError: boom")
+    assert (line, col) == (1, 0) and msg.startswith("KV400 kv4lint internal error (RuntimeError: boom): a bug in "
+                                                    "kv4lint ")
+    from kv4lint.internal_error import ISSUES_URL
+
+    assert ISSUES_URL in msg and "--verbose" not in msg
 
 
 def test_bad_option_value_is_reported_not_raised():

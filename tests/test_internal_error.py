@@ -73,3 +73,19 @@ def test_a_crash_outside_any_file_is_one_line_and_exit_2(monkeypatch, capsys, tm
     assert f"kv4lint {__version__}" in err and ISSUES_URL in err
     assert cli.main(["check", "--isolated", "--no-cache", "--verbose", str(root)]) == 2
     assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_a_crash_while_fixing_names_the_file(monkeypatch, capsys, tmp_path):
+    from kv4lint import fixer
+    from kv4lint.cli import main
+
+    def boom(*a, **k):
+        raise KeyError("planted")
+
+    monkeypatch.setattr(fixer, "fix_text", boom)
+    root = hostile.good_tree(tmp_path / "t")
+    (root / "good.py").unlink()
+    assert main(["fix", *hostile.CLI_TARGET, "--no-cache", "--jobs", "1", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"kv4lint: internal error while reading {root / 'good.sh'} (KeyError: 'planted')"), err
+    assert (root / "good.sh").read_text() == hostile.GOOD_SH

@@ -5,8 +5,9 @@ exception in kv4lint is a bug in kv4lint, so it says so in one line -- kv4lint's
 version, the file being read, where to report it -- and the run exits 2.  The
 traceback is printed only with ``--verbose``.
 
-- An exception while one file is linted (:func:`file_error`) stops only that
-  file: the others are still checked and reported, the file gets that one line
+- An exception while one file is linted (:func:`file_error`; a frontend's
+  exception in one block, recipe or cell: :func:`scan_error`) stops only that
+  file (or part): the others are still checked and reported, the file gets that one line
   (``path: error: internal error ...``) and the run's exit status is 2.
 - An exception anywhere else in a CLI run (:func:`guarded`) ends the run with
   that one line on stderr and exit status 2.
@@ -36,12 +37,13 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def describe(exc: BaseException, path: str | None = None, *, hint: bool = True) -> str:
-    """The one line for ``exc``: what failed, kv4lint's version and where to report it (and, with
-    ``hint``, that ``--verbose`` prints the traceback)."""
+def describe(exc: BaseException, path: str | None = None, *, during: str | None = None, hint: bool = True) -> str:
+    """The one line for ``exc``: what failed (``during``: "while scanning a bash block"), kv4lint's
+    version and where to report it (and, with ``hint``, that ``--verbose`` prints the traceback)."""
     detail = _short(str(exc))
     what = type(exc).__name__ + (f": {detail}" if detail else "")
     where = f" while reading {path}" if path else ""
+    where += f" {during}" if during else ""
     hint = " (--verbose prints the traceback)" if hint and not verbose else ""
     return (f"internal error{where} ({what}): a bug in kv4lint {__version__}, not a finding; "
             f"please report it at {ISSUES_URL}{hint}")
@@ -54,6 +56,16 @@ def file_error(path: str, exc: BaseException):
     if verbose:
         traceback.print_exception(exc, file=sys.stderr)
     return FileError(path, describe(exc), internal=True)
+
+
+def scan_error(path: str, during: str, exc: BaseException, line: int | None = None):
+    """The error a frontend records when part of a file (a block, a recipe, a cell) raised: the rest of
+    the file is still scanned, and the run exits 2."""
+    from kv4lint.model import FileError
+
+    if verbose:
+        traceback.print_exception(exc, file=sys.stderr)
+    return FileError(path, describe(exc, during=during), line, internal=True)
 
 
 def has_internal(errors) -> bool:

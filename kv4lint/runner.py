@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from typing import TYPE_CHECKING
 
+from kv4lint import internal_error
 from kv4lint.discover import language_of
 from kv4lint.model import FileError, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch, might_launch_bytes
@@ -160,7 +161,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         rep.errors.append(FileError(path, "too deeply nested to scan"))
         return rep
     except Exception as e:  # a frontend bug must not stop the run
-        rep.errors.append(FileError(path, f"internal error while scanning ({type(e).__name__}: {e})"))
+        rep.errors.append(internal_error.scan_error(path, "while scanning", e))
         return rep
     try:
         from kv4lint.frontends.sglang_config import attach_configs

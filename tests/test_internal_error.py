@@ -89,3 +89,25 @@ def test_a_crash_while_fixing_names_the_file(monkeypatch, capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith(f"kv4lint: internal error while reading {root / 'good.sh'} (KeyError: 'planted')"), err
     assert (root / "good.sh").read_text() == hostile.GOOD_SH
+
+
+def test_a_crash_in_one_block_of_a_document_exits_2(monkeypatch, capsys, tmp_path):
+    """A frontend's own guard (one Markdown block raised): the other blocks are still read, exit 2."""
+    from kv4lint.cli import main
+    from kv4lint.frontends import markdown
+
+    real = markdown._block
+
+    def block(sub, b, path, text):
+        if any("boom" in ln.text for ln in b.lines):
+            raise IndexError("planted")
+        return real(sub, b, path, text)
+
+    monkeypatch.setattr(markdown, "_block", block)
+    doc = hostile.write(tmp_path / "README.md",
+                        f"```bash\n# boom\n{hostile.LAUNCH}\n```\n\n```bash\n{hostile.LAUNCH}\n```\n")
+    assert main(["check", *hostile.CLI_TARGET, "--no-cache", "--jobs", "1", str(doc)]) == 2
+    out = capsys.readouterr().out
+    assert f"{doc}:2: error: internal error while scanning a bash block (IndexError: planted): a bug in kv4lint" \
+        in out, out
+    assert f"{doc}:7:" in out and " KV406" in out, out

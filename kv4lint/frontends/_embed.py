@@ -14,6 +14,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
+from kv4lint import internal_error
 from kv4lint.model import FileError, Hint, Launch, ScanResult, Span, Value
 from kv4lint.sglang.entrypoints import match_entry
 from kv4lint.source import LineIndex, OffsetMap
@@ -205,7 +206,7 @@ def removal_spans(extents: list[tuple[int, int]]) -> list[Span | None]:
 
 
 def _error(path: str, what: str, e: BaseException, line: int | None) -> FileError:
-    return FileError(path, f"internal error while scanning {what} ({type(e).__name__}: {e})", line)
+    return internal_error.scan_error(path, f"while scanning {what}", e, line)
 
 
 def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict[str, str] | None = None,

@@ -27,6 +27,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
+from kv4lint import internal_error
 from kv4lint.frontends import _embed
 from kv4lint.frontends._embed import TextBuilder, Word
 from kv4lint.frontends.hints import env_hints, image_hints
@@ -453,8 +454,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                     stage.cmd = cmd
                 stage.defines_command = True
         except Exception as e:  # noqa: BLE001 - one instruction must not stop the others
-            sc.result.errors.append(FileError(path, f"internal error while scanning {kw} "
-                                                    f"({type(e).__name__}: {e})", ins.line))
+            sc.result.errors.append(internal_error.scan_error(path, f"while scanning {kw}", e, ins.line))
     if stage is not None:
         finished.append(stage)
     for st in finished:
@@ -462,8 +462,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
             try:
                 _effective_command(sc, st)
             except Exception as e:  # noqa: BLE001
-                sc.result.errors.append(FileError(path, f"internal error while scanning the command "
-                                                        f"({type(e).__name__}: {e})"))
+                sc.result.errors.append(internal_error.scan_error(path, "while scanning the command", e))
     _mark_shared(sc, env_defs)
     _embed.apply_disabled(sc.result, text, sc.index)
     sglang_config.attach_configs(sc.result, path, rename=_copy_map(finished))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from kv4lint import internal_error
 from kv4lint.frontends import _embed
 from kv4lint.frontends._embed import TextBuilder
 from kv4lint.frontends.hints import env_hints
@@ -238,14 +239,13 @@ def scan_makefile(text: str, path: str) -> ScanResult:
         try:
             _scan_group(result, group, variables, hints, text, path)
         except Exception as e:  # noqa: BLE001 - one recipe must not stop the others
-            result.errors.append(FileError(path, f"internal error while scanning a recipe ({type(e).__name__}: {e})",
-                                           group[0].line))
+            result.errors.append(internal_error.scan_error(path, "while scanning a recipe", e, group[0].line))
     _mark_shared(result, variables)
     _embed.apply_disabled(result, text)
     try:
         sglang_config.attach_configs(result, path)
     except Exception as e:  # noqa: BLE001
-        result.errors.append(FileError(path, f"internal error while reading a --config file ({type(e).__name__}: {e})"))
+        result.errors.append(internal_error.scan_error(path, "while reading a --config file", e))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 

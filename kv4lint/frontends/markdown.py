@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kv4lint import internal_error
 from kv4lint.frontends import _embed
 from kv4lint.frontends._embed import TextBuilder
 from kv4lint.model import FileError, ScanResult
@@ -209,13 +210,13 @@ def scan_markdown(text: str, path: str) -> ScanResult:
             _block(sub, block, path, text)
             _embed.merge(result, sub, text=text, index=index, opener=index.offset(max(1, block.line - 1), 1))
         except Exception as e:  # noqa: BLE001 - one block must not stop the others
-            result.errors.append(FileError(path, f"internal error while scanning a {block.lang} block "
-                                                 f"({type(e).__name__}: {e})", block.line))
+            result.errors.append(internal_error.scan_error(path, f"while scanning a {block.lang} block", e,
+                                                           block.line))
     _embed.apply_disabled(result, text, index)
     try:
         sglang_config.attach_configs(result, path)
     except Exception as e:  # noqa: BLE001
-        result.errors.append(FileError(path, f"internal error while reading a --config file ({type(e).__name__}: {e})"))
+        result.errors.append(internal_error.scan_error(path, "while reading a --config file", e))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 

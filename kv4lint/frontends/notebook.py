@@ -18,6 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from kv4lint import internal_error
 from kv4lint.frontends import _embed
 from kv4lint.frontends._embed import TextBuilder
 from kv4lint.frontends.hints import env_hints
@@ -271,12 +272,12 @@ def scan_notebook(text: str, path: str) -> ScanResult:
         try:
             _cell(result, cell, path, text, lang, env)
         except Exception as e:  # noqa: BLE001 - one cell must not stop the others
-            result.errors.append(FileError(path, f"internal error while scanning cell {cell.number} "
-                                                 f"({type(e).__name__}: {e})", _line_of(text, cell)))
+            result.errors.append(internal_error.scan_error(path, f"while scanning cell {cell.number}", e,
+                                                           _line_of(text, cell)))
     try:
         sglang_config.attach_configs(result, path)
     except Exception as e:  # noqa: BLE001
-        result.errors.append(FileError(path, f"internal error while reading a --config file ({type(e).__name__}: {e})"))
+        result.errors.append(internal_error.scan_error(path, "while reading a --config file", e))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 

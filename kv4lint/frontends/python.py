@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from kv4lint import internal_error
 from kv4lint.model import FileError, ScanResult
 from kv4lint.source import OffsetMap
 
@@ -147,8 +148,9 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> Sca
     except RecursionError:
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
     except Exception as e:  # noqa: BLE001 - a frontend bug must not stop the run
-        return ScanResult(errors=[_error(path, f"internal error in the Python frontend ({type(e).__name__}: {e})",
-                                         None, origin)])
+        err = _error(path, internal_error.describe(e, during="in the Python frontend"), None, origin)
+        err.internal = True  # a bug in kv4lint: the run exits 2 (kv4lint.internal_error)
+        return ScanResult(errors=[err])
 
 
 def _syntax_error(text: str, e) -> tuple[str, int | None]:

@@ -30,6 +30,7 @@ import re
 from dataclasses import replace
 from typing import Callable
 
+from kv4lint import internal_error
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, device_hints, env_hints, \
     image_hints
 from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
@@ -2730,11 +2731,11 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     except RecursionError:
         scan.errors.append(FileError(path, "shell text too deeply nested to scan fully"))
     except Exception as e:  # never let one file stop the run
-        scan.errors.append(FileError(path, f"internal error in the shell frontend ({type(e).__name__}: {e})"))
+        scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
     try:
         result.launches = _build(scan, path)
     except Exception as e:  # pragma: no cover - defensive
-        scan.errors.append(FileError(path, f"internal error in the shell frontend ({type(e).__name__}: {e})"))
+        scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
     result.errors = scan.errors
     return result
 

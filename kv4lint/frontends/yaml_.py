@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kv4lint import internal_error
 from kv4lint.frontends import _embed
 from kv4lint.frontends._embed import TextBuilder, Word
 from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints
@@ -908,13 +909,12 @@ def scan_yaml(text: str, path: str) -> ScanResult:
         except RecursionError:
             result.errors.append(FileError(path, "YAML too deeply nested to scan", doc.start_mark.line + 1))
         except Exception as e:  # noqa: BLE001 - one document must not stop the others
-            result.errors.append(FileError(path, f"internal error while scanning YAML ({type(e).__name__}: {e})",
-                                           doc.start_mark.line + 1))
+            result.errors.append(internal_error.scan_error(path, "while scanning YAML", e, doc.start_mark.line + 1))
     _embed.mark_shared(result, text, sc.defs)
     _embed.apply_disabled(result, text, sc.index)
     try:
         sglang_config.attach_configs(result, path)
     except Exception as e:  # noqa: BLE001
-        result.errors.append(FileError(path, f"internal error while reading a --config file ({type(e).__name__}: {e})"))
+        result.errors.append(internal_error.scan_error(path, "while reading a --config file", e))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result

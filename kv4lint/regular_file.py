@@ -47,22 +47,27 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
 
 
 def read_bytes(path: str, limit: int | None = None) -> bytes:
-    """The content of the regular file ``path`` (at most ``limit + 1`` bytes with a limit, so that a caller
-    can tell a file over it)."""
+    """The content of the regular file ``path``; with a ``limit``, at most ``limit + 1`` bytes (so that a
+    caller can tell a file over it).
+
+    Plain ``os.open``/``os.read``: one ``read`` of the size ``fstat`` gave (and
+    one at the end of the file), no buffered file object, no buffer of the
+    limit's size allocated for every file.
+    """
     fd, st = open_regular(path)
     try:
-        want = None if limit is None else limit + 1
-        parts = []
-        total = 0
-        chunk = max(st.st_size, 1) if want is None else min(max(st.st_size, 1), want)
-        while want is None or total < want:
-            data = os.read(fd, chunk if want is None else min(chunk, want - total))
-            if not data:
+        data = os.read(fd, (st.st_size if limit is None else min(st.st_size, limit)) + 1)
+        if not data or (limit is not None and len(data) > limit):
+            return data
+        parts = [data]
+        total = len(data)
+        while limit is None or total <= limit:  # the file grew, or a short read
+            more = os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit + 1 - total))
+            if not more:
                 break
-            parts.append(data)
-            total += len(data)
-            chunk = 1 << 20
-        return b"".join(parts)
+            parts.append(more)
+            total += len(more)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
     finally:
         os.close(fd)
 

@@ -17,6 +17,7 @@ from kv4lint import internal_error
 from kv4lint.discover import language_of
 from kv4lint.model import FileError, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch, might_launch_bytes
+from kv4lint.regular_file import read_bytes
 from kv4lint.settings import Settings
 from kv4lint.source import DecodeError, LineIndex, Text, decode
 
@@ -78,37 +79,11 @@ def read_file(path: str, settings: Settings, language: str | None = None) -> tup
         rep.scanned = False
         return rep, None
     try:
-        data = _read(path, st.st_size, settings.max_file_bytes)
+        data = read_bytes(path, settings.max_file_bytes)  # never a FIFO or device swapped in after the stat
     except OSError as e:
         rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
         return rep, None
     return rep, data
-
-
-def _read(path: str, size: int, limit: int) -> bytes:
-    """Up to ``limit + 1`` bytes of ``path``: one ``read`` of the size ``stat`` gave (and one at EOF).
-
-    Plain ``os.open``/``os.read``: no buffered file object, no buffer of the
-    size limit allocated for every file.
-    """
-    from kv4lint.regular_file import open_regular
-
-    fd, _ = open_regular(path)  # never a FIFO or device swapped in after the stat
-    try:
-        data = os.read(fd, min(size, limit) + 1)
-        if not data or len(data) > limit:
-            return data
-        parts = [data]
-        total = len(data)
-        while total <= limit:  # the file grew, or a short read
-            more = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not more:
-                break
-            parts.append(more)
-            total += len(more)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
-    finally:
-        os.close(fd)
 
 
 def lint_file(path: str, settings: Settings, language: str | None = None) -> FileReport:

@@ -207,13 +207,13 @@ def reads(counted, monkeypatch):
     from kv4lint import runner
 
     got = []
-    real = runner._read
+    real = runner.read_bytes
 
-    def read(path, size, limit):
+    def read(path, limit=None):
         got.append(os.path.relpath(path, counted.work))
-        return real(path, size, limit)
+        return real(path, limit)
 
-    monkeypatch.setattr(runner, "_read", read)
+    monkeypatch.setattr(runner, "read_bytes", read)
     counted.reads = got
     return counted
 

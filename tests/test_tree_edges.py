@@ -130,3 +130,13 @@ def test_messages_quote_no_line_of_a_file_outside_the_repository(tree):
     rc, out, err = _run("check", *CLI_TARGET, "--jobs", "1", "launch.sh", cwd=root)
     assert "Traceback" not in err and "launch.sh:2:" in out, out + err
     assert SECRET not in out + err
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, 1000, 3 << 20])
+def test_read_bytes_reads_the_whole_file_or_one_byte_over_the_limit(tmp_path, size):
+    from kv4lint.regular_file import read_bytes
+
+    p = hostile.write(tmp_path / "f.sh", b"x" * size)
+    assert read_bytes(str(p)) == b"x" * size
+    for limit in (0, 3, 5, 999, 1000, 1001, 4 << 20):
+        assert read_bytes(str(p), limit) == b"x" * min(size, limit + 1), limit

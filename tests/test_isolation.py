@@ -39,13 +39,14 @@ DEPENDENCIES = ["pathspec", "tree_sitter", "tree_sitter_bash", "libcst", "torch"
 STDLIB = ["json/", "difflib", "hashlib", "tempfile", "tomllib/", "glob", "html/", "argparse", "dataclasses",
           "subprocess", "shutil", "textwrap", "tokenize", "ast", "typing", "signal", "multiprocessing/",
           "concurrent/", "logging/", "__future__", "contextlib", "sitecustomize", "usercustomize"]
-# `python -m flake8` and `python -m libcst.tool` import some of these themselves before kv4lint's
-# code runs (flake8's application imports json; libcst.tool is libcst): the tool's own exposure,
-# which kv4lint cannot change (docs/security.md says to run them as console scripts or `python -P`).
-FLAKE8_OWN = {"json/", "argparse", "dataclasses", "subprocess", "tokenize", "ast", "typing", "logging/",
-              "multiprocessing/", "concurrent/", "signal", "textwrap", "shutil", "tempfile", "contextlib",
-              "hashlib", "__future__", "difflib", "glob", "html/", "typing_extensions", "packaging/"}
-LIBCST_TOOL_OWN = FLAKE8_OWN | {"libcst", "tomllib/", "numpy/"}
+# `python -m flake8` and `python -m libcst.tool` import these themselves, from the working directory,
+# before kv4lint's code runs (measured: planted one by one, each of these fired with kv4lint's plugin
+# and codemod already guarded): the tool's own exposure, which kv4lint cannot change
+# (docs/security.md: run them as console scripts or `python -P`).  Everything else stays planted.
+FLAKE8_OWN = {"argparse", "ast", "json/", "logging/", "multiprocessing/", "shutil", "signal", "subprocess",
+              "tempfile", "textwrap", "tokenize", "typing"}
+LIBCST_TOOL_OWN = {"argparse", "ast", "concurrent/", "dataclasses", "difflib", "json/", "libcst", "logging/",
+                   "multiprocessing/", "shutil", "signal", "subprocess", "textwrap", "tokenize", "typing"}
 
 LAUNCHES = {
     "serve.sh": hostile.GOOD_SH,

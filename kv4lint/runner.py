@@ -259,7 +259,7 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
 
 
 def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None = None) -> tuple[Target, Args]:
-    from kv4lint.rules.engine import NEWEST, release
+    from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest
     from kv4lint.sglang.options import normalise
     from kv4lint.target import ModelInfo, Target, infer_model, normalise_gpu, normalise_platform, parse_version
 
@@ -278,12 +278,11 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         version = settings.repo_sglang_version
         sources["sglang_version"] = settings.repo_sglang_version_source or "the repository"
     else:
-        sources["sglang_version"] = f"default (the newest rule pack, 0.5.{NEWEST})"
+        sources["sglang_version"] = f"default (the newest rule pack, {NEWEST_LABEL})"
     if version is not None:
         try:
-            v = parse_version(version)
-            if release(v) == NEWEST and v.release[:3] > (0, 5, NEWEST):
-                sources["sglang_version"] += f"; newer than the newest rule pack, judged by 0.5.{NEWEST}'s rules"
+            if beyond_newest(parse_version(version)):
+                sources["sglang_version"] += "; " + BEYOND_NEWEST_NOTE
         except ValueError:
             sources["sglang_version"] += "; not a version, judged by the newest rule pack"
             version = None

@@ -22,11 +22,12 @@ import pytest
 from conformance import compare, grid, oracle, probes
 from kv4lint.rules import engine
 from kv4lint.sglang import options
+from kv4lint.sglang.releases import KV4_RELEASES
 
 pytestmark = pytest.mark.conformance
 
 # Every release with a KV4 check (0.5.7 is the first; 0.5.6.post2 has none).
-RELEASES = [f"0.5.{n}" for n in range(7, 24)]
+RELEASES = list(KV4_RELEASES)
 
 # (what, version, SGLang's line) -> why kv4lint may differ there. Empty: full agreement.
 KNOWN_EXCEPTIONS: dict[tuple[str, str, str], str] = {}

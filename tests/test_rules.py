@@ -11,6 +11,7 @@ import pytest
 import kv4lint
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.engine import FP4_NAMES
+from kv4lint.sglang.releases import FIRST_KV4, NEWEST
 
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
 DSR1 = "deepseek-ai/DeepSeek-R1"
@@ -291,5 +292,5 @@ def test_explain_example_fires_and_its_fixed_example_does_not(code):
 def test_fp4_names_cover_every_release():
     from kv4lint.rules.engine import kv4_dtypes
 
-    for n in range(7, 24):
+    for n in range(FIRST_KV4, NEWEST + 1):
         assert set(kv4_dtypes(n)) <= set(FP4_NAMES)

@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 from kv4lint.model import Fix, Severity, Value
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.engine import (
-    BACKEND_FIELDS, DEFAULTS, FP4_NAMES, NEWEST, UNKNOWN, Event, Machine, Outcome, kv4_dtypes, release, simulate,
+    BACKEND_FIELDS, DEFAULTS, FP4_NAMES, UNKNOWN, Event, Machine, Outcome, kv4_dtypes, simulate,
 )
+from kv4lint.sglang.releases import FP4_E2M1, FP4_E2M1_REMOVED, FP4_RENAMED, release, version_label
 from kv4lint.sglang.options import Args, flag_for, kv_cache_dtype_choices, table
 from kv4lint.target import ModelInfo, Target
 
@@ -43,10 +44,6 @@ class RuleFinding:
 
 def _is_fp4_name(d: str | None) -> bool:
     return d is not None and (d in FP4_NAMES or d.lower() in FP4_NAMES)
-
-
-def version_label(version: str | None) -> str:
-    return f"SGLang {version}" if version else f"SGLang 0.5.{NEWEST}"
 
 
 def _plain(args: Args, open_ended: bool) -> dict:
@@ -103,10 +100,10 @@ def _dtype_name(args: Args, target: Target, fix_dtype: str) -> list[RuleFinding]
     label = version_label(version)
     choices = kv_cache_dtype_choices(version)
     fix = _fix(args, fix_dtype) if _is_fp4_name(d) else None
-    if n >= 16:
+    if n >= FP4_RENAMED:
         suggest = ("use fp4_mx_block16 (the same block-size-16 FP4 recipe, with its own backend rules) "
                    "or an fp8 KV cache")
-    elif n >= 5:
+    elif n >= FP4_E2M1:
         suggest = f"{label} spells its FP4 KV cache fp4_e2m1; use that or an fp8 KV cache"
     else:
         suggest = f"{label} has no FP4 KV cache; use an fp8 KV cache"
@@ -120,7 +117,7 @@ def _dtype_name(args: Args, target: Target, fix_dtype: str) -> list[RuleFinding]
             msg = (f"kv_cache_dtype={d!r} is not a KV cache dtype of {label}: the Python API does not check choices, "
                    f"so it fails at model-runner start (Unsupported kv_cache_dtype: {d}.); {suggest}")
         return [RuleFinding("KV406", Severity.ERROR, msg, dv, "kv_cache_dtype", fix)]
-    if 16 <= n <= 20 and d == "fp4_e2m1":
+    if FP4_RENAMED <= n < FP4_E2M1_REMOVED and d == "fp4_e2m1":
         msg = (f"--kv-cache-dtype fp4_e2m1 is deprecated in {label}: accepted by the parser, then refused at "
                "model-runner start (ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use "
                f"--kv-cache-dtype=fp4_mx_block16.); it is no longer an FP4 KV cache there; {suggest}")

@@ -7,7 +7,8 @@ and a mark where an earlier resolution step refuses it anyway.
 
 from __future__ import annotations
 
-from kv4lint.rules.engine import NEWEST, Machine, kv4_check, kv4_dtypes, release, simulate
+from kv4lint.rules.engine import Machine, kv4_check, kv4_dtypes, simulate
+from kv4lint.sglang.releases import FIRST_KV4, NEWEST_LABEL, label as release_label, release
 from kv4lint.sglang.options import table
 from kv4lint.target import ModelInfo, parse_version
 
@@ -39,9 +40,9 @@ def matrix(version: str | None, *, markdown: bool = False) -> str:
     if version:
         parse_version(version)
     n = release(version)
-    label = version or f"0.5.{NEWEST}"
-    if n < 7:
-        return f"SGLang {label} has no KV4 check (the first is in 0.5.7).\n"
+    label = version or NEWEST_LABEL
+    if n < FIRST_KV4:
+        return f"SGLang {label} has no KV4 check (the first is in {release_label(FIRST_KV4)}).\n"
     dtypes, body = rows(version)
     heads = [f"{d} {att}" for d in dtypes for att in ("MHA", "MLA")]
     notes: dict[str, int] = {}

@@ -11,19 +11,17 @@ import itertools
 from dataclasses import dataclass, replace
 
 from kv4lint.model import Fix, Severity, Value
-from kv4lint.rules.codes import RULES
+from kv4lint.rules.codes import RULES, Context, kv406
+from kv4lint.rules.phrases import ARCH_NAMES
 from kv4lint.rules.engine import (
     BACKEND_FIELDS, DEFAULTS, FP4_NAMES, UNKNOWN, Event, Machine, Outcome, kv4_dtypes, simulate,
 )
-from kv4lint.sglang.releases import FP4_E2M1, FP4_E2M1_REMOVED, FP4_RENAMED, release, version_label
-from kv4lint.sglang.options import Args, flag_for, kv_cache_dtype_choices, table
+from kv4lint.sglang.releases import release, version_label
+from kv4lint.sglang.options import Args, flag_for, table
 from kv4lint.target import ModelInfo, Target
 
 ENUM_ARCHS = ("sm80", "sm90", "sm100", "sm120")
 MAX_POSSIBILITIES = 4096
-ARCH_NAMES = {"sm80": "sm80 (Ampere)", "sm86": "sm86 (Ampere)", "sm89": "sm89 (Ada)", "sm90": "sm90 (Hopper)",
-              "sm100": "sm100 (Blackwell)", "sm103": "sm103 (Blackwell Ultra)", "sm110": "sm110 (Thor)",
-              "sm120": "sm120 (Blackwell RTX)", "sm121": "sm121 (GB10)"}
 
 # Fields that only exist for FP4 KV caches: a fix to fp8 removes them.
 FP4_ONLY_FIELDS = ("prefill_kv_cache_dequant_dtype",)
@@ -94,35 +92,11 @@ def check(args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3", strict: bo
 def _dtype_name(args: Args, target: Target, fix_dtype: str) -> list[RuleFinding]:
     """KV406: a dtype the release does not accept, or no longer treats as FP4."""
     dv = args.values["kv_cache_dtype"]
-    d = dv.text
-    version = target.sglang_version
-    n = release(version)
-    label = version_label(version)
-    choices = kv_cache_dtype_choices(version)
-    fix = _fix(args, fix_dtype) if _is_fp4_name(d) else None
-    if n >= FP4_RENAMED:
-        suggest = ("use fp4_mx_block16 (the same block-size-16 FP4 recipe, with its own backend rules) "
-                   "or an fp8 KV cache")
-    elif n >= FP4_E2M1:
-        suggest = f"{label} spells its FP4 KV cache fp4_e2m1; use that or an fp8 KV cache"
-    else:
-        suggest = f"{label} has no FP4 KV cache; use an fp8 KV cache"
-    if d not in choices:
-        if not _is_fp4_name(d):
-            suggest = "use one of " + ", ".join(choices)
-        if args.form == "argv":
-            msg = (f"--kv-cache-dtype {d} is not a choice in {label}: its argument parser rejects it (invalid choice) "
-                   f"before the server starts; {suggest}")
-        else:
-            msg = (f"kv_cache_dtype={d!r} is not a KV cache dtype of {label}: the Python API does not check choices, "
-                   f"so it fails at model-runner start (Unsupported kv_cache_dtype: {d}.); {suggest}")
-        return [RuleFinding("KV406", Severity.ERROR, msg, dv, "kv_cache_dtype", fix)]
-    if FP4_RENAMED <= n < FP4_E2M1_REMOVED and d == "fp4_e2m1":
-        msg = (f"--kv-cache-dtype fp4_e2m1 is deprecated in {label}: accepted by the parser, then refused at "
-               "model-runner start (ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use "
-               f"--kv-cache-dtype=fp4_mx_block16.); it is no longer an FP4 KV cache there; {suggest}")
-        return [RuleFinding("KV406", Severity.ERROR, msg, dv, "kv_cache_dtype", fix)]
-    return []
+    msg = kv406.name_refused(dv.text, args.form, target.sglang_version, fp4_name=_is_fp4_name(dv.text))
+    if msg is None:
+        return []
+    fix = _fix(args, fix_dtype) if _is_fp4_name(dv.text) else None
+    return [RuleFinding("KV406", RULES["KV406"].severity, msg, dv, "kv_cache_dtype", fix)]
 
 
 def _possibilities(target: Target, plain: dict, n: int):
@@ -216,128 +190,30 @@ def _condition(m: Machine, model: ModelInfo, target: Target) -> str:
     return " ".join(parts) or "for some backend value"
 
 
-def _platform_phrase(target: Target, m: Machine) -> str:
-    reason = target.platform_reason or target.sources.get("platform", "")
-    return f"{m.platform}" + (f" ({reason})" if reason else "")
-
-
-def _backend_phrase(field: str, backend, args: Args, derived_by: str | None, m: Machine, model: ModelInfo) -> str:
-    if derived_by:
-        where = {
-            "default attention backend": f"SGLang's default for {ARCH_NAMES.get(m.arch, m.platform)} and an "
-                                         f"{(model.attention or 'unknown').upper()} model",
-            "handle_model_specific_adjustments": f"the model override for {model.architecture}",
-            "handle_nvfp4_prefill_kv_dequant_dtype": "the NVFP4 prefill step",
-            "handle_deterministic_inference": "deterministic inference",
-            "handle_attention_backend_compatibility": "the equal prefill/decode backends",
-        }.get(derived_by, derived_by.replace("handle_", "").replace("_", " "))
-        return f"the attention backend {backend} ({where})"
-    if args.form == "kwargs":
-        return f"{field}={backend!r}"
-    return f"{flag_for(field)} {backend}"
-
-
 def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo, n: int, fix_dtype: str,
              *, every: bool) -> RuleFinding:
     code = ev.code or "KV401"
-    label = version_label(target.sglang_version)
-    dv = args.values.get("kv_cache_dtype")
-    dtype = dv.text if dv is not None and dv.known else "auto"
-    dflag = f"--kv-cache-dtype {dtype}" if args.form == "argv" else f"kv_cache_dtype={dtype!r}"
-    sglang = f"{ev.exc}: {ev.sglang}" if ev.exc else ev.sglang
-    field = ev.fields[0] if ev.fields else "kv_cache_dtype"
-    anchor_field = "kv_cache_dtype"
     # Non-CUDA platform: whatever step raises first, the cause is the platform.
     if m.platform != "cuda" and ev.kind == "error":
         code = "KV402"
-    if code == "KV402":
-        note = ""
-        if "--device" in (target.platform_reason or "") or "device" in (target.platform_reason or ""):
-            note = (" (SGLang checks the machine's torch build, not --device; "
-                    "kv4lint takes the launch's device as its target)")
-        first = "" if ev.step.endswith("kv4_compatibility") else f", in {ev.step} before its KV4 check"
-        msg = (f"{dflag} needs CUDA, but this launch targets {_platform_phrase(target, m)}{note}; "
-               f"{label} fails{first}: {sglang} Use an fp8 KV cache")
-    elif code == "KV404":
-        src = target.sources.get("gpu")
-        gpu = ARCH_NAMES.get(m.arch, m.arch or "unknown")
-        msg = (f"{dflag} needs a GPU this target lacks ({gpu}{', from ' + src if src else ''}); {label} "
-               f"{ev.step} raises {sglang} Use an fp8 KV cache")
-        if ev.data.get("platform_rule"):
-            anchor_field = field if field in args.values else "kv_cache_dtype"
-    elif code == "KV405" and ev.step == "handle_nvfp4_prefill_kv_dequant_dtype":
-        anchor_field = "prefill_kv_cache_dequant_dtype"
-        msg = (f"{_feature_phrase(anchor_field, args)} applies only with an nvfp4 KV cache, "
-               f"not {dflag.split(' ', 1)[-1] if args.form == 'argv' else dflag}: "
-               f"{label} {ev.step} raises {sglang} Remove it")
-    elif code == "KV405":
-        feature = ev.data.get("feature") or _feature_phrase(field, args)
-        msg = f"{dflag} cannot be combined with {feature}: {label} {ev.step} raises {sglang} Use an fp8 KV cache"
-        if field in args.values and field not in ("kv_cache_dtype",):
-            anchor_field = field
-    elif code == "KV403":
-        P, D = ev.data.get("P"), ev.data.get("D")
-        msg = (f"{dflag} with different prefill ({P}) and decode ({D}) attention backends: {label} skips its KV4 "
-               f"backend check and only warns (\"Compatibility issues are unlikely, but may occur in rare edge "
-               f"cases\"); use one backend from the KV4 list for both")
-        anchor_field = ("prefill_attention_backend" if "prefill_attention_backend" in args.values
-                        else "decode_attention_backend")
-        if anchor_field not in args.values:
-            anchor_field = "kv_cache_dtype"
-    elif code == "KV406":
-        msg = (f"{dflag} is not an FP4 KV cache in {label} with "
-               f"{_backend_phrase(ev.data.get('field', 'attention_backend'), 'tokenspeed_mla', args, None, m, model)}: "
-               f"{ev.step} silently replaces it with fp8_e4m3 (tokenspeed_mla requires fp8_e4m3); set fp8_e4m3 "
-               "explicitly or choose another backend")
-    else:  # KV401
-        backend = ev.data.get("backend")
-        allowed = ev.data.get("allowed")
-        derived_by = args and _derived_by(field, backend, args, ev)
-        if allowed and ev.step.endswith("kv4_compatibility"):
-            att = ev.data.get("attention", model.attention or "")
-            bp = _backend_phrase(field, backend, args, derived_by, m, model)
-            if ev.data.get("which") == "decode":
-                pf = "--prefill-attention-backend fa4" if args.form == "argv" else "prefill_attention_backend='fa4'"
-                bp = f"{pf} and decode backend {backend}" + (f" ({derived_by.replace('_', ' ')})" if derived_by else "")
-            msg = (f"{dflag} is not supported with {bp} for an {att.upper()} model ({label} allows "
-                   f"{', '.join(allowed)}); use an fp8 KV cache or one of those backends")
-        else:
-            bp = _backend_phrase(field, backend, args, derived_by, m, model) if backend else "this attention backend"
-            msg = f"{dflag} cannot be used with {bp}: {label} {ev.step} raises {sglang} Use an fp8 KV cache"
-            if "dtype_allowed" in ev.data:
-                msg += " or a backend that supports FP4"
-        if (field in args.values and not derived_by and field != "kv_cache_dtype"
-                and not ev.step.endswith("kv4_compatibility")):
-            anchor_field = field
+    dv = args.values.get("kv_cache_dtype")
+    dtype = dv.text if dv is not None and dv.known else "auto"
+    ctx = Context(ev, args, target, m, model, label=version_label(target.sglang_version),
+                  dflag=f"--kv-cache-dtype {dtype}" if args.form == "argv" else f"kv_cache_dtype={dtype!r}",
+                  sglang=f"{ev.exc}: {ev.sglang}" if ev.exc else ev.sglang,
+                  field=ev.fields[0] if ev.fields else "kv_cache_dtype")
+    said = RULES[code].say(ctx)
+    msg = said.message
     if every and code != "KV402":
         unseen = [w for w, unknown in (("GPU arch", not target.arch), ("model attention", target.model.mla is None))
                   if unknown]
         if unseen:
             msg += f" (whatever the {' and '.join(unseen)})"
-    fix = None if code == "KV403" else _fix(args, fix_dtype)
-    value = args.values.get(anchor_field) or dv
+    fix = _fix(args, fix_dtype) if said.fix else None
+    value = args.values.get(said.anchor) or dv
     if value is None:
         value = args.values.get("prefill_kv_cache_dequant_dtype")
-    return RuleFinding(code, RULES[code].severity, msg, value, anchor_field, fix, ev)
-
-
-def _derived_by(field: str, backend, args: Args, ev: Event) -> str | None:
-    v = args.values.get(field)
-    if v is not None and v.known and v.text == backend:
-        return None
-    if field != "attention_backend":
-        a = args.values.get("attention_backend")
-        if a is not None and a.known and a.text == backend:
-            return None
-    return ev.data.get("derived_by") or "default attention backend"
-
-
-def _feature_phrase(field: str, args: Args) -> str:
-    flag = flag_for(field) if args.form == "argv" else field
-    v = args.values.get(field)
-    if v is not None and v.known and v.text not in ("true",):
-        return f"{flag} {v.text}"
-    return flag
+    return RuleFinding(code, RULES[code].severity, msg, value, said.anchor, fix, ev)
 
 
 def is_fp4_launch(args: Args, version: str | None) -> bool:

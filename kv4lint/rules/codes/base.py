@@ -1,0 +1,73 @@
+"""What every rule code's home module defines: its :class:`Rule` (metadata, docs text, examples) and the
+message builder that says a finding of that code in the user's terms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kv4lint.model import Severity
+
+
+@dataclass(frozen=True)
+class Example:
+    """A launch a rule must report (``fires``) or must not, with the target it is judged against.
+
+    ``launch`` is a shell command as a user writes it; ``target`` the kv4lint options that set the target
+    (``("--gpu", "h100")``). The examples feed ``kv4lint explain``, the rule pages and one test that runs
+    every example through the real CLI.
+    """
+
+    launch: str
+    target: tuple[str, ...] = ()
+    fires: bool = True
+    note: str = ""  # why the example is there, shown above it
+
+
+@dataclass
+class Context:
+    """What a message builder reads: SGLang's event and the launch, target and possibility it came from."""
+
+    event: Any  # kv4lint.rules.engine.Event
+    args: Any  # kv4lint.sglang.options.Args
+    target: Any  # kv4lint.target.Target
+    machine: Any  # kv4lint.rules.engine.Machine
+    model: Any  # kv4lint.target.ModelInfo
+    label: str  # "SGLang 0.5.23"
+    dflag: str  # the dtype as the launch spells it: "--kv-cache-dtype nvfp4" / "kv_cache_dtype='nvfp4'"
+    sglang: str  # SGLang's message, with its exception type
+    field: str  # the ServerArgs field SGLang's event names first
+
+
+@dataclass
+class Said:
+    """A finding's text and the field it is anchored on."""
+
+    message: str
+    anchor: str = "kv_cache_dtype"
+    fix: bool = True  # whether the fp8 rewrite addresses the cause
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    what: str
+    why: str
+    fix: str
+    fix_safety: str
+    since: str
+    examples: tuple[Example, ...] = ()
+    say: Callable[[Context], Said] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def example(self) -> str:
+        """The first launch that must fire (the docs' *Example*)."""
+        return next((e.launch for e in self.examples if e.fires), "")
+
+    @property
+    def fixed_example(self) -> str:
+        """The first launch that must not fire (the docs' fixed launch)."""
+        return next((e.launch for e in self.examples if not e.fires), "")

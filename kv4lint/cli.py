@@ -81,9 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
     e.add_argument("code", nargs="?", help="KV401 ... (omit to list all codes)")
 
-    m = sub.add_parser("matrix", help="print a release's KV4 support table (backends x MHA/MLA x FP4 dtype)")
+    m = sub.add_parser("matrix", help="print a release's KV4 support table (backends x MHA/MLA x FP4 dtype), "
+                       "computed by check itself")
     m.add_argument("--sglang-version", metavar="V")
-    m.add_argument("--format", choices=["text", "markdown"], default="text")
+    m.add_argument("--gpu", metavar="G", action="append",
+                   help="GPU arch or name (repeatable; default: sm90, sm100 and sm120)")
+    m.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     return p
 
 
@@ -279,10 +282,10 @@ def _explain(ns: argparse.Namespace) -> int:
 
 
 def _matrix(ns: argparse.Namespace) -> int:
-    from kv4lint.rules.matrix import matrix
+    from kv4lint.matrix import matrix
 
     try:
-        print(matrix(ns.sglang_version, markdown=ns.format == "markdown"), end="")
+        print(matrix(ns.sglang_version, gpus=ns.gpu, fmt=ns.format), end="")
     except ValueError as e:
         print(f"kv4lint: error: {e}", file=sys.stderr)
         return EXIT_ERROR

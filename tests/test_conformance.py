@@ -159,3 +159,15 @@ def test_prefill_dequant(version, request):
     else:
         assert tally.sglang_kinds == set()  # no handler before 0.5.21: nothing happens
     _fail_on(tally)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_random_configurations(version, request):
+    """Random configurations (speculative decoding, disaggregation, hierarchical cache, LMCache, unified memory,
+    the prefill dequant option, every platform): SGLang's steps vs simulate, and the code kv4lint gives SGLang's
+    first refusal vs SGLang's own chain replayed with an fp8 KV cache (tests/conformance/grid.RandomRunner)."""
+    runner = grid.RandomRunner(version, engine)
+    tally = runner.run()
+    _report(request, version, f"random ({runner.codes_compared} codes)", tally)
+    assert runner.codes_compared > grid.RandomRunner.SAMPLES // 2
+    _fail_on(tally)

@@ -255,10 +255,12 @@ def test_every_proposed_fix_leaves_no_kv4_error():
                      model=model)
             for f in kv4lint.check_argv(a, **target):
                 if f.fix is None:
-                    assert f.code == "KV403"
+                    assert f.code in ("KV403", "KV407")  # no dtype rewrite: the dtype is not the cause
                     continue
                 fixed = _apply(a, f.fix)
-                after = [g for g in kv4lint.check_argv(fixed, **target) if g.severity.value == "error"]
+                # what remains is at most the blockers (KV407) the dtype does not cause, reported already
+                after = [g for g in kv4lint.check_argv(fixed, **target) if g.severity.value == "error"
+                         and g.code != "KV407"]
                 assert after == [], (a, target, f.message, fixed, [g.message for g in after])
                 checked += 1
     assert checked > 300

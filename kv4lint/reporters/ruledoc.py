@@ -79,6 +79,20 @@ def index_markdown() -> str:
     lines = ["# kv4lint rules", "",
              "One page per code, generated from kv4lint's rule data by `tools/gen_rule_docs.py` (the same text as "
              "`kv4lint explain CODE`). Do not edit these pages by hand.", "",
+             "## The attribution rule", "",
+             "A finding's code and first sentence name the cause SGLang would actually hit, in the user's terms; its "
+             "fix addresses that cause or is not offered. kv4lint replays SGLang's argument resolution for the "
+             "target release; when it refuses the launch, kv4lint replays it again with an fp8 KV cache (and the "
+             "FP4-only options removed). A refusal that goes away is caused by the FP4 KV cache and gets a KV4 code "
+             "(KV401-KV406) with the fp8 rewrite as its fix. A refusal that stays is a blocker the dtype does not "
+             "cause: KV407 quotes SGLang's reason and offers no dtype rewrite; kv4lint then replays SGLang past "
+             "that blocker, and when SGLang's KV4 check would refuse the launch too, reports that KV4 finding as "
+             "well. Off CUDA, a refusal for the GPU arch is reported as the platform (KV402).", "",
+             "When part of the target is unknown (no GPU named, an unknown model), kv4lint runs every possibility "
+             "and reports only what fails for all of them (`--strict`: for some). The headline is the cause common "
+             "to the possibilities where the dtype is otherwise allowed (those not refused for the GPU arch); the "
+             "causes on the other GPUs follow as secondary text. An assumed GPU is never printed as the target's.",
+             "", "## Codes", "",
              "| code | name | severity | summary |", "|---|---|---|---|"]
     for code in sorted(RULES):
         r = RULES[code]

@@ -61,11 +61,13 @@ def _plain(args: Args, open_ended: bool) -> dict:
 
 def _fix(args: Args, fix_dtype: str) -> Fix:
     remove = tuple(f for f in FP4_ONLY_FIELDS if f in args.values)
-    desc = (f"set {flag_for('kv_cache_dtype')} {fix_dtype}" if args.form == "argv"
-            else f"set kv_cache_dtype={fix_dtype!r}")
+    dv = args.values.get("kv_cache_dtype")
+    keep = dv is not None and dv.known and dv.text == fix_dtype and remove  # only the FP4-only options are wrong
+    parts = [] if keep else [f"set {flag_for('kv_cache_dtype')} {fix_dtype}" if args.form == "argv"
+                             else f"set kv_cache_dtype={fix_dtype!r}"]
     if remove:
-        desc += " and remove " + ", ".join(flag_for(f) if args.form == "argv" else f for f in remove)
-    return Fix(desc, {"kv_cache_dtype": fix_dtype}, remove)
+        parts.append("remove " + ", ".join(flag_for(f) if args.form == "argv" else f for f in remove))
+    return Fix(" and ".join(parts), {} if keep else {"kv_cache_dtype": fix_dtype}, remove)
 
 
 # ---------------------------------------------------------------------------
@@ -132,36 +134,91 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
     poss = _possibilities(target, plain, n)
     if not poss:
         return []
-    results: list[tuple[Machine, ModelInfo, Outcome]] = []
+    version = target.sglang_version
+    results: list[tuple[Machine, ModelInfo, Outcome, list[Event]]] = []
     for m, model, a in poss:
-        results.append((m, model, simulate(target.sglang_version, a, m, model)))
+        out = simulate(version, a, m, model)
+        results.append((m, model, out, refusals(version, a, m, model, out)))
 
-    errors = [(m, model, o.error) for m, model, o in results if o.error is not None and o.error.code]
-    all_err = len(errors) == len(results)
+    failing = [(i, r) for i, r in enumerate(results) if r[3]]
+    all_err = len(failing) == len(results)
     found: list[RuleFinding] = []
     if all_err:
-        # Fails whatever kv4lint cannot see.  With unknown backends the reasons may differ: report the
-        # launch as written (no hidden backend flag), else the first possibility.
-        written = [e for e, (_, _, a) in zip(errors, poss)
-                   if all(a.get(f) is None for f in BACKEND_FIELDS if plain.get(f) is UNKNOWN)]
-        m, model, ev = (written or errors)[0]
-        found.append(_finding(ev, args, target, m, model, n, fix_dtype, every=len(results) > 1))
-    elif strict and errors:
-        m, model, ev = errors[0]
-        f = _finding(ev, args, target, m, model, n, fix_dtype, every=False)
+        # Fails whatever kv4lint cannot see. The headline is the cause common to the possibilities where the
+        # dtype is otherwise allowed (not refused for the GPU arch); with unknown backends, the launch as
+        # written (no hidden backend flag) first.
+        written = [(i, r) for i, r in failing
+                   if all(poss[i][2].get(f) is None for f in BACKEND_FIELDS if plain.get(f) is UNKNOWN)]
+        pool = written or failing
+        pool = [(i, r) for i, r in pool if r[3][0].code != "KV404"] or pool
+        _, (m, model, _, evs) = pool[0]
+        others = _elsewhere(evs[0], results, target)
+        for k, ev in enumerate(evs):
+            f = _finding(ev, args, target, m, model, n, fix_dtype, every=len(results) > 1)
+            if k == 0 and others:
+                f.message += " " + others
+            found.append(f)
+    elif strict and failing:
+        _, (m, model, _, evs) = failing[0]
+        f = _finding(evs[0], args, target, m, model, n, fix_dtype, every=False)
         cond = _condition(m, model, target)
         f.message = f"[strict] may fail {cond}: " + f.message
         found.append(f)
     for f in found:
         f.fix = _verified(f.fix, poss, target)
     # Rewrites that take FP4 away (KV406) and warnings (KV403) that hold in every possibility.
-    if not errors or (strict and not all_err):
+    if not failing or (strict and not all_err):
         for code in ("KV406", "KV403"):
-            hits = [(m, model, next((e for e in o.events if e.code == code), None)) for m, model, o in results]
+            hits = [(m, model, next((e for e in o.events if e.code == code), None)) for m, model, o, _ in results]
             if hits and all(h[2] is not None for h in hits):
                 m, model, ev = hits[0]
                 found.append(_finding(ev, args, target, m, model, n, fix_dtype, every=False))
     return found
+
+
+ATTRIBUTION_DTYPE = "fp8_e4m3"
+
+
+def refusals(version, a: dict, m: Machine, model: ModelInfo, out: Outcome) -> list[Event]:
+    """What to report for one possibility, each event carrying the code of its cause (the attribution rule).
+
+    SGLang's first refusal is replayed with an fp8 KV cache (and the FP4-only options removed): a refusal that
+    stays is a blocker the dtype does not cause (KV407); then SGLang is replayed past it, and a KV4 refusal
+    behind it is reported as well. Off CUDA, a GPU-arch refusal (KV404) means the platform (KV402).
+    """
+    ev = out.error
+    found: list[Event] = []
+    past: set = set()
+    fixed = {k: v for k, v in a.items() if k not in FP4_ONLY_FIELDS}
+    fixed["kv_cache_dtype"] = ATTRIBUTION_DTYPE
+    while ev is not None and len(found) < 4:
+        still = simulate(version, fixed, m, model, past=frozenset(past)).error
+        if still is not None and (still.step, still.sglang) == (ev.step, ev.sglang):
+            found.append(replace(ev, code="KV407"))
+            past.add((ev.step, ev.sglang))
+            ev = simulate(version, a, m, model, past=frozenset(past)).error
+            continue
+        code = ev.code or "KV401"
+        if code == "KV404" and m.platform != "cuda":
+            code = "KV402"
+        found.append(replace(ev, code=code))
+        break
+    return found
+
+
+def _elsewhere(head: Event, results, target: Target) -> str:
+    """The causes of the other possibilities (an unknown GPU arch): secondary text after the headline."""
+    if target.arch:
+        return ""
+    by_cause: dict[tuple, list[str]] = {}
+    for m, _model, _o, evs in results:
+        if evs and (evs[0].code, evs[0].sglang) != (head.code, head.sglang) and m.arch:
+            by_cause.setdefault((evs[0].exc, evs[0].sglang), []).append(m.arch)
+    parts = []
+    for (exc, text), archs in by_cause.items():
+        names = " and ".join(dict.fromkeys(ARCH_NAMES.get(x, x) for x in archs))
+        parts.append(f"On {names} SGLang refuses it earlier: {exc + ': ' if exc else ''}{text}")
+    return " ".join(parts)
 
 
 def _verified(fix: Fix | None, poss, target: Target) -> Fix | None:
@@ -192,10 +249,7 @@ def _condition(m: Machine, model: ModelInfo, target: Target) -> str:
 
 def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo, n: int, fix_dtype: str,
              *, every: bool) -> RuleFinding:
-    code = ev.code or "KV401"
-    # Non-CUDA platform: whatever step raises first, the cause is the platform.
-    if m.platform != "cuda" and ev.kind == "error":
-        code = "KV402"
+    code = ev.code or "KV401"  # refusals() has coded every refusal by its cause
     dv = args.values.get("kv_cache_dtype")
     dtype = dv.text if dv is not None and dv.known else "auto"
     ctx = Context(ev, args, target, m, model, label=version_label(target.sglang_version),

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kv4lint.sglang.releases import (  # noqa: F401  (NEWEST: re-exported for the engine's readers)
-    BACKEND_ALIASES, CUTEDSL_MLA, CUTEDSL_MLA_PREFILL_FILL, CUTLASS_MLA_DROPPED, DEEPSEEK_FAMILY_WIDENED,
+    BACKEND_ALIASES, CUTEDSL_MLA, CUTLASS_MLA_DROPPED, DEEPSEEK_FAMILY_WIDENED,
     DEEPSEEK_V4, DEEPSEEK_V4_BF16, DETERMINISTIC_BEFORE_DEFAULT, DFLASH_TRTLLM_MHA_DEFAULT, DUMMY_MODEL_SKIPS_CHECKS,
     FA3_ALL_MODELS_SM90, FA4_DECODE, FIRST_KV4, FP4_E2M1_REMOVED, FP4_RENAMED, HOOKS, INTEL_XPU_MLA_DECODE_ONLY,
     INTEL_XPU_MLA_PREFILL, MPS_TORCH_NATIVE, NEWEST, NVFP4_PREFILL_STEP, PREFILL_ONLY_DISABLE_KV_CACHE,
@@ -246,10 +246,11 @@ BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_atte
 class _Args(dict):
     """Field values with SGLang's defaults; records which step set what."""
 
-    def __init__(self, args: dict):
+    def __init__(self, args: dict, past: frozenset = frozenset()):
         super().__init__(DEFAULTS)
         self.update(args)
         self.derived: dict[str, str] = {}
+        self.past = past  # refusals to step over: (step, SGLang's text) of blockers (see simulate)
 
     def set(self, name: str, value, step: str) -> None:
         self[name] = value
@@ -258,6 +259,12 @@ class _Args(dict):
 
 def _error(step, code, exc, text, *fields, **data) -> _Raise:
     return _Raise(Event("error", step, code, text, tuple(fields), exc, data))
+
+
+def _refuse(a: _Args, step, code, exc, text, *fields, **data) -> None:
+    """SGLang raises here, unless the caller asked to step over this refusal (``simulate(past=...)``)."""
+    if (step, text) not in a.past:
+        raise _error(step, code, exc, text, *fields, **data)
 
 
 def _int(x, default=None):
@@ -395,9 +402,9 @@ def _prefill_dequant(n: int, a: _Args, m: Machine, events: list[Event]) -> None:
     requested = a["prefill_kv_cache_dequant_dtype"]
     if not eq(a["kv_cache_dtype"], "nvfp4"):
         if not eq(requested, "auto"):
-            raise _error(step, "KV405", "ValueError",
-                         "--prefill-kv-cache-dequant-dtype applies only with --kv-cache-dtype=nvfp4.",
-                         "prefill_kv_cache_dequant_dtype")
+            _refuse(a, step, "KV405", "ValueError",
+                    "--prefill-kv-cache-dequant-dtype applies only with --kv-cache-dtype=nvfp4.",
+                    "prefill_kv_cache_dequant_dtype")
         return
     if eq(requested, "auto"):
         explicit = _k(a["prefill_attention_backend"]) or _k(a["attention_backend"])
@@ -406,31 +413,31 @@ def _prefill_dequant(n: int, a: _Args, m: Machine, events: list[Event]) -> None:
         else:
             if explicit is not None:
                 fld = "prefill_attention_backend" if a["prefill_attention_backend"] else "attention_backend"
-                raise _error(step, "KV401", "ValueError",
-                             "NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend "
-                             f"{explicit!r} provides neither.", fld, backend=explicit,
-                             allowed=["flashinfer", "trtllm_mha"], which=fld.split("_")[0])
+                _refuse(a, step, "KV401", "ValueError",
+                        "NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend "
+                        f"{explicit!r} provides neither.", fld, backend=explicit,
+                        allowed=["flashinfer", "trtllm_mha"], which=fld.split("_")[0])
             requested = "nvfp4" if m.is_sm100 else "fp8_e4m3"
     if eq(requested, "nvfp4") and not m.is_sm100:
-        raise _error(step, "KV404", "ValueError",
-                     "Native NVFP4 prefill currently requires SM100; use --prefill-kv-cache-dequant-dtype=fp8_e4m3 "
-                     "on this platform.", "prefill_kv_cache_dequant_dtype")
+        _refuse(a, step, "KV404", "ValueError",
+                "Native NVFP4 prefill currently requires SM100; use --prefill-kv-cache-dequant-dtype=fp8_e4m3 "
+                "on this platform.", "prefill_kv_cache_dequant_dtype")
     if requested not in _DEQUANT_BACKEND:
         raise Undetermined(f"prefill dequant dtype {requested!r}")
     target = _DEQUANT_BACKEND[requested]
     explicit_prefill = _k(a["prefill_attention_backend"])
     if explicit_prefill is not None and explicit_prefill != target:
-        raise _error(step, "KV401", "ValueError",
-                     f"--prefill-kv-cache-dequant-dtype={requested} requires prefill backend {target!r}, but "
-                     f"--prefill-attention-backend={explicit_prefill!r} was set. Remove the backend option and select "
-                     "the KV dtype only.", "prefill_attention_backend", backend=explicit_prefill, allowed=[target],
-                     which="prefill")
+        _refuse(a, step, "KV401", "ValueError",
+                f"--prefill-kv-cache-dequant-dtype={requested} requires prefill backend {target!r}, but "
+                f"--prefill-attention-backend={explicit_prefill!r} was set. Remove the backend option and select "
+                "the KV dtype only.", "prefill_attention_backend", backend=explicit_prefill, allowed=[target],
+                which="prefill")
     explicit_decode = _k(a["decode_attention_backend"])
     if explicit_decode not in (None, "trtllm_mha"):
-        raise _error(step, "KV401", "ValueError",
-                     f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got {explicit_decode!r}. "
-                     "Remove the backend option; NVFP4 selects the supported decode implementation automatically.",
-                     "decode_attention_backend", backend=explicit_decode, allowed=["trtllm_mha"], which="decode")
+        _refuse(a, step, "KV401", "ValueError",
+                f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got {explicit_decode!r}. "
+                "Remove the backend option; NVFP4 selects the supported decode implementation automatically.",
+                "decode_attention_backend", backend=explicit_decode, allowed=["trtllm_mha"], which="decode")
     rewritten = ["prefill_attention_backend", "decode_attention_backend"]
     a.set("prefill_attention_backend", target, step)
     a.set("decode_attention_backend", "trtllm_mha", step)
@@ -585,14 +592,14 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
     # 2. --prefill-only-disable-kv-cache (0.5.12+)
     if n >= PREFILL_ONLY_DISABLE_KV_CACHE and _k(a["prefill_only_disable_kv_cache"]):
         if not _k(a["is_embedding"]):
-            raise _error("validate_prefill_only_disable_kv_cache_args", None, "ValueError",
-                         "--prefill-only-disable-kv-cache requires --is-embedding.", "prefill_only_disable_kv_cache")
+            _refuse(a, "validate_prefill_only_disable_kv_cache_args", None, "ValueError",
+                    "--prefill-only-disable-kv-cache requires --is-embedding.", "prefill_only_disable_kv_cache")
         if isin(dtype, kv4_dtypes(n)):
             names = ("--kv-cache-dtype=fp4_e2m1" if n < FP4_RENAMED
                      else "--kv-cache-dtype=nvfp4 or --kv-cache-dtype=fp4_mx_block16")
-            raise _error("validate_prefill_only_disable_kv_cache_args", "KV405", "ValueError",
-                         f"--prefill-only-disable-kv-cache does not currently support {names} because the FP4 pool "
-                         "uses a separate allocation path.", "prefill_only_disable_kv_cache")
+            _refuse(a, "validate_prefill_only_disable_kv_cache_args", "KV405", "ValueError",
+                    f"--prefill-only-disable-kv-cache does not currently support {names} because the FP4 pool "
+                    "uses a separate allocation path.", "prefill_only_disable_kv_cache")
 
     # 3. device handlers
     dev = _effective_device(a, m)
@@ -621,10 +628,10 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
                 d = "bfloat16"
             if d not in ("bfloat16", "fp8_e4m3"):
                 name = "DSA" if n >= FP4_RENAMED else "NSA"
-                raise _error("handle_model_specific_adjustments", "KV405", "AssertionError",
-                             f"DeepSeek {name} only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype",
-                             "kv_cache_dtype",
-                             feature=f"the DeepSeek sparse attention ({name}) of {arch}")
+                _refuse(a, "handle_model_specific_adjustments", "KV405", "AssertionError",
+                        f"DeepSeek {name} only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype",
+                        "kv_cache_dtype",
+                        feature=f"the DeepSeek sparse attention ({name}) of {arch}")
         elif no_flags and m.is_sm100:
             a.set("attention_backend", "trtllm_mla", "handle_model_specific_adjustments")
     elif arch == "DeepseekV4ForCausalLM" and n >= DEEPSEEK_V4:
@@ -634,9 +641,9 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
             d = "fp8_e4m3"
         allowed = ("fp8_e4m3",) if n < DEEPSEEK_V4_BF16 else ("fp8_e4m3", "bfloat16")
         if d not in allowed:
-            raise _error("apply_deepseek_v4_defaults", "KV405", "AssertionError",
-                         f"{d} is not supported for DeepseekV4ForCausalLM", "kv_cache_dtype",
-                         feature="DeepSeek-V4 (DeepseekV4ForCausalLM)")
+            _refuse(a, "apply_deepseek_v4_defaults", "KV405", "AssertionError",
+                    f"{d} is not supported for DeepseekV4ForCausalLM", "kv_cache_dtype",
+                    feature="DeepSeek-V4 (DeepseekV4ForCausalLM)")
     elif arch == "GptOssForCausalLM" and no_flags:
         a.set("attention_backend", _by_machine(m, sm100="trtllm_mha", sm90="fa3", rocm="aiter", xpu="intel_xpu",
                                                cpu="intel_amx", other="triton"), "handle_model_specific_adjustments")
@@ -669,53 +676,58 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
     D = D0 if _k(D0) else A
     step = "handle_attention_backend_compatibility" if n >= HOOKS else "_handle_attention_backend_compatibility"
 
+    # torch Flex Attention (right after the default fill): no speculative decoding, whatever the KV cache
+    if eq(A, "flex_attention") and _k(a["speculative_algorithm"]) is not None:
+        _refuse(a, step, None, "AssertionError",
+                "Speculative decoding is currently not supported with Flex Attention backend", "speculative_algorithm")
+
     if anyis("trtllm_mla", A, D):
         fld = "attention_backend" if eq(A, "trtllm_mla") else "decode_attention_backend"
         if not m.is_blackwell(n):
             gpus = "(SM100)" if n < SM11X_BLACKWELL else "(SM100/SM12x)"
-            raise _error(step, "KV401", "ValueError",
-                         f"TRTLLM MLA backend is only supported on Blackwell GPUs {gpus}. "
-                         "Please use a different backend.",
-                         fld, backend="trtllm_mla", platform_rule=True)
+            _refuse(a, step, "KV401", "ValueError",
+                    f"TRTLLM MLA backend is only supported on Blackwell GPUs {gpus}. "
+                    "Please use a different backend.",
+                    fld, backend="trtllm_mla", platform_rule=True)
         allowed = ["fp8_e4m3", "fp4_e2m1", "bf16", "auto"] if n < FP4_E2M1_REMOVED else ["fp8_e4m3", "bf16", "auto"]
         if not isin(dtype, allowed):
             listed = "fp8_e4m3, fp4_e2m1, bf16, or auto" if n < FP4_E2M1_REMOVED else "fp8_e4m3, bf16, or auto"
-            raise _error(step, "KV401", "ValueError",
-                         f"TensorRT-LLM MLA backend only supports kv-cache-dtype of {listed}.", fld,
-                         backend="trtllm_mla", dtype_allowed=allowed)
+            _refuse(a, step, "KV401", "ValueError",
+                    f"TensorRT-LLM MLA backend only supports kv-cache-dtype of {listed}.", fld,
+                    backend="trtllm_mla", dtype_allowed=allowed)
     if TOKENSPEED_MLA <= n < BACKEND_ALIASES and anyis("tokenspeed_mla", A, D):
         fld = "attention_backend" if eq(A, "tokenspeed_mla") else "decode_attention_backend"
         if not m.is_blackwell(n):
-            raise _error(step, "KV401", "ValueError",
-                         "tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).", fld,
-                         backend="tokenspeed_mla", platform_rule=True)
+            _refuse(a, step, "KV401", "ValueError",
+                    "tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).", fld,
+                    backend="tokenspeed_mla", platform_rule=True)
         if not eq(dtype, "fp8_e4m3"):
-            raise _error(step, "KV401", "ValueError",
-                         f"tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {dtype}.", fld,
-                         backend="tokenspeed_mla", dtype_allowed=["fp8_e4m3"])
+            _refuse(a, step, "KV401", "ValueError",
+                    f"tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {dtype}.", fld,
+                    backend="tokenspeed_mla", dtype_allowed=["fp8_e4m3"])
     if n >= CUTEDSL_MLA and anyis("cutedsl_mla", A, P0, D0):  # the raw fields, as SGLang reads them
         fld = next(f for f, x in (("attention_backend", A), ("prefill_attention_backend", P0),
                                   ("decode_attention_backend", D0)) if x == "cutedsl_mla")
         if eq(P0, "cutedsl_mla"):
-            raise _error(step, None, "AssertionError", "CuteDSL MLA only supports decoding for now", fld)
+            _refuse(a, step, None, "AssertionError", "CuteDSL MLA only supports decoding for now", fld)
         if not m.is_sm100:
-            raise _error(step, "KV401", "ValueError",
-                         "CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different "
-                         "backend.", fld, backend="cutedsl_mla", platform_rule=True)
+            _refuse(a, step, "KV401", "ValueError",
+                    "CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different "
+                    "backend.", fld, backend="cutedsl_mla", platform_rule=True)
         if not isin(dtype, ("fp8_e4m3", "bf16", "bfloat16", "auto")):
-            raise _error(step, "KV401", "ValueError",
-                         "CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.", fld,
-                         backend="cutedsl_mla", dtype_allowed=["fp8_e4m3", "bf16", "bfloat16", "auto"])
-        if n >= CUTEDSL_MLA_PREFILL_FILL and _k(P0) is None:
+            _refuse(a, step, "KV401", "ValueError",
+                    "CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.", fld,
+                    backend="cutedsl_mla", dtype_allowed=["fp8_e4m3", "bf16", "bfloat16", "auto"])
+        if _k(P0) is None:  # CuteDSL MLA decodes only: an unset prefill backend becomes trtllm_mla
             a.set("prefill_attention_backend", "trtllm_mla", "CuteDSL MLA prefill fill")
             P0 = P = "trtllm_mla"
     if n < TRTLLM_MHA_SPLIT:
         if anyis("trtllm_mha", A, P0, D0) and not m.is_sm100:  # 0.5.7-0.5.9 read the raw fields, A included
             fld = _field_of("trtllm_mha", a)
-            raise _error(step, "KV404", "ValueError",
-                         "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). "
-                         "Please use a different backend.",
-                         fld, backend="trtllm_mha", platform_rule=True)
+            _refuse(a, step, "KV404", "ValueError",
+                    "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). "
+                    "Please use a different backend.",
+                    fld, backend="trtllm_mha", platform_rule=True)
     else:
         if eq(P, "trtllm_mha"):
             ok = m.is_sm100 if n < TRTLLM_MHA_PREFILL_SM90 else (m.is_sm90 or m.is_sm100 or m.is_sm120)
@@ -724,27 +736,34 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
                         "different prefill backend.") if n < TRTLLM_MHA_PREFILL_SM90 else (
                         "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. "
                         "Please use a different prefill backend.")
-                raise _error(step, "KV404", "ValueError", text, _field_of("trtllm_mha", a, prefer="prefill"),
-                             backend="trtllm_mha", platform_rule=True)
+                _refuse(a, step, "KV404", "ValueError", text, _field_of("trtllm_mha", a, prefer="prefill"),
+                        backend="trtllm_mha", platform_rule=True)
         if eq(D, "trtllm_mha") and not (m.is_sm90 or m.is_sm100 or m.is_sm120):
-            raise _error(step, "KV404", "ValueError",
-                         "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell (SM100) and "
-                         "(SM120) GPUs. Please use a different decode backend.",
-                         _field_of("trtllm_mha", a, prefer="decode"), backend="trtllm_mha", platform_rule=True)
+            _refuse(a, step, "KV404", "ValueError",
+                    "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell (SM100) and "
+                    "(SM120) GPUs. Please use a different decode backend.",
+                    _field_of("trtllm_mha", a, prefer="decode"), backend="trtllm_mha", platform_rule=True)
         if n >= TRTLLM_FMHAV2_SM120 and eq(P, "trtllm_mha") and m.is_sm120 and eq(dtype, "fp8_e4m3"):
-            raise _error(step, None, "ValueError",
-                         "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
-                         _field_of("trtllm_mha", a, prefer="prefill"))
+            _refuse(a, step, None, "ValueError",
+                    "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
+                    _field_of("trtllm_mha", a, prefer="prefill"))
+    # The platform fallback pass: intel_xpu on an XPU machine without Intel XMX runs triton (kv4lint assumes
+    # no XMX, as the conformance simulation's probe does; with XMX the launch fails on the same KV4 check).
+    if eq(A, "intel_xpu") and dev == "xpu":
+        a.set("attention_backend", "triton", step)
+        A = "triton"
+        P = P0 if _k(P0) else A
+        D = D0 if _k(D0) else A
     if INTEL_XPU_MLA_DECODE_ONLY <= n < INTEL_XPU_MLA_PREFILL and _k(mla) and eq(P, "intel_xpu"):
-        raise _error(step, None, "ValueError",
-                     "intel_xpu backend is only supported on decode for MLA models, please set "
-                     "--decode-attention-backend to intel_xpu and do not set --attention-backend or "
-                     "--prefill-attention-backend to intel_xpu for prefill instead use triton.",
-                     _field_of("intel_xpu", a, prefer="prefill"))
+        _refuse(a, step, None, "ValueError",
+                "intel_xpu backend is only supported on decode for MLA models, please set "
+                "--decode-attention-backend to intel_xpu and do not set --attention-backend or "
+                "--prefill-attention-backend to intel_xpu for prefill instead use triton.",
+                _field_of("intel_xpu", a, prefer="prefill"))
     if n < FA4_DECODE and anyis("fa4", A, D0):  # 0.5.7 only, after the TRT-LLM rules
-        raise _error(step, "KV401", "ValueError",
-                     "FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
-                     "attention_backend" if eq(A, "fa4") else "decode_attention_backend", backend="fa4")
+        _refuse(a, step, "KV401", "ValueError",
+                "FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
+                "attention_backend" if eq(A, "fa4") else "decode_attention_backend", backend="fa4")
     if backends is not None:
         backends[:] = [P, D, A]
 
@@ -779,15 +798,19 @@ def _by_machine(m: Machine, *, sm100, sm90, rocm, xpu, cpu, other):
     return other
 
 
-def simulate(version, args: dict, machine: Machine, model: ModelInfo | None = None) -> Outcome:
+def simulate(version, args: dict, machine: Machine, model: ModelInfo | None = None, *,
+             past: frozenset = frozenset()) -> Outcome:
     """Replay release ``version``'s resolution up to its KV4 check (spec §2.4).
 
     Stops at the first error, as SGLang does.  ``Outcome.undetermined`` is set
     (and the events so far kept) when the outcome depends on an unknown.
+    ``past`` names refusals, as ``(step, SGLang's text)``, to step over: what
+    SGLang would do once those blockers were removed (kv4lint's attribution
+    asks whether the KV4 check would refuse the launch too).
     """
     n = release(version)
     model = model or ModelInfo()
-    a = _Args(args)
+    a = _Args(args, past)
     out = Outcome()
     if n < FIRST_KV4:
         return out

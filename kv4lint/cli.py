@@ -274,8 +274,9 @@ def _explain(ns: argparse.Namespace) -> int:
     print(f"{r.code} ({r.name}, {r.severity.value}): {r.summary}\n")
     print(f"What it does\n  {r.what}\n")
     print(f"Why SGLang refuses it\n  {r.why}\n")
-    print("Example\n" + "\n".join("  " + ln for ln in r.example.splitlines()) + "\n")
-    print("Fix\n  " + r.fix + "\n" + "\n".join("  " + ln for ln in r.fixed_example.splitlines()) + "\n")
+    print("Example (reported)\n" + "\n".join(("  " + ln).rstrip() for ln in r.example.splitlines()) + "\n")
+    print("Fix\n  " + r.fix + "\n\nNot reported\n"
+          + "\n".join(("  " + ln).rstrip() for ln in r.fixed_example.splitlines()) + "\n")
     print(f"Fix safety\n  {r.fix_safety}\n")
     print(f"Since\n  SGLang {r.since}")
     return EXIT_OK

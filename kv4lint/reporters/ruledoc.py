@@ -1,6 +1,7 @@
 """A rule's documentation as Markdown, from :data:`kv4lint.rules.codes.RULES`.
 
-The same text as ``kv4lint explain``: used for ``docs/rules/KV40x.md``
+The same text and examples (each with its ``# target:`` line, run by tests/test_rule_examples.py) as
+``kv4lint explain``: used for ``docs/rules/KV40x.md``
 (``tools/gen_rule_docs.py``) and for the ``help`` of each rule in SARIF output.
 """
 
@@ -14,6 +15,7 @@ SECTIONS = (
     "Why SGLang refuses it",
     "Example",
     "Fix",
+    "Not reported",
     "Fix safety",
     "Since which SGLang release",
 )
@@ -25,14 +27,12 @@ def _code_block(text: str) -> str:
 
 def sections(rule: Rule) -> dict[str, str]:
     """Section heading -> Markdown body. An empty body means the rule's data lacks that part."""
-    fix = rule.fix.strip()
-    if rule.fixed_example.strip():
-        fix += "\n\n" + _code_block(rule.fixed_example)
     return {
         "What it does": rule.what.strip(),
         "Why SGLang refuses it": rule.why.strip(),
         "Example": _code_block(rule.example) if rule.example.strip() else "",
-        "Fix": fix if rule.fix.strip() else "",
+        "Fix": rule.fix.strip(),
+        "Not reported": _code_block(rule.fixed_example) if rule.fixed_example.strip() else "",
         "Fix safety": rule.fix_safety.strip(),
         "Since which SGLang release": _since(rule),
     }

@@ -23,6 +23,12 @@ class Example:
     fires: bool = True
     note: str = ""  # why the example is there, shown above it
 
+    def text(self) -> str:
+        """The example as explain and the rule pages show it: the note, the target line, the launch."""
+        lines = [f"# {self.note}"] if self.note else []
+        target = " ".join(self.target) if self.target else "kv4lint's defaults"
+        return "\n".join([*lines, f"# target: {target}", self.launch])
+
 
 @dataclass
 class Context:
@@ -64,10 +70,10 @@ class Rule:
 
     @property
     def example(self) -> str:
-        """The first launch that must fire (the docs' *Example*)."""
-        return next((e.launch for e in self.examples if e.fires), "")
+        """The launches that must fire, with their targets (the docs' *Example*)."""
+        return "\n\n".join(e.text() for e in self.examples if e.fires)
 
     @property
     def fixed_example(self) -> str:
-        """The first launch that must not fire (the docs' fixed launch)."""
-        return next((e.launch for e in self.examples if not e.fires), "")
+        """The launches that must not fire, with their targets (shown under *Fix*)."""
+        return "\n\n".join(e.text() for e in self.examples if not e.fires)

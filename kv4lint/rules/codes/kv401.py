@@ -62,14 +62,18 @@ RULE = Rule(
     ),
     since="0.5.7",
     examples=(
-        Example((
-            "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\\n"
-            "    --kv-cache-dtype fp4_mx_block16 --attention-backend flashinfer"
-        )),
-        Example((
-            "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\\n"
-            "    --kv-cache-dtype fp8_e4m3 --attention-backend flashinfer"
-        ), fires=False),
+        Example("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\\n"
+                "    --kv-cache-dtype fp4_mx_block16 --attention-backend flashinfer", ("--gpu", "b200"),
+                note="flashinfer is not on SGLang's KV4 list for MHA models"),
+        Example("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\\n"
+                "    --kv-cache-dtype fp4_mx_block16", ("--gpu", "h100"),
+                note="no backend named: SGLang's default on Hopper (fa3) is not on the KV4 list"),
+        Example("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\\n"
+                "    --kv-cache-dtype fp8_e4m3 --attention-backend flashinfer", ("--gpu", "b200"), fires=False,
+                note="fixed: an fp8 KV cache"),
+        Example("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\\n"
+                "    --kv-cache-dtype fp4_mx_block16 --attention-backend triton", ("--gpu", "b200"), fires=False,
+                note="fixed: a backend from the KV4 list"),
     ),
     say=say,
 )

@@ -43,14 +43,14 @@ RULE = Rule(
     ),
     since="0.5.7",
     examples=(
-        Example((
-            "HIP_VISIBLE_DEVICES=0,1 python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype "
-            "fp4_mx_block16"
-        )),
-        Example((
-            "HIP_VISIBLE_DEVICES=0,1 python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype "
-            "fp8_e4m3"
-        ), fires=False),
+        Example("HIP_VISIBLE_DEVICES=0,1 python -m sglang.launch_server --model-path Qwen/Qwen3-8B \\\n"
+                "    --kv-cache-dtype fp4_mx_block16", ("--sglang-version", "0.5.23"),
+                note="the platform comes from the launch: HIP_VISIBLE_DEVICES means ROCm"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 \\\n"
+                "    --device xpu", ("--sglang-version", "0.5.23")),
+        Example("HIP_VISIBLE_DEVICES=0,1 python -m sglang.launch_server --model-path Qwen/Qwen3-8B \\\n"
+                "    --kv-cache-dtype fp8_e4m3", ("--sglang-version", "0.5.23"), fires=False,
+                note="fixed: an fp8 KV cache"),
     ),
     say=say,
 )

@@ -39,14 +39,14 @@ RULE = Rule(
     fix_safety="No automatic fix.",
     since="0.5.7",
     examples=(
-        Example((
-            "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 \\\n"
-            "    --prefill-attention-backend flashinfer --decode-attention-backend triton"
-        )),
-        Example((
-            "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 \\\n"
-            "    --attention-backend triton"
-        ), fires=False),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 \\\n"
+                "    --prefill-attention-backend flashinfer --decode-attention-backend triton", ("--gpu", "b200")),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 \\\n"
+                "    --attention-backend triton", ("--gpu", "b200"), fires=False,
+                note="fixed: one backend from the KV4 list for prefill and decode"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4",
+                ("--gpu", "rtx5090"), fires=False,
+                note="SGLang's own NVFP4 recipe (prefill flashinfer, decode trtllm_mha) is not reported"),
     ),
     say=say,
 )

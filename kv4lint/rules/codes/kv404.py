@@ -36,8 +36,12 @@ RULE = Rule(
     fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise.",
     since="0.5.16",
     examples=(
-        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4   # on an H100"),
-        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3", fires=False),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4",
+                ("--gpu", "h100"), note="nvfp4 needs a Blackwell GPU"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4",
+                ("--gpu", "b200"), fires=False, note="the same launch on a Blackwell GPU"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3",
+                ("--gpu", "h100"), fires=False, note="fixed: an fp8 KV cache"),
     ),
     say=say,
 )

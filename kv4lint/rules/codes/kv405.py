@@ -43,14 +43,16 @@ RULE = Rule(
     fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise.",
     since="0.5.12",
     examples=(
-        Example((
-            "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4 --enable-unified-"
-            "memory"
-        )),
-        Example((
-            "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3 --enable-"
-            "unified-memory"
-        ), fires=False),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4 \\\n"
+                "    --enable-unified-memory", ("--gpu", "b200")),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4 \\\n"
+                "    --enable-unified-memory", ("--sglang-version", "0.5.23"),
+                note="no GPU named: on every GPU where nvfp4 is possible, unified memory is the cause"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3 \\\n"
+                "    --prefill-kv-cache-dequant-dtype fp8_e4m3", ("--platform", "cpu"),
+                note="the prefill dequant option exists only for nvfp4, on any platform"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3 \\\n"
+                "    --enable-unified-memory", ("--gpu", "b200"), fires=False, note="fixed: an fp8 KV cache"),
     ),
     say=say,
 )

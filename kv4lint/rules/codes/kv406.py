@@ -66,11 +66,14 @@ RULE = Rule(
     ),
     since="0.5.7",
     examples=(
-        Example((
-            "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_e2m1   # SGLang "
-            "0.5.21+"
-        )),
-        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3", fires=False),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_e2m1",
+                ("--sglang-version", "0.5.21"), note="fp4_e2m1 is no longer a choice from 0.5.21"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4",
+                ("--sglang-version", "0.5.21", "--gpu", "b200"), fires=False,
+                note="fixed: the FP4 name of the target release"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_e2m1 \\\n"
+                "    --attention-backend triton", ("--sglang-version", "0.5.14", "--gpu", "b200"), fires=False,
+                note="fp4_e2m1 is the FP4 name before 0.5.16"),
     ),
     say=say,
 )

@@ -232,13 +232,17 @@ def emit(ns: argparse.Namespace, result: RunResult) -> None:
                       statistics=getattr(ns, "statistics", False))
         stream.write(text)
         if getattr(ns, "show_target", False):
+            where = stream if ns.format in ("text", "full") else sys.stderr
             for path, targets in result.targets.items():
                 for t in targets:
                     src = t.get("sources", {})
                     print(f"{path}:{t['line']}: {t['entry']}: platform={t['platform']} ({src.get('platform')}), "
                           f"gpu={t['gpu']} ({src.get('gpu')}), model_attention={t['model_attention']} "
                           f"({src.get('model_attention')}), sglang={t['sglang_version'] or 'newest'} "
-                          f"({src.get('sglang_version')})", file=sys.stderr if ns.format != "text" else stream)
+                          f"({src.get('sglang_version')})", file=where)
+            for f in result.findings:  # SGLang's side of each finding: its function and the resolution trace
+                if f.detail:
+                    print(f"{f.path}:{f.start.line if f.start else 0}: {f.code} sglang: {f.detail}", file=where)
     finally:
         if out_file:
             stream.close()

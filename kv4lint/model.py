@@ -219,6 +219,9 @@ class Finding:
     target: dict | None = None
     field: str | None = None  # the ServerArgs field the finding is about (for anchoring)
     cell: tuple[int, int] | None = None  # notebooks: (cell number, line in the cell), for text output
+    # SGLang's side of a finding: the function that refuses and the resolution steps that led there
+    # (JSON, SARIF, the full text format and --show-target; never the headline).
+    detail: str | None = None
 
     def sort_key(self):
         s = self.start or Position(0, 0)
@@ -237,6 +240,7 @@ class Finding:
             "severity": self.severity.value,
             "message": self.message,
             "fix": self.fix.to_json() if self.fix else None,
+            **({"detail": self.detail} if self.detail else {}),
         }
 
 

@@ -200,7 +200,7 @@ def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: L
         span = launch.anchor
     fix = plan(rf.fix, args, launch) if rf.fix is not None else None
     return Finding(rf.code, rf.severity, rf.message, path, span, index.position(span.start),
-                   index.position(span.end), fix, field=rf.field)
+                   index.position(span.end), fix, field=rf.field, detail=rf.detail or None)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -38,6 +38,7 @@ class RuleFinding:
     field: str | None
     fix: Fix | None = None
     event: Event | None = None
+    detail: str = ""  # SGLang's function and the resolution steps (never in the headline)
 
 
 def _is_fp4_name(d: str | None) -> bool:
@@ -151,16 +152,16 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
                    if all(poss[i][2].get(f) is None for f in BACKEND_FIELDS if plain.get(f) is UNKNOWN)]
         pool = written or failing
         pool = [(i, r) for i, r in pool if r[3][0].code != "KV404"] or pool
-        _, (m, model, _, evs) = pool[0]
+        _, (m, model, o, evs) = pool[0]
         others = _elsewhere(evs[0], results, target)
         for k, ev in enumerate(evs):
-            f = _finding(ev, args, target, m, model, n, fix_dtype, every=len(results) > 1)
+            f = _finding(ev, args, target, m, model, n, fix_dtype, every=len(results) > 1, derived=o.derived)
             if k == 0 and others:
                 f.message += " " + others
             found.append(f)
     elif strict and failing:
-        _, (m, model, _, evs) = failing[0]
-        f = _finding(evs[0], args, target, m, model, n, fix_dtype, every=False)
+        _, (m, model, o, evs) = failing[0]
+        f = _finding(evs[0], args, target, m, model, n, fix_dtype, every=False, derived=o.derived)
         cond = _condition(m, model, target)
         f.message = f"[strict] may fail {cond}: " + f.message
         found.append(f)
@@ -248,7 +249,7 @@ def _condition(m: Machine, model: ModelInfo, target: Target) -> str:
 
 
 def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo, n: int, fix_dtype: str,
-             *, every: bool) -> RuleFinding:
+             *, every: bool, derived: dict | None = None) -> RuleFinding:
     code = ev.code or "KV401"  # refusals() has coded every refusal by its cause
     dv = args.values.get("kv_cache_dtype")
     dtype = dv.text if dv is not None and dv.known else "auto"
@@ -267,7 +268,22 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
     value = args.values.get(said.anchor) or dv
     if value is None:
         value = args.values.get("prefill_kv_cache_dequant_dtype")
-    return RuleFinding(code, RULES[code].severity, msg, value, said.anchor, fix, ev)
+    return RuleFinding(code, RULES[code].severity, msg, value, said.anchor, fix, ev,
+                       detail=sglang_detail(ev, ctx.label, derived or {}))
+
+
+def sglang_detail(ev: Event, label: str, derived: dict) -> str:
+    """SGLang's side of a finding, for JSON/SARIF/full output: the function, what it raised or logged, and the
+    resolution steps that set the values it read."""
+    did = f"raises {ev.exc}" if ev.kind == "error" else ("rewrites the launch" if ev.kind == "rewrite" else "warns")
+    out = f"{label}: {ev.step} {did}: {ev.sglang}"
+    if ev.code == "KV407":
+        out += (f" (replayed with --kv-cache-dtype {ATTRIBUTION_DTYPE}, SGLang refuses the launch the same way: the "
+                "KV cache dtype is not the cause)")
+    trace = [f"{f} set by {step}" for f, step in derived.items()]
+    if trace:
+        out += "; resolution: " + ", ".join(trace)
+    return out
 
 
 def is_fp4_launch(args: Args, version: str | None) -> bool:

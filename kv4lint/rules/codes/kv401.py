@@ -23,7 +23,7 @@ def say(c: Context) -> Said:
     else:
         bp = backend_phrase(c.field, backend, args, derived, c.machine, c.model) if backend else \
             "this attention backend"
-        msg = f"{c.dflag} cannot be used with {bp}: {c.label} {ev.step} raises {c.sglang} Use an fp8 KV cache"
+        msg = f"{c.dflag} cannot be used with {bp}. {c.label} says: {c.sglang} Use an fp8 KV cache"
         if "dtype_allowed" in ev.data:
             msg += " or a backend that supports FP4"
     anchor = "kv_cache_dtype"
@@ -37,7 +37,7 @@ RULE = Rule(
     code="KV401",
     name="kv4-backend",
     severity=Severity.ERROR,
-    summary="KV4 cache with an attention backend SGLang rejects for it",
+    summary="FP4 (KV4) KV cache with an attention backend SGLang rejects for it",
     what=(
         "Flags an FP4 KV cache (`--kv-cache-dtype fp4_e2m1` before 0.5.16, `nvfp4`/`fp4_mx_block16` from "
         "0.5.16) combined with an attention backend that the target SGLang release refuses for FP4: the "

@@ -13,17 +13,15 @@ def say(c: Context) -> Said:
     if "--device" in reason or "device" in reason:
         note = (" (SGLang checks the machine's torch build, not --device; "
                 "kv4lint takes the launch's device as its target)")
-    step = c.event.step
-    first = "" if step.endswith("kv4_compatibility") else f", in {step} before its KV4 check"
-    return Said(f"{c.dflag} needs CUDA, but this launch targets {platform_phrase(c.target, c.machine)}{note}; "
-                f"{c.label} fails{first}: {c.sglang} Use an fp8 KV cache")
+    return Said(f"{c.dflag}: an FP4 (KV4) KV cache needs an NVIDIA GPU (CUDA), but this launch targets "
+                f"{platform_phrase(c.target, c.machine)}{note}. {c.label} says: {c.sglang} Use an fp8 KV cache")
 
 
 RULE = Rule(
     code="KV402",
     name="kv4-non-cuda",
     severity=Severity.ERROR,
-    summary="KV4 cache on a non-CUDA platform",
+    summary="FP4 (KV4) KV cache on a non-CUDA platform",
     what=(
         "Flags an FP4 KV cache in a launch that targets ROCm, XPU, NPU, CPU, MPS, MUSA or HPU: from "
         "`--device`, platform environment variables (`HIP_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, "

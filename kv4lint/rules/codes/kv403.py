@@ -22,7 +22,7 @@ RULE = Rule(
     code="KV403",
     name="kv4-mixed-backends",
     severity=Severity.WARNING,
-    summary="KV4 cache with different prefill and decode backends",
+    summary="FP4 (KV4) KV cache with different prefill and decode backends",
     what=(
         "Flags an FP4 KV cache whose prefill and decode attention backends differ (and prefill is not `fa4`),"
         " except the NVFP4 recipe SGLang supports (prefill `flashinfer` with decode `trtllm_mha`, 0.5.21+)."

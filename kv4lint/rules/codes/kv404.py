@@ -7,11 +7,33 @@ from kv4lint.rules.codes.base import Context, Example, Rule, Said
 from kv4lint.rules.phrases import arch_name
 
 
+# What each of SGLang's GPU-arch refusals needs, in the user's terms (by the start of SGLang's message).
+NEEDS = (
+    ("--kv-cache-dtype=nvfp4 requires", "{dtype} needs a Blackwell GPU (SM100/SM120)"),
+    ("Native NVFP4 prefill currently requires SM100", "native NVFP4 prefill needs an SM100 GPU (B200, GB200)"),
+    ("TRTLLM MHA backend for decode", "the TRT-LLM MHA decode backend {via} needs a Hopper, Blackwell or SM120 GPU"),
+    ("TRTLLM MHA backend for prefill requires", "the TRT-LLM MHA prefill backend {via} needs a Hopper, Blackwell "
+                                                "or SM120 GPU"),
+    ("TRTLLM MHA backend", "the TRT-LLM MHA backend {via} needs an SM100 GPU (B200, GB200)"),
+)
+
+
+def needs(c: Context) -> str:
+    dtype = c.dflag.split(" ", 1)[-1] if c.args.form == "argv" else c.dflag
+    via = "(which SGLang picks for this FP4 KV cache)" if c.field not in c.args.values else "(set by this launch)"
+    for start, phrase in NEEDS:
+        if c.event.sglang.startswith(start):
+            return phrase.format(dtype=dtype, via=via)
+    return f"{dtype} needs a GPU arch this target lacks"
+
+
 def say(c: Context) -> Said:
     src = c.target.sources.get("gpu")
-    gpu = arch_name(c.machine.arch)
-    msg = (f"{c.dflag} needs a GPU this target lacks ({gpu}{', from ' + src if src else ''}); {c.label} "
-           f"{c.event.step} raises {c.sglang} Use an fp8 KV cache")
+    if c.target.arch:
+        where = f"this launch targets {arch_name(c.machine.arch)}{', from ' + src if src else ''}"
+    else:  # never print an assumed arch as the target's
+        where = "no GPU is named, and every GPU kv4lint considers for it fails"
+    msg = f"{needs(c)}; {where}. {c.label} says: {c.sglang} Use an fp8 KV cache"
     anchor = "kv_cache_dtype"
     if c.event.data.get("platform_rule") and c.field in c.args.values:
         anchor = c.field
@@ -22,7 +44,7 @@ RULE = Rule(
     code="KV404",
     name="kv4-gpu-arch",
     severity=Severity.ERROR,
-    summary="KV4 dtype that needs a GPU arch the target lacks",
+    summary="FP4 (KV4) KV cache dtype that needs a GPU arch the target lacks",
     what=(
         "Flags `--kv-cache-dtype nvfp4` on a GPU that is not Blackwell SM100/SM103 or SM120/SM121 (0.5.16+), "
         "native NVFP4 prefill off SM100 (0.5.21+), and the TRT-LLM MHA arch rules an FP4 launch runs into."

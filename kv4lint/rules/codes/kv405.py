@@ -12,11 +12,12 @@ def say(c: Context) -> Said:
     if ev.step == "handle_nvfp4_prefill_kv_dequant_dtype":
         anchor = "prefill_kv_cache_dequant_dtype"
         msg = (f"{feature_phrase(anchor, args)} applies only with an nvfp4 KV cache, "
-               f"not {c.dflag.split(' ', 1)[-1] if args.form == 'argv' else c.dflag}: "
-               f"{c.label} {ev.step} raises {c.sglang} Remove it")
+               f"not {c.dflag.split(' ', 1)[-1] if args.form == 'argv' else c.dflag}. "
+               f"{c.label} says: {c.sglang} Remove it")
         return Said(msg, anchor)
     feature = ev.data.get("feature") or feature_phrase(c.field, args)
-    msg = f"{c.dflag} cannot be combined with {feature}: {c.label} {ev.step} raises {c.sglang} Use an fp8 KV cache"
+    msg = (f"{c.dflag} cannot be combined with {feature}. {c.label} says: {c.sglang} Use an fp8 KV cache or "
+           "turn the feature off")
     anchor = c.field if c.field in args.values and c.field != "kv_cache_dtype" else "kv_cache_dtype"
     return Said(msg, anchor)
 
@@ -25,7 +26,7 @@ RULE = Rule(
     code="KV405",
     name="kv4-feature",
     severity=Severity.ERROR,
-    summary="KV4 cache with a feature SGLang refuses with it",
+    summary="FP4 (KV4) KV cache with a feature SGLang refuses with it",
     what=(
         "Flags an FP4 KV cache combined with a feature SGLang refuses with it: unified memory, PD "
         "disaggregation, hierarchical cache / LMCache and unsupported speculative-decoding settings with "

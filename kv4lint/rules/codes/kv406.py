@@ -12,8 +12,8 @@ from kv4lint.sglang.releases import FP4_E2M1, FP4_E2M1_REMOVED, FP4_RENAMED, rel
 def say(c: Context) -> Said:
     bp = backend_phrase(c.event.data.get("field", "attention_backend"), "tokenspeed_mla", c.args, None, c.machine,
                         c.model)
-    return Said(f"{c.dflag} is not an FP4 KV cache in {c.label} with {bp}: {c.event.step} silently replaces it "
-                "with fp8_e4m3 (tokenspeed_mla requires fp8_e4m3); set fp8_e4m3 explicitly or choose another backend")
+    return Said(f"{c.dflag} is not an FP4 KV cache in {c.label} with {bp}: SGLang silently replaces it with "
+                "fp8_e4m3 (tokenspeed_mla requires fp8_e4m3); set fp8_e4m3 explicitly or choose another backend")
 
 
 def name_refused(d: str, form: str, version: str | None, *, fp4_name: bool) -> str | None:

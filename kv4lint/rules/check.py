@@ -12,19 +12,17 @@ from dataclasses import dataclass, replace
 
 from kv4lint.model import Fix, Severity, Value
 from kv4lint.rules.codes import RULES, Context, kv406
+from kv4lint.rules.codes.base import FP4_ONLY_FIELDS, fp8_fix
 from kv4lint.rules.phrases import ARCH_NAMES
 from kv4lint.rules.engine import (
     BACKEND_FIELDS, DEFAULTS, FP4_NAMES, UNKNOWN, Event, Machine, Outcome, kv4_dtypes, simulate,
 )
 from kv4lint.sglang.releases import release, version_label
-from kv4lint.sglang.options import Args, flag_for, table
+from kv4lint.sglang.options import Args, table
 from kv4lint.target import ModelInfo, Target
 
 ENUM_ARCHS = ("sm80", "sm90", "sm100", "sm120")
 MAX_POSSIBILITIES = 4096
-
-# Fields that only exist for FP4 KV caches: a fix to fp8 removes them.
-FP4_ONLY_FIELDS = ("prefill_kv_cache_dequant_dtype",)
 
 
 @dataclass
@@ -60,17 +58,6 @@ def _plain(args: Args, open_ended: bool) -> dict:
     return out
 
 
-def _fix(args: Args, fix_dtype: str) -> Fix:
-    remove = tuple(f for f in FP4_ONLY_FIELDS if f in args.values)
-    dv = args.values.get("kv_cache_dtype")
-    keep = dv is not None and dv.known and dv.text == fix_dtype and remove  # only the FP4-only options are wrong
-    parts = [] if keep else [f"set {flag_for('kv_cache_dtype')} {fix_dtype}" if args.form == "argv"
-                             else f"set kv_cache_dtype={fix_dtype!r}"]
-    if remove:
-        parts.append("remove " + ", ".join(flag_for(f) if args.form == "argv" else f for f in remove))
-    return Fix(" and ".join(parts), {} if keep else {"kv_cache_dtype": fix_dtype}, remove)
-
-
 # ---------------------------------------------------------------------------
 
 
@@ -98,7 +85,7 @@ def _dtype_name(args: Args, target: Target, fix_dtype: str) -> list[RuleFinding]
     msg = kv406.name_refused(dv.text, args.form, target.sglang_version, fp4_name=_is_fp4_name(dv.text))
     if msg is None:
         return []
-    fix = _fix(args, fix_dtype) if _is_fp4_name(dv.text) else None
+    fix = fp8_fix(args, fix_dtype) if _is_fp4_name(dv.text) else None
     return [RuleFinding("KV406", RULES["KV406"].severity, msg, dv, "kv_cache_dtype", fix)]
 
 
@@ -264,7 +251,7 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
                   if unknown]
         if unseen:
             msg += f" (whatever the {' and '.join(unseen)})"
-    fix = _fix(args, fix_dtype) if said.fix else None
+    fix = RULES[code].fix_for(args, fix_dtype)
     value = args.values.get(said.anchor) or dv
     if value is None:
         value = args.values.get("prefill_kv_cache_dequant_dtype")

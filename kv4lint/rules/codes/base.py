@@ -6,7 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kv4lint.model import Severity
+from kv4lint.model import Fix, Severity
+from kv4lint.sglang.options import flag_for
+
+# Fields that only exist for FP4 KV caches: a fix to fp8 removes them.
+FP4_ONLY_FIELDS = ("prefill_kv_cache_dequant_dtype",)
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,6 @@ class Said:
 
     message: str
     anchor: str = "kv_cache_dtype"
-    fix: bool = True  # whether the fp8 rewrite addresses the cause
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class Rule:
     since: str
     examples: tuple[Example, ...] = ()
     say: Callable[[Context], Said] | None = field(default=None, compare=False, repr=False)
+    # The fix a finding of this code offers (its title and edits), or None: only a fix that addresses the cause.
+    fix_for: Callable[[Any, str], Fix | None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def example(self) -> str:
@@ -77,3 +82,21 @@ class Rule:
     def fixed_example(self) -> str:
         """The launches that must not fire, with their targets (shown under *Fix*)."""
         return "\n\n".join(e.text() for e in self.examples if not e.fires)
+
+
+def fp8_fix(args, fix_dtype: str) -> Fix:
+    """The dtype rewrite (``--kv-cache-dtype fp8_e4m3``), removing the options that exist only for FP4; when the
+    dtype is already the fix dtype, only the removal."""
+    remove = tuple(f for f in FP4_ONLY_FIELDS if f in args.values)
+    dv = args.values.get("kv_cache_dtype")
+    keep = dv is not None and dv.known and dv.text == fix_dtype and remove  # only the FP4-only options are wrong
+    parts = [] if keep else [f"set {flag_for('kv_cache_dtype')} {fix_dtype}" if args.form == "argv"
+                             else f"set kv_cache_dtype={fix_dtype!r}"]
+    if remove:
+        parts.append("remove " + ", ".join(flag_for(f) if args.form == "argv" else f for f in remove))
+    return Fix(" and ".join(parts), {} if keep else {"kv_cache_dtype": fix_dtype}, remove)
+
+
+def no_fix(args, fix_dtype: str) -> None:
+    """No automatic fix: the dtype is not the cause, or the right change is the user's call."""
+    return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import backend_phrase, derived_by
 
 
@@ -76,4 +76,5 @@ RULE = Rule(
                 note="fixed: a backend from the KV4 list"),
     ),
     say=say,
+    fix_for=fp8_fix,
 )

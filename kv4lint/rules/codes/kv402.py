@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import platform_phrase
 
 
@@ -51,4 +51,5 @@ RULE = Rule(
                 note="fixed: an fp8 KV cache"),
     ),
     say=say,
+    fix_for=fp8_fix,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, no_fix
 
 
 def say(c: Context) -> Said:
@@ -15,7 +15,7 @@ def say(c: Context) -> Said:
               else "decode_attention_backend")
     if anchor not in c.args.values:
         anchor = "kv_cache_dtype"
-    return Said(msg, anchor, fix=False)
+    return Said(msg, anchor)
 
 
 RULE = Rule(
@@ -49,4 +49,5 @@ RULE = Rule(
                 note="SGLang's own NVFP4 recipe (prefill flashinfer, decode trtllm_mha) is not reported"),
     ),
     say=say,
+    fix_for=no_fix,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import arch_name
 
 
@@ -66,4 +66,5 @@ RULE = Rule(
                 ("--gpu", "h100"), fires=False, note="fixed: an fp8 KV cache"),
     ),
     say=say,
+    fix_for=fp8_fix,
 )

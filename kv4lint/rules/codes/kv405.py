@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import feature_phrase
 
 
@@ -56,4 +56,5 @@ RULE = Rule(
                 "    --enable-unified-memory", ("--gpu", "b200"), fires=False, note="fixed: an fp8 KV cache"),
     ),
     say=say,
+    fix_for=fp8_fix,
 )

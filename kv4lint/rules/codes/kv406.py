@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import backend_phrase
 from kv4lint.sglang.options import kv_cache_dtype_choices
 from kv4lint.sglang.releases import FP4_E2M1, FP4_E2M1_REMOVED, FP4_RENAMED, release, version_label
@@ -76,4 +76,5 @@ RULE = Rule(
                 note="fp4_e2m1 is the FP4 name before 0.5.16"),
     ),
     say=say,
+    fix_for=fp8_fix,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, no_fix
 from kv4lint.rules.phrases import feature_phrase
 
 
@@ -16,7 +16,7 @@ def say(c: Context) -> Said:
     else:
         head = f"{c.label} refuses this launch on this target, whatever the KV cache dtype"
     return Said(f"{head}: {c.sglang} An fp8 KV cache would not change this; fix the cause SGLang names",
-                anchor, fix=False)
+                anchor)
 
 
 RULE = Rule(
@@ -55,4 +55,5 @@ RULE = Rule(
                 note="the same launch on a B200"),
     ),
     say=say,
+    fix_for=no_fix,
 )

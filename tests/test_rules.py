@@ -211,6 +211,19 @@ def test_newer_version_uses_newest_pack():
     (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "fa3"),
                               sglang_version="0.6.2")
     assert f.code == "KV401" and f.target["sources"]["sglang_version"].endswith("judged by 0.5.23's rules")
+    # ... and the message says so, not silently
+    assert "SGLang 0.6.2 (judged by 0.5.23's rules, the newest kv4lint knows)" in f.message
+
+
+def test_release_gates_come_from_one_module():
+    from kv4lint.sglang import releases
+
+    assert releases.KV4_RELEASES[0] == f"0.5.{releases.FIRST_KV4}"
+    assert releases.KV4_RELEASES[-1] == releases.NEWEST_LABEL
+    assert releases.release("0.6.0") == releases.NEWEST and releases.beyond_newest("0.6.0")
+    assert releases.release("0.5.24") == releases.NEWEST and releases.beyond_newest("0.5.24")
+    assert not releases.beyond_newest(releases.NEWEST_LABEL) and not releases.beyond_newest("0.5.23.post1")
+    assert releases.release("0.5.21rc1") == 20 and releases.release("0.4.9") == 0
 
 
 def test_bad_target_values_raise():

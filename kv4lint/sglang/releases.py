@@ -111,7 +111,11 @@ def beyond_newest(version: str | Version | None) -> bool:
 
 def version_label(version: str | None) -> str:
     """How messages name the release a launch is judged against."""
-    return f"SGLang {version}" if version else f"SGLang {NEWEST_LABEL}"
+    if not version:
+        return f"SGLang {NEWEST_LABEL}"
+    if beyond_newest(version):  # never silently: a newer release may have changed the rules
+        return f"SGLang {version} (judged by {NEWEST_LABEL}'s rules, the newest kv4lint knows)"
+    return f"SGLang {version}"
 
 
 BEYOND_NEWEST_NOTE = f"newer than the newest rule pack, judged by {NEWEST_LABEL}'s rules"

@@ -13,12 +13,12 @@ from dataclasses import dataclass, replace
 from kv4lint.model import Fix, Severity, Value
 from kv4lint.rules.codes import RULES, Context, kv406
 from kv4lint.rules.codes.base import FP4_ONLY_FIELDS, fp8_fix
-from kv4lint.rules.phrases import ARCH_NAMES
 from kv4lint.rules.engine import (
     BACKEND_FIELDS, DEFAULTS, FP4_NAMES, UNKNOWN, Event, Machine, Outcome, kv4_dtypes, simulate,
 )
-from kv4lint.sglang.releases import release, version_label
+from kv4lint.rules.phrases import ARCH_NAMES
 from kv4lint.sglang.options import Args, table
+from kv4lint.sglang.releases import release, version_label
 from kv4lint.target import ModelInfo, Target
 
 ENUM_ARCHS = ("sm80", "sm90", "sm100", "sm120")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import backend_phrase, derived_by
+from kv4lint.sglang.releases import FIRST_KV4, label
 
 
 def say(c: Context) -> Said:
@@ -60,7 +61,7 @@ RULE = Rule(
         "Safe when the dtype is written at the launch site; unsafe when it comes from a variable or constant "
         "that other code also uses."
     ),
-    since="0.5.7",
+    since=label(FIRST_KV4),
     examples=(
         Example("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\\n"
                 "    --kv-cache-dtype fp4_mx_block16 --attention-backend flashinfer", ("--gpu", "b200"),

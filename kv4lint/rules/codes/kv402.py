@@ -5,6 +5,7 @@ from __future__ import annotations
 from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import platform_phrase
+from kv4lint.sglang.releases import FIRST_KV4, label
 
 
 def say(c: Context) -> Said:
@@ -39,7 +40,7 @@ RULE = Rule(
         "Safe when the dtype is written at the launch site (the only safe fix: the platform is not the "
         "launch's to change)."
     ),
-    since="0.5.7",
+    since=label(FIRST_KV4),
     examples=(
         Example("HIP_VISIBLE_DEVICES=0,1 python -m sglang.launch_server --model-path Qwen/Qwen3-8B \\\n"
                 "    --kv-cache-dtype fp4_mx_block16", ("--sglang-version", "0.5.23"),

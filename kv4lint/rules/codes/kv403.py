@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, no_fix
+from kv4lint.sglang.releases import FIRST_KV4, label
 
 
 def say(c: Context) -> Said:
@@ -37,7 +38,7 @@ RULE = Rule(
         "which backend is right is the user's call."
     ),
     fix_safety="No automatic fix.",
-    since="0.5.7",
+    since=label(FIRST_KV4),
     examples=(
         Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 \\\n"
                 "    --prefill-attention-backend flashinfer --decode-attention-backend triton", ("--gpu", "b200")),

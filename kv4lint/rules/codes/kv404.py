@@ -5,6 +5,7 @@ from __future__ import annotations
 from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import arch_name
+from kv4lint.sglang.releases import FP4_RENAMED, label
 
 
 # What each of SGLang's GPU-arch refusals needs, in the user's terms (by the start of SGLang's message).
@@ -56,7 +57,7 @@ RULE = Rule(
     ),
     fix="Use an fp8 KV cache, or `fp4_mx_block16` where its backend rules allow it.",
     fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise.",
-    since="0.5.16",
+    since=label(FP4_RENAMED),
     examples=(
         Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4",
                 ("--gpu", "h100"), note="nvfp4 needs a Blackwell GPU"),

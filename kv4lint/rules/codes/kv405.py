@@ -5,6 +5,7 @@ from __future__ import annotations
 from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import feature_phrase
+from kv4lint.sglang.releases import PREFILL_ONLY_DISABLE_KV_CACHE, label
 
 
 def say(c: Context) -> Said:
@@ -42,7 +43,7 @@ RULE = Rule(
         "NVFP4), or turn the feature off."
     ),
     fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise.",
-    since="0.5.12",
+    since=label(PREFILL_ONLY_DISABLE_KV_CACHE),
     examples=(
         Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4 \\\n"
                 "    --enable-unified-memory", ("--gpu", "b200")),

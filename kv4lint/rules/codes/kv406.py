@@ -6,7 +6,7 @@ from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import backend_phrase
 from kv4lint.sglang.options import kv_cache_dtype_choices
-from kv4lint.sglang.releases import FP4_E2M1, FP4_E2M1_REMOVED, FP4_RENAMED, release, version_label
+from kv4lint.sglang.releases import FIRST_KV4, FP4_E2M1, FP4_E2M1_REMOVED, FP4_RENAMED, label, release, version_label
 
 
 def say(c: Context) -> Said:
@@ -64,7 +64,7 @@ RULE = Rule(
         "Safe when the dtype is written at the launch site; unsafe otherwise. Values that are not FP4 names "
         "get no automatic fix."
     ),
-    since="0.5.7",
+    since=label(FIRST_KV4),
     examples=(
         Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_e2m1",
                 ("--sglang-version", "0.5.21"), note="fp4_e2m1 is no longer a choice from 0.5.21"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, no_fix
 from kv4lint.rules.phrases import feature_phrase
+from kv4lint.sglang.releases import FIRST_KV4, label
 
 
 def say(c: Context) -> Said:
@@ -45,7 +46,7 @@ RULE = Rule(
         "backend is right is the user's call."
     ),
     fix_safety="No automatic fix.",
-    since="0.5.7",
+    since=label(FIRST_KV4),
     examples=(
         Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_e2m1 "
                 "--attention-backend trtllm_mha", ("--sglang-version", "0.5.7", "--gpu", "h100"),

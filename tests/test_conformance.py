@@ -22,6 +22,7 @@ import pytest
 from conformance import compare, grid, oracle, probes
 from kv4lint.rules import engine
 from kv4lint.sglang import options
+from kv4lint.sglang import releases
 from kv4lint.sglang.releases import KV4_RELEASES
 
 pytestmark = pytest.mark.conformance
@@ -98,7 +99,7 @@ def test_oracle_finds_no_check_before_0_5_7():
 @pytest.mark.parametrize("version", RELEASES)
 def test_platform_facts(version):
     """kv4lint's machine facts are SGLang's probes (utils/common.py) on the same machine."""
-    n = engine.release(version)
+    n = releases.release(version)
     for machine in grid.MACHINES:
         p = probes.probes(version, *machine)
         m = engine.Machine(*machine)
@@ -134,7 +135,7 @@ def test_kv4_check(version, request):
     # the oracle really exercised SGLang's function: each of its outcomes was produced
     seen = tally.sglang_kinds
     assert {"RuntimeError", "AssertionError", "warning"} <= seen, seen
-    if engine.release(version) >= 21:
+    if releases.release(version) >= releases.NVFP4_PREFILL_STEP:
         assert {"ValueError", "rewrite"} <= seen, seen
     _fail_on(tally)
 

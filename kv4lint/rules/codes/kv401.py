@@ -1,4 +1,4 @@
-"""KV401 (kv4-backend): KV4 cache with an attention backend SGLang rejects for it."""
+"""KV401 (kv4-backend): FP4 (KV4) KV cache with an attention backend SGLang rejects for it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""KV402 (kv4-non-cuda): KV4 cache on a non-CUDA platform."""
+"""KV402 (kv4-non-cuda): FP4 (KV4) KV cache on a non-CUDA platform."""
 
 from __future__ import annotations
 

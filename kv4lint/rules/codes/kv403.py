@@ -1,4 +1,4 @@
-"""KV403 (kv4-mixed-backends): KV4 cache with different prefill and decode backends."""
+"""KV403 (kv4-mixed-backends): FP4 (KV4) KV cache with different prefill and decode backends."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""KV404 (kv4-gpu-arch): KV4 dtype that needs a GPU arch the target lacks."""
+"""KV404 (kv4-gpu-arch): FP4 (KV4) KV cache dtype that needs a GPU arch the target lacks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""KV405 (kv4-feature): KV4 cache with a feature SGLang refuses with it."""
+"""KV405 (kv4-feature): FP4 (KV4) KV cache with a feature SGLang refuses with it."""
 
 from __future__ import annotations
 

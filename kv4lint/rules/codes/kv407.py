@@ -10,14 +10,10 @@ from kv4lint.sglang.releases import FIRST_KV4, label
 
 def say(c: Context) -> Said:
     args, field = c.args, c.field
-    anchor = field if field in args.values and field != "kv_cache_dtype" else "kv_cache_dtype"
-    what = feature_phrase(field, args) if field in args.values else "this launch"
-    if field in args.values:
-        head = f"{c.label} refuses {what} on this target, whatever the KV cache dtype"
-    else:
-        head = f"{c.label} refuses this launch on this target, whatever the KV cache dtype"
-    return Said(f"{head}: {c.sglang} An fp8 KV cache would not change this; fix the cause SGLang names",
-                anchor)
+    own = field in args.values and field != "kv_cache_dtype"  # the launch sets what SGLang refuses
+    what = feature_phrase(field, args) if own else "this launch"
+    return Said(f"{c.label} refuses {what} on this target, whatever the KV cache dtype: {c.sglang} An fp8 KV cache "
+                "would not change this; fix the cause SGLang names", field if own else "kv_cache_dtype")
 
 
 RULE = Rule(

@@ -65,3 +65,12 @@ def test_dequant_option_without_nvfp4_on_cpu_is_kv405_not_kv402():
 def test_a_dtype_cause_keeps_its_kv4_code_and_fix():
     (code, f), = found(QWEN + ["--kv-cache-dtype", "nvfp4"], gpu="h100")
     assert code == "KV404" and f.fix.set == {"kv_cache_dtype": "fp8_e4m3"}
+
+
+def test_the_kv4_refusal_behind_a_blocker_follows_the_every_possibility_rule():
+    # Unknown model attention, 0.5.7 on sm90: trtllm_mha is a blocker for both; behind it the KV4 check refuses
+    # an MLA model only (trtllm_mha is on the MHA list), so only the blocker is certain.
+    got = found(["--model-path", "my-org/private-model", "--kv-cache-dtype", "fp4_e2m1", "--attention-backend",
+                 "trtllm_mha"], sglang_version="0.5.7", gpu="h100")
+    assert [c for c, _ in got] == ["KV407"]
+    assert "(whatever the model attention)" in got[0][1].message

@@ -142,6 +142,8 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
         _, (m, model, o, evs) = pool[0]
         others = _elsewhere(evs[0], results, target)
         for k, ev in enumerate(evs):
+            if k and not all(any((e.code, e.sglang) == (ev.code, ev.sglang) for e in r[3]) for r in results):
+                continue  # a KV4 refusal behind a blocker is reported when it holds for every possibility too
             f = _finding(ev, args, target, m, model, n, fix_dtype, every=len(results) > 1, derived=o.derived)
             if k == 0 and others:
                 f.message += " " + others

@@ -68,9 +68,12 @@ def test_a_dtype_cause_keeps_its_kv4_code_and_fix():
 
 
 def test_the_kv4_refusal_behind_a_blocker_follows_the_every_possibility_rule():
-    # Unknown model attention, 0.5.7 on sm90: trtllm_mha is a blocker for both; behind it the KV4 check refuses
-    # an MLA model only (trtllm_mha is on the MHA list), so only the blocker is certain.
-    got = found(["--model-path", "my-org/private-model", "--kv-cache-dtype", "fp4_e2m1", "--attention-backend",
-                 "trtllm_mha"], sglang_version="0.5.7", gpu="h100")
+    # Unknown model attention, 0.5.7 on sm90: trtllm_mla off Blackwell is a blocker for both; behind it the KV4
+    # check refuses an MHA model only (trtllm_mla is on the MLA list), so only the blocker is certain ...
+    private = ["--model-path", "my-org/private-model", "--kv-cache-dtype", "fp4_e2m1", "--attention-backend"]
+    got = found(private + ["trtllm_mla"], sglang_version="0.5.7", gpu="h100")
     assert [c for c, _ in got] == ["KV407"]
     assert "(whatever the model attention)" in got[0][1].message
+    # ... while a known MHA model has both.
+    got = found(private + ["trtllm_mla"], sglang_version="0.5.7", gpu="h100", model_attention="mha")
+    assert [c for c, _ in got] == ["KV407", "KV401"]

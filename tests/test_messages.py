@@ -38,8 +38,9 @@ def test_headline_has_no_sglang_function_names_and_detail_has_them(argv, target)
 
 def test_kv404_names_what_the_gpu_needs_and_the_target_in_user_terms():
     (f,) = kv4lint.check_argv(QWEN + ["--kv-cache-dtype", "nvfp4"], gpu="h100")
-    assert f.message.startswith("nvfp4 needs a Blackwell GPU (SM100/SM120); this launch targets sm90 (Hopper), "
-                                "from gpu= argument. SGLang 0.5.23 says: RuntimeError: --kv-cache-dtype=nvfp4 ")
+    assert f.message.startswith("--kv-cache-dtype nvfp4 needs a Blackwell GPU (SM100/SM120); this launch targets "
+                                "sm90 (Hopper), from gpu= argument. SGLang 0.5.23 says: RuntimeError: "
+                                "--kv-cache-dtype=nvfp4 ")
 
 
 def test_no_assumed_arch_is_printed_as_the_targets():
@@ -54,7 +55,7 @@ def test_kv4_is_spelled_out():
     for code in ("KV401", "KV402", "KV403", "KV404", "KV405"):
         assert "FP4 (KV4)" in RULES[code].summary
     (f,) = kv4lint.check_argv(QWEN + ["--kv-cache-dtype", "fp4_mx_block16", "--device", "xpu"])
-    assert "an FP4 (KV4) KV cache needs an NVIDIA GPU (CUDA)" in f.message
+    assert f.message.startswith("--kv-cache-dtype fp4_mx_block16 needs an NVIDIA GPU (CUDA) for an FP4 (KV4) KV cache")
 
 
 def _script(tmp_path, text):
@@ -68,7 +69,7 @@ def test_full_format_shows_the_source_line_a_caret_and_the_explain_hint(tmp_path
                           "    --kv-cache-dtype nvfp4 --port 30000\n")
     assert main(["check", "--isolated", "--no-cache", "--gpu", "h100", "--format", "full", str(p)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith(f"{p}:3:22: KV404 [*] nvfp4 needs a Blackwell GPU")
+    assert out[0].startswith(f"{p}:3:22: KV404 [*] --kv-cache-dtype nvfp4 needs a Blackwell GPU")
     assert out[1:5] == ["  |", "3 |     --kv-cache-dtype nvfp4 --port 30000",
                         "  |                      ^^^^^ KV404", "  |"]
     assert out[5] == "  = fix: set --kv-cache-dtype fp8_e4m3"

@@ -5,6 +5,7 @@ The same examples are what `kv4lint explain CODE` prints and what docs/rules/KV4
 """
 
 import json
+import re
 
 import pytest
 
@@ -18,6 +19,7 @@ def test_every_rule_has_examples_that_fire_and_that_do_not():
     for code, r in RULES.items():
         assert any(e.fires for e in r.examples), code
         assert any(not e.fires for e in r.examples), code
+        assert re.fullmatch(r"\d+\.\d+\.\d+", r.since), f"{code}: since {r.since!r} is not a release"
 
 
 @pytest.mark.parametrize("code,i,ex", EXAMPLES, ids=[f"{c}-{i}-{'fires' if e.fires else 'not'}"

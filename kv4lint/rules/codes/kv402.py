@@ -14,7 +14,7 @@ def say(c: Context) -> Said:
     if "--device" in reason or "device" in reason:
         note = (" (SGLang checks the machine's torch build, not --device; "
                 "kv4lint takes the launch's device as its target)")
-    return Said(f"{c.dflag}: an FP4 (KV4) KV cache needs an NVIDIA GPU (CUDA), but this launch targets "
+    return Said(f"{c.dflag} needs an NVIDIA GPU (CUDA) for an FP4 (KV4) KV cache, but this launch targets "
                 f"{platform_phrase(c.target, c.machine)}{note}. {c.label} says: {c.sglang} Use an fp8 KV cache")
 
 

@@ -10,22 +10,23 @@ from kv4lint.sglang.releases import FP4_RENAMED, label
 
 # What each of SGLang's GPU-arch refusals needs, in the user's terms (by the start of SGLang's message).
 NEEDS = (
-    ("--kv-cache-dtype=nvfp4 requires", "{dtype} needs a Blackwell GPU (SM100/SM120)"),
-    ("Native NVFP4 prefill currently requires SM100", "native NVFP4 prefill needs an SM100 GPU (B200, GB200)"),
-    ("TRTLLM MHA backend for decode", "the TRT-LLM MHA decode backend {via} needs a Hopper, Blackwell or SM120 GPU"),
-    ("TRTLLM MHA backend for prefill requires", "the TRT-LLM MHA prefill backend {via} needs a Hopper, Blackwell "
-                                                "or SM120 GPU"),
-    ("TRTLLM MHA backend", "the TRT-LLM MHA backend {via} needs an SM100 GPU (B200, GB200)"),
+    ("--kv-cache-dtype=nvfp4 requires", "a Blackwell GPU (SM100/SM120)"),
+    ("Native NVFP4 prefill currently requires SM100", "an SM100 GPU (B200, GB200) for native NVFP4 prefill"),
+    ("TRTLLM MHA backend for decode", "a Hopper, Blackwell or SM120 GPU: its decode runs on the TRT-LLM MHA backend "
+                                      "{via}"),
+    ("TRTLLM MHA backend for prefill requires", "a Hopper, Blackwell or SM120 GPU: its prefill runs on the TRT-LLM "
+                                                "MHA backend {via}"),
+    ("TRTLLM MHA backend", "an SM100 GPU (B200, GB200): it runs on the TRT-LLM MHA backend {via}"),
 )
 
 
 def needs(c: Context) -> str:
-    dtype = c.dflag.split(" ", 1)[-1] if c.args.form == "argv" else c.dflag
-    via = "(which SGLang picks for this FP4 KV cache)" if c.field not in c.args.values else "(set by this launch)"
+    """What the launch needs, in the user's terms, from SGLang's refusal."""
+    via = "(SGLang's choice for this FP4 KV cache)" if c.field not in c.args.values else "(set by this launch)"
     for start, phrase in NEEDS:
         if c.event.sglang.startswith(start):
-            return phrase.format(dtype=dtype, via=via)
-    return f"{dtype} needs a GPU arch this target lacks"
+            return phrase.format(via=via)
+    return "a GPU arch this target lacks"
 
 
 def say(c: Context) -> Said:
@@ -34,7 +35,7 @@ def say(c: Context) -> Said:
         where = f"this launch targets {arch_name(c.machine.arch)}{', from ' + src if src else ''}"
     else:  # never print an assumed arch as the target's
         where = "no GPU is named, and every GPU kv4lint considers for it fails"
-    msg = f"{needs(c)}; {where}. {c.label} says: {c.sglang} Use an fp8 KV cache"
+    msg = f"{c.dflag} needs {needs(c)}; {where}. {c.label} says: {c.sglang} Use an fp8 KV cache"
     anchor = "kv_cache_dtype"
     if c.event.data.get("platform_rule") and c.field in c.args.values:
         anchor = c.field

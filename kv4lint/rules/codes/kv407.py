@@ -11,9 +11,10 @@ from kv4lint.sglang.releases import FIRST_KV4, label
 def say(c: Context) -> Said:
     args, field = c.args, c.field
     own = field in args.values and field != "kv_cache_dtype"  # the launch sets what SGLang refuses
-    what = feature_phrase(field, args) if own else "this launch"
-    return Said(f"{c.label} refuses {what} on this target, whatever the KV cache dtype: {c.sglang} An fp8 KV cache "
-                "would not change this; fix the cause SGLang names", field if own else "kv_cache_dtype")
+    head = (f"{feature_phrase(field, args)} cannot be used on this target, whatever the KV cache dtype" if own
+            else f"{c.dflag} is not what SGLang refuses: this launch fails on this target whatever the KV cache dtype")
+    return Said(f"{head}. {c.label} says: {c.sglang} An fp8 KV cache would not change this; fix the cause SGLang "
+                "names", field if own else "kv_cache_dtype")
 
 
 RULE = Rule(

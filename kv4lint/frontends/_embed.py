@@ -10,12 +10,12 @@ token's span inside the file.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, replace
 
-from kv4lint.model import FileError, Hint, Launch, ScanResult, Span, Value
-from kv4lint.sglang.entrypoints import match_entry
+from kv4lint.frontends.hints import fact_hints
+from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.sglang.commands import unwrap
 from kv4lint.source import LineIndex, OffsetMap
 
 # ---------------------------------------------------------------------------
@@ -169,15 +169,56 @@ class Word:
     ``value`` is the token as a launch records it (span set when verbatim,
     ``remove`` set when the word can be taken out cleanly); ``omap`` maps the
     word's text into the file character by character, for words that are
-    themselves shell scripts (``sh -c "..."``).
+    themselves shell scripts (``sh -c "..."``); ``item`` is what the reader
+    made the word from (the Python reader's value), kept for the reader.
+    Implements :class:`kv4lint.sglang.commands.Word` for :func:`~kv4lint.sglang.commands.unwrap`.
     """
 
     value: Value
     omap: OffsetMap | None = None
+    item: object = None
+    key: str | None = None  # the text to recognise the program by, when the value is unknown (sys.executable)
 
     @property
     def text(self) -> str | None:
-        return self.value.text
+        return self.value.text if self.key is None else self.key
+
+    @property
+    def prefix(self) -> str:
+        return self.text or ""
+
+    @property
+    def raw(self) -> str:
+        return self.text or ""
+
+    @property
+    def unknown(self) -> bool:
+        return self.text is None
+
+    @property
+    def splat(self) -> bool:
+        return self.value.splat
+
+    def anchor(self) -> Span | None:
+        return self.value.anchor
+
+    def tail(self, k: int) -> "Word":
+        v = self.value
+        if v.text is None:
+            return Word(Value.unknown(v.anchor))
+        span = Span(v.span.start + k, v.span.end) if v.span is not None and v.span.end - v.span.start == len(v.text) else None
+        return Word(Value(v.text[k:], span, v.provenance, use=v.use if span is None else None, shared=v.shared))
+
+    def synth(self, text: str) -> "Word":
+        return Word(Value(text, None, Provenance.LITERAL, use=self.value.anchor))
+
+    def concat(self, words) -> "Word":
+        texts = [w.text for w in words]
+        anchors = [w.value.anchor for w in words if w.value.anchor is not None]
+        use = Span(min(a.start for a in anchors), max(a.end for a in anchors)) if anchors else None
+        if any(t is None for t in texts):
+            return Word(Value.unknown(use))
+        return Word(Value(" ".join(texts), None, Provenance.LITERAL, use=use))
 
 
 def removal_spans(extents: list[tuple[int, int]]) -> list[Span | None]:
@@ -420,18 +461,6 @@ def mark_shared(result: ScanResult, text: str, defs: list[EnvDef]) -> None:
 # ---------------------------------------------------------------------------
 # Argument lists -> launches
 
-_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
-_SIMPLE_WRAPPERS = {"nohup", "exec", "time", "nice", "stdbuf", "numactl", "taskset", "chrt", "ionice"}
-_INIT_WRAPPERS = {"tini", "dumb-init", "catatonit", "tini-static"}
-_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def _base(word: str | None) -> str | None:
-    if word is None:
-        return None
-    return os.path.basename(word)
-
-
 def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | None = None,
                         hints: list[Hint] | None = None, language: str = "shell",
                         what: str = "command", defs: list[EnvDef] | None = None,
@@ -442,79 +471,32 @@ def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | N
     ``exec``, ``tini --``), scans ``sh -c SCRIPT`` as shell, and otherwise
     matches SGLang's entry points.
     """
-    from kv4lint.frontends.hints import env_hints
-
     result = ScanResult()
-    hints = list(hints or [])
+    cmd = unwrap(words)
+    if cmd is None:
+        return result
+    hints = fact_hints(cmd.facts, Word.anchor) + list(hints or [])
     env = dict(env or {})
-    i = 0
-    while i < len(words):
-        w = _base(words[i].text)
-        if w is None:
+    env.update((name, v.text) for name, v, _ in cmd.env if v is not None and v.text is not None)
+    sw = cmd.shell_code
+    if sw is not None:
+        if sw.text is None:
             return result
-        if w == "env":
-            i += 1
-            while i < len(words) and words[i].text is not None:
-                t = words[i].text
-                if t in ("-i", "--ignore-environment", "-0", "--null"):
-                    i += 1
-                elif t in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"):
-                    if t in ("-S", "--split-string"):
-                        return result  # a string split by env itself: not followed
-                    i += 2
-                elif t.startswith("-"):
-                    i += 1
-                elif _ENV_ASSIGN.match(t):
-                    name, value = t.split("=", 1)
-                    env[name] = value
-                    hints = env_hints(name, value, words[i].value.anchor, how="env") + hints
-                    i += 1
-                else:
-                    break
-            continue
-        if w in _SIMPLE_WRAPPERS:
-            i += 1
-            while i < len(words) and (words[i].text or "").startswith("-") and w not in ("nohup", "exec"):
-                i += 1  # options of nice/numactl/...: values written as --opt=value are skipped with them
-            continue
-        if w in _INIT_WRAPPERS:
-            i += 1
-            while i < len(words) and (words[i].text or "").startswith("-"):
-                stop = words[i].text == "--"
-                i += 1
-                if stop:
-                    break
-            continue
-        if w in _SHELLS:
-            j = i + 1
-            script = None
-            while j < len(words) and words[j].text is not None and words[j].text.startswith("-"):
-                opt = words[j].text
-                j += 1
-                if not opt.startswith("--") and "c" in opt[1:]:
-                    script = j
-                    break
-            if script is None or script >= len(words):
-                return result  # runs a script file (or stdin): not followed
-            sw = words[script]
-            if sw.text is None:
-                return result
-            origin = sw.omap
-            if origin is None and sw.value.span is not None and sw.value.span.end - sw.value.span.start == len(sw.text):
-                origin = OffsetMap.contiguous(sw.value.span.start, len(sw.text))
-            if origin is None:
-                anchor = sw.value.anchor or Span(0, 0)
-                origin = OffsetMap([anchor.start] * (len(sw.text) + 1))
-            script, origin, penv = with_prelude(list(defs or []), sw.text, origin)
-            sub = scan_shell_text(script, path, origin, env={**env, **penv} if defs else env, hints=hints,
-                                  what=f"{what} script", file_text=file_text)
-            merge(result, sub)
-            return result
-        break
-    rest = words[i:]
-    m = match_entry([w.text for w in rest])
+        origin = sw.omap
+        if origin is None and sw.value.span is not None and sw.value.span.end - sw.value.span.start == len(sw.text):
+            origin = OffsetMap.contiguous(sw.value.span.start, len(sw.text))
+        if origin is None:
+            anchor = sw.value.anchor or Span(0, 0)
+            origin = OffsetMap([anchor.start] * (len(sw.text) + 1))
+        script, origin, penv = with_prelude(list(defs or []), sw.text, origin)
+        sub = scan_shell_text(script, path, origin, env={**env, **penv} if defs else env, hints=hints,
+                              what=f"{what} script", file_text=file_text)
+        merge(result, sub)
+        return result
+    m = cmd.match
     if m is None:
         return result
+    rest = cmd.words
     anchors = [w.value.anchor for w in rest if w.value.anchor is not None]
     if anchors:
         span = Span(min(a.start for a in anchors), max(a.end for a in anchors))

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from kv4lint.frontends._embed import Word as ArgWord
+from kv4lint.frontends.hints import fact_hints
 from kv4lint.frontends.python import decode_body, decode_literal
 from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.prefilter import ASYNC_EXEC as _ASYNC_EXEC
@@ -30,7 +32,7 @@ from kv4lint.prefilter import EXEC_V as _EXEC_V
 from kv4lint.prefilter import SHELL_ONLY as _SHELL_ONLY
 from kv4lint.prefilter import SUBPROCESS_ARGV as _SUBPROCESS_ARGV
 from kv4lint.prefilter import shell_may_launch
-from kv4lint.sglang.entrypoints import CONFIG_ENTRIES, match_entry
+from kv4lint.sglang.commands import CONFIG_ENTRIES, unwrap
 from kv4lint.source import LineIndex, OffsetMap
 
 # ---------------------------------------------------------------------------
@@ -80,12 +82,6 @@ _READERS = {"print", "len", "str", "repr", "list", "tuple", "sorted", "enumerate
             "log", "copy", "deepcopy", "set", "dict", "iter", "reversed", "map", "filter", "min", "max", "sum",
             "print_highlight", "write", "echo", "secho", "Path"}
 
-_WRAPPER_TAKES_VALUE = {"timeout": {"-s", "--signal", "-k", "--kill-after"},
-                        "nice": {"-n", "--adjustment"}, "stdbuf": {"-i", "-o", "-e"},
-                        "taskset": set(),
-                        "numactl": {"-N", "-m", "-C", "-p", "--cpunodebind", "--membind", "--physcpubind",
-                                    "--preferred", "--interleave"}}
-_SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
 # Launch calls read their arguments without keeping them.
 _LAUNCH_TERMS = {"run", "Popen", "call", "check_call", "check_output", "system", "popen", "getoutput",
                  "getstatusoutput", "create_subprocess_exec", "create_subprocess_shell", "launch_server_cmd",
@@ -1321,11 +1317,13 @@ class Scanner:
         vals = []
         for k, w in enumerate(words):
             vals.append(self.value(w, self._word_remove(w, words[k + 1] if k + 1 < len(words) else None)))
-        m = match_entry([v_.text for v_ in vals])
+        cmd = unwrap([ArgWord(v_) for v_ in vals])
+        m = cmd.match if cmd is not None else None
         if m is None:
             raise _Skip
-        launch = self._new_launch(call, "argv", "launch_server_cmd", argv=vals[m.start:])
+        launch = self._new_launch(call, "argv", "launch_server_cmd", argv=[w.value for w in cmd.words[m.start:]])
         launch.hints.extend(hints)
+        launch.hints.extend(fact_hints(cmd.facts, ArgWord.anchor))
         launch.hints.extend(self.env_hints(env))
         if m.entry in CONFIG_ENTRIES:
             self._config_entry[id(launch)] = m.entry
@@ -1359,19 +1357,23 @@ class Scanner:
     def words_launch(self, call, env: _Env, lst, *, envarg=None) -> None:
         if not isinstance(lst, _L):
             raise _Skip
-        items = lst.items
-        vals = [self.value(it.val, it.remove) for it in items]
-        start, hints, inner = self._unwrap(items, vals)
+        words = [ArgWord(self.value(it.val, it.remove), item=it.val,
+                         key="sys.executable" if isinstance(it.val, _U) and it.val.tag == "python" else None)
+                 for it in lst.items]
+        cmd = unwrap(words)
+        if cmd is None:
+            raise _Skip
+        hints = fact_hints(cmd.facts, ArgWord.anchor)
+        inner = cmd.shell_code
         if inner is not None:
-            self.shell_launch(call, env, inner, envarg, extra_hints=hints)
+            if not isinstance(inner.item, _S):
+                raise _Skip
+            self.shell_launch(call, env, inner.item, envarg, extra_hints=hints)
             return
-        items, vals = items[start:], vals[start:]
-        keys = [("sys.executable" if isinstance(it.val, _U) and it.val.tag == "python" else v.text)
-                for it, v in zip(items, vals)]
-        m = match_entry(keys)
+        m = cmd.match
         if m is None:
             raise _Skip
-        launch = self._new_launch(call, "argv", m.entry, argv=vals[m.start:])
+        launch = self._new_launch(call, "argv", m.entry, argv=[w.value for w in cmd.words[m.start:]])
         launch.hints.extend(hints)
         launch.hints.extend(self.env_hints(env, envarg))
         self.result.launches.append(launch)
@@ -1425,50 +1427,6 @@ class Scanner:
             return out
         where = _where(lst) or (self.span(node) if node is not None else None)
         return [Value.unknown(self.fanchor(_org_of(lst).use or where), splat=True)]
-
-    def _unwrap(self, items: list, words: list[Value]) -> tuple[int, list[Hint], object]:
-        """Skip wrappers (env, nohup, timeout, ...) before the command; ``sh -c STRING`` -> STRING."""
-        hints: list[Hint] = []
-        i = 0
-        n = len(words)
-        while i < n:
-            w = words[i].text
-            if w is None:
-                break
-            base = w.rsplit("/", 1)[-1]
-            if base == "env":
-                i += 1
-                while i < n and words[i].text is not None and (
-                        words[i].text.startswith("-") or "=" in words[i].text):
-                    t = words[i].text
-                    if t in ("-u", "--unset", "-C", "--chdir", "-S"):
-                        i += 2
-                        continue
-                    if "=" in t and not t.startswith("-"):
-                        k, _, val = t.partition("=")
-                        hints.extend(_env_hints(k, val, words[i].span or words[i].use))
-                    i += 1
-                continue
-            if base in ("nohup", "exec", "setsid", "stdbuf", "nice", "timeout", "taskset", "numactl", "ionice",
-                        "time", "chrt"):
-                i += 1
-                takes = _WRAPPER_TAKES_VALUE.get(base, set())
-                while i < n and words[i].text is not None and words[i].text.startswith("-"):
-                    i += 2 if words[i].text in takes else 1
-                if base in ("timeout", "taskset") and i < n:
-                    i += 1  # the duration / the CPU mask
-                continue
-            if base in _SHELLS:
-                j = i + 1
-                while j < n and words[j].text is not None and words[j].text.startswith("-") \
-                        and not words[j].text.startswith("--"):
-                    if "c" in words[j].text[1:]:
-                        if j + 1 < n and isinstance(items[j + 1].val, _S):
-                            return i, hints, items[j + 1].val
-                        break
-                    j += 1
-            break
-        return i, hints, None
 
     # -- converting abstract values ----------------------------------------
     def value(self, v, remove: Span | None = None) -> Value:

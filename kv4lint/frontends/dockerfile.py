@@ -31,6 +31,7 @@ from kv4lint.frontends import _embed
 from kv4lint.frontends._embed import TextBuilder, Word
 from kv4lint.frontends.hints import env_hints, image_hints
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
+from kv4lint.sglang.commands import SHELLS
 from kv4lint.source import LineIndex, OffsetMap
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(.*?)[ \t]*$")
@@ -42,7 +43,6 @@ _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"
 _SAFE_ASSIGN = re.compile(
     r"""[A-Za-z_][A-Za-z0-9_]*=(?:[A-Za-z0-9_./:,@%+=\-]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"(?:[^"\\`$]|"""
     r"""\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)*"|'[^']*')*""")
-_SH_LIKE = {"sh", "bash", "dash", "ash", "zsh", "ksh"}
 
 
 @dataclass
@@ -436,7 +436,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
             elif kw == "SHELL":
                 ws = _exec_words(ins)
                 first = os.path.basename(ws[0].text or "") if ws else ""
-                stage.shell = first in _SH_LIKE
+                stage.shell = first in SHELLS
             elif kw in ("COPY", "ADD"):
                 dw = [w for w in docker_words(ins.args, escape) if not w.value.startswith("--")]
                 if len(dw) == 2 and "<<" not in ins.args:

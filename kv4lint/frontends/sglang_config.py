@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Callable
 
 from kv4lint.model import FileError, Launch, Provenance, ScanResult, Span, Value
-from kv4lint.sglang.entrypoints import CONFIG_ENTRIES
+from kv4lint.sglang.commands import CONFIG_ENTRIES
 
 MAX_CONFIG_BYTES = 1_000_000
 

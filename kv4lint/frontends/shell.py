@@ -9,11 +9,11 @@ every word) and then *walked the way bash would run it*, in three parts:
   file offset it was written at (``None`` when it is synthesised, e.g. an
   escape) and, when it came through a variable, where that variable was used;
   that gives each :class:`~kv4lint.model.Value` its ``span`` and ``use``;
-* the **wrapper unwrapper** (:class:`_Unwrapper`) strips what stands before
-  the real program (``env``, ``nohup``, ``srun``, ``docker run IMAGE``, ...),
-  collects target hints on the way (images, ``--device``, env vars), and
-  hands shell strings (``bash -c``), Python code (``python -c``, ``python -``
-  fed by a heredoc) back to be scanned;
+* the **wrappers** (``env``, ``nohup``, ``srun``, ``docker run IMAGE``, ...)
+  are stripped by :func:`kv4lint.sglang.commands.unwrap`, shared with every
+  reader, which also says what they tell of the target (images,
+  ``--device``, env vars) and hands shell strings (``bash -c``), Python
+  code (``python -c``, ``python -`` fed by a heredoc) back to be scanned;
 * the **walker** (:class:`_Walker`) runs statements in order, keeping the
   variables each assignment sets (branches merged: what differs is unknown),
   and the **launch builder** turns a matched command into a
@@ -30,10 +30,9 @@ import re
 from dataclasses import replace
 from typing import Callable
 
-from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, device_hints, env_hints, \
-    image_hints
+from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
 from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
-from kv4lint.sglang.entrypoints import EntryMatch, is_python, match_entry
+from kv4lint.sglang.commands import Command, unwrap
 from kv4lint.source import LineIndex, OffsetMap
 
 __all__ = ["scan_shell", "split_words"]
@@ -409,6 +408,16 @@ class _Field:
     def tail(self, k: int) -> "_Field":
         """The word from character ``k`` on (the value of ``--opt=value``)."""
         return _Field(self.chars[k:], self.unknown, False, self.src, self.s, self.e, full=self.full[k:])
+
+    def concat(self, words: list["_Field"]) -> "_Field":
+        """The words joined by spaces, as one shell string (what ``eval`` runs)."""
+        b = _Builder()
+        for k, f in enumerate(words):
+            if k:
+                b.add(Chars(" "))
+            b.add(f.full)
+        chars = b.build()
+        return _Field(chars, False, False, words[0].src, words[0].s, words[-1].e, full=chars)
 
     def __repr__(self) -> str:
         return f"_Field({self.text!r})"
@@ -983,731 +992,8 @@ class _Expander:
         return out
 
 
-# ===========================================================================
-# Wrappers: what stands between the shell and the program
-
-
 def _elems(fields: list[_Field]) -> list[_Elem]:
     return [_Elem(None if f.unknown else f.chars, f.splat, f.rm, None) for f in fields]
-
-
-class _Exec:
-    """The program a command really runs, once wrappers are stripped."""
-
-    __slots__ = ("words", "hints", "env", "clean_env", "match", "shell_code", "python_code", "stdin")
-
-    def __init__(self, words: list[_Field]):
-        self.words = words
-        self.hints: list[Hint] = []
-        self.env: list[tuple[str, Chars | None, Span | None]] = []  # variables the wrappers set
-        self.clean_env = False  # the program does not inherit the script's environment
-        self.match: EntryMatch | None = None
-        self.shell_code: _Field | None = None  # bash -c STRING, ssh host STRING ...
-        self.python_code: _Field | None = None  # python -c CODE
-        self.stdin: str | None = None  # "python" / "shell": the program reads its code from stdin
-
-
-class _Spec:
-    """How a wrapper's options are written: which take values (and how many)."""
-
-    __slots__ = ("values", "flags", "long_value", "short_value", "unknown_operand")
-
-    def __init__(self, values: dict[str, int] | str = "", flags: str = "", *, long_value: bool = True,
-                 short_value: bool = False, unknown_operand: bool = False):
-        if isinstance(values, str):
-            values = {v: 1 for v in values.split()}
-        self.values = values
-        self.flags = set(flags.split())
-        self.long_value = long_value  # an unlisted --long option takes a value
-        self.short_value = short_value  # an unlisted -x option takes a value
-        self.unknown_operand = unknown_operand  # an unknown word is the operand, never options
-
-
-_SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh"}
-_ASSIGN_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
-
-# Options per wrapper.  Values: options followed by a value word; flags: without.
-_SPEC_ENV = _Spec("-u --unset -C --chdir -S --split-string", "-i --ignore-environment -0 --null -v --debug",
-                  long_value=False)
-_SPEC_SUDO = _Spec("-u --user -g --group -C --close-from -D --chdir -p --prompt -r --role -t --type -T "
-                   "--command-timeout -U --other-user -h --host",
-                   "-E -H -n -b -k -K -l -P -S -s -i -A -B -e -v -V --login --shell --non-interactive "
-                   "--background --set-home --stdin --askpass --bell --preserve-groups --preserve-env",
-                   long_value=False)
-_SPEC_EXEC = _Spec("-a", "-c -l")
-_SPEC_NONE = _Spec("", "", long_value=False)
-_SPEC_SETSID = _Spec("", "-c -f -w --ctty --fork --wait", long_value=False)
-_SPEC_NICE = _Spec("-n --adjustment", "", long_value=False)
-_SPEC_STDBUF = _Spec("-i -o -e --input --output --error", "")
-_SPEC_TIME = _Spec("-f -o --format --output", "-p -v -a -q --portability --verbose --append --quiet",
-                   long_value=False)
-_SPEC_TIMEOUT = _Spec("-s -k --signal --kill-after", "--preserve-status --foreground -v --verbose -f")
-_SPEC_NUMACTL = _Spec("-N -m -C -i -p -P -w -b --cpunodebind --membind --physcpubind --interleave --preferred "
-                      "--preferred-many --weighted-interleave --cpubind --balancing",
-                      "-a -l -s -H -S --all --localalloc --show --hardware --strict --touch", long_value=False)
-_SPEC_TASKSET = _Spec("", "-a -p -c --all-tasks --pid --cpu-list -h -V", long_value=False)
-_SPEC_IONICE = _Spec("-c -n -p -P -u --class --classdata --pid --pgid --uid", "-t --ignore", long_value=False)
-_SPEC_SRUN = _Spec("-A -c -d -D -e -i -J -m -n -N -o -p -q -t -w -x -W -T -r -G -B -C -L -M -S",
-                   "-l -u -v -X -Q -E -k -O -Z -H -s -h -V --exclusive --overcommit --label --unbuffered --verbose "
-                   "--quiet --pty --overlap --no-kill --kill-on-bad-exit --oversubscribe --hold --exact --whole "
-                   "--no-allocate --disable-status --multi-prog --preserve-env --spread-job --use-min-nodes "
-                   "--test-only --contiguous --help --usage --version --container-remap-root "
-                   "--no-container-remap-root --container-mount-home --no-container-mount-home "
-                   "--container-writable --container-readonly --no-container-entrypoint --container-entrypoint "
-                   "--no-container-env")
-_SPEC_SBATCH = _SPEC_SRUN
-_SPEC_MPI = _Spec({**{v: 1 for v in (
-    "-np -n -c -N -npernode --npernode -npersocket --npersocket -H -host --host -hostfile --hostfile -machinefile "
-    "--machinefile -x --map-by -map-by --bind-to -bind-to --rank-by -rank-by -wdir --wdir -wd -prefix --prefix "
-    "-ppn -genvlist -hosts -f -iface -bootstrap -launcher -rf --rankfile -output-filename --output-filename "
-    "--mca-params -am --am -tune --tune --app --personality --rank-file -rankfile").split()},
-    **{v: 2 for v in "-mca --mca -gmca --gmca -genv -env --env".split()}},
-    "--report-bindings -report-bindings --tag-output -tag-output --timestamp-output --allow-run-as-root "
-    "--oversubscribe -oversubscribe --display-map -v --verbose -q --quiet --merge-stderr-to-stdout -bynode "
-    "-byslot -nolocal -l -prepend-rank -genvall -genvnone -print-rank-map --noprefix -display-allocation "
-    "--display-allocation --bind-to-core --bind-to-socket -bind-to-core -bind-to-socket")
-_SPEC_TORCHRUN = _Spec("", "--standalone --no-python --no_python --run-path --run_path -m --module --use-env "
-                           "--use_env --virtual-local-rank --virtual_local_rank", short_value=True)
-_SPEC_UV = _Spec("--with --with-editable --with-requirements --python -p --project --directory --env-file --extra "
-                 "--group --only-group --no-group --index --index-url --extra-index-url --default-index "
-                 "--find-links -f --package --cache-dir --config-file --color --exclude-newer --index-strategy "
-                 "--keyring-provider --resolution --prerelease --link-mode --refresh-package --reinstall-package "
-                 "--upgrade-package -P --no-binary-package --no-build-package --config-setting -C "
-                 "--python-platform --allow-insecure-host --no-extra",
-                 "-m --module -s --script --gui-script -q -v --quiet --verbose", long_value=False)
-_SPEC_CONDA = _Spec("-n --name -p --prefix --cwd",
-                    "--no-capture-output --live-stream -v --verbose --debug-wrapper-scripts --dev -q --quiet -s",
-                    long_value=False)
-_SPEC_PIXI = _Spec("-e --environment --manifest-path", "", long_value=False)
-_SPEC_DOCKER_RUN = _Spec(
-    "-a --attach --add-host --annotation --blkio-weight --blkio-weight-device --cap-add --cap-drop --cgroup-parent "
-    "--cgroupns --cidfile --cpu-count --cpu-percent --cpu-period --cpu-quota --cpu-rt-period --cpu-rt-runtime -c "
-    "--cpu-shares --cpus --cpuset-cpus --cpuset-mems --device --device-cgroup-rule --device-read-bps "
-    "--device-read-iops --device-write-bps --device-write-iops --dns --dns-option --dns-search --domainname "
-    "--entrypoint -e --env --env-file --expose --gpus --group-add --health-cmd --health-interval --health-retries "
-    "--health-start-period --health-start-interval --health-timeout -h --hostname --ip --ip6 --ipc --isolation "
-    "--kernel-memory -l --label --label-file --link --link-local-ip --log-driver --log-opt --mac-address -m "
-    "--memory --memory-reservation --memory-swap --memory-swappiness --mount --name --network --net "
-    "--network-alias --net-alias --oom-score-adj --pid --pids-limit --platform -p --publish --pull --restart "
-    "--runtime --security-opt --shm-size --stop-signal --stop-timeout --storage-opt --sysctl --tmpfs --ulimit -u "
-    "--user --userns --uts -v --volume --volume-driver --volumes-from -w --workdir --hooks-dir --pod "
-    "--cgroup-conf --chrootdirs --decryption-key --env-merge --gidmap --uidmap --subuidname --subgidname "
-    "--init-path --label-file --passwd-entry --personality --preserve-fds --rdt-class --requires --seccomp-policy "
-    "--secret --sdnotify --timeout --tz --umask --unsetenv --variant --arch --os --log-level --systemd",
-    "-d --detach -i --interactive -t --tty --rm --privileged -P --publish-all --init --read-only --sig-proxy "
-    "--disable-content-trust --no-healthcheck --oom-kill-disable -q --quiet --use-api-socket --replace --rmi "
-    "--no-hosts --env-host --http-proxy --read-only-tmpfs --help")
-_SPEC_DOCKER_EXEC = _Spec("-e --env --env-file -u --user -w --workdir --detach-keys",
-                          "-d --detach -i --interactive -t --tty --privileged")
-_SPEC_COMPOSE_RUN = _Spec("-e --env -p --publish -v --volume -w --workdir --name --entrypoint -u --user -l --label "
-                          "--pull --cap-add --cap-drop --index",
-                          "-d --detach --rm -T --no-TTY -i --interactive -P --service-ports --use-aliases "
-                          "--no-deps --build --remove-orphans -q --quiet-pull --quiet --privileged")
-_SPEC_APPTAINER = _Spec("-B --bind --mount --env --env-file -H --home --overlay -o -W --workdir --pwd --app "
-                        "--security --network --network-args --hostname --dns --scratch -S --drop-caps --add-caps "
-                        "--fusemount --apply-cgroups --cpus --memory --memory-reservation --memory-swap --cpu-shares "
-                        "--cpuset-cpus --cpuset-mems --blkio-weight --oci --sif-fuse --tmp-sandbox --passphrase "
-                        "--pem-path --docker-login --config",
-                        "--nv --rocm --nvccli -c --contain -C --containall -e --cleanenv --writable -w "
-                        "--writable-tmpfs --fakeroot -f --no-home --no-init --no-privs --userns -u --compat "
-                        "--ipc -i --pid -p --net -n --uts --no-eval --no-mount --allow-setuid --keep-privs "
-                        "--boot --no-https --disable-cache --no-umask --unsquash --cleanenv", long_value=False)
-_SPEC_SSH = _Spec("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -B", "", long_value=False,
-                  unknown_operand=True)
-_SPEC_TMUX_NEW = _Spec("-c -e -F -n -s -t -x -y -f -l -p", "", long_value=False)
-_SPEC_TMUX_KEYS = _Spec("-t -N -c", "-l -R -M -H -K -X", long_value=False)
-_SPEC_SCREEN = _Spec("-S -c -t -p -T -e -h -s -Logfile -X", "-d -m -D -R -r -x -a -A -q -U -l -L -O -i",
-                     long_value=False)
-
-_TMUX_KEYS = {"Enter", "C-m", "KPEnter", "C-j", "c-m", "enter"}
-
-
-def _base(name: str) -> str:
-    return name.rsplit("/", 1)[-1]
-
-
-def _plausible_command(text: str | None) -> bool:
-    """Does this word start the program a wrapper runs (rather than an option's value)?"""
-    if not text:
-        return False
-    b = _base(text)
-    return is_python(text) or b in _WRAPPERS or b in _SHELLS or b == "sglang"
-
-
-class _Unwrapper:
-    """Strips wrappers off a command, collecting hints and environment on the way.
-
-    Each wrapper handler takes the command's words (``ex.words[0]`` is the
-    wrapper) and leaves in ``ex.words`` the command it runs, returning True
-    to keep unwrapping; or it sets ``shell_code``/``python_code``/``stdin``
-    and returns False.
-    """
-
-    def unwrap(self, words: list[_Field]) -> _Exec | None:
-        ex = _Exec(list(words))
-        for _ in range(32):
-            if not ex.words:
-                return None
-            head = ex.words[0]
-            texts = [f.text for f in ex.words]
-            if texts[0] is None:
-                texts[0] = head.raw.strip("\"'")
-            m = match_entry(texts)
-            if m is not None:
-                ex.match = m
-                return ex
-            name = head.text
-            if name is None:
-                if head.splat and len(ex.words) > 1:  # "$LAUNCHER python -m ...": $LAUNCHER may be a wrapper
-                    ex.words = ex.words[1:]
-                    continue
-                return None
-            base = _base(name)
-            handler = _WRAPPERS.get(base)
-            if handler is not None:
-                if not handler(self, ex):
-                    return ex if (ex.shell_code or ex.python_code or ex.stdin) else None
-                continue
-            if base in _SHELLS:
-                self._shell(ex)
-                return ex if (ex.shell_code or ex.stdin) else None
-            if is_python(name):
-                if self._python(ex):
-                    continue
-                return ex if (ex.python_code or ex.stdin) else None
-            return None
-        return None
-
-    # -- option scanning --------------------------------------------------------
-    def opts(self, ex: _Exec, i: int, spec: _Spec, on: Callable | None = None) -> int:
-        """Skip the options from ``ex.words[i]``; return the index of the first operand.
-
-        ``on(option, value_field)`` is called for options with values
-        (``value_field`` is None for a flag).
-        """
-        w = ex.words
-        n = len(w)
-        while i < n:
-            f = w[i]
-            t = f.text
-            if t is None and len(f.prefix) > 1 and f.prefix[0] == "-" and f.prefix != "--":
-                t = f.prefix + _HOLE  # --cpunodebind=$node, -N$n: an option whose value is unknown
-            if t is None:
-                if _plausible_command(f.raw.strip("\"'")):
-                    return i  # "$PYTHON": the program the wrapper runs, not options
-                nxt = w[i + 1].text if i + 1 < n else None
-                if f.splat and not spec.unknown_operand and not _plausible_command(nxt) and i + 1 < n:
-                    i += 1  # $OPTS: options we cannot see
-                    continue
-                return i
-            if t == "--":
-                return i + 1
-            if not t.startswith("-") or t == "-":
-                return i
-            if t.startswith("--"):
-                name, eq, _ = t.partition("=")
-                if eq:
-                    if on:
-                        on(name, f.tail(len(name) + 1))
-                    i += 1
-                    continue
-                k = spec.values.get(name)
-                if k is None and name not in spec.flags:
-                    nxt = w[i + 1].text if i + 1 < n else None
-                    k = 1 if (spec.long_value and nxt is not None and not nxt.startswith("-")
-                              and not _plausible_command(nxt)) else 0
-                elif k is None:
-                    k = 0
-                if on:
-                    on(name, w[i + 1] if k and i + 1 < n else None)
-                    if k == 2 and i + 2 < n:
-                        on(name + "#2", w[i + 2])
-                i += 1 + k
-                continue
-            # -abc short cluster (or single-dash long option like mpirun's -np)
-            if t in spec.values:
-                k = spec.values[t]
-                if on:
-                    on(t, w[i + 1] if i + 1 < n else None)
-                    if k == 2 and i + 2 < n:
-                        on(t + "#2", w[i + 2])
-                i += 1 + k
-                continue
-            if t in spec.flags:
-                if on:
-                    on(t, None)
-                i += 1
-                continue
-            j = 1
-            step = 1
-            while j < len(t):
-                c = "-" + t[j]
-                if c in spec.values or (spec.short_value and c not in spec.flags and j == len(t) - 1
-                                        and not t[1:].isdigit()):
-                    if j + 1 < len(t):
-                        if on:
-                            on(c, f.tail(j + 1))
-                    else:
-                        if on:
-                            on(c, w[i + 1] if i + 1 < n else None)
-                        step = 1 + spec.values.get(c, 1)
-                    break
-                if on:
-                    on(c, None)
-                j += 1
-            i += step
-        return i
-
-    def _env_word(self, ex: _Exec, f: _Field, how: str) -> bool:
-        """``NAME=VALUE`` (as after ``env`` or in ``docker -e``): record it; False if not one."""
-        m = _ASSIGN_WORD.match(f.prefix)
-        if not m:
-            return False
-        name = m.group(1)
-        value = None if f.unknown else f.chars[len(name) + 1:]
-        ex.env.append((name, value, f.anchor()))
-        ex.hints.extend(env_hints(name, value.text if value is not None else None, f.anchor(), how=how))
-        return True
-
-    # -- individual wrappers --------------------------------------------------------
-
-    def env(self, ex: _Exec) -> bool:
-        w = ex.words
-        i = 1
-        while True:
-            i = self.opts(ex, i, _SPEC_ENV, lambda o, v: self._env_flag(ex, o))
-            if i < len(w) and w[i].text == "-":
-                ex.clean_env = True
-                i += 1
-                continue
-            break
-        while i < len(w) and self._env_word(ex, w[i], "env"):
-            i += 1
-        ex.words = w[i:]
-        return bool(ex.words)
-
-    def _env_flag(self, ex: _Exec, opt: str) -> None:
-        if opt in ("-i", "--ignore-environment"):
-            ex.clean_env = True
-
-    def sudo(self, ex: _Exec) -> bool:
-        w = ex.words
-        keep = []
-        i = self.opts(ex, 1, _SPEC_SUDO, lambda o, v: keep.append(o))
-        if not any(o in ("-E", "--preserve-env") for o in keep):
-            ex.clean_env = True
-        while i < len(w) and self._env_word(ex, w[i], "sudo"):
-            i += 1
-        ex.words = w[i:]
-        return bool(ex.words)
-
-    def command(self, ex: _Exec) -> bool:
-        w = ex.words
-        if len(w) > 1 and w[1].text in ("-v", "-V"):
-            return False
-        ex.words = w[self.opts(ex, 1, _Spec("", "-p", long_value=False)):]
-        return bool(ex.words)
-
-    def taskset(self, ex: _Exec) -> bool:
-        seen = []
-        i = self.opts(ex, 1, _SPEC_TASKSET, lambda o, v: seen.append(o))
-        if "-p" in seen or "--pid" in seen:
-            return False
-        ex.words = ex.words[i + 1:]
-        return bool(ex.words)
-
-    def chrt(self, ex: _Exec) -> bool:
-        seen = []
-        i = self.opts(ex, 1, _Spec("-T -P -D", "-a -b -d -f -i -o -r -m -p -R -v --all-tasks --batch --deadline "
-                                               "--fifo --idle --other --rr --max --pid --reset-on-fork --verbose",
-                                   long_value=False), lambda o, v: seen.append(o))
-        if "-p" in seen or "--pid" in seen or "-m" in seen:
-            return False
-        ex.words = ex.words[i + 1:]
-        return bool(ex.words)
-
-    def srun(self, ex: _Exec) -> bool:
-        def on(opt, v):
-            if opt == "--container-image" and v is not None and v.text:
-                ex.hints.extend(image_hints(v.text, v.anchor()))
-            elif opt == "--export" and v is not None and v.text:
-                for item in v.text.split(","):
-                    name, eq, val = item.partition("=")
-                    if eq:
-                        ex.hints.extend(env_hints(name, val, v.anchor(), how="srun --export"))
-        ex.words = ex.words[self.opts(ex, 1, _SPEC_SRUN, on):]
-        return bool(ex.words)
-
-    def sbatch(self, ex: _Exec) -> bool:
-        wrap = []
-        self.opts(ex, 1, _SPEC_SBATCH, lambda o, v: wrap.append(v) if o == "--wrap" and v is not None else None)
-        if wrap:
-            ex.shell_code = wrap[-1]
-        return False
-
-    def mpirun(self, ex: _Exec) -> bool:
-        pending: dict[str, _Field] = {}
-
-        def on(opt, v):
-            if v is None:
-                return
-            if opt == "-x":
-                if not self._env_word(ex, v, "mpirun -x") and v.text and _NAME.match(v.text):
-                    ex.hints.extend(env_hints(v.text, None, v.anchor(), how="mpirun -x"))
-            elif opt in ("-genv", "-env", "--env"):
-                pending[opt] = v
-            elif opt in ("-genv#2", "-env#2", "--env#2"):
-                nf = pending.pop(opt[:-2], None)
-                if nf is not None and nf.text:
-                    ex.env.append((nf.text, None if v.unknown else v.chars, nf.anchor()))
-                    ex.hints.extend(env_hints(nf.text, v.text, nf.anchor(), how=opt[:-2]))
-        ex.words = ex.words[self.opts(ex, 1, _SPEC_MPI, on):]
-        return bool(ex.words)
-
-    def torchrun(self, ex: _Exec, start: int = 1) -> bool:
-        """``torchrun [opts] -m MODULE args`` runs ``python -m MODULE args``."""
-        w = ex.words
-        flags: dict[str, _Field] = {}
-
-        def on(opt, v):
-            if v is None:
-                flags[opt] = True
-        i = self.opts(ex, start, _SPEC_TORCHRUN, on)
-        # remember where "-m" was written, for the anchor
-        mfield = next((f for f in w[start:i] if f.text in ("-m", "--module")), None)
-        rest = w[i:]
-        if not rest:
-            return False
-        if mfield is not None:
-            ex.words = [w[0].synth("python"), mfield.synth("-m")] + rest
-        elif "--no-python" in flags or "--no_python" in flags:
-            ex.words = rest
-        else:
-            ex.words = [w[0].synth("python")] + rest
-        return True
-
-    def uv(self, ex: _Exec) -> bool:
-        w = ex.words
-        if len(w) < 2 or w[1].text != "run":
-            return False
-        mods = []
-        i = self.opts(ex, 2, _SPEC_UV, lambda o, v: mods.append(o) if o in ("-m", "--module") else None)
-        rest = w[i:]
-        if mods and rest:
-            mf = next((f for f in w[2:i] if f.text in ("-m", "--module")), w[0])
-            ex.words = [w[0].synth("python"), mf.synth("-m")] + rest
-        else:
-            ex.words = rest
-        return bool(ex.words)
-
-    def docker(self, ex: _Exec) -> bool:
-        w = ex.words
-        i = 1
-        # global options before the subcommand (docker --context x run ...)
-        i = self.opts(ex, i, _Spec("-c --context -H --host --config -l --log-level --tlscacert --tlscert --tlskey",
-                                   "-D --debug --tls --tlsverify", long_value=False))
-        sub = w[i].text if i < len(w) else None
-        if sub == "container" and i + 1 < len(w):
-            i += 1
-            sub = w[i].text
-        if sub in ("compose",) and i + 1 < len(w):
-            return self._compose(ex, i + 1)
-        if sub == "run":
-            return self._container_run(ex, i + 1, _SPEC_DOCKER_RUN, image=True)
-        if sub == "exec":
-            return self._container_run(ex, i + 1, _SPEC_DOCKER_EXEC, image=False)
-        return False
-
-    def compose(self, ex: _Exec) -> bool:
-        return self._compose(ex, 1)
-
-    def _compose(self, ex: _Exec, i: int) -> bool:
-        w = ex.words
-        i = self.opts(ex, i, _Spec("-f --file -p --project-name --profile --env-file --project-directory "
-                                   "--ansi --parallel --progress", "--compatibility --dry-run --all-resources",
-                                   long_value=False))
-        sub = w[i].text if i < len(w) else None
-        if sub == "run":
-            return self._container_run(ex, i + 1, _SPEC_COMPOSE_RUN, image=False)
-        if sub == "exec":
-            return self._container_run(ex, i + 1, _SPEC_COMPOSE_RUN, image=False)
-        return False
-
-    def _container_run(self, ex: _Exec, i: int, spec: _Spec, *, image: bool) -> bool:
-        """``docker run [options] IMAGE [COMMAND...]`` (also exec/compose: a container or service, no image)."""
-        w = ex.words
-        devices: list[tuple[str, Span | None]] = []
-        entry: list[_Field] = []
-        own: list[Hint] = []  # image and device hints first: they are the strongest
-        envs: list[Hint] = []
-        cuda: list[Hint] = []
-        ex.clean_env = True
-
-        def on(opt, v):
-            if v is None:
-                return
-            if opt in ("-e", "--env"):
-                sub = _Exec([])
-                if not self._env_word(sub, v, "docker run -e") and v.text and _NAME.match(v.text):
-                    sub.hints.extend(env_hints(v.text, None, v.anchor(), how="docker run -e"))
-                ex.env.extend(sub.env)
-                envs.extend(sub.hints)
-            elif opt == "--device" and v.text:
-                devices.append((v.text, v.anchor()))
-            elif opt == "--entrypoint":
-                entry.append(v)
-            elif opt == "--gpus" and v.text:
-                cuda.append(Hint("platform", "cuda", f"docker run --gpus {v.text}", v.anchor()))
-            elif opt == "--runtime" and v.text == "nvidia":
-                cuda.append(Hint("platform", "cuda", "docker run --runtime nvidia", v.anchor()))
-        i = self.opts(ex, i, spec, on)
-        if i < len(w) and image and w[i].text:
-            own.extend(image_hints(w[i].text, w[i].anchor()))
-        own.extend(device_hints(devices, how="docker run --device"))
-        own.extend(envs)
-        if not any(h.kind == "platform" and h.value != "cuda" for h in own):
-            own.extend(cuda)  # --gpus / --runtime nvidia, unless the image or a device says otherwise
-        ex.hints.extend(own)
-        if i >= len(w):
-            return False
-        rest = w[i + 1:]
-        if entry and entry[-1].text != "":
-            rest = [entry[-1]] + rest
-        ex.words = rest
-        return bool(rest)
-
-    def apptainer(self, ex: _Exec) -> bool:
-        w = ex.words
-        if len(w) < 2 or w[1].text not in ("exec", "run"):
-            return False
-        is_exec = w[1].text == "exec"
-
-        def on(opt, v):
-            if opt == "--rocm" and v is None:
-                ex.hints.append(Hint("platform", "rocm", f"{_base(w[0].text or '')} --rocm", w[0].anchor()))
-            elif opt == "--env" and v is not None:
-                for item in (v.text or "").split(","):
-                    name, eq, val = item.partition("=")
-                    if eq:
-                        ex.hints.extend(env_hints(name, val, v.anchor(), how="--env"))
-        i = self.opts(ex, 2, _SPEC_APPTAINER, on)
-        if i >= len(w):
-            return False
-        img = w[i]
-        if img.text:
-            ex.hints.extend(image_hints(img.text, img.anchor()))
-        if not is_exec:
-            return False
-        ex.words = w[i + 1:]
-        return bool(ex.words)
-
-    def ssh(self, ex: _Exec) -> bool:
-        w = ex.words
-        i = self.opts(ex, 1, _SPEC_SSH)
-        ex.clean_env = True
-        rest = w[i + 1:]
-        if not rest:
-            ex.stdin = "shell"
-            return False
-        if len(rest) == 1:
-            ex.shell_code = rest[0]
-            return False
-        ex.words = rest
-        return True
-
-    def kubectl(self, ex: _Exec) -> bool:
-        w = ex.words
-        if len(w) < 2 or w[1].text not in ("exec", "run"):
-            return False
-        for k, f in enumerate(w):
-            if f.text == "--":
-                ex.words = w[k + 1:]
-                ex.clean_env = True
-                return bool(ex.words)
-        return False
-
-    def tmux(self, ex: _Exec) -> bool:
-        w = ex.words
-        i = self.opts(ex, 1, _Spec("-L -S -f -c -T", "-2 -C -l -N -u -v -D", long_value=False))
-        sub = w[i].text if i < len(w) else None
-        if sub in ("new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane",
-                   "respawnp", "respawn-window", "respawnw"):
-            rest = w[self.opts(ex, i + 1, _SPEC_TMUX_NEW):]
-        elif sub in ("send-keys", "send"):
-            rest = w[self.opts(ex, i + 1, _SPEC_TMUX_KEYS):]
-            while rest and rest[-1].text in _TMUX_KEYS:
-                rest = rest[:-1]
-        else:
-            return False
-        if len(rest) == 1:
-            ex.shell_code = rest[0]
-            return False
-        ex.words = rest
-        return bool(rest)
-
-    def screen(self, ex: _Exec) -> bool:
-        ex.words = ex.words[self.opts(ex, 1, _SPEC_SCREEN):]
-        return bool(ex.words)
-
-    def eval(self, ex: _Exec) -> bool:
-        args = ex.words[1:]
-        if not args:
-            return False
-        b = _Builder()
-        for k, f in enumerate(args):
-            if k:
-                b.add(Chars(" "))
-            b.add(f.full)
-        chars = b.build()
-        ex.shell_code = _Field(chars, False, False, args[0].src, args[0].s, args[-1].e, full=chars)
-        return False
-
-    def ray(self, ex: _Exec) -> bool:
-        for k, f in enumerate(ex.words):
-            if f.text == "--":
-                ex.words = ex.words[k + 1:]
-                return bool(ex.words)
-        return False
-
-    # -- programs that run code -------------------------------------------------------
-    def _shell(self, ex: _Exec) -> None:
-        w = ex.words
-        i = 1
-        cflag = sflag = False
-        while i < len(w):
-            t = w[i].text
-            if t is None:
-                break
-            if t == "--":
-                i += 1
-                break
-            if t in ("--rcfile", "--init-file") or (len(t) > 1 and t[0] in "-+" and t[1] != "-" and t[-1] in "oO"):
-                i += 2  # -o OPTION, -euxo pipefail
-                if "c" in t[1:-1] and t[0] == "-":
-                    cflag = True
-                continue
-            if t.startswith("--"):
-                i += 1
-                continue
-            if len(t) > 1 and t[0] in "-+":
-                if t[0] == "-" and "c" in t[1:]:
-                    cflag = True
-                if "s" in t[1:]:
-                    sflag = True
-                i += 1
-                continue
-            break
-        if cflag:
-            if i < len(w):
-                ex.shell_code = w[i]
-        elif i >= len(w) or sflag:
-            ex.stdin = "shell"
-
-    def _python(self, ex: _Exec) -> bool:
-        """``python -c CODE``, ``python -`` (stdin), ``python -m torch.distributed.run``; True: keep unwrapping."""
-        w = ex.words
-        i = 1
-        while i < len(w):
-            t = w[i].text
-            if t is None:
-                return False
-            if t == "-c":
-                if i + 1 < len(w):
-                    ex.python_code = w[i + 1]
-                return False
-            if t.startswith("-c") and len(t) > 2:
-                ex.python_code = w[i].tail(2)
-                return False
-            if t == "-m" or (t.startswith("-m") and len(t) > 2):
-                mod = w[i + 1].text if t == "-m" and i + 1 < len(w) else t[2:]
-                if mod in ("torch.distributed.run", "torch.distributed.launch"):
-                    ex.words = [w[0].synth("torchrun")] + w[i + (2 if t == "-m" else 1):]
-                    return self.torchrun(ex)
-                return False
-            if t == "-":
-                ex.stdin = "python"
-                return False
-            if t in ("-X", "-W", "-Q"):
-                i += 2
-                continue
-            if t.startswith("-"):
-                i += 1
-                continue
-            return False  # a script
-        ex.stdin = "python"
-        return False
-
-
-def _simple(spec: _Spec, operands: int = 0) -> Callable[[_Unwrapper, _Exec], bool]:
-    """A wrapper written ``NAME [options] [operands...] COMMAND...``."""
-    def handler(self: _Unwrapper, ex: _Exec) -> bool:
-        i = self.opts(ex, 1, spec)
-        ex.words = ex.words[i + operands:]
-        return bool(ex.words)
-    return handler
-
-
-def _run_sub(spec: _Spec) -> Callable[[_Unwrapper, _Exec], bool]:
-    """A tool written ``NAME run [options] COMMAND...`` (conda, poetry, ...)."""
-    def handler(self: _Unwrapper, ex: _Exec) -> bool:
-        w = ex.words
-        if len(w) < 2 or w[1].text != "run":
-            return False
-        ex.words = w[self.opts(ex, 2, spec):]
-        return bool(ex.words)
-    return handler
-
-
-_WRAPPERS: dict[str, Callable[[_Unwrapper, _Exec], bool]] = {
-    "env": _Unwrapper.env,
-    "sudo": _Unwrapper.sudo,
-    "doas": _Unwrapper.sudo,
-    "exec": _simple(_SPEC_EXEC),
-    "nohup": _simple(_SPEC_NONE),
-    "unbuffer": _simple(_Spec("", "-p", long_value=False)),
-    "setsid": _simple(_SPEC_SETSID),
-    "command": _Unwrapper.command,
-    "builtin": _simple(_SPEC_NONE),
-    "nice": _simple(_SPEC_NICE),
-    "ionice": _simple(_SPEC_IONICE),
-    "chrt": _Unwrapper.chrt,
-    "stdbuf": _simple(_SPEC_STDBUF),
-    "time": _simple(_SPEC_TIME),
-    "timeout": _simple(_SPEC_TIMEOUT, operands=1),
-    "numactl": _simple(_SPEC_NUMACTL),
-    "taskset": _Unwrapper.taskset,
-    "srun": _Unwrapper.srun,
-    "salloc": _Unwrapper.srun,
-    "sbatch": _Unwrapper.sbatch,
-    "mpirun": _Unwrapper.mpirun,
-    "mpiexec": _Unwrapper.mpirun,
-    "mpiexec.hydra": _Unwrapper.mpirun,
-    "orterun": _Unwrapper.mpirun,
-    "prterun": _Unwrapper.mpirun,
-    "torchrun": _Unwrapper.torchrun,
-    "uv": _Unwrapper.uv,
-    "conda": _run_sub(_SPEC_CONDA),
-    "mamba": _run_sub(_SPEC_CONDA),
-    "micromamba": _run_sub(_SPEC_CONDA),
-    "poetry": _run_sub(_SPEC_NONE),
-    "pipenv": _run_sub(_SPEC_NONE),
-    "pdm": _run_sub(_SPEC_NONE),
-    "rye": _run_sub(_SPEC_NONE),
-    "pixi": _run_sub(_SPEC_PIXI),
-    "docker": _Unwrapper.docker,
-    "podman": _Unwrapper.docker,
-    "nvidia-docker": _Unwrapper.docker,
-    "docker-compose": _Unwrapper.compose,
-    "apptainer": _Unwrapper.apptainer,
-    "singularity": _Unwrapper.apptainer,
-    "ssh": _Unwrapper.ssh,
-    "kubectl": _Unwrapper.kubectl,
-    "oc": _Unwrapper.kubectl,
-    "tmux": _Unwrapper.tmux,
-    "screen": _Unwrapper.screen,
-    "eval": _Unwrapper.eval,
-    "ray": _Unwrapper.ray,
-}
 
 
 # ===========================================================================
@@ -1733,6 +1019,17 @@ def _codes(m: re.Match) -> frozenset[str]:
         return frozenset({"ALL"})
     out = {c.strip().upper() for c in codes.split(",") if c.strip()}
     return frozenset({"ALL"} if "ALL" in out else out)
+
+
+class _Exec:
+    """A command to follow: what :func:`~kv4lint.sglang.commands.unwrap` found, with its environment and hints."""
+
+    __slots__ = ("cmd", "env", "hints")
+
+    def __init__(self, cmd: Command, env: list[tuple[str, Chars | None, Span | None]], hints: list[Hint]):
+        self.cmd = cmd
+        self.env = env  # the variables the command's prefix and wrappers set
+        self.hints = hints
 
 
 class _Pending:
@@ -1787,7 +1084,6 @@ class _Walker:
         self.depth = depth
         self.inherited_disabled = disabled
         self.x = _Expander(self)
-        self.u = _Unwrapper()
         self.functions: dict[str, object] = {}
         self.called: set[str] = set()
         self.call_stack: list[str] = []
@@ -2208,7 +1504,7 @@ class _Walker:
     def _is_cat(self, cmd) -> bool:
         name = cmd.child_by_field_name("name")
         args = cmd.children_by_field_name("argument")
-        return name is not None and _base(self.src.nt(name)) == "cat" and not args
+        return name is not None and self.src.nt(name).rsplit("/", 1)[-1] == "cat" and not args
 
     def _heredoc(self, r) -> Chars | None:
         src = self.src
@@ -2325,20 +1621,20 @@ class _Walker:
             span = self.src.fanchor(*self.src.ns(p))
             penv.append((name, chars, span))
             phints.extend(env_hints(name, chars.text if chars is not None else None, span))
-        ex = self.u.unwrap(words)
-        if ex is None:
+        cmd = unwrap(words)
+        if cmd is None or not cmd.runs:
             return
-        ex.env = penv + ex.env
-        ex.hints = phints + ex.hints
-        if ex.match is not None:
+        ex = _Exec(cmd, penv + [(name, None if v is None else v.chars, at.anchor()) for name, v, at in cmd.env],
+                   phints + fact_hints(cmd.facts, _Field.anchor))
+        if ex.cmd.match is not None:
             self._launch(n, ex)
-        elif ex.shell_code is not None:
-            self._inner_shell(n, ex, ex.shell_code.full, ex.shell_code)
-        elif ex.python_code is not None:
-            self._inner_python(n, ex, ex.python_code.full, ex.python_code.anchor())
-        elif ex.stdin is not None and stdin is not None:
+        elif ex.cmd.shell_code is not None:
+            self._inner_shell(n, ex, ex.cmd.shell_code.full, ex.cmd.shell_code)
+        elif ex.cmd.python_code is not None:
+            self._inner_python(n, ex, ex.cmd.python_code.full, ex.cmd.python_code.anchor())
+        elif ex.cmd.stdin is not None and stdin is not None:
             fallback = self.src.fanchor(*self.src.ns(n))
-            if ex.stdin == "python":
+            if ex.cmd.stdin == "python":
                 self._inner_python(n, ex, stdin, fallback)
             else:
                 self._inner_shell(n, ex, stdin, None, fallback=fallback)
@@ -2403,7 +1699,7 @@ class _Walker:
     # -- nested code ------------------------------------------------------------------
     def _child_env(self, ex: _Exec) -> _Env:
         env = _Env()
-        if not ex.clean_env:
+        if not ex.cmd.clean_env:
             for name in self.env.exported:
                 b = self.env.vars.get(name)
                 if b is not None:
@@ -2418,7 +1714,7 @@ class _Walker:
 
     def _outer_hints(self, ex: _Exec) -> list[Hint]:
         """The launch's hints, nearest first: its wrappers, the script's environment, the container's."""
-        return ex.hints + ([] if ex.clean_env else self._env_hints()) + list(self.hints)
+        return ex.hints + ([] if ex.cmd.clean_env else self._env_hints()) + list(self.hints)
 
     def _inner_shell(self, n, ex: _Exec, chars: Chars, field: _Field | None, fallback: Span | None = None) -> None:
         if self.depth > _MAX_DEPTH or not chars.text.strip():
@@ -2479,9 +1775,9 @@ class _Walker:
         return out
 
     def _launch(self, n, ex: _Exec) -> None:
-        m = ex.match
-        entry = ex.words[:m.start]
-        argv = ex.words[m.start:]
+        m = ex.cmd.match
+        entry = ex.cmd.words[:m.start]
+        argv = ex.cmd.words[m.start:]
         first, last = entry[0], entry[-1]
         if first.src is last.src and first.s <= last.e:
             anchor = first.src.fanchor(first.s, last.e)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from typing import TYPE_CHECKING
 
+from kv4lint import suppression
 from kv4lint.discover import language_of
 from kv4lint.model import FileError, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch, might_launch_bytes
@@ -217,12 +217,8 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 # ---------------------------------------------------------------------------
 # Suppressions
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-_DISABLE = re.compile(r"#\s*kv4lint:\s*disable(?:=(?P<codes>[A-Z0-9,\s]+))?\s*$", re.I)
-
-
 def _codes_match(code: str, codes: frozenset[str] | set[str]) -> bool:
-    return "ALL" in codes or any(code.startswith(c) for c in codes)
+    return suppression.covers(codes, code)
 
 
 def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, language: str,
@@ -240,17 +236,11 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
         # flake8 reads a noqa comment on any line of a multi-line string or call: so does kv4lint.
         last = max(f.start.line, index.position(max(launch.span.start, launch.span.end - 1)).line)
         for ln in range(f.start.line, min(last, f.start.line + 200) + 1):
-            m = _NOQA.search(index.line_text(ln))
-            if m:
-                codes = m.group("codes")
-                if codes is None or any(f.code.startswith(c.strip().upper())
-                                        for c in re.split(r"[,\s]+", codes) if c):
-                    return True
-    m = _DISABLE.search(line)
-    if m:
-        codes = m.group("codes")
-        if codes is None or any(f.code.startswith(c.strip().upper()) for c in codes.split(",") if c.strip()):
-            return True
+            d = suppression.find_noqa(index.line_text(ln))
+            if d is not None and suppression.covers(d.codes, f.code):
+                return True
+    if suppression.covers(suppression.trailing_codes(line), f.code):
+        return True
     return False
 
 

@@ -17,6 +17,7 @@ from kv4lint.frontends.hints import fact_hints
 from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import unwrap
 from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.suppression import codes_above, file_codes
 
 # ---------------------------------------------------------------------------
 # Building embedded texts piece by piece
@@ -326,43 +327,9 @@ def merge(into: ScanResult, other: ScanResult, *, text: str | None = None, index
 # ---------------------------------------------------------------------------
 # Suppression comments written in the container format itself
 
-_DIRECTIVE = re.compile(r"^(?:#|<!--|//|\.\.)\s*kv4lint:\s*disable(?P<file>-file)?(?:\s*=\s*(?P<codes>[A-Za-z0-9_]+"
-                        r"(?:\s*,\s*[A-Za-z0-9_]+)*))?", re.I)
-
-
-def _codes(m: re.Match) -> frozenset[str]:
-    codes = m.group("codes")
-    if not codes:
-        return frozenset({"ALL"})
-    out = {c.strip().upper() for c in codes.split(",") if c.strip()}
-    return frozenset({"ALL"} if "ALL" in out else out)
-
-
-def file_disabled(text: str) -> frozenset[str]:
-    """``# kv4lint: disable-file[=CODES]`` (or ``<!-- ... -->``) on a comment line of the file."""
-    if "kv4lint" not in text:
-        return frozenset()
-    out: set[str] = set()
-    for line in text.splitlines():
-        m = _DIRECTIVE.match(line.strip())
-        if m and m.group("file"):
-            out |= _codes(m)
-    return frozenset(out)
-
-
 def disabled_above(text: str, index: LineIndex, offset: int) -> frozenset[str]:
     """Codes disabled by ``# kv4lint: disable[=CODES]`` comment lines right above the line of ``offset``."""
-    out: set[str] = set()
-    k = index.position(offset).line - 1
-    while k >= 1:
-        t = index.line_text(k).strip()
-        if not t.startswith(("#", "<!--", "//", "..")):
-            break
-        m = _DIRECTIVE.match(t)
-        if m and not m.group("file"):
-            out |= _codes(m)
-        k -= 1
-    return frozenset(out)
+    return codes_above(index.line_text, index.position(offset).line)
 
 
 def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None, opener: int | None = None) -> None:
@@ -377,7 +344,7 @@ def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None
         if codes:
             launch.disabled = frozenset(launch.disabled) | codes
     if opener is None:
-        result.disabled = frozenset(result.disabled) | file_disabled(text)
+        result.disabled = frozenset(result.disabled) | file_codes(text)
 
 
 # ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kv4lint.frontends._embed import Word as ArgWord
-from kv4lint.frontends.hints import fact_hints
+from kv4lint.frontends.hints import env_hints, fact_hints
 from kv4lint.frontends.python import decode_body, decode_literal
 from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.prefilter import ASYNC_EXEC as _ASYNC_EXEC
@@ -34,6 +34,7 @@ from kv4lint.prefilter import SUBPROCESS_ARGV as _SUBPROCESS_ARGV
 from kv4lint.prefilter import shell_may_launch
 from kv4lint.sglang.commands import CONFIG_ENTRIES, unwrap
 from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.suppression import codes_above, file_codes, trailing_codes
 
 # ---------------------------------------------------------------------------
 # Entry points
@@ -979,7 +980,7 @@ class Scanner:
 
     # -- driver ------------------------------------------------------------
     def scan(self) -> ScanResult:
-        self.result.disabled = _file_disabled(self.text)
+        self.result.disabled = file_codes(self.text)
         idx = _Index(self.module)
         self.idx = idx
         cands = []
@@ -992,7 +993,9 @@ class Scanner:
         self.pos = self._positions()
         # Calls nested in an Engine(server_args=...) are launches of their own.
         cands.sort(key=lambda c: self.start(c[0]))
+        lines = LineIndex(self.text)
         for call, scope, kind in cands:
+            before = len(self.result.launches)
             try:
                 self.launch(call, scope, kind)
             except _Skip:
@@ -1001,8 +1004,19 @@ class Scanner:
                 self._launch_error(call, "a launch's arguments are nested too deeply to read")
             except Exception as e:  # noqa: BLE001 - one launch must not hide the others
                 self._launch_error(call, f"internal error reading this launch ({type(e).__name__}: {e})")
+            self._mark_disabled(self.result.launches[before:], lines, self.start(call))
         self._attach_configs()
         return self.result
+
+    @staticmethod
+    def _mark_disabled(launches: list[Launch], lines: LineIndex, offset: int) -> None:
+        """``# kv4lint: disable=...`` right above the call's line or at its end (in this text: a notebook
+        cell, a Markdown block)."""
+        line = lines.position(offset).line
+        codes = codes_above(lines.line_text, line) | trailing_codes(lines.line_text(line))
+        if codes:
+            for launch in launches:
+                launch.disabled = frozenset(launch.disabled) | codes
 
     def _launch_error(self, call, message: str) -> None:
         line = None
@@ -1309,7 +1323,7 @@ class Scanner:
             if t is not None and "=" in t and not t.startswith("-") and not t.startswith("/"):
                 key, _, val = t.partition("=")
                 if key and key.replace("_", "").isalnum():
-                    hints.extend(_env_hints(key, val, self.fanchor(_contig([o for p in w.parts for o in p.offs]))))
+                    hints.extend(env_hints(key, val, self.fanchor(_contig([o for p in w.parts for o in p.offs]))))
                     i += 1
                     continue
             break
@@ -1545,7 +1559,7 @@ class Scanner:
                 for k, item in d.entries.items():
                     t = item.val.text if isinstance(item.val, _S) else (
                         item.val.text if isinstance(item.val, _C) else None)
-                    out.extend(_env_hints(k, t, self.fanchor(d.keyspans.get(k) or _where(item.val))))
+                    out.extend(env_hints(k, t, self.fanchor(d.keyspans.get(k) or _where(item.val))))
         # os.environ[...] = ... before the launch, in its scope and the module's.
         scopes = []
         s = env.scope
@@ -1570,7 +1584,7 @@ class Scanner:
                 return []
             val = self.ev(ev.node, eenv)
             t = val.text if isinstance(val, (_S, _C)) else None
-            return _env_hints(k.text, t, self.fanchor(self.span(key)))
+            return env_hints(k.text, t, self.fanchor(self.span(key)))
         recv, meth = ev.extra
         call = ev.node
         if meth == "putenv":
@@ -1584,14 +1598,14 @@ class Scanner:
             for a in call.args:
                 if a.keyword is not None:
                     val = self.ev(a.value, eenv)
-                    out.extend(_env_hints(a.keyword.value, val.text if isinstance(val, (_S, _C)) else None,
+                    out.extend(env_hints(a.keyword.value, val.text if isinstance(val, (_S, _C)) else None,
                                           self.fanchor(self.span(a.keyword))))
                 else:
                     d = self.ev(a.value, eenv)
                     if isinstance(d, _D):
                         for k, item in d.entries.items():
                             t = item.val.text if isinstance(item.val, (_S, _C)) else None
-                            out.extend(_env_hints(k, t, self.fanchor(d.keyspans.get(k))))
+                            out.extend(env_hints(k, t, self.fanchor(d.keyspans.get(k))))
             return out
         else:
             return []
@@ -1602,7 +1616,7 @@ class Scanner:
             k = self.ev(k_node, eenv)
             if isinstance(k, _S) and k.known:
                 val = self.ev(v_node, eenv) if v_node is not None else None
-                out.extend(_env_hints(k.text, val.text if isinstance(val, (_S, _C)) else None,
+                out.extend(env_hints(k.text, val.text if isinstance(val, (_S, _C)) else None,
                                       self.fanchor(self.span(k_node))))
         return out
 
@@ -2463,27 +2477,3 @@ def _truth(v) -> bool | None:
     if isinstance(v, _S) and v.known:
         return v.text != ""
     return None
-
-
-def _env_hints(name: str, value: str | None, span: Span | None) -> list[Hint]:
-    try:
-        from kv4lint.frontends.hints import env_hints
-    except ImportError:  # pragma: no cover
-        return []
-    return env_hints(name, value, span)
-
-
-_DIRECTIVE = re.compile(r"#\s*kv4lint:\s*disable-file(?:\s*=\s*(?P<codes>[A-Za-z0-9_]+(?:\s*,\s*[A-Za-z0-9_]+)*))?",
-                        re.I)
-
-
-def _file_disabled(text: str) -> frozenset[str]:
-    if "kv4lint" not in text:
-        return frozenset()
-    out: set[str] = set()
-    for m in _DIRECTIVE.finditer(text):
-        codes = m.group("codes")
-        if not codes:
-            return frozenset({"ALL"})
-        out |= {c.strip().upper() for c in codes.split(",") if c.strip()}
-    return frozenset(out)

@@ -22,7 +22,8 @@ from kv4lint.frontends import _embed
 from kv4lint.frontends._embed import TextBuilder
 from kv4lint.frontends.hints import env_hints
 from kv4lint.model import FileError, Hint, ScanResult, Span
-from kv4lint.source import OffsetMap
+from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.suppression import codes_above, file_codes, trailing_codes
 
 _DEC = json.JSONDecoder()
 _WS = re.compile(r"[ \t\r\n]*")
@@ -309,6 +310,7 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
     src, omap = cell.source, cell.omap
     line = _line_of(text, cell)
     what = f"cell {cell.number}"
+    result.disabled = frozenset(result.disabled) | file_codes(src)
     if lang in ("bash", "sh", "shell", "zsh"):
         _shell(result, src, omap, path, text, env, what, line)
         return
@@ -332,8 +334,15 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
         src, omap = src[nl + 1:], OffsetMap(omap.outer[nl + 1:])
     split = split_ipython(src, omap)
     env.update(split.env)
-    for cmd, cmap, _ in split.shell:
-        _shell(result, cmd, cmap, path, text, env, what, line)
+    lines = LineIndex(src)
+    for cmd, cmap, first in split.shell:
+        sub = ScanResult()
+        _shell(sub, cmd, cmap, path, text, env, what, line)
+        # The cell's own comments: right above the ! line, or at its end (the file's lines are JSON).
+        codes = codes_above(lines.line_text, first) | trailing_codes(lines.line_text(first))
+        for launch in sub.launches:
+            launch.disabled = frozenset(launch.disabled) | codes
+        _embed.merge(result, sub)
     if "sglang" in split.python or "ServerArgs" in split.python or "kv_cache" in split.python:
         sub = _embed.scan_python_text(split.python, path, split.omap, what=what, line=line)
         _embed.add_hints(sub, _env_hints(env))

@@ -34,6 +34,7 @@ from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hi
 from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
 from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.suppression import codes_above, file_codes
 
 __all__ = ["scan_shell", "split_words"]
 
@@ -1000,8 +1001,6 @@ def _elems(fields: list[_Field]) -> list[_Elem]:
 # The walker: runs the statements in order
 
 
-_DIRECTIVE = re.compile(r"#\s*kv4lint:\s*disable(?P<file>-file)?(?:\s*=\s*(?P<codes>[A-Za-z0-9_]+(?:\s*,\s*"
-                        r"[A-Za-z0-9_]+)*))?", re.I)
 _SEP_CMD = re.compile(r"(?:[ \t]|\\\r?\n)+")
 _SEP_LIST = re.compile(r"(?:[ \t\r\n]|\\\r?\n)+")
 _READERS = {"read", "mapfile", "readarray", "getopts"}
@@ -1011,14 +1010,6 @@ _READER_OPTS = {"read": {"-p", "-d", "-n", "-N", "-t", "-u", "-i"},
 _CHAIN = {"list", "pipeline", "redirected_statement", "negated_command"}
 _NOT_LAUNCH_STMT = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "file_redirect",
                     "herestring_redirect"}
-
-
-def _codes(m: re.Match) -> frozenset[str]:
-    codes = m.group("codes")
-    if not codes:
-        return frozenset({"ALL"})
-    out = {c.strip().upper() for c in codes.split(",") if c.strip()}
-    return frozenset({"ALL"} if "ALL" in out else out)
 
 
 class _Exec:
@@ -1793,17 +1784,8 @@ class _Walker:
             return self.inherited_disabled
         src = self.src
         out: set[str] = set()
-        lines = {src.line(src.c(b)) for b in (n.start_byte, *self.chain)}
-        for line in lines:
-            k = line - 1
-            while k >= 1:
-                t = src.line_text(k).strip()
-                if not t.startswith("#"):
-                    break
-                m = _DIRECTIVE.search(t)
-                if m and not m.group("file"):
-                    out |= _codes(m)
-                k -= 1
+        for line in {src.line(src.c(b)) for b in (n.start_byte, *self.chain)}:
+            out |= codes_above(src.line_text, line)
         return frozenset(out)
 
     # -- the walk --------------------------------------------------------------------------
@@ -1971,19 +1953,6 @@ def _syntax_error(root, src: _Src, scan: _Scan, origin: OffsetMap | None) -> Non
     scan.errors.append(FileError(scan.path, f"shell syntax error near line {line}: {what}", line=line))
 
 
-def _file_disabled(text: str) -> frozenset[str]:
-    out: set[str] = set()
-    if "kv4lint" not in text:
-        return frozenset()
-    for line in text.splitlines():
-        t = line.strip()
-        if t.startswith("#"):
-            m = _DIRECTIVE.search(t)
-            if m and m.group("file"):
-                out |= _codes(m)
-    return frozenset(out)
-
-
 # ===========================================================================
 # Public API
 
@@ -2003,7 +1972,7 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     """
     result = ScanResult()
     try:
-        result.disabled = _file_disabled(text)
+        result.disabled = file_codes(text)
     except Exception:  # pragma: no cover - defensive
         pass
     if "sglang" not in text and not any("sglang" in v for v in (env or {}).values()):

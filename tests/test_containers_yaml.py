@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from kv4lint.frontends import sglang_config
-from kv4lint.frontends.yaml_ import compose, items, scalar_map, scan_yaml
+from kv4lint.frontends.yaml import compose, items, scalar_map, scan_yaml
 from kv4lint.model import Span
 from kv4lint.runner import lint_text
 from kv4lint.settings import Settings

@@ -15,7 +15,7 @@ SCANNERS: dict[str, str] = {
     "python": "kv4lint.frontends.python:scan_python",
     "shell": "kv4lint.frontends.shell:scan_shell",
     "dockerfile": "kv4lint.frontends.dockerfile:scan_dockerfile",
-    "yaml": "kv4lint.frontends.yaml_:scan_yaml",
+    "yaml": "kv4lint.frontends.yaml:scan_yaml",
     "markdown": "kv4lint.frontends.markdown:scan_markdown",
     "notebook": "kv4lint.frontends.notebook:scan_notebook",
     "makefile": "kv4lint.frontends.makefile:scan_makefile",

@@ -27,8 +27,9 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from kv4lint.frontends import _embed
-from kv4lint.frontends._embed import TextBuilder, Word
+from kv4lint.frontends import argv_lists, embedded
+from kv4lint.frontends.argv_lists import Word
+from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints, image_hints
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import SHELLS
@@ -324,7 +325,7 @@ def _assignments(instr: Instruction, escape: str, known: dict[str, str], *, arg:
 
 
 def _exec_words(instr: Instruction) -> list[Word] | None:
-    parsed = _embed.json_string_array(instr.args)
+    parsed = embedded.json_string_array(instr.args)
     if parsed is None:
         return None
     items, end = parsed
@@ -332,7 +333,7 @@ def _exec_words(instr: Instruction) -> list[Word] | None:
         return None
     om = instr.omap
     extents = [(om.offset(it.start), om.offset(it.end - 1) + 1) for it in items]
-    removes = _embed.removal_spans(extents)
+    removes = argv_lists.removal_spans(extents)
     words = []
     for it, rm in zip(items, removes):
         outer = [om.offset(k) for k in it.outer]
@@ -372,18 +373,18 @@ class _Scanner:
         env = _prelude(b, assigns)
         b.mapped(body, omap.outer)
         full, fmap = b.build(end=omap.outer[-1] if omap.outer else 0)
-        sub = _embed.scan_shell_text(full, self.path, fmap, env=env, hints=self.stage_hints(stage, assigns),
+        sub = embedded.scan_shell_text(full, self.path, fmap, env=env, hints=self.stage_hints(stage, assigns),
                                      what=what, line=line, file_text=self.text)
-        _embed.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
+        embedded.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
 
     def words(self, stage: Stage, words: list[Word], line: int, *, what: str) -> ScanResult:
         env = {a.name: a.value for a in stage.env if a.value is not None}
-        sub = _embed.launches_from_words(words, self.path, env=env, hints=self.stage_hints(stage, stage.env),
+        sub = argv_lists.launches_from_words(words, self.path, env=env, hints=self.stage_hints(stage, stage.env),
                                          language="dockerfile", what=what)
         for err in sub.errors:
             if err.line is None:
                 err.line = line
-        _embed.apply_disabled(sub, self.text, self.index, self.index.offset(line, 1))
+        embedded.apply_disabled(sub, self.text, self.index, self.index.offset(line, 1))
         return sub
 
     @staticmethod
@@ -465,7 +466,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                 sc.result.errors.append(FileError(path, f"internal error while scanning the command "
                                                         f"({type(e).__name__}: {e})"))
     _mark_shared(sc, env_defs)
-    _embed.apply_disabled(sc.result, text, sc.index)
+    embedded.apply_disabled(sc.result, text, sc.index)
     sglang_config.attach_configs(sc.result, path, rename=_copy_map(finished))
     sc.result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return sc.result
@@ -492,7 +493,7 @@ def _from(ins: Instruction, escape: str, global_args: dict[str, Assignment], sta
 def _run(sc: _Scanner, stage: Stage, ins: Instruction) -> None:
     words = _exec_words(ins)
     if words is not None:
-        _embed.merge(sc.result, sc.words(stage, words, ins.line, what="RUN"))
+        embedded.merge(sc.result, sc.words(stage, words, ins.line, what="RUN"))
         return
     if ins.heredocs:
         before = _HEREDOC.sub("", ins.args).strip()
@@ -501,7 +502,7 @@ def _run(sc: _Scanner, stage: Stage, ins: Instruction) -> None:
             for hd in ins.heredocs:
                 first = hd.body.split("\n", 1)[0]
                 if first.startswith("#!") and "python" in first:
-                    _embed.merge(sc.result, _embed.scan_python_text(hd.body, sc.path, hd.omap, what="RUN heredoc",
+                    embedded.merge(sc.result, embedded.scan_python_text(hd.body, sc.path, hd.omap, what="RUN heredoc",
                                                                     line=ins.line))
                 else:
                     sc.shell(stage, hd.body, hd.omap, ins.line, with_args=True, what="RUN heredoc")
@@ -527,12 +528,12 @@ def _effective_command(sc: _Scanner, st: Stage) -> None:
         if not sub.launches and cmd is not None and cmd.exec_form:
             # An entrypoint script that ends in ``exec "$@"`` runs CMD as the command.
             sub = sc.words(st, cmd.words, cmd.line, what="CMD")
-        _embed.merge(sc.result, sub)
+        embedded.merge(sc.result, sub)
         return
     if cmd is None:
         return
     if cmd.exec_form:
-        _embed.merge(sc.result, sc.words(st, cmd.words, cmd.line, what="CMD"))
+        embedded.merge(sc.result, sc.words(st, cmd.words, cmd.line, what="CMD"))
     else:
         sc.shell(st, cmd.args, cmd.omap, cmd.line, with_args=False, what="CMD")
 

@@ -18,8 +18,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from kv4lint.frontends import _embed
-from kv4lint.frontends._embed import TextBuilder
+from kv4lint.frontends import embedded
+from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
 from kv4lint.model import FileError, Hint, ScanResult, Span
 from kv4lint.source import LineIndex, OffsetMap
@@ -56,7 +56,7 @@ def _members(text: str, i: int) -> list[tuple[str, int, int]]:
         return out
     while True:
         i = _ws(text, i)
-        key, _, kend = _embed.json_string_at(text, i)
+        key, _, kend = embedded.json_string_at(text, i)
         i = _ws(text, kend)
         if text[i:i + 1] != ":":
             raise NotebookError("expected ':'")
@@ -136,7 +136,7 @@ def read_cells(text: str) -> tuple[list[Cell], dict]:
             else:
                 strings = []
             for a, z in strings:
-                value, outer, _ = _embed.json_string_at(text, a)
+                value, outer, _ = embedded.json_string_at(text, a)
                 b.mapped(value, outer)
                 pieces.append((a, z))
             end = strings[-1][1] - 1 if strings else s2
@@ -291,10 +291,10 @@ def _line_of(text: str, cell: Cell) -> int | None:
 def _shell(result: ScanResult, cmd: str, cmap: OffsetMap, path: str, text: str,
            env: dict[str, tuple[str, Span | None]], what: str, line: int | None) -> None:
     """Shell text of a cell, with the ``%env`` values set so far mapped to where they are written."""
-    defs = [_embed.EnvDef(k, v, OffsetMap.contiguous(sp.start, sp.end - sp.start) if sp is not None else None)
+    defs = [embedded.EnvDef(k, v, OffsetMap.contiguous(sp.start, sp.end - sp.start) if sp is not None else None)
             for k, (v, sp) in env.items()]
-    full, fmap, values = _embed.with_prelude(defs, cmd, cmap)
-    _embed.merge(result, _embed.scan_shell_text(full, path, fmap, env=values, hints=_env_hints(env), what=what,
+    full, fmap, values = embedded.with_prelude(defs, cmd, cmap)
+    embedded.merge(result, embedded.scan_shell_text(full, path, fmap, env=values, hints=_env_hints(env), what=what,
                                                 line=line, file_text=text))
 
 
@@ -342,11 +342,11 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
         codes = codes_above(lines.line_text, first) | trailing_codes(lines.line_text(first))
         for launch in sub.launches:
             launch.disabled = frozenset(launch.disabled) | codes
-        _embed.merge(result, sub)
+        embedded.merge(result, sub)
     if "sglang" in split.python or "ServerArgs" in split.python or "kv_cache" in split.python:
-        sub = _embed.scan_python_text(split.python, path, split.omap, what=what, line=line)
-        _embed.add_hints(sub, _env_hints(env))
-        _embed.merge(result, sub)
+        sub = embedded.scan_python_text(split.python, path, split.omap, what=what, line=line)
+        embedded.add_hints(sub, _env_hints(env))
+        embedded.merge(result, sub)
 
 
 def _writefile(result: ScanResult, src: str, omap: OffsetMap, path: str, text: str,
@@ -362,7 +362,7 @@ def _writefile(result: ScanResult, src: str, omap: OffsetMap, path: str, text: s
     body, bmap = src[nl + 1:], OffsetMap(omap.outer[nl + 1:])
     lang = language_of(target, body[:256].encode("utf-8", "replace"))
     if lang == "shell":
-        _embed.merge(result, _embed.scan_shell_text(body, path, bmap, hints=_env_hints(env),
+        embedded.merge(result, embedded.scan_shell_text(body, path, bmap, hints=_env_hints(env),
                                                     what=f"%%writefile {target}", line=line, file_text=text))
     elif lang == "python":
-        _embed.merge(result, _embed.scan_python_text(body, path, bmap, what=f"%%writefile {target}", line=line))
+        embedded.merge(result, embedded.scan_python_text(body, path, bmap, what=f"%%writefile {target}", line=line))

@@ -88,7 +88,7 @@ def _resolve_plain(text: str) -> tuple[str, str]:
 
 
 def _scalar_value(text: str, node, *, remove: Span | None, use: Span | None = None) -> tuple[str, Value]:
-    from kv4lint.frontends.yaml_ import node_span, scalar_map
+    from kv4lint.frontends.yaml import node_span, scalar_map
 
     sm = scalar_map(text, node)
     if node.style is None:
@@ -103,7 +103,7 @@ def _scalar_value(text: str, node, *, remove: Span | None, use: Span | None = No
 
 def config_tokens(text: str, root) -> list[Value] | None:
     """The argv tokens SGLang builds from a config document, with spans in ``text``; None if not a mapping."""
-    from kv4lint.frontends.yaml_ import (
+    from kv4lint.frontends.yaml import (
         is_map, is_scalar, is_seq, items, mapping_entry_removal, node_span,
     )
 
@@ -156,7 +156,7 @@ def looks_like_config(root) -> bool:
     choices must be one SGLang accepts (vLLM's ``attention-backend: FLASH_ATTN``
     is not).
     """
-    from kv4lint.frontends.yaml_ import is_map, is_scalar, is_seq, items
+    from kv4lint.frontends.yaml import is_map, is_scalar, is_seq, items
 
     if not is_map(root):
         return False
@@ -186,7 +186,7 @@ def looks_like_config(root) -> bool:
 
 def config_launch(text: str, path: str, root) -> Launch | None:
     """A config document as a launch of its own (entry ``"sglang config"``)."""
-    from kv4lint.frontends.yaml_ import items, node_span
+    from kv4lint.frontends.yaml import items, node_span
 
     tokens = config_tokens(text, root)
     if tokens is None:
@@ -254,7 +254,7 @@ def load_config_argv(config_path: str, base_dir: str | None) -> tuple[list[Value
     """
     if not config_path or "$" in config_path or not config_path.lower().endswith((".yaml", ".yml")):
         return None
-    from kv4lint.frontends.yaml_ import compose
+    from kv4lint.frontends.yaml import compose
     from kv4lint.source import DecodeError, decode
 
     for cand in _candidates(config_path, base_dir):

@@ -15,6 +15,10 @@ strings in Python, Dockerfile ``CMD``/``RUN``, compose and Kubernetes
   into target hints.
 * :func:`match_entry` recognises the entry points that take server arguments
   (spec §6): ``python -m sglang.launch_server``, ``sglang serve``, ...
+* the Python entry points: SGLang's API (:data:`PY_API`), its test and doc
+  helpers (:data:`HELPERS`) and the standard library's ways to run a command
+  (:data:`SUBPROCESS_ARGV`, :data:`SHELL_ONLY`, ...), shared by the Python
+  frontend and the pre-filter.
 
 This module is a leaf: it imports nothing of kv4lint's.  It works on any
 word type that has the few members of :class:`Word` (the shell's expanded
@@ -28,8 +32,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol, Sequence
 
-__all__ = ["CONFIG_ENTRIES", "Command", "EntryMatch", "Fact", "SERVER_MODULES", "SHELLS", "Word", "WRAPPERS",
-           "is_python", "match_entry", "unwrap"]
+__all__ = ["ASYNC_EXEC", "CONFIG_ENTRIES", "CONFIG_HELPERS", "Command", "DOC_HELPERS", "EXEC_L", "EXEC_V",
+           "EntryMatch", "Fact", "HELPERS", "Helper", "PY_API", "PY_COMMAND_CALLS", "SERVER_MODULES", "SHELLS",
+           "SHELL_ONLY", "SUBPROCESS_ARGV", "WRAPPERS", "Word", "is_python", "match_entry", "unwrap"]
 
 # python -m MODULE ...   (modules that parse ServerArgs.add_cli_args; spec §6)
 SERVER_MODULES: dict[str, str] = {
@@ -113,6 +118,61 @@ def _module(mod: str | None, words: list[str | None], nxt: int) -> EntryMatch | 
     if mod in ("sglang", "sglang.cli.main", "sglang.cli") and nxt < len(words) and words[nxt] == "serve":
         return EntryMatch("sglang serve", nxt + 1)
     return None
+
+
+# ---------------------------------------------------------------------------
+# Entry points in Python: SGLang's API, its test and doc helpers, and the standard library's ways to run a command
+
+# SGLang's classes and functions that take server arguments.
+PY_API = ("ServerArgs", "Engine", "Runtime", "prepare_server_args")
+
+
+@dataclass(frozen=True)
+class Helper:
+    """How one of SGLang's test helpers passes server arguments."""
+
+    model: int  # positional index of the model argument
+    param: str  # keyword of the server-argument list
+    index: int  # its positional index
+    prefix: tuple[str, ...] = ()  # tokens the helper puts before the list
+    device: bool = True  # goes through popen_launch_server(device="auto")
+    model_last: bool = False  # "--model-path MODEL" after the list (run_bench_one_batch)
+
+
+# SGLang's test helpers (sglang/test/test_utils.py; signatures stable 0.5.6.post2-0.5.23).
+HELPERS: dict[str, Helper] = {
+    "popen_launch_server": Helper(0, "other_args", 4),
+    "popen_launch_pd_server": Helper(0, "other_args", 4, device=False),
+    "run_bench_serving": Helper(0, "other_server_args", 3),
+    "run_bench_serving_multi": Helper(0, "other_server_args", 2),
+    "run_bench_one_batch_server": Helper(0, "other_server_args", 4),
+    "run_score_benchmark": Helper(0, "other_server_args", 3),
+    "run_score_benchmark_multi": Helper(0, "other_server_args", 3),
+    "run_embeddings_benchmark": Helper(0, "other_server_args", 4, ("--is-embedding",)),
+    "run_embeddings_benchmark_multi": Helper(0, "other_server_args", 4, ("--is-embedding",)),
+    "run_bench_one_batch": Helper(0, "other_args", 1, model_last=True),
+    "run_bench_offline_throughput": Helper(0, "other_args", 1, device=False),
+}
+# The docs' helper: launch_server_cmd("python -m sglang.launch_server ...").
+DOC_HELPERS = ("launch_server_cmd",)
+# Helper launches whose server honours --config (they run launch_server / sglang serve).
+CONFIG_HELPERS = frozenset({"popen_launch_server", "popen_launch_pd_server", "run_bench_serving",
+                            "run_bench_serving_multi", "run_bench_one_batch_server", "run_score_benchmark",
+                            "run_score_benchmark_multi", "run_embeddings_benchmark",
+                            "run_embeddings_benchmark_multi", "prepare_server_args"})
+
+# The standard library's ways to run a command, by how their arguments are read.
+SUBPROCESS_ARGV = frozenset({"subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call",
+                             "subprocess.check_output"})
+SHELL_ONLY = frozenset({"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+                        "asyncio.create_subprocess_shell", "asyncio.subprocess.create_subprocess_shell"})
+ASYNC_EXEC = frozenset({"asyncio.create_subprocess_exec", "asyncio.subprocess.create_subprocess_exec"})
+# os.exec*/os.spawn*: index of the argv list (the *v* forms), or of the first argument and whether env is last
+EXEC_V = {"os.execv": 1, "os.execve": 1, "os.execvp": 1, "os.execvpe": 1, "os.spawnv": 2, "os.spawnve": 2,
+          "os.spawnvp": 2, "os.spawnvpe": 2, "os.posix_spawn": 1, "os.posix_spawnp": 1}
+EXEC_L = {"os.execl": (1, False), "os.execlp": (1, False), "os.execle": (1, True), "os.execlpe": (1, True),
+          "os.spawnl": (2, False), "os.spawnlp": (2, False), "os.spawnle": (2, True), "os.spawnlpe": (2, True)}
+PY_COMMAND_CALLS = frozenset(SUBPROCESS_ARGV | SHELL_ONLY | ASYNC_EXEC | EXEC_V.keys() | EXEC_L.keys())
 
 
 # ===========================================================================

@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kv4lint.frontends import _embed
-from kv4lint.frontends._embed import TextBuilder, Word
+from kv4lint.frontends import argv_lists, embedded
+from kv4lint.frontends.argv_lists import Word
+from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.source import LineIndex, OffsetMap
@@ -340,7 +341,7 @@ def sequence_words(text: str, node) -> list[Word] | None:
         flow = text[node.start_mark.index:node.start_mark.index + 1] == "["
     removes: list[Span | None]
     if flow:
-        removes = _embed.removal_spans([(x.start_mark.index, x.end_mark.index) for x in elems])
+        removes = argv_lists.removal_spans([(x.start_mark.index, x.end_mark.index) for x in elems])
     else:
         removes = [_block_item_removal(text, x) for x in elems]
     return [word_of(text, x, remove=r) for x, r in zip(elems, removes)]
@@ -450,8 +451,8 @@ class Env:
     def values(self) -> dict[str, str]:
         return {k: v.value for k, v in self.vars.items() if v.value is not None}
 
-    def defs(self) -> list[_embed.EnvDef]:
-        return [_embed.EnvDef(v.name, v.value, v.smap.omap if v.smap is not None else None, v.span)
+    def defs(self) -> list[embedded.EnvDef]:
+        return [embedded.EnvDef(v.name, v.value, v.smap.omap if v.smap is not None else None, v.span)
                 for v in self.vars.values()]
 
     def hints(self, how: str) -> list[Hint]:
@@ -519,7 +520,7 @@ class _Yaml:
         self.result = result
         self.index = LineIndex(text)
         self.done: set[int] = set()
-        self.defs: list[_embed.EnvDef] = []
+        self.defs: list[embedded.EnvDef] = []
 
     def line(self, node) -> int:
         return node.start_mark.line + 1
@@ -536,10 +537,10 @@ class _Yaml:
     def run_shell(self, body: str, omap: OffsetMap, env: Env, hints: list[Hint], what: str, line: int) -> None:
         defs = env.defs()
         self.defs.extend(defs)
-        full, fmap, values = _embed.with_prelude(defs, body, omap)
-        sub = _embed.scan_shell_text(full, self.path, fmap, env=values, hints=hints, what=what, line=line,
+        full, fmap, values = embedded.with_prelude(defs, body, omap)
+        sub = embedded.scan_shell_text(full, self.path, fmap, env=values, hints=hints, what=what, line=line,
                                      file_text=self.text)
-        _embed.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
+        embedded.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
 
     def shell_lines(self, nodes: list, *, env: Env, hints: list[Hint], what: str) -> None:
         """Script lines (GitLab ``script:``, dstack ``commands:``) run one after another in one shell."""
@@ -567,7 +568,7 @@ class _Yaml:
             return sequence_words(self.text, node)
         if is_scalar(node):
             sm = scalar_map(self.text, node)
-            vals = _embed.split_shell_words(sm.value, sm.omap)
+            vals = embedded.split_shell_words(sm.value, sm.omap)
             if vals is None:
                 return None
             return [Word(v) for v in vals]
@@ -577,14 +578,14 @@ class _Yaml:
                      fallback: list[Word] | None = None, opener=None) -> None:
         defs = env.defs()
         self.defs.extend(defs)
-        sub = _embed.launches_from_words(words, self.path, env=env.values(), hints=hints, language="yaml",
+        sub = argv_lists.launches_from_words(words, self.path, env=env.values(), hints=hints, language="yaml",
                                          what=what, defs=defs, file_text=self.text)
         if not sub.launches and not sub.errors and fallback:
-            sub = _embed.launches_from_words(fallback, self.path, env=env.values(), hints=hints, language="yaml",
+            sub = argv_lists.launches_from_words(fallback, self.path, env=env.values(), hints=hints, language="yaml",
                                              what=what, defs=defs, file_text=self.text)
         if opener is not None:
-            _embed.apply_disabled(sub, self.text, self.index, opener.start_mark.index)
-        _embed.merge(self.result, sub)
+            embedded.apply_disabled(sub, self.text, self.index, opener.start_mark.index)
+        embedded.merge(self.result, sub)
 
     # -- documents -------------------------------------------------------------
     def document(self, root) -> None:
@@ -703,7 +704,7 @@ class _Yaml:
                     if id(run) not in self.done:
                         self.done.add(id(run))
                         sm = scalar_map(self.text, run)
-                        _embed.merge(self.result, _embed.scan_python_text(sm.value, self.path, sm.omap,
+                        embedded.merge(self.result, embedded.scan_python_text(sm.value, self.path, sm.omap,
                                                                           what="run: step", line=self.line(run)))
                     continue
                 if shell and shell not in ("bash", "sh", "zsh"):
@@ -910,8 +911,8 @@ def scan_yaml(text: str, path: str) -> ScanResult:
         except Exception as e:  # noqa: BLE001 - one document must not stop the others
             result.errors.append(FileError(path, f"internal error while scanning YAML ({type(e).__name__}: {e})",
                                            doc.start_mark.line + 1))
-    _embed.mark_shared(result, text, sc.defs)
-    _embed.apply_disabled(result, text, sc.index)
+    embedded.mark_shared(result, text, sc.defs)
+    embedded.apply_disabled(result, text, sc.index)
     try:
         sglang_config.attach_configs(result, path)
     except Exception as e:  # noqa: BLE001

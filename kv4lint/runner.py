@@ -161,9 +161,9 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         rep.errors.append(FileError(path, f"internal error while scanning ({type(e).__name__}: {e})"))
         return rep
     try:
-        from kv4lint.frontends.sglang_config import attach_configs
+        from kv4lint.launch_configs import attach_configs
 
-        attach_configs(scan, path)  # --config files of shell/Python launches (containers attach their own)
+        attach_configs(scan, path)  # the --config files launches name: read after the cache, on every run
     except Exception as e:  # a config file problem must not stop the run
         rep.errors.append(FileError(path, f"could not read a --config file ({type(e).__name__}: {e})"))
     rep.errors.extend(scan.errors)

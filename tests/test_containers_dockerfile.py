@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from kv4lint import launch_configs
 from kv4lint.frontends import argv_lists, embedded
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.embedded import TextBuilder
@@ -301,7 +302,9 @@ def test_config_file_copied_into_the_image(tmp_path):
             "COPY configs/serve.yaml /app/serve.yaml\n"
             'CMD ["python3", "-m", "sglang.launch_server", "--config", "/app/serve.yaml"]\n')
     path = str(tmp_path / "Dockerfile")
-    (launch,) = scan_dockerfile(text, path).launches
+    res = scan_dockerfile(text, path)
+    launch_configs.attach_configs(res, path)  # the pipeline stage after the frontend (and its cache)
+    (launch,) = res.launches
     assert launch.config_path is not None and launch.config_path.endswith("configs/serve.yaml")
     assert [v.text for v in launch.config_argv] == ["--model-path", "m", "--kv-cache-dtype", "nvfp4"]
     # reported at the file name in the Dockerfile, edited in the YAML file

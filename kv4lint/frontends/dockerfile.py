@@ -397,8 +397,6 @@ class _Scanner:
 
 def scan_dockerfile(text: str, path: str) -> ScanResult:
     """Launches in a Dockerfile: RUN, and each stage's effective ENTRYPOINT + CMD."""
-    from kv4lint.frontends import sglang_config
-
     sc = _Scanner(text, path)
     try:
         instrs, escape = parse(text)
@@ -467,7 +465,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                                                         f"({type(e).__name__}: {e})"))
     _mark_shared(sc, env_defs)
     embedded.apply_disabled(sc.result, text, sc.index)
-    sglang_config.attach_configs(sc.result, path, rename=_copy_map(finished))
+    sc.result.copies = [c for st in finished for c in st.copies]  # where a --config path in the image comes from
     sc.result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return sc.result
 
@@ -557,22 +555,3 @@ def _mark_shared(sc: _Scanner, defs: list[Assignment]) -> None:
                 if vs.start <= v.span.start and v.span.end <= vs.end:
                     launch.argv[k] = replace(v, shared=True)
                     break
-
-
-def _copy_map(stages: list[Stage]):
-    copies = [c for st in stages for c in st.copies]
-    if not copies:
-        return None
-
-    def rename(container_path: str) -> list[str]:
-        out = []
-        for src, dst in copies:
-            if "$" in src or "*" in src:
-                continue
-            if container_path == dst or (dst.endswith("/") and container_path == dst + os.path.basename(src)):
-                out.append(src)
-            elif container_path.startswith(dst.rstrip("/") + "/"):
-                out.append(os.path.join(src, container_path[len(dst.rstrip("/")) + 1:]))
-        return out
-
-    return rename

@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from kv4lint.frontends import nested
 from kv4lint.model import FileError, Hint, ScanResult, Span, Value
+from kv4lint.prefilter import shell_may_launch
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes
 
@@ -173,12 +175,10 @@ def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict
                     line: int | None = None, file_text: str | None = None) -> ScanResult:
     """Scan embedded shell text (none that fails :func:`kv4lint.prefilter.shell_may_launch`); a failure is
     reported as a FileError, never raised."""
-    from kv4lint.prefilter import shell_may_launch
-
     if not shell_may_launch(text, env):
         return ScanResult()
     try:
-        from kv4lint.frontends.shell import scan_shell
+        scan_shell = nested("shell")
     except ImportError as e:  # pragma: no cover - the shell frontend is part of the package
         return ScanResult(errors=[_error(path, what, e, line)])
     try:
@@ -193,7 +193,7 @@ def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict
 def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: str = "embedded Python",
                      line: int | None = None) -> ScanResult:
     try:
-        from kv4lint.frontends.python import scan_python
+        scan_python = nested("python")
     except ImportError as e:  # pragma: no cover
         return ScanResult(errors=[_error(path, what, e, line)])
     try:
@@ -212,7 +212,7 @@ def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: st
 def split_shell_words(text: str, origin: OffsetMap | None) -> list[Value] | None:
     """Shell-like word splitting with spans (for compose ``command: "..."``), or None on failure."""
     try:
-        from kv4lint.frontends.shell import split_words
+        split_words = nested("shell words")
     except ImportError:
         return None
     try:

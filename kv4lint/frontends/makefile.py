@@ -216,8 +216,6 @@ def _expand(text: str, rec: Recipe, variables: dict[str, MakeVar], b: TextBuilde
 
 def scan_makefile(text: str, path: str) -> ScanResult:
     """Launches in a Makefile's recipes (see the module docstring)."""
-    from kv4lint.frontends import sglang_config
-
     result = ScanResult()
     try:
         variables, recipes, oneshell = parse(text)
@@ -242,10 +240,6 @@ def scan_makefile(text: str, path: str) -> ScanResult:
                                            group[0].line))
     _mark_shared(result, variables)
     embedded.apply_disabled(result, text)
-    try:
-        sglang_config.attach_configs(result, path)
-    except Exception as e:  # noqa: BLE001
-        result.errors.append(FileError(path, f"internal error while reading a --config file ({type(e).__name__}: {e})"))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from kv4lint.frontends import embedded
 from kv4lint.frontends.embedded import TextBuilder
+from kv4lint.frontends.ipython import split_ipython
 from kv4lint.model import FileError, ScanResult
 from kv4lint.source import LineIndex, OffsetMap
 
@@ -194,8 +195,6 @@ def pycon_lines(lines: list[Line]) -> list[tuple[Line, int]]:
 
 def scan_markdown(text: str, path: str) -> ScanResult:
     """Launches in a Markdown or reStructuredText file's code blocks (see the module docstring)."""
-    from kv4lint.frontends import sglang_config
-
     result = ScanResult()
     try:
         blocks = rst_blocks(text) if path.lower().endswith((".rst", ".rest")) else markdown_blocks(text)
@@ -212,10 +211,6 @@ def scan_markdown(text: str, path: str) -> ScanResult:
             result.errors.append(FileError(path, f"internal error while scanning a {block.lang} block "
                                                  f"({type(e).__name__}: {e})", block.line))
     embedded.apply_disabled(result, text, index)
-    try:
-        sglang_config.attach_configs(result, path)
-    except Exception as e:  # noqa: BLE001
-        result.errors.append(FileError(path, f"internal error while reading a --config file ({type(e).__name__}: {e})"))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 
@@ -240,8 +235,6 @@ def _block(result: ScanResult, block: Block, path: str, text: str) -> None:
         if not chosen:
             return
         body, omap = _build(chosen)
-        from kv4lint.frontends.notebook import split_ipython
-
         split = split_ipython(body, omap)
         for cmd, cmap, _ in split.shell:
             embedded.merge(result, embedded.scan_shell_text(cmd, path, cmap, what=what, line=block.line,

@@ -18,9 +18,11 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from kv4lint.discover import language_of
 from kv4lint.frontends import embedded
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
+from kv4lint.frontends.ipython import split_ipython
 from kv4lint.model import FileError, Hint, ScanResult, Span
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes, trailing_codes
@@ -170,85 +172,13 @@ def cell_position(text: str, offset: int) -> tuple[int, int] | None:
 
 
 # ---------------------------------------------------------------------------
-# IPython syntax inside Python code
 
 _SHELL_MAGICS = re.compile(r"^%%(?:bash|sh|script[ \t]+(?:ba|z|k|da)?sh|system)\b[^\n]*\n?")
 _PY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "python", "python3", "debug"}
-_ASSIGN_BANG = re.compile(r"^([ \t]*[A-Za-z_][A-Za-z0-9_., \t]*=[ \t]*)([!%])")
-_ENV_MAGIC = re.compile(r"^[ \t]*%env[ \t]+([A-Za-z_][A-Za-z0-9_]*)(?:[ \t]*=[ \t]*|[ \t]+)(\S.*?)[ \t]*$")
-
-
-@dataclass
-class IPythonSplit:
-    python: str
-    omap: OffsetMap
-    shell: list[tuple[str, OffsetMap, int]]  # (command, map, line in the source)
-    env: dict[str, tuple[str, Span | None]]
-
-
-def split_ipython(source: str, omap: OffsetMap) -> IPythonSplit:
-    """Separate IPython's ``!cmd``/``%magic`` lines from the Python of a cell.
-
-    ``!cmd`` (also ``x = !cmd``), with ``\\`` continuation lines, is a shell
-    command; other ``%magic`` lines become ``pass`` (``x = %magic`` becomes
-    ``x = None``); ``%env NAME=value`` is remembered for later shell commands.
-    """
-    b = TextBuilder()
-    shell: list[tuple[str, OffsetMap, int]] = []
-    env: dict[str, tuple[str, Span | None]] = {}
-    lines = source.split("\n")
-    pos = 0
-    k = 0
-    while k < len(lines):
-        line = lines[k]
-        start = pos
-        pos += len(line) + 1
-        nl = k < len(lines) - 1
-        stripped = line.lstrip(" \t")
-        indent = line[: len(line) - len(stripped)]
-        m = _ASSIGN_BANG.match(line)
-        if stripped.startswith("!") or (m and m.group(2) == "!"):
-            cut = (len(indent) + 1) if not m else m.end()
-            if line[cut:cut + 1] == "!":
-                cut += 1  # !!cmd
-            sb = TextBuilder()
-            sb.mapped(line[cut:], omap.outer[start + cut:start + len(line)])
-            first = k
-            while line.rstrip().endswith("\\") and k + 1 < len(lines):
-                sb.mapped("\n", [omap.outer[start + len(line)]])
-                k += 1
-                line = lines[k]
-                start = pos
-                pos += len(line) + 1
-                sb.mapped(line, omap.outer[start:start + len(line)])
-            cmd, cmap = sb.build(end=omap.outer[start + len(line)])
-            shell.append((cmd, cmap, first + 1))
-            replacement = (m.group(1) + "None") if m else (indent + "pass")
-            b.synthetic(replacement, omap.outer[start])
-            nl = k < len(lines) - 1
-        elif stripped.startswith("%") or (m and m.group(2) == "%"):
-            em = _ENV_MAGIC.match(line)
-            if em:
-                value = em.group(2)
-                vs = start + em.start(2)
-                env[em.group(1)] = (value, omap.span(Span(vs, vs + len(value))))
-            b.synthetic((m.group(1) + "None") if m else (indent + "pass"), omap.outer[start])
-        else:
-            b.mapped(line, omap.outer[start:start + len(line)])
-        if nl:
-            b.mapped("\n", [omap.outer[start + len(line)]])
-        k += 1
-    text, pmap = b.build(end=omap.outer[-1] if omap.outer else 0)
-    return IPythonSplit(text, pmap, shell, env)
-
-
-# ---------------------------------------------------------------------------
 
 
 def scan_notebook(text: str, path: str) -> ScanResult:
     """Launches in a notebook's code cells (see the module docstring)."""
-    from kv4lint.frontends import sglang_config
-
     result = ScanResult()
     try:
         json.loads(text)
@@ -274,10 +204,6 @@ def scan_notebook(text: str, path: str) -> ScanResult:
         except Exception as e:  # noqa: BLE001 - one cell must not stop the others
             result.errors.append(FileError(path, f"internal error while scanning cell {cell.number} "
                                                  f"({type(e).__name__}: {e})", _line_of(text, cell)))
-    try:
-        sglang_config.attach_configs(result, path)
-    except Exception as e:  # noqa: BLE001
-        result.errors.append(FileError(path, f"internal error while reading a --config file ({type(e).__name__}: {e})"))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 
@@ -352,8 +278,6 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
 def _writefile(result: ScanResult, src: str, omap: OffsetMap, path: str, text: str,
                env: dict[str, tuple[str, Span | None]], line: int | None) -> None:
     """``%%writefile serve.sh``: the body is that file; scanned as its language when it is shell or Python."""
-    from kv4lint.discover import language_of
-
     nl = src.find("\n")
     if nl < 0:
         return

@@ -404,7 +404,7 @@ def _plausible_command(text: str | None) -> bool:
 
 
 class _Unwrapper:
-    """Strips wrappers off a command, collecting hints and environment on the way.
+    """Strips wrappers off a command, collecting facts and environment on the way.
 
     Each wrapper handler takes the command's words (``ex.words[0]`` is the
     wrapper) and leaves in ``ex.words`` the command it runs, returning True

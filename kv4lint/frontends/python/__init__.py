@@ -40,6 +40,7 @@ import re
 
 from kv4lint.frontends.python.literals import decode_body, decode_literal, split_literal
 from kv4lint.model import FileError, ScanResult
+from kv4lint.prefilter import python_may_launch
 from kv4lint.source import OffsetMap
 
 # A launch needs one of these words in the text (an import from sglang, a module
@@ -129,8 +130,6 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> Sca
     why = complexity_error(text)
     if why is not None:
         return ScanResult(errors=[_error(path, f"too complex to scan: {why}", None, origin)])
-    from kv4lint.prefilter import python_may_launch
-
     if not python_may_launch(text):
         return ScanResult()  # no launch call with a KV option (stdlib ast: ~6x cheaper than the libcst parse)
     try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from kv4lint.frontends import nested
 from kv4lint.frontends.python.index import DICT_MUTATORS, LIST_MUTATORS, OPAQUE_MUTATORS, Event, Scope, ScopeTable, \
     ScopeWalk, child_nodes, dotted_name
 from kv4lint.frontends.python.literals import decode_body, decode_literal
@@ -62,7 +63,6 @@ class Evaluator:
         self.pos = None
         self.lines: LineIndex | None = None
         self._spans: dict[int, Span] = {}
-        self._config_entry: dict[int, str] = {}
         self._regions: list[tuple[Span, Span, bool]] = []
         self._shared: dict[tuple, bool] = {}
 
@@ -839,10 +839,8 @@ class Evaluator:
         return StrValue(parts or [Segment("", [], env.org)], sp, s.quote)
 
     def shlex_split(self, v: StrValue, sp: Span, env: EvalEnv):
-        from kv4lint.frontends.shell import split_words
-
         text, omap, holes = self.embed(v)
-        words = split_words(text, origin=omap)
+        words = nested("shell words")(text, origin=omap)
         items = []
         for w in words:
             if w.text is not None and "__KV4LINT_HOLE_" in w.text:

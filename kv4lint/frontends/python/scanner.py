@@ -11,11 +11,11 @@ imports the scanned code.
 
 from __future__ import annotations
 
-import dataclasses
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from kv4lint.frontends import nested
 from kv4lint.frontends.argv_lists import Word as ArgWord
 from kv4lint.frontends.hints import env_hints, fact_hints
 from kv4lint.frontends.python.evaluate import EvalEnv, Evaluator, NotALaunch
@@ -58,7 +58,6 @@ class Scanner(Evaluator):
             except Exception as e:  # noqa: BLE001 - one launch must not hide the others
                 self._launch_error(call, f"internal error reading this launch ({type(e).__name__}: {e})")
             self._mark_disabled(self.result.launches[before:], lines, self.start(call))
-        self._attach_configs()
         return self.result
 
     @staticmethod
@@ -90,26 +89,6 @@ class Scanner(Evaluator):
             ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
             return ProvidedPositions({id(n): (lines.offset(r.start.line, r.start.column + 1),
                                       lines.offset(r.end.line, r.end.column + 1)) for n, r in ranges.items()})
-
-    def _attach_configs(self) -> None:
-        """Read the --config file of launches whose entry honours it (spec §5.3)."""
-        todo = []
-        for launch in self.result.launches:
-            if launch.form != "argv" or launch.config_argv:
-                continue
-            entry = self._config_entry.get(id(launch), launch.entry)
-            if entry in CONFIG_ENTRIES and any(v.text == "--config" for v in launch.argv):
-                todo.append((launch, entry))
-        if not todo:
-            return
-        from kv4lint.frontends import sglang_config
-
-        for launch, entry in todo:
-            proxy = ScanResult(launches=[dataclasses.replace(launch, entry=entry)])
-            sglang_config.attach_configs(proxy, self.path)
-            launch.config_argv = proxy.launches[0].config_argv
-            launch.config_path = proxy.launches[0].config_path
-            self.result.errors.extend(proxy.errors)
 
     def classify(self, func, scope) -> tuple[str, str] | None:
         # nbconvert's spelling of `!cmd` and `%%bash` cells: get_ipython().system("cmd")
@@ -317,7 +296,7 @@ class Scanner(Evaluator):
         envarg = call_argument(call, None, "env")
         launch.hints.extend(self.env_hints(env, envarg))
         if name in CONFIG_HELPERS:
-            self._config_entry[id(launch)] = "sglang.launch_server"
+            launch.config_via = "sglang.launch_server"
         self.result.launches.append(launch)
 
     def _device_auto(self, call, env: EvalEnv) -> bool:
@@ -373,7 +352,7 @@ class Scanner(Evaluator):
         launch.hints.extend(fact_hints(cmd.facts, ArgWord.anchor))
         launch.hints.extend(self.env_hints(env))
         if m.entry in CONFIG_ENTRIES:
-            self._config_entry[id(launch)] = m.entry
+            launch.config_via = m.entry
         self.result.launches.append(launch)
 
     def subprocess_launch(self, call, env: EvalEnv) -> None:
@@ -432,7 +411,7 @@ class Scanner(Evaluator):
         launch = self._new_launch(call, "argv", entry, argv=argv)
         launch.hints.extend(self.env_hints(env))
         if config:
-            self._config_entry[id(launch)] = "sglang.launch_server"
+            launch.config_via = "sglang.launch_server"
         self.result.launches.append(launch)
 
     def shell_launch(self, call, env: EvalEnv, v, envarg=None, *, extra_hints: list[Hint] | None = None) -> None:
@@ -441,7 +420,7 @@ class Scanner(Evaluator):
         text, omap, holes = self.embed(v)
         if "sglang" not in text:
             raise NotALaunch
-        from kv4lint.frontends.shell import scan_shell
+        scan_shell = nested("shell")
 
         hints = list(extra_hints or []) + self.env_hints(env, envarg)
         seed = {}

@@ -20,6 +20,7 @@ import re
 from dataclasses import replace
 from typing import Callable
 
+from kv4lint.frontends import nested
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
     Binding, Element, Expander, Field, Variables, elements, merge_variables
@@ -763,7 +764,7 @@ class Walker:
         if "sglang" not in chars.text.lower() and "kv_cache" not in chars.text:
             return
         try:
-            from kv4lint.frontends.python import scan_python
+            scan_python = nested("python")
         except ImportError:
             return
         except Exception as e:  # a broken Python frontend must not lose this file's shell launches

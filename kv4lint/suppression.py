@@ -33,7 +33,7 @@ LEADERS = ("#", "<!--", "//", "..")
 _CODE = r"[A-Za-z0-9_]+"
 _DISABLE = re.compile(r"(?P<leader>#|<!--|//|\.\.)\s*kv4lint\s*:\s*disable(?P<file>-file)?"
                       rf"(?:\s*=\s*(?P<codes>{_CODE}(?:\s*,\s*{_CODE})*))?(?![\w-])", re.I)
-_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 # After a trailing directive: nothing but the end of a comment (``-->``) and spaces.
 _TAIL = re.compile(r"\s*(?:-->)?\s*\Z")
 

@@ -1,4 +1,4 @@
-"""The --config stage (kv4lint.launch_configs): frontends read only their text; the files launches name are read after."""
+"""The --config stage (kv4lint.launch_configs): frontends read their text only; files launches name are read after."""
 
 from __future__ import annotations
 

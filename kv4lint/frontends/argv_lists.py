@@ -64,8 +64,10 @@ class Word:
         v = self.value
         if v.text is None:
             return Word(Value.unknown(v.anchor))
-        span = Span(v.span.start + k, v.span.end) if v.span is not None and v.span.end - v.span.start == len(v.text) else None
-        return Word(Value(v.text[k:], span, v.provenance, use=v.use if span is None else None, shared=v.shared))
+        verbatim = v.span is not None and v.span.end - v.span.start == len(v.text)
+        span = Span(v.span.start + k, v.span.end) if verbatim else None
+        use = v.use if v.use is not None or span is not None else v.anchor
+        return Word(Value(v.text[k:], span, v.provenance, use=use, shared=v.shared))
 
     def synth(self, text: str) -> "Word":
         return Word(Value(text, None, Provenance.LITERAL, use=self.value.anchor))

@@ -374,13 +374,13 @@ class _Scanner:
         b.mapped(body, omap.outer)
         full, fmap = b.build(end=omap.outer[-1] if omap.outer else 0)
         sub = embedded.scan_shell_text(full, self.path, fmap, env=env, hints=self.stage_hints(stage, assigns),
-                                     what=what, line=line, file_text=self.text)
+                                       what=what, line=line, file_text=self.text)
         embedded.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
 
     def words(self, stage: Stage, words: list[Word], line: int, *, what: str) -> ScanResult:
         env = {a.name: a.value for a in stage.env if a.value is not None}
         sub = argv_lists.launches_from_words(words, self.path, env=env, hints=self.stage_hints(stage, stage.env),
-                                         language="dockerfile", what=what)
+                                             language="dockerfile", what=what)
         for err in sub.errors:
             if err.line is None:
                 err.line = line
@@ -501,7 +501,7 @@ def _run(sc: _Scanner, stage: Stage, ins: Instruction) -> None:
                 first = hd.body.split("\n", 1)[0]
                 if first.startswith("#!") and "python" in first:
                     embedded.merge(sc.result, embedded.scan_python_text(hd.body, sc.path, hd.omap, what="RUN heredoc",
-                                                                    line=ins.line))
+                                                                        line=ins.line))
                 else:
                     sc.shell(stage, hd.body, hd.omap, ins.line, with_args=True, what="RUN heredoc")
             return

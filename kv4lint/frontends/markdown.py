@@ -238,7 +238,7 @@ def _block(result: ScanResult, block: Block, path: str, text: str) -> None:
         split = split_ipython(body, omap)
         for cmd, cmap, _ in split.shell:
             embedded.merge(result, embedded.scan_shell_text(cmd, path, cmap, what=what, line=block.line,
-                                                        file_text=text))
+                                                            file_text=text))
         if "sglang" in split.python or "ServerArgs" in split.python or "kv_cache" in split.python:
             embedded.merge(result, embedded.scan_python_text(split.python, path, split.omap, what=what,
-                                                         line=block.line))
+                                                             line=block.line))

@@ -221,7 +221,7 @@ def _shell(result: ScanResult, cmd: str, cmap: OffsetMap, path: str, text: str,
             for k, (v, sp) in env.items()]
     full, fmap, values = embedded.with_prelude(defs, cmd, cmap)
     embedded.merge(result, embedded.scan_shell_text(full, path, fmap, env=values, hints=_env_hints(env), what=what,
-                                                line=line, file_text=text))
+                                                    line=line, file_text=text))
 
 
 def _env_hints(env: dict[str, tuple[str, Span | None]]) -> list[Hint]:
@@ -287,6 +287,6 @@ def _writefile(result: ScanResult, src: str, omap: OffsetMap, path: str, text: s
     lang = language_of(target, body[:256].encode("utf-8", "replace"))
     if lang == "shell":
         embedded.merge(result, embedded.scan_shell_text(body, path, bmap, hints=_env_hints(env),
-                                                    what=f"%%writefile {target}", line=line, file_text=text))
+                                                        what=f"%%writefile {target}", line=line, file_text=text))
     elif lang == "python":
         embedded.merge(result, embedded.scan_python_text(body, path, bmap, what=f"%%writefile {target}", line=line))

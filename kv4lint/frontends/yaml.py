@@ -184,7 +184,7 @@ class _Yaml:
         self.defs.extend(defs)
         full, fmap, values = embedded.with_prelude(defs, body, omap)
         sub = embedded.scan_shell_text(full, self.path, fmap, env=values, hints=hints, what=what, line=line,
-                                     file_text=self.text)
+                                       file_text=self.text)
         embedded.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
 
     def shell_lines(self, nodes: list, *, env: Env, hints: list[Hint], what: str) -> None:
@@ -224,10 +224,10 @@ class _Yaml:
         defs = env.defs()
         self.defs.extend(defs)
         sub = argv_lists.launches_from_words(words, self.path, env=env.values(), hints=hints, language="yaml",
-                                         what=what, defs=defs, file_text=self.text)
+                                             what=what, defs=defs, file_text=self.text)
         if not sub.launches and not sub.errors and fallback:
             sub = argv_lists.launches_from_words(fallback, self.path, env=env.values(), hints=hints, language="yaml",
-                                             what=what, defs=defs, file_text=self.text)
+                                                 what=what, defs=defs, file_text=self.text)
         if opener is not None:
             embedded.apply_disabled(sub, self.text, self.index, opener.start_mark.index)
         embedded.merge(self.result, sub)
@@ -348,7 +348,7 @@ class _Yaml:
                         self.done.add(id(run))
                         sm = scalar_map(self.text, run)
                         embedded.merge(self.result, embedded.scan_python_text(sm.value, self.path, sm.omap,
-                                                                          what="run: step", line=self.line(run)))
+                                                                              what="run: step", line=self.line(run)))
                     continue
                 if shell and shell not in SHELLS:
                     continue

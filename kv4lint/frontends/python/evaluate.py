@@ -48,7 +48,6 @@ class NotALaunch(Exception):
     """The call is not a launch after all."""
 
 
-
 class Evaluator:
     """The values of expressions in one module (see the module docstring); :class:`~.scanner.Scanner` builds on it."""
 
@@ -439,7 +438,7 @@ class Evaluator:
             else:
                 rel = frame_relation(e.frames, ufr)
             eenv = EvalEnv(s, e.pos, e.frames, org, env.depth + 1, {n: state} if state is not UNBOUND else None,
-                        active)
+                           active)
             state = self.step(state, e, rel, eenv, use_span, org)
         if state is UNBOUND:
             return UnknownValue(use_span, org)
@@ -637,7 +636,8 @@ class Evaluator:
                 if isinstance(v, ListValue):
                     items.extend(v.items)
                 else:
-                    items.append(ListItem(UnknownValue(origin_of(v).use or self.span(e.value), origin_of(v), splat=True)))
+                    org = origin_of(v)
+                    items.append(ListItem(UnknownValue(org.use or self.span(e.value), org, splat=True)))
             else:
                 items.append(ListItem(self.ev(e.value, env), self.remove_elem(node, i)))
         return ListValue(items, self.span(node))
@@ -698,7 +698,8 @@ class Evaluator:
             if any(isinstance(it.val, UnknownValue) and it.val.splat for it in base.items):
                 return UnknownValue(sp, env.org, splat=True)
             lo = self.ev(sl.lower, env) if sl.lower is not None else ConstValue("0", "int", None, env.org)
-            hi = self.ev(sl.upper, env) if sl.upper is not None else ConstValue(str(len(base.items)), "int", None, env.org)
+            hi = self.ev(sl.upper, env) if sl.upper is not None else ConstValue(
+                str(len(base.items)), "int", None, env.org)
             if isinstance(lo, ConstValue) and lo.kind == "int" and isinstance(hi, ConstValue) and hi.kind == "int":
                 return ListValue(base.items[int(lo.text):int(hi.text)], sp)
         return UnknownValue(sp, env.org, splat=isinstance(base, ListValue))
@@ -729,8 +730,8 @@ class Evaluator:
                 return StrValue([Hole(sp, env.org)], sp)
             if recv is not None and meth == "split":
                 s = self.ev(recv, env)
-                if isinstance(s, StrValue) and (not node.args or (len(node.args) == 1 and isinstance(
-                        self.ev(node.args[0].value, env), ConstValue) and self.ev(node.args[0].value, env).kind == "none")):
+                sep = self.ev(node.args[0].value, env) if len(node.args) == 1 else None
+                if isinstance(s, StrValue) and (not node.args or (isinstance(sep, ConstValue) and sep.kind == "none")):
                     return ListValue([ListItem(w) for w in split_on_whitespace(chars_of(s))], sp)
                 return UnknownValue(sp, env.org, splat=True)
             if recv is not None and meth in ("strip", "lstrip", "rstrip") and not node.args:
@@ -846,11 +847,11 @@ class Evaluator:
             if w.text is not None and "__KV4LINT_HOLE_" in w.text:
                 name = re.search(r"__KV4LINT_HOLE_\d+__", w.text).group(0)
                 h = holes.get(name)
-                items.append(ListItem(ConvertedValue(Value.unknown(h or w.span or w.use, splat=w.text.strip("${}") == name))))
+                items.append(ListItem(ConvertedValue(Value.unknown(
+                    h or w.span or w.use, splat=w.text.strip("${}") == name))))
             else:
                 items.append(ListItem(ConvertedValue(stamped(w, origin_of(v), self))))
         return ListValue(items, sp)
-
 
 
 def stamped(w: Value, org: Origin, sc: "Evaluator") -> Value:

@@ -24,24 +24,24 @@ if TYPE_CHECKING:
 
 # How calls treat the names passed to them (what may change a value between its assignment and a launch).
 DISPLAY_CALLS = {"print", "print_highlight", "debug", "info", "warning", "warn", "error", "exception", "critical",
-            "log", "echo", "secho"}
+                 "log", "echo", "secho"}
 LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print", "echo",
-                "write", "secho"}
+               "write", "secho"}
 LIST_MUTATORS = {"append", "extend", "insert"}
 DICT_MUTATORS = {"update", "setdefault"}
 OPAQUE_MUTATORS = {"pop", "remove", "clear", "sort", "reverse", "popitem", "__setitem__", "__delitem__",
-                    "__iadd__"}
+                   "__iadd__"}
 # Calls that read a value without keeping it: passing a list to them does not change it.
 READERS = {"print", "len", "str", "repr", "list", "tuple", "sorted", "enumerate", "zip", "any", "all", "isinstance",
-            "join", "format", "dumps", "quote", "debug", "info", "warning", "warn", "error", "exception", "critical",
-            "log", "copy", "deepcopy", "set", "dict", "iter", "reversed", "map", "filter", "min", "max", "sum",
-            "print_highlight", "write", "echo", "secho", "Path"}
+           "join", "format", "dumps", "quote", "debug", "info", "warning", "warn", "error", "exception", "critical",
+           "log", "copy", "deepcopy", "set", "dict", "iter", "reversed", "map", "filter", "min", "max", "sum",
+           "print_highlight", "write", "echo", "secho", "Path"}
 
 # Launch calls read their arguments without keeping them.
 LAUNCH_TERMS = {"run", "Popen", "call", "check_call", "check_output", "system", "popen", "getoutput",
-                 "getstatusoutput", "create_subprocess_exec", "create_subprocess_shell", "launch_server_cmd",
-                 "prepare_server_args", "ServerArgs", "Engine", "Runtime", "from_cli_args", "execv", "execvp",
-                 "execve", "execvpe", "spawnv", "spawnvp", "posix_spawn", "posix_spawnp", *HELPERS}
+                "getstatusoutput", "create_subprocess_exec", "create_subprocess_shell", "launch_server_cmd",
+                "prepare_server_args", "ServerArgs", "Engine", "Runtime", "from_cli_args", "execv", "execvp",
+                "execve", "execvpe", "spawnv", "spawnvp", "posix_spawn", "posix_spawnp", *HELPERS}
 
 
 # ---------------------------------------------------------------------------
@@ -324,7 +324,8 @@ class ScopeWalk:
     def _ev(self, name: str, kind: str, node, value=None, extra=None):
         if kind in ("assign", "aug", "other"):
             self.t.bound.add(name)
-        self.t.events.setdefault(name, []).append(Event(kind, self.sc.start(node), self.frames, value, extra, self.scope))
+        self.t.events.setdefault(name, []).append(
+            Event(kind, self.sc.start(node), self.frames, value, extra, self.scope))
 
     def _other(self, name: str, node):
         self._ev(name, "other", node)
@@ -380,7 +381,7 @@ class ScopeWalk:
                     self._ev(base.value, "other", stmt)
             elif key is not None and value is not None:
                 self.t.env_events.append(Event("setitem", self.sc.start(stmt), self.frames, value, (base, key, stmt),
-                                             self.scope))
+                                               self.scope))
             elif isinstance(base, cst.Attribute) and isinstance(base.value, cst.Name) \
                     and base.value.value in ("self", "cls"):
                 self._attr_ev(base.attr.value, "other", stmt)
@@ -517,9 +518,10 @@ class ScopeWalk:
             elif isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) \
                     and recv.value.value in ("self", "cls") and mut:
                 self._attr_ev(recv.attr.value, "other", node)
-            if meth in ("update", "setdefault", "pop", "__setitem__") or (meth == "putenv" and dotted_name(recv) == "os"):
+            if meth in ("update", "setdefault", "pop", "__setitem__") or (
+                    meth == "putenv" and dotted_name(recv) == "os"):
                 self.t.env_events.append(Event("method", self.sc.start(node), self.frames, node, (recv, meth),
-                                             self.scope))
+                                               self.scope))
         # A name handed to another function may be changed there (a list or dict).
         launch = term in LAUNCH_TERMS  # reads its arguments; a real use of them
         reader = term in READERS or term in DISPLAY_CALLS
@@ -702,5 +704,3 @@ class Positions:
         self.spans.update(spans)
         self.starts = None
         self.first = {}
-
-

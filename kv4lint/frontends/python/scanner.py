@@ -183,7 +183,8 @@ class Scanner(Evaluator):
                     continue
                 v = self.ev(a.value, env)
                 if a.star == "*":
-                    items.extend(v.items if isinstance(v, ListValue) else [ListItem(UnknownValue(self.span(a.value), splat=True))])
+                    items.extend(v.items if isinstance(v, ListValue) else [
+                                 ListItem(UnknownValue(self.span(a.value), splat=True))])
                 else:
                     items.append(ListItem(v))
             self.words_launch(call, env, ListValue(items))
@@ -203,7 +204,8 @@ class Scanner(Evaluator):
             for a in pos[first:]:
                 v = self.ev(a.value, env)
                 if a.star == "*":
-                    items.extend(v.items if isinstance(v, ListValue) else [ListItem(UnknownValue(self.span(a.value), splat=True))])
+                    items.extend(v.items if isinstance(v, ListValue) else [
+                                 ListItem(UnknownValue(self.span(a.value), splat=True))])
                 else:
                     items.append(ListItem(v))
             self.words_launch(call, env, ListValue(items), envarg=envarg)
@@ -335,7 +337,8 @@ class Scanner(Evaluator):
             if t is not None and "=" in t and not t.startswith("-") and not t.startswith("/"):
                 key, _, val = t.partition("=")
                 if key and key.replace("_", "").isalnum():
-                    hints.extend(env_hints(key, val, self.fanchor(contiguous_span([o for p in w.parts for o in p.offs]))))
+                    hints.extend(env_hints(key, val, self.fanchor(
+                        contiguous_span([o for p in w.parts for o in p.offs]))))
                     i += 1
                     continue
             break
@@ -503,7 +506,7 @@ class Scanner(Evaluator):
                 if a.keyword is not None:
                     val = self.ev(a.value, eenv)
                     out.extend(env_hints(a.keyword.value, val.text if isinstance(val, (StrValue, ConstValue)) else None,
-                                          self.fanchor(self.span(a.keyword))))
+                                         self.fanchor(self.span(a.keyword))))
                 else:
                     d = self.ev(a.value, eenv)
                     if isinstance(d, DictValue):
@@ -521,6 +524,5 @@ class Scanner(Evaluator):
             if isinstance(k, StrValue) and k.known:
                 val = self.ev(v_node, eenv) if v_node is not None else None
                 out.extend(env_hints(k.text, val.text if isinstance(val, (StrValue, ConstValue)) else None,
-                                      self.fanchor(self.span(k_node))))
+                                     self.fanchor(self.span(k_node))))
         return out
-

@@ -143,7 +143,7 @@ def restamped(v, org: Origin):
         return ListValue([ListItem(restamped(i.val, org), i.remove) for i in v.items], v.where)
     if isinstance(v, DictValue):
         return DictValue({k: ListItem(restamped(i.val, org), i.remove) for k, i in v.entries.items()}, v.open, v.where,
-                  dict(v.keyspans))
+                         dict(v.keyspans))
     return v
 
 
@@ -164,8 +164,8 @@ def _same(a, b) -> bool:
 def _strip_spans(v):
     """The same value, not editable in place (it has more than one source)."""
     if isinstance(v, StrValue):
-        return StrValue([Segment(p.text, [None] * len(p.text), p.org) if isinstance(p, Segment) else p for p in v.parts],
-                  v.where, v.quote)
+        parts = [Segment(p.text, [None] * len(p.text), p.org) if isinstance(p, Segment) else p for p in v.parts]
+        return StrValue(parts, v.where, v.quote)
     if isinstance(v, ConstValue):
         return ConstValue(v.text, v.kind, None, v.org, v.where)
     if isinstance(v, ListValue):
@@ -399,4 +399,3 @@ def truth_of(v) -> bool | None:
     if isinstance(v, StrValue) and v.known:
         return v.text != ""
     return None
-

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 60  # nesting of statements / substitutions / bash -c levels
 
+
 class Assignment:
     """One assignment (or loop binding, or ``:=`` default) a value may come from."""
 
@@ -305,7 +306,7 @@ class Expander:
             nonlocal cur
             if cur is not None:
                 fields.append(Field(cur.chars, cur.unknown, cur.splat and cur.n == 1, src, s, e, cur.rm,
-                                     full=cur.full.build()))
+                                    full=cur.full.build()))
                 cur = None
 
         def acc() -> _Acc:
@@ -719,7 +720,7 @@ class Expander:
         if kind == "array":
             elems = [
                 Element(_resolved(el.chars, site, frozenset((el.assign,)) if el.assign else frozenset())
-                      if el.chars is not None else None, el.splat, el.remove, el.assign)
+                        if el.chars is not None else None, el.splat, el.remove, el.assign)
                 for el in state[1]
             ]
             if quoted and index == "*":
@@ -787,5 +788,3 @@ class Expander:
 
 def elements(fields: list[Field]) -> list[Element]:
     return [Element(None if f.unknown else f.chars, f.splat, f.rm, None) for f in fields]
-
-

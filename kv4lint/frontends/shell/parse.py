@@ -195,5 +195,3 @@ def contiguous_span(pos: list) -> Span | None:
         if p != first + k:
             return None
     return Span(first, first + len(pos))
-
-

@@ -757,7 +757,7 @@ class Walker:
         pos.append(last + 1 if last is not None and pos[-1] is not None else None)
         inner = ShellText(chars.text, pos, list(chars.res), fallback or (field.anchor() if field else None))
         sub = Walker(self.scan, inner, self._child_env(ex), self._outer_hints(ex), depth=self.depth + 1,
-                      disabled=self._disabled(n))
+                     disabled=self._disabled(n))
         sub.walk()
 
     def _inner_python(self, n, ex: _Exec, chars: Chars, fallback: Span) -> None:

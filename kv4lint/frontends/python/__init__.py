@@ -11,9 +11,9 @@ Forms recognised (spec section 6), each becoming one :class:`~kv4lint.model.Laun
   other_args=[...])`` and the ``run_bench_*`` helpers built on it) and the docs
   helper ``launch_server_cmd("python -m sglang.launch_server ...")``.
 * Commands run through ``subprocess``/``os``/``asyncio``: argv lists go through
-  :func:`kv4lint.sglang.commands.unwrap`, shell strings through the
-  shell frontend (:func:`kv4lint.frontends.shell.scan_shell`), ``shlex.split``
-  strings through :func:`kv4lint.frontends.shell.split_words`.
+  :func:`kv4lint.sglang.commands.unwrap`, shell strings and ``shlex.split``
+  strings through the shell frontend, asked of the registry
+  (:func:`kv4lint.frontends.nested`).
 * Notebooks exported to Python: ``get_ipython().system("...")`` (a ``!`` line,
   ``{expr}`` unknown) and ``get_ipython().run_cell_magic("bash", "", "...")``.
 

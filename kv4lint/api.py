@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 
 from kv4lint.model import Finding, Launch, Provenance, Span, Value
 from kv4lint.runner import resolve_target
-from kv4lint.rules.check import check
+from kv4lint.rules.parser import judge
 from kv4lint.settings import DEFAULT_FIX_DTYPE, Settings
 
 _NOWHERE = Span(0, 0)
@@ -24,7 +24,7 @@ def _settings(sglang_version, platform, gpu, model_attention, strict, fix_dtype)
 def _run(launch: Launch, settings: Settings) -> list[Finding]:
     target, args = resolve_target(launch, settings)
     out = []
-    for rf in check(args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
+    for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
         out.append(Finding(rf.code, rf.severity, rf.message, launch.path, None, None, None, rf.fix,
                            target=target.describe(), field=rf.field, detail=rf.detail or None))
     return out

@@ -401,6 +401,10 @@ def build_settings(ns: argparse.Namespace, paths: list[str]) -> Settings:
         pin = find_sglang_pin(s.root or start)
         if pin is not None:
             s.repo_sglang_version, s.repo_sglang_version_source = pin
+        else:
+            from kv4lint.project import sglang_source_installs
+
+            s.repo_sglang_source_installs = sglang_source_installs(s.root or start)
     return s
 
 

@@ -89,13 +89,14 @@ class Value:
 class Hint:
     """Something near a launch that tells which machine it targets.
 
-    ``kind`` is ``"platform"``, ``"gpu"``, ``"sglang_version"`` or ``"model"``;
+    ``kind`` is ``"platform"``, ``"gpu"``, ``"sglang_version"``, ``"sglang_build"`` (an image of an
+    SGLang development build: ``dev``, ``nightly``, ``latest``) or ``"model"``;
     ``value`` is normalised (``"rocm"``, ``"sm100"``, ``"0.5.23"`` ...);
     ``reason`` is a short human phrase quoted in messages (``"export
     HIP_VISIBLE_DEVICES"``, ``"image lmsysorg/sglang:v0.5.23-rocm700"``).
     """
 
-    kind: Literal["platform", "gpu", "sglang_version", "model"]
+    kind: Literal["platform", "gpu", "sglang_version", "sglang_build", "model"]
     value: str
     reason: str
     span: Span | None = None
@@ -140,6 +141,9 @@ class Launch:
     hints: list[Hint] = field(default_factory=list)
     config_argv: list[Value] = field(default_factory=list)
     config_path: str | None = None
+    # The entry point that reads ``--config`` for this launch when ``entry`` is a helper
+    # that runs it (``popen_launch_server`` runs ``sglang.launch_server``).
+    config_via: str | None = None
     # Where the launch's text lives when it is not ``path`` itself
     # (a --config file's values are in another file): reserved for containers.
     language: str = "shell"  # "shell" | "python" | "yaml" | ... : the language of the source
@@ -269,3 +273,6 @@ class ScanResult:
     errors: list[FileError] = field(default_factory=list)
     # Codes disabled for the whole file (``# kv4lint: disable-file=KV401``); "ALL" for all.
     disabled: frozenset[str] = frozenset()
+    # Files the scanned file copies into the image it describes (a Dockerfile's COPY/ADD), as
+    # (source, destination): where to look for a ``--config`` path named inside the image.
+    copies: list[tuple[str, str]] = field(default_factory=list)

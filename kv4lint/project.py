@@ -376,11 +376,12 @@ _PIP_PIN = re.compile(r"(?<![\w.-])sglang(?:\[[\w,\s-]*\])?\s*===?\s*v?(?P<versi
                       r"(?![\w.*])")
 
 
-def _images(root: str) -> list[Pin]:
+def _image_file_lines(root: str):
+    """(path relative to root, line number, line) of the repository's Dockerfiles and compose files, comments
+    left out."""
     files: list[str] = []
     for pat in _IMAGE_FILES:
         files += glob.glob(os.path.join(glob.escape(root), pat))
-    out = []
     for path in sorted(set(files)):
         if not os.path.isfile(path):
             continue
@@ -390,15 +391,45 @@ def _images(root: str) -> list[Pin]:
         except OSError:
             continue
         for lineno, line in enumerate(text.splitlines(), 1):
-            if line.lstrip().startswith("#"):
-                continue
-            m = IMAGE.search(line)
-            if m:
-                out.append(Pin(m.group("version"), f"{_rel(path, root)}:{lineno} (image {m.group(0)})"))
-                continue
-            m = _PIP_PIN.search(line)
-            if m and re.search(r"\b(?:pip3?|uv\s+pip)\b", line):
-                out.append(Pin(m.group("version"), f"{_rel(path, root)}:{lineno} ({m.group(0)})"))
+            if not line.lstrip().startswith("#"):
+                yield _rel(path, root), lineno, line
+
+
+def _images(root: str) -> list[Pin]:
+    out = []
+    for where, lineno, line in _image_file_lines(root):
+        m = IMAGE.search(line)
+        if m:
+            out.append(Pin(m.group("version"), f"{where}:{lineno} (image {m.group(0)})"))
+            continue
+        m = _PIP_PIN.search(line)
+        if m and re.search(r"\b(?:pip3?|uv\s+pip)\b", line):
+            out.append(Pin(m.group("version"), f"{where}:{lineno} ({m.group(0)})"))
+    return out
+
+
+# git or source installs of sglang: a build that is not a release (spec: the releases kv4lint knows)
+_SOURCE_INSTALL = re.compile(
+    r"git\+\S*sglang\S*"  # pip install git+https://github.com/sgl-project/sglang.git#subdirectory=python
+    r"|git\s+clone\s+(?:-\S+\s+)*\S*sgl-project/sglang\S*"  # git clone https://github.com/sgl-project/sglang
+    r"|(?:pip3?|uv\s+pip)\s+install\s+(?:-\S+\s+)*-e\s+[\"']?\S*sglang/python\S*",  # pip install -e sglang/python
+    re.I)
+
+
+def sglang_source_installs(root: str | None) -> list[str]:
+    """Where the repository installs SGLang from git or a source tree (``path:line (text)``), in file order.
+
+    Requirements naming sglang by a URL without a release, and lines of its Dockerfiles and compose files
+    that pip-install sglang from git or clone and install its source.
+    """
+    if not root or not os.path.isdir(root):
+        return []
+    out = [p.source for p in _requirements_files(root) + _pyproject(root)
+           if p.version is None and "a URL without a release" in p.source]
+    for where, lineno, line in _image_file_lines(root):
+        m = _SOURCE_INSTALL.search(line)
+        if m:
+            out.append(f"{where}:{lineno} ({m.group(0)})")
     return out
 
 

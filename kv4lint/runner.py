@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from typing import TYPE_CHECKING
 
+from kv4lint import suppression
 from kv4lint.discover import language_of
 from kv4lint.model import FileError, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch, might_launch_bytes
@@ -145,7 +145,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
     if not might_launch(text, language):
         return rep
     from kv4lint import frontends
-    from kv4lint.rules.check import check
+    from kv4lint.rules.parser import judge
 
     try:
         if settings.cache_dir:
@@ -161,9 +161,9 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         rep.errors.append(FileError(path, f"internal error while scanning ({type(e).__name__}: {e})"))
         return rep
     try:
-        from kv4lint.frontends.sglang_config import attach_configs
+        from kv4lint.launch_configs import attach_configs
 
-        attach_configs(scan, path)  # --config files of shell/Python launches (containers attach their own)
+        attach_configs(scan, path)  # the --config files launches name: read after the cache, on every run
     except Exception as e:  # a config file problem must not stop the run
         rep.errors.append(FileError(path, f"could not read a --config file ({type(e).__name__}: {e})"))
     rep.errors.extend(scan.errors)
@@ -176,7 +176,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         target, args = resolve_target(launch, settings, base_dir=base_dir)
         rep.targets.append({"line": index.position(launch.anchor.start).line, "entry": launch.entry,
                             **target.describe()})
-        for rf in check(args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
+        for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
             f = _to_finding(rf, launch, args, path, index)
             f.target = target.describe()
             if language == "notebook" and f.span is not None:
@@ -217,12 +217,8 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 # ---------------------------------------------------------------------------
 # Suppressions
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-_DISABLE = re.compile(r"#\s*kv4lint:\s*disable(?:=(?P<codes>[A-Z0-9,\s]+))?\s*$", re.I)
-
-
 def _codes_match(code: str, codes: frozenset[str] | set[str]) -> bool:
-    return "ALL" in codes or any(code.startswith(c) for c in codes)
+    return suppression.covers(codes, code)
 
 
 def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, language: str,
@@ -240,17 +236,11 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
         # flake8 reads a noqa comment on any line of a multi-line string or call: so does kv4lint.
         last = max(f.start.line, index.position(max(launch.span.start, launch.span.end - 1)).line)
         for ln in range(f.start.line, min(last, f.start.line + 200) + 1):
-            m = _NOQA.search(index.line_text(ln))
-            if m:
-                codes = m.group("codes")
-                if codes is None or any(f.code.startswith(c.strip().upper())
-                                        for c in re.split(r"[,\s]+", codes) if c):
-                    return True
-    m = _DISABLE.search(line)
-    if m:
-        codes = m.group("codes")
-        if codes is None or any(f.code.startswith(c.strip().upper()) for c in codes.split(",") if c.strip()):
-            return True
+            d = suppression.find_noqa(index.line_text(ln))
+            if d is not None and suppression.covers(d.codes, f.code):
+                return True
+    if suppression.covers(suppression.trailing_codes(line), f.code):
+        return True
     return False
 
 
@@ -265,6 +255,7 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
 
     sources: dict[str, str] = {}
     hints = {h.kind: h for h in reversed(launch.hints)}  # first hint of each kind wins
+    inferred = False
 
     # SGLang version (needed to read the arguments: options differ per release)
     version = None
@@ -279,6 +270,7 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         sources["sglang_version"] = settings.repo_sglang_version_source or "the repository"
     else:
         sources["sglang_version"] = f"default (the newest rule pack, {NEWEST_LABEL})"
+        inferred = True
     if version is not None:
         try:
             if beyond_newest(parse_version(version)):
@@ -288,6 +280,11 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
             version = None
 
     args = normalise(launch, version)
+    evidence: tuple[str, ...] = ()
+    if inferred:
+        evidence = _build_evidence(launch, args, version, settings)
+        if evidence:
+            sources["sglang_version"] += "; evidence of an SGLang build kv4lint does not know: " + "; ".join(evidence)
 
     # Platform
     platform, reason = None, None
@@ -348,5 +345,16 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     sources["model_attention"] = model.source if model.mla is not None else "unknown"
 
     target = Target(platform=platform, arch=arch, model=model, sglang_version=version, strict=settings.strict,
-                    sources=sources, platform_reason=reason)
+                    sources=sources, platform_reason=reason, version_inferred=inferred, build_evidence=evidence)
     return target, args
+
+
+def _build_evidence(launch: Launch, args: Args, version: str | None, settings: Settings) -> tuple[str, ...]:
+    """What says a launch whose release was not stated targets an SGLang build kv4lint does not know."""
+    from kv4lint.rules.parser import refused
+    from kv4lint.sglang.options import unreleased
+
+    out = [p for p in (unreleased(p) for p in refused(launch, args, version)) if p]
+    out += [f"{h.reason} (a {h.value} build, not a release)" for h in launch.hints if h.kind == "sglang_build"]
+    out += [f"{where}: SGLang installed from git or source" for where in settings.repo_sglang_source_installs]
+    return tuple(dict.fromkeys(out))

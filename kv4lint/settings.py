@@ -29,6 +29,8 @@ class Settings:
     # SGLang version pinned by the repository (requirements, lock files, images), with its source.
     repo_sglang_version: str | None = None
     repo_sglang_version_source: str | None = None
+    # Where the repository installs SGLang from git or source (a build kv4lint does not know).
+    repo_sglang_source_installs: list[str] = field(default_factory=list)
     root: str | None = None  # the project root (where the config was found), for relative paths
     cache_dir: str | None = None  # kv4lint.cache's directory; None: no cache (the CLI turns it on)
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from kv4lint.sglang import releases
 
+from kv4lint.sglang.models import SpecialModel, recognise_architectures, recognise_path
+
 PLATFORMS = ("cuda", "rocm", "xpu", "cpu", "npu", "musa", "mps", "hpu")
 
 # Names a user types for a GPU -> SGLang's arch facts (spec §2.1).
@@ -116,9 +118,7 @@ _ID_PATTERNS: list[tuple[re.Pattern, str | None]] = [
     # Name traps first: these are *not* MLA.
     (re.compile(r"deepseek-r1-distill", re.I), None),
     (re.compile(r"deepseek-(?:llm|coder-(?:1\.3|6\.7|33)b|math|moe-16b)", re.I), None),
-    (re.compile(r"deepseek-v4", re.I), "DeepseekV4ForCausalLM"),
     (re.compile(r"deepseek-vl2-tiny", re.I), None),
-    (re.compile(r"deepseek-v3\.2", re.I), "DeepseekV32ForCausalLM"),
     (re.compile(r"deepseek-(?:v3|r1|prover-v2)", re.I), "DeepseekV3ForCausalLM"),
     (re.compile(r"deepseek-(?:v2|coder-v2)", re.I), "DeepseekV2ForCausalLM"),
     (re.compile(r"deepseek-vl2", re.I), "DeepseekVL2ForCausalLM"),
@@ -129,7 +129,6 @@ _ID_PATTERNS: list[tuple[re.Pattern, str | None]] = [
     (re.compile(r"kimi-vl", re.I), "KimiVLForConditionalGeneration"),
     (re.compile(r"minicpm3", re.I), "MiniCPM3ForCausalLM"),
     (re.compile(r"glm-4\.7-flash", re.I), "Glm4MoeLiteForCausalLM"),
-    (re.compile(r"glm-5", re.I), "GlmMoeDsaForCausalLM"),
     (re.compile(r"longcat-flash", re.I), "LongcatFlashForCausalLM"),
     (re.compile(r"sarvam2?-", re.I), "SarvamMLAForCausalLM"),
     (re.compile(r"mistral-large-3", re.I), "MistralLarge3ForCausalLM"),
@@ -144,8 +143,6 @@ _ID_PATTERNS: list[tuple[re.Pattern, str | None]] = [
      "mha"),
 ]
 
-DSA_ARCHITECTURES = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
-
 
 @dataclass(frozen=True)
 class ModelInfo:
@@ -155,10 +152,19 @@ class ModelInfo:
     mla: bool | None = None  # None: unknown
     dsa: bool = False  # DeepSeek sparse attention (index_topk in config)
     source: str = "unknown"
+    kind: str | None = None  # the attention shown to users where SGLang has its own ("dsv4", "mla+dsa")
 
     @property
     def attention(self) -> str | None:
         return None if self.mla is None else ("mla" if self.mla else "mha")
+
+    @property
+    def shown_attention(self) -> str | None:
+        return self.kind or self.attention
+
+
+def _special(found: SpecialModel, source: str) -> ModelInfo:
+    return ModelInfo(found.architecture, found.mla, found.dsa, f"{source}: {found.family}", found.attention)
 
 
 def model_from_architecture(arch: str | None, source: str, *, config: dict | None = None) -> ModelInfo:
@@ -171,7 +177,7 @@ def model_from_architecture(arch: str | None, source: str, *, config: dict | Non
         mla = "kv_lora_rank" in text
     if arch == "DeepseekVL2ForCausalLM" and text.get("use_mla") is False:
         mla = False
-    dsa = arch in DSA_ARCHITECTURES or ("index_topk" in text and mla)
+    dsa = "index_topk" in text and mla
     return ModelInfo(arch, mla, dsa, source)
 
 
@@ -194,11 +200,17 @@ def infer_model(model_path: str | None, *, base_dir: str | None = None) -> Model
                     cfg = json.load(f)
                 archs = cfg.get("architectures") or []
                 if archs and isinstance(archs, list):
+                    found = recognise_architectures(archs, cfg)
+                    if found is not None:
+                        return _special(found, f"{cfg_path} architectures")
                     mla_arch = next((a for a in archs if a in MLA_ARCHITECTURES), None)
                     return model_from_architecture(mla_arch or archs[0], f"{cfg_path} architectures", config=cfg)
         except (OSError, ValueError):
             pass
     name = model_path.rstrip("/")
+    found = recognise_path(name)
+    if found is not None:
+        return _special(found, f"model id {model_path!r}")
     for pat, arch in _ID_PATTERNS:
         if pat.search(name):
             if arch is None or arch == "mha":
@@ -226,6 +238,11 @@ class Target:
     strict: bool = False
     sources: dict[str, str] = field(default_factory=dict)
     platform_reason: str | None = None
+    # The SGLang release was not stated (no --sglang-version, configuration, image tag or pin): kv4lint
+    # judges by its newest rule pack, and ``build_evidence`` lists what says the launch targets an SGLang
+    # build kv4lint does not know (an image of a development build, a git install, an option no release has).
+    version_inferred: bool = False
+    build_evidence: tuple[str, ...] = ()
 
     def with_(self, **kw) -> "Target":
         return replace(self, **kw)
@@ -234,7 +251,7 @@ class Target:
         return {
             "platform": self.platform,
             "gpu": self.arch,
-            "model_attention": self.model.attention,
+            "model_attention": self.model.shown_attention,
             "model_architecture": self.model.architecture,
             "sglang_version": self.sglang_version,
             "sources": dict(self.sources),

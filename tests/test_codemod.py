@@ -9,6 +9,9 @@ import fakefront
 from kv4lint.codemod import FixKV4Cache
 from kv4lint.settings import Settings
 
+# The release is stated: a KV406 spelling fix is never safe while it is inferred (issue 22).
+S23 = Settings(sglang_version="0.5.23")
+
 LAUNCH = "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct"
 
 
@@ -35,24 +38,24 @@ class TestFixKV4CacheEngine(CodemodTest):
 
             os.system("{LAUNCH} --kv-cache-dtype fp8_e4m3 --port 30000")  # keep me
         """
-        self.assertCodemod(before, after, settings=Settings())
+        self.assertCodemod(before, after, settings=S23)
 
     def test_fix_dtype_argument(self):
         before = f'cmd = "{LAUNCH} --kv-cache-dtype fp4_e2m1 --port 1"\n'
         after = f'cmd = "{LAUNCH} --kv-cache-dtype fp8_e5m2 --port 1"\n'
-        self.assertCodemod(before, after, fix_dtype="fp8_e5m2", isolated=True)
+        self.assertCodemod(before, after, fix_dtype="fp8_e5m2", isolated=True, sglang_version="0.5.23")
 
     def test_nothing_to_fix_is_skipped(self):
         code = f'cmd = "{LAUNCH} --kv-cache-dtype fp8_e4m3 --port 1"\n'
-        self.assertCodemod(code, code, settings=Settings(), expected_skip=True)
+        self.assertCodemod(code, code, settings=S23, expected_skip=True)
 
     def test_no_launch_is_skipped(self):
-        self.assertCodemod("x = 1\n", "x = 1\n", settings=Settings(), expected_skip=True)
+        self.assertCodemod("x = 1\n", "x = 1\n", settings=S23, expected_skip=True)
 
     def test_unsafe_fix_not_applied(self):
         fakefront.SHARED.add("fp4_e2m1")
         code = f'cmd = "{LAUNCH} --kv-cache-dtype fp4_e2m1 --port 1"\n'
-        self.assertCodemod(code, code, settings=Settings(), expected_skip=True)
+        self.assertCodemod(code, code, settings=S23, expected_skip=True)
 
     def test_fix_that_breaks_parsing_is_rolled_back_with_a_warning(self):
         import libcst
@@ -60,10 +63,10 @@ class TestFixKV4CacheEngine(CodemodTest):
 
         fakefront.BREAK_ON = "fp8_e4m3"  # reset by the fixture
         code = f'cmd = "{LAUNCH} --kv-cache-dtype fp4_e2m1 --port 1"\n'
-        self.assertCodemod(code, code, settings=Settings(), expected_skip=True)
+        self.assertCodemod(code, code, settings=S23, expected_skip=True)
         ctx = CodemodContext(filename="serve.py")
         with pytest.raises(SkipFile):
-            FixKV4Cache(ctx, settings=Settings()).transform_module(libcst.parse_module(code))
+            FixKV4Cache(ctx, settings=S23).transform_module(libcst.parse_module(code))
         assert len(ctx.warnings) == 1 and "rolled back" in ctx.warnings[0]
 
     def test_records_fixes_in_context_scratch(self):
@@ -71,7 +74,7 @@ class TestFixKV4CacheEngine(CodemodTest):
 
         ctx = CodemodContext(filename="serve.py")
         mod = libcst.parse_module(f'cmd = "{LAUNCH} --kv-cache-dtype fp4_e2m1 --port 1"\n')
-        out = FixKV4Cache(ctx, settings=Settings()).transform_module(mod)
+        out = FixKV4Cache(ctx, settings=S23).transform_module(mod)
         assert "fp8_e4m3" in out.code
         col = len('cmd = "') + len(LAUNCH) + len(" --kv-cache-dtype ") + 1
         assert [(line, c, code) for line, c, code, _ in ctx.scratch["kv4lint_fixed"]] == [(1, col, "KV406")]
@@ -81,7 +84,7 @@ class TestFixKV4CacheEngine(CodemodTest):
 
         src = ("\ufeff# -*- coding: utf-8 -*-\r\n" f'cmd = "{LAUNCH} --kv-cache-dtype fp4_e2m1 --port 1"\r\n').encode()
         mod = libcst.parse_module(src)
-        out = FixKV4Cache(CodemodContext(filename="serve.py"), settings=Settings()).transform_module(mod)
+        out = FixKV4Cache(CodemodContext(filename="serve.py"), settings=S23).transform_module(mod)
         assert out.bytes == src.replace(b"fp4_e2m1", b"fp8_e4m3")
 
     def test_latin1_module_keeps_its_encoding(self):
@@ -90,7 +93,7 @@ class TestFixKV4CacheEngine(CodemodTest):
         src = ("# -*- coding: latin-1 -*-\n# d\u00e9j\u00e0\n"
                f'cmd = "{LAUNCH} --kv-cache-dtype fp4_e2m1 --port 1"\n').encode("latin-1")
         mod = libcst.parse_module(src)
-        out = FixKV4Cache(CodemodContext(filename="serve.py"), settings=Settings()).transform_module(mod)
+        out = FixKV4Cache(CodemodContext(filename="serve.py"), settings=S23).transform_module(mod)
         assert out.bytes == src.replace(b"fp4_e2m1", b"fp8_e4m3")
 
 
@@ -121,7 +124,7 @@ class TestFixKV4CacheRealFrontend(CodemodTest):
                 kv_cache_dtype="fp4_e2m1",  # FP4 KV cache
             )
         """
-        self.assertCodemod(before, before.replace('"fp4_e2m1"', '"fp8_e4m3"'), isolated=True)
+        self.assertCodemod(before, before.replace('"fp4_e2m1"', '"fp8_e4m3"'), isolated=True, sglang_version="0.5.23")
 
     def test_engine_removes_fp4_only_keyword(self):
         before = """
@@ -179,6 +182,7 @@ def test_documented_libcst_tool_command(tmp_path, how):
         (tmp_path / ".libcst.codemod.yaml").write_text("modules:\n  - kv4lint\nformatter: []\n")
         cmd = ["--no-format", "codemod.FixKV4Cache"]
     r = subprocess.run([sys.executable, "-m", "libcst.tool", "codemod", *cmd, "--hide-progress", "--kv4lint-isolated",
+                        "--sglang-version", "0.5.23",
                         "serve.py", "fine.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "Transformed 1 files successfully." in r.stderr and "Skipped 1 files." in r.stderr

@@ -39,8 +39,12 @@ def write(path, text, mode=0o644, newline=""):
     return path
 
 
+# The release is stated: a KV406 spelling fix is never safe while it is inferred (issue 22).
+S23 = ["--sglang-version", "0.5.23"]
+
+
 def run(*args):
-    return main(["fix", "--isolated", "--jobs", "1", *map(str, args)])
+    return main(["fix", "--isolated", "--jobs", "1", *S23, *map(str, args)])
 
 
 # ---------------------------------------------------------------------------
@@ -99,7 +103,7 @@ def test_several_launches_in_one_file(fake, tmp_path):
 
 def test_fix_text_in_memory(fake):
     text = HEAD + " --kv-cache-dtype fp4_e2m1\n"
-    tf = fixer.fix_text("x.sh", text, Settings(), "shell")
+    tf = fixer.fix_text("x.sh", text, Settings(sglang_version="0.5.23"), "shell")
     assert tf.changed and tf.new_text == text.replace("fp4_e2m1", "fp8_e4m3")
     assert [f.code for f in tf.fixed] == ["KV406"]
     assert tf.remaining == [] and tf.errors == []
@@ -276,7 +280,7 @@ def test_unfixable_findings_remain_exit_one(fake, tmp_path, capsys):
 
 def test_check_fix_is_an_alias(fake, tmp_path):
     p = write(tmp_path / "serve.sh", HEAD + " --kv-cache-dtype fp4_e2m1\n")
-    assert main(["check", "--fix", "--isolated", str(p)]) == 0
+    assert main(["check", "--fix", "--isolated", *S23, str(p)]) == 0
     assert "fp8_e4m3" in p.read_text()
 
 
@@ -341,7 +345,8 @@ def test_cli_subprocess(tmp_path):
     """The installed entry point runs the engine end to end (no fake: whatever frontends exist)."""
     p = tmp_path / "nothing.sh"
     p.write_text("echo hello\n")
-    r = subprocess.run([sys.executable, "-m", "kv4lint", "fix", "--isolated", str(p)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "kv4lint", "fix", "--isolated", *S23, str(p)], capture_output=True,
+                       text=True)
     assert r.returncode == 0, r.stderr
     assert "Fixed 0 findings in 0 files (0 remaining)." in r.stderr
     assert p.read_text() == "echo hello\n"
@@ -390,7 +395,7 @@ def test_shell_forms(tmp_path, opts, before, after):
     assert p.read_bytes() == after.encode()
     assert run(*opts, p) == 0  # idempotent
     assert p.read_bytes() == after.encode()
-    rep = lint_text(str(p), after, Settings(gpu=opts[1] if opts else None), "shell")
+    rep = lint_text(str(p), after, Settings(gpu=opts[1] if opts else None, sglang_version="0.5.23"), "shell")
     assert rep.errors == [] and not [f for f in rep.findings if fixer.fixable(f, unsafe=True)]
 
 
@@ -465,7 +470,7 @@ def test_python_forms(tmp_path, opts, before, after):
     assert p.read_bytes() == (PY_HEAD + after).encode()
     assert run(*opts, p) == 0
     assert p.read_bytes() == (PY_HEAD + after).encode()
-    rep = lint_text(str(p), PY_HEAD + after, Settings(gpu=opts[1] if opts else None), "python")
+    rep = lint_text(str(p), PY_HEAD + after, Settings(gpu=opts[1] if opts else None, sglang_version="0.5.23"), "python")
     assert rep.errors == [] and not [f for f in rep.findings if fixer.fixable(f, unsafe=True)]
 
 

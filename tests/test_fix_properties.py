@@ -80,7 +80,8 @@ def cases(draw) -> Case:
     # The dtype and the target that makes it a fixable finding.
     kind = draw(st.sampled_from(["fp4_e2m1", "nvfp4-hopper", "nvfp4-rtx"]))
     dtype = "fp4_e2m1" if kind == "fp4_e2m1" else "nvfp4"
-    cfg = Settings(gpu={"fp4_e2m1": None, "nvfp4-hopper": "h100", "nvfp4-rtx": "rtx5090"}[kind])
+    cfg = Settings(gpu={"fp4_e2m1": None, "nvfp4-hopper": "h100", "nvfp4-rtx": "rtx5090"}[kind],
+                   sglang_version="0.5.23")
     new = "fp8_e4m3"
 
     via_var = draw(st.booleans())
@@ -213,7 +214,8 @@ def test_bytes_round_trip_outside_the_edits(case: Case, encoding: str):
 def py_cases(draw) -> Case:
     kind = draw(st.sampled_from(["fp4_e2m1", "nvfp4-hopper", "nvfp4-rtx"]))
     dtype = "fp4_e2m1" if kind == "fp4_e2m1" else "nvfp4"
-    cfg = Settings(gpu={"fp4_e2m1": None, "nvfp4-hopper": "h100", "nvfp4-rtx": "rtx5090"}[kind])
+    cfg = Settings(gpu={"fp4_e2m1": None, "nvfp4-hopper": "h100", "nvfp4-rtx": "rtx5090"}[kind],
+                   sglang_version="0.5.23")
     new = "fp8_e4m3"
     q = draw(st.sampled_from(['"', "'"]))
     dequant = "nvfp4" if kind == "nvfp4-rtx" else draw(st.sampled_from([None, "nvfp4", "fp8_e4m3"]))

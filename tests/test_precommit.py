@@ -113,7 +113,8 @@ def test_hooks_fail_fix_then_pass(hook_repo, env, tmp_path):
     (project / "vendor").mkdir()
     (project / "vendor" / "upstream.sh").write_text(BAD)  # excluded by configuration
     (project / "notes.txt").write_text(BAD)  # not a type the hooks take
-    (project / "pyproject.toml").write_text('[tool.kv4lint]\nexclude = ["vendor"]\n')
+    # The release is stated: a KV406 spelling fix is never safe while it is inferred (issue 22).
+    (project / "pyproject.toml").write_text('[tool.kv4lint]\nexclude = ["vendor"]\nsglang-version = "0.5.23"\n')
     _git("init", "-q", cwd=project)
     _git("add", "-A", cwd=project)
     files = ["serve.sh", "vendor/upstream.sh", "notes.txt"]

@@ -187,8 +187,10 @@ def test_cli_spellings():
     assert codes(kv4lint.check_argv(base)) == ["KV401"]
     # The last repeated flag wins.
     assert kv4lint.check_argv(base + ["--attention-backend", "triton"]) == []
-    # Underscore spellings are not options: SGLang rejects them, kv4lint sees no dtype.
-    assert kv4lint.check_argv(["--model", LLAMA, "--kv_cache_dtype", "nvfp4"], gpu="h100") == []
+    # Underscore spellings are not options: SGLang's parser refuses them (KV408), kv4lint sees no dtype.
+    (f,) = kv4lint.check_argv(["--model", LLAMA, "--kv_cache_dtype", "nvfp4"], gpu="h100", sglang_version="0.5.23")
+    assert f.code == "KV408" and f.message.startswith("`--kv_cache_dtype` is not an option of SGLang 0.5.23")
+    assert "did you mean `--kv-cache-dtype`?" in f.message
     # A unique prefix works; an ambiguous one (`--attention`, 0.5.23) sets nothing.
     assert codes(kv4lint.check_argv(["--model", LLAMA, "--kv-cache-dtype", "fp4_mx_block16", "--attention-b",
                                      "fa3"])) == ["KV401"]
@@ -269,15 +271,21 @@ def test_every_proposed_fix_leaves_no_kv4_error():
         for model in (LLAMA, V2LITE):
             a = argv("--kv-cache-dtype", dtype, *(["--attention-backend", backend] if backend else []), *extra,
                      model=model)
-            for f in kv4lint.check_argv(a, **target):
+            found = kv4lint.check_argv(a, **target)
+            refused = [f for f in found if f.code == "KV408"]  # an option the release lacks: no fix is safe
+            for f in found:
                 if f.fix is None:
-                    assert f.code in ("KV403", "KV407")  # no dtype rewrite: the dtype is not the cause
+                    assert f.code in ("KV403", "KV407", "KV408")  # no dtype rewrite: the dtype is not the cause
                     continue
                 fixed = _apply(a, f.fix)
                 # what remains is at most the blockers (KV407) the dtype does not cause, reported already
                 after = [g for g in kv4lint.check_argv(fixed, **target) if g.severity.value == "error"
                          and g.code != "KV407"]
-                assert after == [], (a, target, f.message, fixed, [g.message for g in after])
+                if refused:
+                    assert f.fix.applicability == "unsafe" and "parser would still refuse" in f.fix.description
+                    assert [g.code for g in after] == ["KV408"] * len(refused)
+                else:
+                    assert after == [], (a, target, f.message, fixed, [g.message for g in after])
                 checked += 1
     assert checked > 300
 

@@ -542,11 +542,17 @@ def test_image_hints():
         [("platform", "rocm"), ("sglang_version", "0.5.6.post2")]
     assert [(h.kind, h.value) for h in image_hints("lmsysorg/sglang:v0.5.21-xpu", None)] == \
         [("platform", "xpu"), ("sglang_version", "0.5.21")]
-    assert [h.value for h in image_hints("ascend/sglang:npu-latest", None)] == ["npu"]
+    # A tag naming a moving development build, not a release: a build kv4lint does not know (issue 22).
+    assert [(h.kind, h.value) for h in image_hints("ascend/sglang:npu-latest", None)] == \
+        [("platform", "npu"), ("sglang_build", "latest")]
+    assert [(h.kind, h.value) for h in image_hints("lmsysorg/sglang:dev", None)] == [("sglang_build", "dev")]
+    assert [(h.kind, h.value) for h in image_hints("lmsysorg/sglang:nightly-dev-cu13-20261201", None)] == \
+        [("platform", "cuda"), ("sglang_build", "nightly")]
     assert [h.value for h in image_hints("lmsysorg/sglang:v0.5.20-cpu", None)][0] == "cpu"
     assert [(h.kind, h.value) for h in image_hints("docker://lmsysorg/sglang:v0.5.16-cu129-b200", None)] == \
         [("platform", "cuda"), ("sglang_version", "0.5.16"), ("gpu", "sm100")]
-    assert image_hints("lmsysorg/sglang:latest", None) == []
+    assert [(h.kind, h.value) for h in image_hints("lmsysorg/sglang:latest", None)] == [("sglang_build", "latest")]
+    assert image_hints("lmsysorg/sglang", None) == []  # no tag: kv4lint does not guess
     assert image_hints("ubuntu:22.04", None) == []
     assert image_hints("python:3.11.9-slim", None) == []  # a version, but not SGLang's
 
@@ -886,7 +892,7 @@ _FAR_CODE_POINTS = [0x80, 0x7FF, 0xFFFF, 0x30000, 0xC3086, 0xF0000, 0x10FFFF]
 
 
 def test_parser_never_sees_a_non_ascii_character_after_a_brace(monkeypatch):
-    import kv4lint.frontends.shell as shell
+    import kv4lint.frontends.shell.parse as shell
 
     seen = []
 

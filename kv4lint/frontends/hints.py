@@ -45,6 +45,9 @@ _TAG_GPUS: dict[str, str] = {
     "gb10": "sm121", "spark": "sm121",
 }
 
+# Image tag words that name no release but a moving development build (lmsysorg/sglang:dev, :nightly-...).
+UNRELEASED_TAGS = frozenset({"dev", "nightly", "latest", "main"})
+
 _VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+\.\d+(?:\.post\d+|\.?rc\d+|\.dev\d+)?)(?![\d])")
 _CUDA_TAG = re.compile(r"(?:^|[-_.])cu(?:da)?-?\d{2,3}(?:$|[-_.])")
 _SCHEMES = ("docker://", "oras://", "library://", "docker-daemon:", "docker-archive:", "shub://", "podman://")
@@ -112,6 +115,10 @@ def image_hints(image: str, span: Span | None) -> list[Hint]:
         m = _VERSION.search(tag)
         if m:
             out.append(Hint("sglang_version", m.group(1).replace(".rc", "rc"), reason, span))
+        else:
+            build = next((t for t in re.split(r"[-_.]", tag.lower()) if t in UNRELEASED_TAGS), None)
+            if build:  # a development build: not a release kv4lint knows
+                out.append(Hint("sglang_build", build, reason, span))
     for tok in re.split(r"[-_.]", tag.lower()):
         if tok in _TAG_GPUS:
             out.append(Hint("gpu", _TAG_GPUS[tok], reason, span))
@@ -171,4 +178,30 @@ def dedupe_hints(hints: list[Hint]) -> list[Hint]:
         if key not in seen:
             seen.add(key)
             out.append(h)
+    return out
+
+
+def fact_hints(facts, anchor) -> list[Hint]:
+    """Hints from what a command's wrappers say (:class:`kv4lint.sglang.commands.Fact`), in order.
+
+    ``anchor(word)`` is where a word is reported.  A weak platform fact
+    (``docker run --gpus``) gives way to another platform of its group that
+    the image, a device or the environment names.
+    """
+    out: list[Hint] = []
+    strong: dict[int, bool] = {}
+    for f in facts:
+        if f.kind == "env":
+            got = env_hints(f.name, f.text, anchor(f.word), how=f.how)
+        elif f.kind == "image":
+            got = image_hints(f.text, anchor(f.word))
+        elif f.kind == "devices":
+            got = device_hints([(w.text, anchor(w)) for w in f.words], how=f.how)
+        elif f.weak and strong.get(f.group):
+            continue
+        else:
+            got = [Hint("platform", f.text, f.how, anchor(f.word))]
+        if f.group and any(h.kind == "platform" and h.value != "cuda" for h in got):
+            strong[f.group] = True
+        out.extend(got)
     return out

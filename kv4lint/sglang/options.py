@@ -9,6 +9,7 @@ prefix; ``--flag=value``; the last occurrence wins).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gzip
 import json
@@ -34,6 +35,19 @@ _DEST_ALIASES = {
     "data_parallel_size": "dp_size",
     "pipeline_parallel_size": "pp_size",
     "expert_parallel_size": "ep_size",
+}
+
+
+# Options whose choices depend on the environment or installed plugins (spec sglang-cli-options.json
+# "_about"): kv4lint cannot know them, so it checks no value of these against a list.
+DYNAMIC_CHOICES = frozenset({"--sampling-backend", "--reasoning-parser", "--tool-call-parser",
+                             "--kv-canary-real-data", "--cuda-graph-backend-decode", "--cuda-graph-backend-prefill",
+                             "--lora-target-modules", "--speculative-draft-model-quantization"})
+
+# Retired options that SGLang still registers with an action that stops the parser (``DeprecatedAction``
+# with an ``error_message``), by the releases that do so: option -> (first, last).
+REFUSING_OPTIONS: dict[str, tuple[str, str]] = {
+    "--enable-expert-distribution-metrics": ("0.5.18", "0.5.19"),
 }
 
 
@@ -73,18 +87,76 @@ def known_releases() -> list[str]:
     return sorted(_raw(), key=Version)
 
 
-@functools.lru_cache(maxsize=None)
-def table(version: str | None) -> dict[str, Option]:
-    """The option table of ``version`` (the newest inspected release at or before it)."""
+def _table_release(version) -> str | None:
+    """The inspected release whose table ``version`` uses (the newest at or before it); None when older."""
     releases = known_releases()
     if version is None:
-        return _table_by_key(releases[-1])
+        return releases[-1]
     v = parse_version(version) if isinstance(version, str) else version
     best = None
     for r in releases:
         if Version(r) <= v or (Version(r).release[:3] == v.release[:3]):
             best = r
+    return best
+
+
+@functools.lru_cache(maxsize=256)
+def inspected_release(version) -> str | None:
+    """The inspected release whose parser ``version`` has, or None when kv4lint does not know its parser.
+
+    ``None`` (the newest rule pack) is the newest inspected release.  A release older than every inspected
+    one, or newer than the newest (``0.5.24``, ``0.6.0``), has a parser kv4lint has not read.
+    """
+    best = _table_release(version)
+    if best is None or version is None:
+        return best
+    v = parse_version(version) if isinstance(version, str) else version
+    if best == known_releases()[-1] and v.release[:3] > Version(best).release[:3]:
+        return None
+    return best
+
+
+def option_releases(option: str) -> list[str]:
+    """The inspected releases whose parser has ``option`` (oldest first)."""
+    return [r for r in known_releases() if option in _table_by_key(r)]
+
+
+def choice_releases(option: str, value: str) -> list[str]:
+    """The inspected releases where ``value`` is a choice of ``option``."""
+    out = []
+    for r in known_releases():
+        spec = _table_by_key(r).get(option)
+        if spec is not None and spec.choices is not None and _is_choice(value, spec.choices):
+            out.append(r)
+    return out
+
+
+def unreleased(problem: Problem) -> str | None:
+    """For a refused option or value that no inspected release has, a phrase naming it; else None.
+
+    Such a word was written for an SGLang build kv4lint does not know (a development branch, a fork).
+    """
+    if problem.kind == "unknown" and problem.spelled.startswith("--") and "_" not in problem.spelled \
+            and not option_releases(problem.spelled):
+        return f"{problem.spelled} (an option of no release kv4lint knows)"
+    if problem.kind == "choice" and problem.option and problem.value is not None and problem.value.text \
+            and not choice_releases(problem.option, problem.value.text):
+        return f"{problem.option} {problem.value.text} (a value of no release kv4lint knows)"
+    return None
+
+
+def _is_help(name: str) -> bool:
+    """``-h``, ``--help`` and its prefixes: argparse's own help option, which every SGLang parser has."""
+    return name == "-h" or (len(name) > 2 and "--help".startswith(name))
+
+
+@functools.lru_cache(maxsize=None)
+def table(version: str | None) -> dict[str, Option]:
+    """The option table of ``version`` (the newest inspected release at or before it)."""
+    releases = known_releases()
+    best = _table_release(version)
     if best is None:
+        v = parse_version(version) if isinstance(version, str) else version
         # Older than every inspected release: the oldest table, with that era's dtype choices.
         t = dict(_table_by_key(releases[0]))
         for floor, choices in sorted(_OLDEST_KV_CHOICES.items(), reverse=True):
@@ -128,6 +200,30 @@ class Occurrence:
     from_config: bool = False
 
 
+@dataclass(frozen=True)
+class Problem:
+    """Something SGLang's argument parser refuses (argparse exits with status 2 before the server starts).
+
+    ``kind``: ``"unknown"`` (no option of the release; argparse: unrecognized arguments),
+    ``"ambiguous"`` (a prefix of several options), ``"choice"`` (a value outside the option's choices),
+    ``"missing"`` (an option without its value), ``"explicit"`` (``--flag=value`` for an option that
+    takes no value), ``"retired"`` (an option the release registers only to stop with a message).
+    ``token`` is the option's token (``value`` the refused value token where there is one); ``option``
+    the release's option string it resolved to (None for unknown and ambiguous ones); ``spelled`` the
+    option as written; ``candidates`` the options an ambiguous prefix could mean; ``swallowed`` the
+    tokens an unknown option took with it (argparse lists them among the unrecognized arguments).
+    """
+
+    kind: str
+    token: Value
+    spelled: str
+    option: str | None = None
+    value: Value | None = None
+    candidates: tuple[str, ...] = ()
+    swallowed: tuple[Value, ...] = ()
+    from_config: bool = False
+
+
 @dataclass
 class Args:
     """A launch's server arguments by ServerArgs field name.
@@ -142,7 +238,7 @@ class Args:
     values: dict[str, Value] = field(default_factory=dict)
     occurrences: dict[str, list[Occurrence]] = field(default_factory=dict)
     open_ended: bool = False
-    problems: list[tuple[str, Value]] = field(default_factory=list)  # (message, token)
+    problems: list[Problem] = field(default_factory=list)  # what SGLang's parser refuses, in argv order
     form: str = "argv"
 
     def get(self, name: str) -> Value | None:
@@ -176,13 +272,30 @@ def _looks_like_option(text: str | None, tbl: dict[str, Option]) -> bool:
     return True
 
 
+_SORTED: dict[int, tuple[dict, list[str]]] = {}
+
+
+def prefixed(name: str, tbl: dict[str, Option]) -> list[str]:
+    """The options of ``tbl`` that start with ``name``, sorted (a bisect in the sorted option strings)."""
+    held = _SORTED.get(id(tbl))
+    if held is None or held[0] is not tbl:
+        held = _SORTED[id(tbl)] = (tbl, sorted(tbl))
+    keys = held[1]
+    i = bisect.bisect_left(keys, name)
+    out = []
+    while i < len(keys) and keys[i].startswith(name):
+        out.append(keys[i])
+        i += 1
+    return out
+
+
 def resolve_option(name: str, tbl: dict[str, Option]) -> tuple[str | None, str | None]:
     """argparse's lookup: exact match, else a unique prefix.  Returns (option, problem)."""
     if name in tbl:
         return name, None
     if not name.startswith("--"):
         return None, None
-    matches = [o for o in tbl if o.startswith(name)]
+    matches = prefixed(name, tbl)
     if len(matches) == 1:
         return matches[0], None
     if len(matches) > 1:
@@ -209,15 +322,19 @@ def normalise_argv(tokens: list[Value], version: str | None, *, config: list[Val
             continue  # positional (e.g. `sglang serve MODEL`) or stray word
         name, inline = (text.split("=", 1) + [None])[:2] if "=" in text and text not in tbl else (text, None)
         opt, problem = resolve_option(name, tbl)
-        if problem:
-            args.problems.append((problem, tok))
         if opt is None:
             # An option of the entry point's own parser (a bench script's --result-filename X)
             # or an unknown one: a following word that is not an option is its value, not a
             # server argument kv4lint cannot see.
+            swallowed: tuple[Value, ...] = ()
             if inline is None and i < len(seq) and not seq[i][0].splat and (
                     seq[i][0].text is None or not _looks_like_option(seq[i][0].text, tbl)):
+                swallowed = (seq[i][0],)
                 i += 1
+            if not _is_help(name):
+                candidates = tuple(prefixed(name, tbl)) if problem else ()
+                args.problems.append(Problem("ambiguous" if problem else "unknown", tok, name,
+                                             candidates=candidates, swallowed=swallowed, from_config=from_cfg))
             continue
         spec = tbl[opt]
         dest = spec.dest
@@ -236,6 +353,7 @@ def normalise_argv(tokens: list[Value], version: str | None, *, config: list[Val
             while i < len(seq) and (seq[i][0].text is None or not _looks_like_option(seq[i][0].text, tbl)):
                 occ.values.append(seq[i][0])
                 i += 1
+        args.problems.extend(_refusals(opt, spec, occ, seq[i][0] if i < len(seq) else None, version))
         args.occurrences.setdefault(dest, []).append(occ)
         if spec.arity == "flag":
             args.values[dest] = Value("true", tok.span, tok.provenance, use=tok.use, shared=tok.shared)
@@ -247,6 +365,39 @@ def normalise_argv(tokens: list[Value], version: str | None, *, config: list[Val
         else:
             args.values[dest] = Value.unknown(tok.anchor)
     return args
+
+
+def _refusals(opt: str, spec: Option, occ: Occurrence, after: Value | None, version: str | None) -> list[Problem]:
+    """What argparse refuses in one occurrence of a known option (its values as read above)."""
+    tok, cfg = occ.option, occ.from_config
+    retired = REFUSING_OPTIONS.get(opt)
+    rel = inspected_release(version)
+    if retired and rel is not None and Version(retired[0]) <= Version(rel) <= Version(retired[1]):
+        return [Problem("retired", tok, occ.spelled, opt, from_config=cfg)]
+    if occ.inline and spec.arity == "flag":
+        return [Problem("explicit", tok, occ.spelled, opt, occ.values[0] if occ.values else None, from_config=cfg)]
+    if not occ.values and spec.arity in ("value", "list+") and not occ.inline:
+        if after is None or (after.text is not None and not after.splat):
+            # argparse: "expected one argument" / "expected at least one argument"
+            return [Problem("missing", tok, occ.spelled, opt, after, from_config=cfg)]
+        return []
+    if spec.choices is None or opt in DYNAMIC_CHOICES:
+        return []
+    out = []
+    for v in occ.values:
+        if v.text is not None and not v.splat and not _is_choice(v.text, spec.choices):
+            out.append(Problem("choice", tok, occ.spelled, opt, v, from_config=cfg))
+    return out
+
+
+def _is_choice(text: str, choices: tuple) -> bool:
+    """``text in choices`` after argparse's ``type`` conversion (int choices come from an ``int`` type)."""
+    if all(isinstance(c, str) for c in choices):
+        return text in choices
+    try:
+        return int(text) in choices
+    except ValueError:
+        return False
 
 
 def normalise_kwargs(kwargs: dict[str, Value], positional: list[Value], *, unknown_rest: bool = False) -> Args:

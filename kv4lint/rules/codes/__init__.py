@@ -8,10 +8,11 @@ home to say it.
 
 from __future__ import annotations
 
-from kv4lint.rules.codes import kv401, kv402, kv403, kv404, kv405, kv406, kv407
+from kv4lint.rules.codes import kv401, kv402, kv403, kv404, kv405, kv406, kv407, kv408, kv409
 from kv4lint.rules.codes.base import Context, Example, Rule, Said
 
-RULES: dict[str, Rule] = {m.RULE.code: m.RULE for m in (kv401, kv402, kv403, kv404, kv405, kv406, kv407)}
+RULES: dict[str, Rule] = {m.RULE.code: m.RULE for m in (kv401, kv402, kv403, kv404, kv405, kv406, kv407, kv408,
+                                                     kv409)}
 
 INTERNAL_CODE = "KV400"  # internal failures surfaced as a finding (flake8 plugin)
 

@@ -1,0 +1,267 @@
+"""SGLang's argument parser comes first: KV408 (a launch the parser refuses) and KV409 (a launch for an
+SGLang build kv4lint does not know), and the order in which they and the KV cache rules are reported.
+
+``python -m sglang.launch_server`` and ``sglang serve`` read their arguments with ``argparse``
+(``prepare_server_args``; prefixes allowed, exact spellings first).  An option the release does not have,
+a value outside an option's choices, an option without its value: argparse exits with status 2 before
+any of SGLang's resolution runs, so that is the cause a user hits first (attribution).  The facts (which
+options and choices each release has, how argparse reads argv) are :mod:`kv4lint.sglang.options`; here
+they become findings.
+
+Pure: (launch, normalised arguments, target) -> findings.  No I/O.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+
+from kv4lint.model import Fix, Launch, Value
+from kv4lint.rules.check import RuleFinding, check, version_label
+from kv4lint.rules.codes import RULES
+from kv4lint.rules.engine import release
+from kv4lint.sglang.options import (
+    Args, Problem, choice_releases, inspected_release, known_releases, normalise_argv, option_releases, table,
+)
+from kv4lint.target import Target
+
+# Entry points whose parser is prepare_server_args's alone (spec §6): every option they are given must be
+# one of ServerArgs'.  The bench scripts and compile_deep_gemm add options of their own, which kv4lint's
+# tables do not list: there an unknown option is not a refusal kv4lint can see.
+SERVER_PARSER_ENTRIES = frozenset({"sglang.launch_server", "sglang serve", "sglang config", "prepare_server_args",
+                                   "popen_launch_server", "launch_server_cmd"})
+
+# Options ``sglang serve`` takes out of argv before its parser runs, by the 0.5.N release that added them.
+SERVE_OWN_OPTIONS = {"--model-type": 10}
+
+# Fields whose option makes a launch one kv4lint judges (with --config, spec §5.3).
+KV_CACHE_FIELDS = frozenset({"kv_cache_dtype", "prefill_kv_cache_dequant_dtype", "speculative_draft_kv_cache_dtype"})
+
+
+def judged(launch: Launch, args: Args) -> bool:
+    """Whether the launch names a KV cache option (or a likeness of one) or a ``--config`` file."""
+    if KV_CACHE_FIELDS & set(args.values) or "config" in args.values or launch.config_argv:
+        return True
+    return any("kv-cache" in p.spelled.lower().replace("_", "-") for p in args.problems)
+
+
+def refused(launch: Launch, args: Args, version: str | None) -> list[Problem]:
+    """The problems of ``args`` the argument parser of release ``version`` refuses, in argv order.
+
+    Nothing when kv4lint has not read that release's parser (older or newer than every inspected one),
+    for keyword arguments (the Python API has no parser), and for launches kv4lint does not judge.
+    ``--kv-cache-dtype``'s choices are KV406's (it names the FP4 spellings of each release).
+    """
+    if args.form != "argv" or inspected_release(version) is None or not judged(launch, args):
+        return []
+    out = []
+    for p in args.problems:
+        if p.kind in ("unknown", "ambiguous") and launch.entry not in SERVER_PARSER_ENTRIES:
+            continue
+        if launch.entry == "sglang serve" and release(version) >= SERVE_OWN_OPTIONS.get(p.spelled, 99):
+            continue
+        if p.kind == "choice" and p.option == "--kv-cache-dtype":
+            continue
+        out.append(p)
+    return out
+
+
+def _ranges(releases: list[str]) -> str:
+    """``["0.5.12", "0.5.13", "0.5.16"]`` -> ``0.5.12-0.5.13, 0.5.16`` (runs of consecutive inspected releases)."""
+    known = known_releases()
+    runs: list[list[str]] = []
+    for r in releases:
+        if runs and known.index(r) == known.index(runs[-1][-1]) + 1:
+            runs[-1].append(r)
+        else:
+            runs.append([r])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+def _where(found: list[str]) -> str:
+    return "it exists in no release kv4lint knows" if not found else f"it exists in SGLang {_ranges(found)}"
+
+
+# Close matches are looked for in the first refusals of a launch only: difflib costs about 5 ms a word.
+MAX_SUGGESTIONS = 50
+
+
+def _suggest(word: str, candidates, *, look: bool = True) -> str:
+    near = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.75) if look else []
+    return f"; did you mean `{near[0]}`?" if near else ""
+
+
+def _quote(tokens) -> str:
+    return " ".join(t.text if t.text is not None else "<unknown>" for t in tokens)
+
+
+def _named(p: Problem, launch: Launch) -> str:
+    """The option as the user wrote it: a config file's key, or the option on the command line."""
+    if (p.from_config or launch.entry == "sglang config") and p.spelled.startswith("--"):
+        return f"config key `{p.spelled[2:]}` (`{p.spelled}`)"
+    return f"`{p.spelled}`"
+
+
+def describe(p: Problem, target: Target, launch: Launch, *, suggest: bool = True) -> tuple[str, Value]:
+    """The message for a refusal, in the user's terms, and the token to report it at (``suggest``: with the
+    nearest option or choice)."""
+    label = version_label(target.sglang_version)
+    tbl = table(target.sglang_version)
+    if p.kind == "unknown":
+        spelled = p.spelled
+        dashed = spelled.replace("_", "-") if spelled.startswith("--") else spelled
+        hint = (f"; did you mean `{dashed}`?" if dashed != spelled and dashed in tbl
+                else _suggest(spelled, tbl, look=suggest))
+        msg = (f"{_named(p, launch)} is not an option of {label}; {_where(option_releases(spelled))}{hint} "
+               f"(its argument parser refuses the launch before the server starts: unrecognized arguments: "
+               f"{_quote((p.token,) + p.swallowed)})")
+        return msg, p.token
+    if p.kind == "ambiguous":
+        exact = option_releases(p.spelled)
+        was = f"; `{p.spelled}` itself is an option of SGLang {_ranges(exact)}" if exact else ""
+        return (f"{_named(p, launch)} is ambiguous in {label}: it could be {', '.join(p.candidates)} (its argument "
+                f"parser refuses the launch before the server starts: ambiguous option){was}; write the option "
+                "in full", p.token)
+    if p.kind == "choice":
+        value = p.value.text if p.value is not None else ""
+        choices = [str(c) for c in (tbl[p.option].choices or ())]
+        msg = (f"`{p.option} {value}` is not a choice of {label} (its argument parser refuses the launch before "
+               f"the server starts: invalid choice: '{value}'; choose from {', '.join(choices)}); "
+               f"as a value of {p.option}, {_where(choice_releases(p.option, value))}"
+               f"{_suggest(value, choices, look=suggest)}")
+        return msg, p.value or p.token
+    if p.kind == "missing":
+        after = "it is the last argument" if p.value is None else f"it is followed by `{p.value.text}`"
+        many = tbl[p.option].arity == "list+"
+        return (f"{_named(p, launch)} needs {'at least one value' if many else 'a value'} in {label}, but {after} "
+                f"(its argument parser refuses the launch before the server starts: expected "
+                f"{'at least one argument' if many else 'one argument'})", p.token)
+    if p.kind == "explicit":
+        value = p.value.text if p.value is not None else ""
+        return (f"{_named(p, launch)} takes no value in {label}: its argument parser refuses `{p.token.text}` "
+                f"before the server starts (ignored explicit argument '{value}')", p.token)
+    return (f"{_named(p, launch)} is retired in {label}: its argument parser stops with an error when it is given",
+            p.token)
+
+
+def parser_findings(launch: Launch, args: Args, target: Target) -> list[RuleFinding]:
+    """KV408, one per refusal."""
+    out = []
+    for k, p in enumerate(refused(launch, args, target.sglang_version)):
+        msg, token = describe(p, target, launch, suggest=k < MAX_SUGGESTIONS)
+        out.append(RuleFinding("KV408", RULES["KV408"].severity, msg, token, p.option and table(
+            target.sglang_version)[p.option].dest))
+    return out
+
+
+def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | None:
+    """KV409, once per judged launch whose release was inferred and that shows another build."""
+    if not (target.version_inferred and target.build_evidence and args.form == "argv" and judged(launch, args)):
+        return None
+    label = version_label(target.sglang_version)
+    msg = (f"this launch targets an SGLang build kv4lint does not know ({'; '.join(target.build_evidence)}); "
+           f"no release was stated, so it is judged by {label}, the newest kv4lint knows, and what is reported "
+           "holds for that release, not necessarily for the build; state the release (--sglang-version, or "
+           "sglang-version in [tool.kv4lint]) to judge it by another")
+    return RuleFinding("KV409", RULES["KV409"].severity, msg, None, None)
+
+
+# ---------------------------------------------------------------------------
+# Attribution and fixes
+
+
+def _as_if_accepted(args: Args, problems: list[Problem], target: Target) -> Args:
+    """``args`` once the parser errors are put right, as far as kv4lint can tell: an unknown option gone
+    (as normalisation already reads it), a refused or missing value unknown, and so are the options an
+    ambiguous prefix may mean (the user's correction is not known)."""
+    values = dict(args.values)
+    tbl = table(target.sglang_version)
+    for p in problems:
+        if p.kind == "ambiguous":
+            for c in p.candidates:
+                values.setdefault(tbl[c].dest, Value.unknown(p.token.anchor))
+            continue
+        dest = _dest(args, p)
+        if dest is not None:
+            values[dest] = Value.unknown(p.token.anchor)
+    return replace(args, values=values)
+
+
+def _dest(args: Args, p: Problem) -> str | None:
+    """The field whose effective (last) occurrence is the refused one."""
+    for dest, occs in args.occurrences.items():
+        if occs and occs[-1].option is p.token:
+            return dest
+    return None
+
+
+def _fixed_tokens(tokens: list[Value], args: Args, fix: Fix) -> list[Value]:
+    drop: set[int] = set()
+    replace_text: dict[int, str] = {}
+    for name in fix.remove:
+        for occ in args.occurrences.get(name, []):
+            drop.add(id(occ.option))
+            if not occ.inline:
+                drop.update(id(v) for v in occ.values)
+    for name, new in fix.set.items():
+        occs = args.occurrences.get(name)
+        if occs and occs[-1].values and not occs[-1].inline:
+            replace_text[id(occs[-1].values[0])] = new
+        elif occs and occs[-1].inline:
+            replace_text[id(occs[-1].option)] = f"{occs[-1].spelled}={new}"
+    out = []
+    for t in tokens:
+        if id(t) in drop:
+            continue
+        out.append(replace(t, text=replace_text[id(t)]) if id(t) in replace_text else t)
+    return out
+
+
+def recheck_fix(fix: Fix | None, launch: Launch, args: Args, target: Target) -> Fix | None:
+    """Re-check the fixed launch with the same target, its parser included: a fix after which SGLang's
+    parser still refuses the launch cannot produce an accepted launch, so it is not safe."""
+    if fix is None or args.form != "argv":
+        return fix
+    fixed = normalise_argv(_fixed_tokens(launch.argv, args, fix), target.sglang_version,
+                           config=_fixed_tokens(launch.config_argv, args, fix))
+    left = refused(launch, fixed, target.sglang_version)
+    dtype = fix.set.get("kv_cache_dtype")
+    why = None
+    if left:
+        why = describe(left[0], target, launch, suggest=False)[0].split(" (its argument parser", 1)[0]
+    elif dtype is not None and inspected_release(target.sglang_version) is not None and dtype not in (
+            table(target.sglang_version)["--kv-cache-dtype"].choices or ()):
+        why = f"--kv-cache-dtype {dtype} is not a choice of {version_label(target.sglang_version)}"
+    if why is None:
+        return fix
+    more = f" and {len(left) - 1} more" if len(left) > 1 else ""
+    return replace(fix, applicability="unsafe",
+                   description=f"{fix.description} (unsafe: {version_label(target.sglang_version)}'s argument "
+                               f"parser would still refuse the fixed launch: {why}{more})")
+
+
+def _inferred_spelling(fix: Fix, target: Target) -> Fix:
+    return replace(fix, applicability="unsafe", description=(
+        f"{fix.description} (unsafe: no SGLang release was stated, so the launch is judged by "
+        f"{version_label(target.sglang_version)}, the newest kv4lint knows; the dtype may be right for the "
+        "release or build it was written for; state the release with --sglang-version to fix it safely)"))
+
+
+def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3",
+          strict: bool | None = None) -> list[RuleFinding]:
+    """Every finding of a launch, parser first: KV408 refusals, KV409 once, then the KV cache rules on the
+    launch as it would be once the parser accepts it, each fix re-checked."""
+    problems = refused(launch, args, target.sglang_version)
+    out = parser_findings(launch, args, target)
+    build = build_finding(launch, args, target)
+    if build is not None:
+        out.append(build)
+    for f in check(_as_if_accepted(args, problems, target) if problems else args, target, fix_dtype=fix_dtype,
+                   strict=strict):
+        if f.fix is not None:
+            f.fix = recheck_fix(f.fix, launch, args, target)
+            spelling = f.code == "KV406" and f.event is None  # not a choice, or deprecated: the dtype's name
+            if spelling and target.version_inferred and f.fix.applicability == "safe":
+                f.fix = _inferred_spelling(f.fix, target)
+        out.append(f)
+    return out

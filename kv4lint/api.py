@@ -32,7 +32,7 @@ def _judge(launch: Launch, settings: Settings) -> list[Finding]:
     out = []
     for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
         out.append(Finding(rf.code, rf.severity, rf.message, launch.path, None, None, None, rf.fix,
-                           target=target.describe(), field=rf.field))
+                           target=target.describe(), field=rf.field, detail=rf.detail or None))
     return out
 
 

@@ -1,24 +1,20 @@
 """A cache of what the frontends found in a file (ruff-style), for ``kv4lint check`` and ``fix`` over trees.
 
 Parsing is most of kv4lint's cost on a tree (issue 8: the libcst parse of a
-few large candidates outweighs reading every other file).  A frontend's
-result depends only on the file's text, its language, the path it was given
-as (``Launch.path``, relative ``--config`` lookups) and the current directory
--- and on the ``--config`` YAML files a launch names, which the frontends read
-themselves.  So an entry is keyed by a hash of all of these plus kv4lint's own
-code and its parsers' versions, and records the files the scan looked at
-outside the scanned file (:func:`kv4lint.frontends.sglang_config.recording`)
-with their ``stat`` signatures; an entry is used only when every one of them
-is unchanged.  The rules run afresh every time (settings, pins, the target
-machine are not part of the key).
+few large candidates outweighs reading every other file).  Frontends read
+only the text they are given: a frontend's result depends on the file's
+text, its language and the name it was given as (``Launch.path``; ``.rst``
+and ``.md`` read differently) -- nothing outside the file, not the current
+directory.  So an entry is keyed by a hash of these plus kv4lint's own code
+and its parsers' versions.  The files a launch refers to (``--config``) are
+read after the cache, on every run (:mod:`kv4lint.launch_configs`), and the
+rules run afresh every time (settings, pins, the target machine are not part
+of the key).
 
 Only files that pass the pre-filter reach the cache (about 1 % of a tree), so
-an entry is one small JSON file; nothing is ever unpickled or executed.  An
-entry is not written when a file it depends on changed in the last two
-seconds (a change within the file system's timestamp resolution could go
-unseen, git's "racy" case).  Any problem with the cache (unwritable,
-corrupt, a result it cannot encode) means no caching for that file, never an
-error.
+an entry is one small JSON file; nothing is ever unpickled or executed.  Any
+problem with the cache (unwritable, corrupt, a result it cannot encode) means
+no caching for that file, never an error.
 """
 
 from __future__ import annotations
@@ -35,7 +31,7 @@ import time
 from kv4lint import __version__
 from kv4lint import model
 
-FORMAT = 1
+FORMAT = 2
 RACY_S = 2.0  # do not trust a stat signature younger than this
 
 _fingerprint: str | None = None
@@ -97,7 +93,7 @@ def _signature(st: os.stat_result) -> list:
 
 def _key(path: str, text: str, language: str) -> str:
     h = hashlib.sha256()
-    for part in (code_fingerprint(), language, path, os.path.abspath(path), os.getcwd()):
+    for part in (code_fingerprint(), language, path):
         h.update(part.encode("utf-8", "surrogatepass") + b"\0")
     h.update(text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
@@ -105,8 +101,6 @@ def _key(path: str, text: str, language: str) -> str:
 
 def cached_scan(directory: str, path: str, text: str, language: str, scan) -> model.ScanResult:
     """``scan(path, text, language)``, or its result from the cache in ``directory``."""
-    from kv4lint.frontends import sglang_config
-
     try:
         key = _key(path, text, language)
         entry_path = os.path.join(directory, key[:2], key + ".json")
@@ -115,10 +109,9 @@ def cached_scan(directory: str, path: str, text: str, language: str, scan) -> mo
             return hit
     except Exception:  # noqa: BLE001 - the cache must never stop a run
         return scan(path, text, language)
-    with sglang_config.recording() as looked_at:
-        result = scan(path, text, language)
+    result = scan(path, text, language)
     try:
-        _store(entry_path, result, looked_at)
+        _store(entry_path, result)
     except Exception:  # noqa: BLE001
         pass
     return result
@@ -132,23 +125,12 @@ def _load(entry_path: str) -> model.ScanResult | None:
         return None
     if not isinstance(entry, dict) or entry.get("format") != FORMAT:
         return None
-    for p, sig in entry["depends"]:
-        if signature(p) != sig:
-            return None
     result = decode(entry["result"])
     return result if isinstance(result, model.ScanResult) else None
 
 
-def _store(entry_path: str, result: model.ScanResult, looked_at: list[str]) -> None:
-    now = time.time_ns()
-    depends = []
-    for p in dict.fromkeys(looked_at):
-        sig = signature(p)
-        if sig is not None and now - max(sig[2], sig[3]) < RACY_S * 1e9:
-            return  # changed just now: maybe again within the timestamps' resolution
-        depends.append([p, sig])
-    _write(entry_path, json.dumps({"format": FORMAT, "depends": depends, "result": encode(result)},
-                                  separators=(",", ":")))
+def _store(entry_path: str, result: model.ScanResult) -> None:
+    _write(entry_path, json.dumps({"format": FORMAT, "result": encode(result)}, separators=(",", ":")))
 
 
 def _write(path: str, data: str) -> None:

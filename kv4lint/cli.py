@@ -82,9 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
     e.add_argument("code", nargs="?", help="KV401 ... (omit to list all codes)")
 
-    m = sub.add_parser("matrix", help="print a release's KV4 support table (backends x MHA/MLA x FP4 dtype)")
+    m = sub.add_parser("matrix", help="print a release's KV4 support table (backends x MHA/MLA x FP4 dtype), "
+                       "computed by check itself")
     m.add_argument("--sglang-version", metavar="V")
-    m.add_argument("--format", choices=["text", "markdown"], default="text")
+    m.add_argument("--gpu", metavar="G", action="append",
+                   help="GPU arch or name (repeatable; default: sm90, sm100 and sm120)")
+    m.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     return p
 
 
@@ -241,13 +244,17 @@ def emit(ns: argparse.Namespace, result: RunResult) -> None:
                       statistics=getattr(ns, "statistics", False))
         stream.write(text)
         if getattr(ns, "show_target", False):
+            where = stream if ns.format in ("text", "full") else sys.stderr
             for path, targets in result.targets.items():
                 for t in targets:
                     src = t.get("sources", {})
                     print(f"{path}:{t['line']}: {t['entry']}: platform={t['platform']} ({src.get('platform')}), "
                           f"gpu={t['gpu']} ({src.get('gpu')}), model_attention={t['model_attention']} "
                           f"({src.get('model_attention')}), sglang={t['sglang_version'] or 'newest'} "
-                          f"({src.get('sglang_version')})", file=sys.stderr if ns.format != "text" else stream)
+                          f"({src.get('sglang_version')})", file=where)
+            for f in result.findings:  # SGLang's side of each finding: its function and the resolution trace
+                if f.detail:
+                    print(f"{f.path}:{f.start.line if f.start else 0}: {f.code} sglang: {f.detail}", file=where)
     finally:
         if out_file:
             stream.close()
@@ -287,18 +294,19 @@ def _explain(ns: argparse.Namespace) -> int:
     print(f"{r.code} ({r.name}, {r.severity.value}): {r.summary}\n")
     print(f"What it does\n  {r.what}\n")
     print(f"Why SGLang refuses it\n  {r.why}\n")
-    print("Example\n" + "\n".join("  " + ln for ln in r.example.splitlines()) + "\n")
-    print("Fix\n  " + r.fix + "\n" + "\n".join("  " + ln for ln in r.fixed_example.splitlines()) + "\n")
+    print("Example (reported)\n" + "\n".join(("  " + ln).rstrip() for ln in r.example.splitlines()) + "\n")
+    print("Fix\n  " + r.fix + "\n\nNot reported\n"
+          + "\n".join(("  " + ln).rstrip() for ln in r.fixed_example.splitlines()) + "\n")
     print(f"Fix safety\n  {r.fix_safety}\n")
     print(f"Since\n  SGLang {r.since}")
     return EXIT_OK
 
 
 def _matrix(ns: argparse.Namespace) -> int:
-    from kv4lint.rules.matrix import matrix
+    from kv4lint.matrix import matrix
 
     try:
-        print(matrix(ns.sglang_version, markdown=ns.format == "markdown"), end="")
+        print(matrix(ns.sglang_version, gpus=ns.gpu, fmt=ns.format), end="")
     except ValueError as e:
         print(f"kv4lint: error: {e}", file=sys.stderr)
         return EXIT_ERROR

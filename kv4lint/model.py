@@ -141,6 +141,9 @@ class Launch:
     hints: list[Hint] = field(default_factory=list)
     config_argv: list[Value] = field(default_factory=list)
     config_path: str | None = None
+    # The entry point that reads ``--config`` for this launch when ``entry`` is a helper
+    # that runs it (``popen_launch_server`` runs ``sglang.launch_server``).
+    config_via: str | None = None
     # Where the launch's text lives when it is not ``path`` itself
     # (a --config file's values are in another file): reserved for containers.
     language: str = "shell"  # "shell" | "python" | "yaml" | ... : the language of the source
@@ -220,6 +223,9 @@ class Finding:
     target: dict | None = None
     field: str | None = None  # the ServerArgs field the finding is about (for anchoring)
     cell: tuple[int, int] | None = None  # notebooks: (cell number, line in the cell), for text output
+    # SGLang's side of a finding: the function that refuses and the resolution steps that led there
+    # (JSON, SARIF, the full text format and --show-target; never the headline).
+    detail: str | None = None
 
     def sort_key(self):
         s = self.start or Position(0, 0)
@@ -238,6 +244,7 @@ class Finding:
             "severity": self.severity.value,
             "message": self.message,
             "fix": self.fix.to_json() if self.fix else None,
+            **({"detail": self.detail} if self.detail else {}),
         }
 
 
@@ -269,3 +276,6 @@ class ScanResult:
     errors: list[FileError] = field(default_factory=list)
     # Codes disabled for the whole file (``# kv4lint: disable-file=KV401``); "ALL" for all.
     disabled: frozenset[str] = frozenset()
+    # Files the scanned file copies into the image it describes (a Dockerfile's COPY/ADD), as
+    # (source, destination): where to look for a ``--config`` path named inside the image.
+    copies: list[tuple[str, str]] = field(default_factory=list)

@@ -50,6 +50,8 @@ from __future__ import annotations
 import functools
 import re
 
+from kv4lint.sglang.commands import DOC_HELPERS, HELPERS, PY_API, PY_COMMAND_CALLS
+
 # Stage 1 needles (plain substrings).
 ENTRY_NEEDLE = "sglang"
 OPTION_NEEDLES = ("kv_cache_d", "kv-c", "prefill-k")  # every spelling of the two options contains one
@@ -88,14 +90,10 @@ SPEC = {
     "serve_string": r"[\"'}][ \t]*serve\b",
 }
 
-# The Python API's entry points: SGLang's classes and functions, and the test and doc helpers the
-# Python frontend knows (kv4lint.frontends._pycst.HELPERS; tests/test_prefilter.py keeps them in step).
-PY_HELPERS = ("popen_launch_server", "popen_launch_pd_server", "launch_server_cmd", "run_bench_serving",
-              "run_bench_serving_multi", "run_bench_one_batch_server", "run_score_benchmark",
-              "run_score_benchmark_multi", "run_embeddings_benchmark", "run_embeddings_benchmark_multi",
-              "run_bench_one_batch", "run_bench_offline_throughput")
-PY_ENTRY_WORDS = ("ServerArgs", "Engine", "Runtime", "prepare_server_args", "from_cli_args", "run_server",
-                  "launch_server", *PY_HELPERS)
+# The Python API's entry points: SGLang's classes and functions, and the test and doc helpers
+# (kv4lint.sglang.commands, shared with the Python frontend).
+PY_HELPERS = (*HELPERS, *DOC_HELPERS)
+PY_ENTRY_WORDS = (*PY_API, "from_cli_args", "run_server", "launch_server", *PY_HELPERS)
 # Substrings that find every word above (the whole identifier is then compared).
 _PY_ENTRY_NEEDLES = ("ServerArgs", "Engine", "Runtime", "launch_server", "run_server", "prepare_server_args",
                      "from_cli_args", "popen_launch_pd_server", "run_bench_", "run_score_benchmark",
@@ -278,25 +276,12 @@ _STR = _Flavour(lambda s: s)
 # Python, by its syntax tree
 
 
-# The calls kv4lint.frontends._pycst classifies as launches, by the qualified name of the callee
-# (imported names resolved; tests/test_prefilter.py keeps these in step with the frontend):
-# SGLang's API, through an import of sglang (not sglang.multimodal_gen, the diffusion server's own ServerArgs) ...
-_PY_API_TERMS = frozenset({"ServerArgs", "Engine", "Runtime", "prepare_server_args"})
-# ... its test and doc helpers, also unbound (imported through another module's ``import *``) ...
+# The calls the Python frontend classifies as launches, by the qualified name of the callee
+# (kv4lint.sglang.commands): SGLang's API, through an import of sglang (not sglang.multimodal_gen, the
+# diffusion server's own ServerArgs), its test and doc helpers, also unbound (imported through another
+# module's ``import *``), and the standard library's ways to run a command.
+_PY_API_TERMS = frozenset(PY_API)
 _PY_HELPER_TERMS = frozenset(PY_HELPERS)
-# ... and the standard library's ways to run a command (a launch with an SGLang command in the file),
-# by how the frontend reads their arguments.
-SUBPROCESS_ARGV = {"subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call",
-                   "subprocess.check_output"}
-SHELL_ONLY = {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
-              "asyncio.create_subprocess_shell", "asyncio.subprocess.create_subprocess_shell"}
-ASYNC_EXEC = {"asyncio.create_subprocess_exec", "asyncio.subprocess.create_subprocess_exec"}
-# os.exec*/os.spawn*: (index of the argv list, or of the first arg for the *l* forms, has env last)
-EXEC_V = {"os.execv": 1, "os.execve": 1, "os.execvp": 1, "os.execvpe": 1, "os.spawnv": 2, "os.spawnve": 2,
-          "os.spawnvp": 2, "os.spawnvpe": 2, "os.posix_spawn": 1, "os.posix_spawnp": 1}
-EXEC_L = {"os.execl": (1, False), "os.execlp": (1, False), "os.execle": (1, True), "os.execlpe": (1, True),
-          "os.spawnl": (2, False), "os.spawnlp": (2, False), "os.spawnle": (2, True), "os.spawnlpe": (2, True)}
-PY_COMMAND_CALLS = frozenset(SUBPROCESS_ARGV | SHELL_ONLY | ASYNC_EXEC | EXEC_V.keys() | EXEC_L.keys())
 _IPYTHON_CALLS = frozenset({"system", "getoutput", "run_cell_magic"})  # get_ipython().system("cmd")
 _PY_OPTION_NAMES = frozenset({"kv_cache_dtype", "prefill_kv_cache_dequant_dtype"})
 _PY_OPTION_PREFIXES = ("kv-c", "-kv-c", "prefill-k", "-prefill-k", "kv_cache_d", "prefill_kv_cache_d")

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from typing import TYPE_CHECKING
 
-from kv4lint import internal_error
+from kv4lint import internal_error, suppression
 from kv4lint.discover import language_of
 from kv4lint.model import FileError, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch, might_launch_bytes
@@ -139,9 +138,9 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         rep.errors.append(internal_error.scan_error(path, "while scanning", e))
         return rep
     try:
-        from kv4lint.frontends.sglang_config import attach_configs
+        from kv4lint.launch_configs import attach_configs
 
-        attach_configs(scan, path)  # --config files of shell/Python launches (containers attach their own)
+        attach_configs(scan, path)  # the --config files launches name: read after the cache, on every run
     except Exception as e:  # a config file problem must not stop the run
         rep.errors.append(FileError(path, f"could not read a --config file ({type(e).__name__}: {e})"))
     rep.errors.extend(scan.errors)
@@ -178,7 +177,7 @@ def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: L
         span = launch.anchor
     fix = plan(rf.fix, args, launch) if rf.fix is not None else None
     return Finding(rf.code, rf.severity, rf.message, path, span, index.position(span.start),
-                   index.position(span.end), fix, field=rf.field)
+                   index.position(span.end), fix, field=rf.field, detail=rf.detail or None)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
@@ -195,12 +194,8 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 # ---------------------------------------------------------------------------
 # Suppressions
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-_DISABLE = re.compile(r"#\s*kv4lint:\s*disable(?:=(?P<codes>[A-Z0-9,\s]+))?\s*$", re.I)
-
-
 def _codes_match(code: str, codes: frozenset[str] | set[str]) -> bool:
-    return "ALL" in codes or any(code.startswith(c) for c in codes)
+    return suppression.covers(codes, code)
 
 
 def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, language: str,
@@ -218,17 +213,11 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
         # flake8 reads a noqa comment on any line of a multi-line string or call: so does kv4lint.
         last = max(f.start.line, index.position(max(launch.span.start, launch.span.end - 1)).line)
         for ln in range(f.start.line, min(last, f.start.line + 200) + 1):
-            m = _NOQA.search(index.line_text(ln))
-            if m:
-                codes = m.group("codes")
-                if codes is None or any(f.code.startswith(c.strip().upper())
-                                        for c in re.split(r"[,\s]+", codes) if c):
-                    return True
-    m = _DISABLE.search(line)
-    if m:
-        codes = m.group("codes")
-        if codes is None or any(f.code.startswith(c.strip().upper()) for c in codes.split(",") if c.strip()):
-            return True
+            d = suppression.find_noqa(index.line_text(ln))
+            if d is not None and suppression.covers(d.codes, f.code):
+                return True
+    if suppression.covers(suppression.trailing_codes(line), f.code):
+        return True
     return False
 
 
@@ -237,7 +226,7 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
 
 
 def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None = None) -> tuple[Target, Args]:
-    from kv4lint.rules.engine import NEWEST, release
+    from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest
     from kv4lint.sglang.options import normalise
     from kv4lint.target import ModelInfo, Target, infer_model, normalise_gpu, normalise_platform, parse_version
 
@@ -257,13 +246,12 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         version = settings.repo_sglang_version
         sources["sglang_version"] = settings.repo_sglang_version_source or "the repository"
     else:
-        sources["sglang_version"] = f"default (the newest rule pack, 0.5.{NEWEST})"
+        sources["sglang_version"] = f"default (the newest rule pack, {NEWEST_LABEL})"
         inferred = True
     if version is not None:
         try:
-            v = parse_version(version)
-            if release(v) == NEWEST and v.release[:3] > (0, 5, NEWEST):
-                sources["sglang_version"] += f"; newer than the newest rule pack, judged by 0.5.{NEWEST}'s rules"
+            if beyond_newest(parse_version(version)):
+                sources["sglang_version"] += "; " + BEYOND_NEWEST_NOTE
         except ValueError:
             sources["sglang_version"] += "; not a version, judged by the newest rule pack"
             version = None

@@ -28,27 +28,16 @@ import sys
 import tokenize
 from collections import defaultdict
 
-from kv4lint import writer
+from kv4lint import suppression, writer
 from kv4lint.discover import language_of
 from kv4lint.fix import apply_edits
 from kv4lint.model import Edit, Finding, Span
 from kv4lint.source import DecodeError, LineIndex, decode
 
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-_DISABLE = re.compile(r"#\s*kv4lint:\s*disable(?P<file>-file)?(?:\s*=\s*(?P<codes>[A-Za-z0-9_]+(?:\s*,\s*"
-                      r"[A-Za-z0-9_]+)*))?", re.I)
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*\{?\.?([\w+-]*)")
 _RST_CODE = re.compile(r"^\s*\.\.\s+(?:code-block|code|sourcecode)::\s*([\w+-]*)")
 _PY_INFO = {"python", "py", "python3", "py3", "ipython", "ipython3", "pycon", "pyi"}
 _EOL = re.compile(r"\r\n|\r|\n")
-
-
-def _covered(code: str, have: set[str]) -> bool:
-    return "ALL" in have or any(code.startswith(c) for c in have)
-
-
-def _split_codes(s: str | None) -> list[str]:
-    return [c.strip().upper() for c in re.split(r"[,\s]+", s or "") if c.strip()]
 
 
 class _Lines:
@@ -155,52 +144,39 @@ def _block_python_line(lines: _Lines, first: int, line: int) -> int:
 
 
 def _noqa_edit(lines: _Lines, line: int, codes: list[str], marker: str = "noqa") -> Edit | None:
+    """``# noqa: CODES`` (or ``# kv4lint: disable=CODES``) at the end of the line, or its codes added."""
     content = lines.content(line)
-    if marker == "noqa":
-        m = _NOQA.search(content)
-        if m:
-            have = set(_split_codes(m.group("codes")))
-            if m.group("codes") is None:
-                return None  # a bare noqa covers everything
-            missing = [c for c in codes if not _covered(c, have)]
-            if not missing:
-                return None
-            at = lines.start(line) + m.end("codes")
-            return Edit(Span(at, at), "," + ",".join(missing))
-    else:
-        m = _DISABLE.search(content)
-        if m and not m.group("file"):
-            have = set(_split_codes(m.group("codes"))) if m.group("codes") else {"ALL"}
-            missing = [c for c in codes if not _covered(c, have)]
-            if not missing:
-                return None
-            at = lines.start(line) + m.end("codes")
-            return Edit(Span(at, at), "," + ",".join(missing))
+    d = suppression.find_noqa(content) if marker == "noqa" else suppression.find_disable(content)
+    if d is not None and d.kind != "disable-file":
+        add = suppression.missing(codes, d.codes)
+        if not add:
+            return None  # a bare comment covers everything
+        at = lines.start(line) + d.codes_end
+        return Edit(Span(at, at), "," + ",".join(add))
     at = lines.start(line) + len(content.rstrip())
-    text = f"  # noqa: {','.join(codes)}" if marker == "noqa" else f"  # kv4lint: disable={','.join(codes)}"
-    return Edit(Span(at, at), text)
+    comment = suppression.noqa_comment(codes) if marker == "noqa" else suppression.disable_comment(codes)
+    return Edit(Span(at, at), "  " + comment)
 
 
 def _disable_line_edit(lines: _Lines, first: int, codes: list[str]) -> Edit | None:
-    # An existing directive among the comment lines right above the command.
+    """A ``# kv4lint: disable=CODES`` line above the command, or the codes added to one already there."""
     k = first - 1
     while k >= 1:
-        c = lines.content(k).strip()
-        if not c.startswith("#"):
+        content = lines.content(k)
+        if not content.strip().startswith("#"):
             break
-        m = _DISABLE.search(c)
-        if m and not m.group("file"):
-            have = set(_split_codes(m.group("codes"))) if m.group("codes") else {"ALL"}
-            missing = [x for x in codes if not _covered(x, have)]
-            if not missing:
+        d = suppression.leading_directive(content)
+        if d is not None and d.kind == "disable":
+            add = suppression.missing(codes, d.codes)
+            if not add:
                 return None
-            at = lines.start(k) + lines.content(k).find(m.group(0)) + len(m.group(0))
-            return Edit(Span(at, at), "," + ",".join(missing))
+            at = lines.start(k) + len(content) - len(content.lstrip()) + d.codes_end
+            return Edit(Span(at, at), "," + ",".join(add))
         k -= 1
     content = lines.content(first)
     indent = content[: len(content) - len(content.lstrip(" \t"))]
     at = lines.start(first)
-    return Edit(Span(at, at), f"{indent}# kv4lint: disable={','.join(codes)}{lines.eol(first)}")
+    return Edit(Span(at, at), f"{indent}{suppression.disable_comment(codes)}{lines.eol(first)}")
 
 
 _YAML_KEY = re.compile(r"""^\s*(?:-\s+)?(?:[\w.$/-]+|"[^"]*"|'[^']*')\s*:(?:\s|$)""")

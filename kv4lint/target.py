@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from packaging.version import InvalidVersion, Version
+from kv4lint.sglang import releases
 
 from kv4lint.regular_file import open_file
 from kv4lint.sglang.models import SpecialModel, recognise_architectures, recognise_path
@@ -83,13 +83,7 @@ def normalise_platform(name: str) -> str:
     return n
 
 
-def parse_version(text: str) -> Version:
-    """``"0.5.23"``, ``"v0.5.21.post1"``, ``"0.5.23rc1"`` -> Version; ValueError otherwise."""
-    t = text.strip().lstrip("vV=")
-    try:
-        return Version(t)
-    except InvalidVersion:
-        raise ValueError(f"not a version: {text!r}") from None
+parse_version = releases.parse  # "0.5.23", "v0.5.21.post1", "0.5.23rc1" -> Version; ValueError otherwise
 
 
 # ---------------------------------------------------------------------------

@@ -22,11 +22,13 @@ import pytest
 from conformance import compare, grid, oracle, probes
 from kv4lint.rules import engine
 from kv4lint.sglang import options
+from kv4lint.sglang import releases
+from kv4lint.sglang.releases import KV4_RELEASES
 
 pytestmark = pytest.mark.conformance
 
 # Every release with a KV4 check (0.5.7 is the first; 0.5.6.post2 has none).
-RELEASES = [f"0.5.{n}" for n in range(7, 24)]
+RELEASES = list(KV4_RELEASES)
 
 # (what, version, SGLang's line) -> why kv4lint may differ there. Empty: full agreement.
 KNOWN_EXCEPTIONS: dict[tuple[str, str, str], str] = {}
@@ -97,7 +99,7 @@ def test_oracle_finds_no_check_before_0_5_7():
 @pytest.mark.parametrize("version", RELEASES)
 def test_platform_facts(version):
     """kv4lint's machine facts are SGLang's probes (utils/common.py) on the same machine."""
-    n = engine.release(version)
+    n = releases.release(version)
     for machine in grid.MACHINES:
         p = probes.probes(version, *machine)
         m = engine.Machine(*machine)
@@ -133,7 +135,7 @@ def test_kv4_check(version, request):
     # the oracle really exercised SGLang's function: each of its outcomes was produced
     seen = tally.sglang_kinds
     assert {"RuntimeError", "AssertionError", "warning"} <= seen, seen
-    if engine.release(version) >= 21:
+    if releases.release(version) >= releases.NVFP4_PREFILL_STEP:
         assert {"ValueError", "rewrite"} <= seen, seen
     _fail_on(tally)
 
@@ -157,4 +159,16 @@ def test_prefill_dequant(version, request):
         assert {"ValueError", "rewrite"} <= tally.sglang_kinds, tally.sglang_kinds
     else:
         assert tally.sglang_kinds == set()  # no handler before 0.5.21: nothing happens
+    _fail_on(tally)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_random_configurations(version, request):
+    """Random configurations (speculative decoding, disaggregation, hierarchical cache, LMCache, unified memory,
+    the prefill dequant option, every platform): SGLang's steps vs simulate, and the code kv4lint gives SGLang's
+    first refusal vs SGLang's own chain replayed with an fp8 KV cache (tests/conformance/grid.RandomRunner)."""
+    runner = grid.RandomRunner(version, engine)
+    tally = runner.run()
+    _report(request, version, f"random ({runner.codes_compared} codes)", tally)
+    assert runner.codes_compared > grid.RandomRunner.SAMPLES // 2
     _fail_on(tally)

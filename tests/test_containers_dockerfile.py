@@ -1,4 +1,4 @@
-"""Dockerfile frontend and the helpers shared by the container frontends (``frontends/_embed.py``)."""
+"""Dockerfile frontend and the helpers shared by the container frontends (``frontends/embedded.py``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from kv4lint.frontends import _embed
-from kv4lint.frontends._embed import TextBuilder, Word
+from kv4lint import launch_configs
+from kv4lint.frontends import argv_lists, embedded
+from kv4lint.frontends.argv_lists import Word
+from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.dockerfile import docker_words, parse, scan_dockerfile
 from kv4lint.model import Span, Value
 from kv4lint.runner import lint_text
@@ -38,7 +40,7 @@ def findings(text: str, path: str = "Dockerfile", settings: Settings = S23):
 
 
 # ---------------------------------------------------------------------------
-# _embed: text builders, JSON strings, removal spans, argv words
+# embedded / argv_lists: text builders, JSON strings, removal spans, argv words
 
 
 def test_text_builder_maps_verbatim_pieces_and_never_joins_synthetic_ones():
@@ -56,7 +58,7 @@ def test_text_builder_maps_verbatim_pieces_and_never_joins_synthetic_ones():
 
 def test_json_string_maps_escapes_to_non_contiguous_offsets():
     doc = 'x = "a\\"b nvfp4\\n\\u00e9z"'
-    value, outer, end = _embed.json_string_at(doc, 4)
+    value, outer, end = embedded.json_string_at(doc, 4)
     assert value == 'a"b nvfp4\né' + "z"
     assert end == len(doc)
     omap = OffsetMap(outer)
@@ -67,18 +69,18 @@ def test_json_string_maps_escapes_to_non_contiguous_offsets():
 
 
 def test_json_string_array_positions_and_rejects_non_strings():
-    items, end = _embed.json_string_array('  ["python3", "-m",\n "x"] ')
+    items, end = embedded.json_string_array('  ["python3", "-m",\n "x"] ')
     assert [i.value for i in items] == ["python3", "-m", "x"]
     assert end == len('  ["python3", "-m",\n "x"]')
-    assert _embed.json_string_array('["a", 1]') is None
-    assert _embed.json_string_array('python3 -m x') is None
+    assert embedded.json_string_array('["a", 1]') is None
+    assert embedded.json_string_array('python3 -m x') is None
 
 
 @pytest.mark.parametrize("remove", [[0], [1], [2], [3], [1, 2], [2, 3], [0, 2], [1, 3]])
 def test_removal_spans_leave_a_valid_json_array(remove):
     doc = '["a", "--b", "c",\n     "d"]'
-    items, _ = _embed.json_string_array(doc)
-    spans = _embed.removal_spans([(i.start, i.end) for i in items])
+    items, _ = embedded.json_string_array(doc)
+    spans = argv_lists.removal_spans([(i.start, i.end) for i in items])
     out = doc
     for k in sorted(remove, reverse=True):
         s = spans[k]
@@ -91,7 +93,7 @@ def _words(*texts: str) -> list[Word]:
 
 
 def test_words_through_wrappers():
-    res = _embed.launches_from_words(_words("/usr/bin/tini", "--", "env", "HIP_VISIBLE_DEVICES=0", "nohup",
+    res = argv_lists.launches_from_words(_words("/usr/bin/tini", "--", "env", "HIP_VISIBLE_DEVICES=0", "nohup",
                                             "python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4"),
                                      "f")
     (launch,) = res.launches
@@ -101,9 +103,9 @@ def test_words_through_wrappers():
 
 
 def test_words_that_are_not_a_launch():
-    assert _embed.launches_from_words(_words("vllm", "serve", "m", "--kv-cache-dtype", "fp8"), "f").launches == []
-    assert _embed.launches_from_words(_words("bash", "serve.sh"), "f").launches == []
-    assert _embed.launches_from_words([Word(Value.unknown())], "f").launches == []
+    assert argv_lists.launches_from_words(_words("vllm", "serve", "m", "--kv-cache-dtype", "fp8"), "f").launches == []
+    assert argv_lists.launches_from_words(_words("bash", "serve.sh"), "f").launches == []
+    assert argv_lists.launches_from_words([Word(Value.unknown())], "f").launches == []
 
 
 # ---------------------------------------------------------------------------
@@ -300,7 +302,9 @@ def test_config_file_copied_into_the_image(tmp_path):
             "COPY configs/serve.yaml /app/serve.yaml\n"
             'CMD ["python3", "-m", "sglang.launch_server", "--config", "/app/serve.yaml"]\n')
     path = str(tmp_path / "Dockerfile")
-    (launch,) = scan_dockerfile(text, path).launches
+    res = scan_dockerfile(text, path)
+    launch_configs.attach_configs(res, path)  # the pipeline stage after the frontend (and its cache)
+    (launch,) = res.launches
     assert launch.config_path is not None and launch.config_path.endswith("configs/serve.yaml")
     assert [v.text for v in launch.config_argv] == ["--model-path", "m", "--kv-cache-dtype", "nvfp4"]
     # reported at the file name in the Dockerfile, edited in the YAML file

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
+from kv4lint import launch_configs
 from kv4lint.frontends import sglang_config
-from kv4lint.frontends.yaml_ import compose, items, scalar_map, scan_yaml
+from kv4lint.frontends.yaml import compose, items, scalar_map, scan_yaml
 from kv4lint.model import Span
 from kv4lint.runner import lint_text
 from kv4lint.settings import Settings
@@ -288,7 +289,9 @@ def test_config_merged_into_a_launch(tmp_path):
     doc = ("services:\n  s:\n    image: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
            "    command: python3 -m sglang.launch_server --config configs/x.yaml --port 1\n")
     path = str(tmp_path / "deploy" / "compose.yaml")
-    (launch,) = scan_yaml(doc, path).launches
+    res = scan_yaml(doc, path)
+    launch_configs.attach_configs(res, path)  # the pipeline stage after the frontend (and its cache)
+    (launch,) = res.launches
     assert launch.config_path == str(tmp_path / "configs" / "x.yaml")  # found in a parent directory
     v = dtype(launch)
     assert at(cfg, v.span) == "fp4_mx_block16" and at(doc, v.use) == "configs/x.yaml"
@@ -305,6 +308,7 @@ def test_config_not_merged_for_bench_scripts_or_abbreviations(tmp_path):
            "c: {image: x, command: python3 -m sglang.launch_server --config x.yaml --config x.yaml}\n")
     res = scan_yaml("services:\n" + "".join("  " + line + "\n" for line in doc.splitlines()),
                     str(tmp_path / "compose.yaml"))
+    launch_configs.attach_configs(res, str(tmp_path / "compose.yaml"))
     assert len(res.launches) == 3
     assert all(launch.config_argv == [] for launch in res.launches)
 
@@ -313,11 +317,11 @@ def test_load_config_argv_refuses_non_yaml_and_bad_files(tmp_path):
     (tmp_path / "x.json").write_text('{"kv-cache-dtype": "nvfp4"}')
     (tmp_path / "bad.yaml").write_text("a: [\n")
     (tmp_path / "list.yaml").write_text("- a\n")
-    assert sglang_config.load_config_argv("x.json", str(tmp_path)) is None
-    assert sglang_config.load_config_argv("bad.yaml", str(tmp_path)) is None
-    assert sglang_config.load_config_argv("list.yaml", str(tmp_path)) is None
-    assert sglang_config.load_config_argv("missing.yaml", str(tmp_path)) is None
-    assert sglang_config.load_config_argv("$CFG.yaml", str(tmp_path)) is None
+    assert launch_configs.load_config_argv("x.json", str(tmp_path)) is None
+    assert launch_configs.load_config_argv("bad.yaml", str(tmp_path)) is None
+    assert launch_configs.load_config_argv("list.yaml", str(tmp_path)) is None
+    assert launch_configs.load_config_argv("missing.yaml", str(tmp_path)) is None
+    assert launch_configs.load_config_argv("$CFG.yaml", str(tmp_path)) is None
 
 
 # ---------------------------------------------------------------------------

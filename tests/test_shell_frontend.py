@@ -892,7 +892,7 @@ _FAR_CODE_POINTS = [0x80, 0x7FF, 0xFFFF, 0x30000, 0xC3086, 0xF0000, 0x10FFFF]
 
 
 def test_parser_never_sees_a_non_ascii_character_after_a_brace(monkeypatch):
-    import kv4lint.frontends.shell as shell
+    import kv4lint.frontends.shell.parse as shell
 
     seen = []
 

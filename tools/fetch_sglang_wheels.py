@@ -12,11 +12,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
 from conformance import wheels  # noqa: E402
+from kv4lint.sglang.releases import WHEEL_RELEASES  # noqa: E402
 
-RELEASES = ["0.5.6.post2", *(f"0.5.{n}" for n in range(7, 24))]
+RELEASES = list(WHEEL_RELEASES)
 
 
 def main(argv: list[str]) -> int:

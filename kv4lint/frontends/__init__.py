@@ -1,7 +1,10 @@
 """Frontends: turn a file's text into Launch records.  They know nothing of rules.
 
-Each language's scanner is imported lazily (libcst and tree-sitter are costly
-to import, and most files never need them).
+This module is the frontend registry.  Each language's scanner is imported
+lazily (libcst and tree-sitter are costly to import, and most files never
+need them).  A frontend that meets another language inside its own text
+(Python in a heredoc, shell in a Python string or a YAML key) asks here with
+:func:`nested`; it never imports another frontend.
 """
 
 from __future__ import annotations
@@ -15,11 +18,29 @@ SCANNERS: dict[str, str] = {
     "python": "kv4lint.frontends.python:scan_python",
     "shell": "kv4lint.frontends.shell:scan_shell",
     "dockerfile": "kv4lint.frontends.dockerfile:scan_dockerfile",
-    "yaml": "kv4lint.frontends.yaml_:scan_yaml",
+    "yaml": "kv4lint.frontends.yaml:scan_yaml",
     "markdown": "kv4lint.frontends.markdown:scan_markdown",
     "notebook": "kv4lint.frontends.notebook:scan_notebook",
     "makefile": "kv4lint.frontends.makefile:scan_makefile",
 }
+
+
+# Nested languages: the readers one frontend hands another language's text to.
+# Each takes keyword arguments for the embedding (``origin``: offsets in the outer file, ...).
+NESTED: dict[str, str] = {
+    "python": "kv4lint.frontends.python:scan_python",
+    "shell": "kv4lint.frontends.shell:scan_shell",
+    "shell words": "kv4lint.frontends.shell:split_words",  # shlex-like splitting with spans
+}
+
+
+def nested(kind: str):
+    """The reader of a nested language (a key of :data:`NESTED`); raises ImportError when it cannot be loaded."""
+    mod, func = NESTED[kind].split(":")
+    try:
+        return getattr(importlib.import_module(mod), func)
+    except AttributeError as e:
+        raise ImportError(f"{NESTED[kind]} not found") from e
 
 
 def scanner(language: str):

@@ -28,10 +28,12 @@ import re
 from dataclasses import dataclass, field, replace
 
 from kv4lint import internal_error
-from kv4lint.frontends import _embed
-from kv4lint.frontends._embed import TextBuilder, Word
+from kv4lint.frontends import argv_lists, embedded
+from kv4lint.frontends.argv_lists import Word
+from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints, image_hints
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
+from kv4lint.sglang.commands import SHELLS
 from kv4lint.source import LineIndex, OffsetMap
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(.*?)[ \t]*$")
@@ -43,7 +45,6 @@ _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"
 _SAFE_ASSIGN = re.compile(
     r"""[A-Za-z_][A-Za-z0-9_]*=(?:[A-Za-z0-9_./:,@%+=\-]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"(?:[^"\\`$]|"""
     r"""\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)*"|'[^']*')*""")
-_SH_LIKE = {"sh", "bash", "dash", "ash", "zsh", "ksh"}
 
 
 @dataclass
@@ -325,7 +326,7 @@ def _assignments(instr: Instruction, escape: str, known: dict[str, str], *, arg:
 
 
 def _exec_words(instr: Instruction) -> list[Word] | None:
-    parsed = _embed.json_string_array(instr.args)
+    parsed = embedded.json_string_array(instr.args)
     if parsed is None:
         return None
     items, end = parsed
@@ -333,7 +334,7 @@ def _exec_words(instr: Instruction) -> list[Word] | None:
         return None
     om = instr.omap
     extents = [(om.offset(it.start), om.offset(it.end - 1) + 1) for it in items]
-    removes = _embed.removal_spans(extents)
+    removes = argv_lists.removal_spans(extents)
     words = []
     for it, rm in zip(items, removes):
         outer = [om.offset(k) for k in it.outer]
@@ -373,18 +374,18 @@ class _Scanner:
         env = _prelude(b, assigns)
         b.mapped(body, omap.outer)
         full, fmap = b.build(end=omap.outer[-1] if omap.outer else 0)
-        sub = _embed.scan_shell_text(full, self.path, fmap, env=env, hints=self.stage_hints(stage, assigns),
-                                     what=what, line=line, file_text=self.text)
-        _embed.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
+        sub = embedded.scan_shell_text(full, self.path, fmap, env=env, hints=self.stage_hints(stage, assigns),
+                                       what=what, line=line, file_text=self.text)
+        embedded.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
 
     def words(self, stage: Stage, words: list[Word], line: int, *, what: str) -> ScanResult:
         env = {a.name: a.value for a in stage.env if a.value is not None}
-        sub = _embed.launches_from_words(words, self.path, env=env, hints=self.stage_hints(stage, stage.env),
-                                         language="dockerfile", what=what)
+        sub = argv_lists.launches_from_words(words, self.path, env=env, hints=self.stage_hints(stage, stage.env),
+                                             language="dockerfile", what=what)
         for err in sub.errors:
             if err.line is None:
                 err.line = line
-        _embed.apply_disabled(sub, self.text, self.index, self.index.offset(line, 1))
+        embedded.apply_disabled(sub, self.text, self.index, self.index.offset(line, 1))
         return sub
 
     @staticmethod
@@ -397,8 +398,6 @@ class _Scanner:
 
 def scan_dockerfile(text: str, path: str) -> ScanResult:
     """Launches in a Dockerfile: RUN, and each stage's effective ENTRYPOINT + CMD."""
-    from kv4lint.frontends import sglang_config
-
     sc = _Scanner(text, path)
     try:
         instrs, escape = parse(text)
@@ -437,7 +436,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
             elif kw == "SHELL":
                 ws = _exec_words(ins)
                 first = os.path.basename(ws[0].text or "") if ws else ""
-                stage.shell = first in _SH_LIKE
+                stage.shell = first in SHELLS
             elif kw in ("COPY", "ADD"):
                 dw = [w for w in docker_words(ins.args, escape) if not w.value.startswith("--")]
                 if len(dw) == 2 and "<<" not in ins.args:
@@ -464,8 +463,8 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
             except Exception as e:  # noqa: BLE001
                 sc.result.errors.append(internal_error.scan_error(path, "while scanning the command", e))
     _mark_shared(sc, env_defs)
-    _embed.apply_disabled(sc.result, text, sc.index)
-    sglang_config.attach_configs(sc.result, path, rename=_copy_map(finished))
+    embedded.apply_disabled(sc.result, text, sc.index)
+    sc.result.copies = [c for st in finished for c in st.copies]  # where a --config path in the image comes from
     sc.result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return sc.result
 
@@ -491,7 +490,7 @@ def _from(ins: Instruction, escape: str, global_args: dict[str, Assignment], sta
 def _run(sc: _Scanner, stage: Stage, ins: Instruction) -> None:
     words = _exec_words(ins)
     if words is not None:
-        _embed.merge(sc.result, sc.words(stage, words, ins.line, what="RUN"))
+        embedded.merge(sc.result, sc.words(stage, words, ins.line, what="RUN"))
         return
     if ins.heredocs:
         before = _HEREDOC.sub("", ins.args).strip()
@@ -500,8 +499,8 @@ def _run(sc: _Scanner, stage: Stage, ins: Instruction) -> None:
             for hd in ins.heredocs:
                 first = hd.body.split("\n", 1)[0]
                 if first.startswith("#!") and "python" in first:
-                    _embed.merge(sc.result, _embed.scan_python_text(hd.body, sc.path, hd.omap, what="RUN heredoc",
-                                                                    line=ins.line))
+                    embedded.merge(sc.result, embedded.scan_python_text(hd.body, sc.path, hd.omap, what="RUN heredoc",
+                                                                        line=ins.line))
                 else:
                     sc.shell(stage, hd.body, hd.omap, ins.line, with_args=True, what="RUN heredoc")
             return
@@ -526,12 +525,12 @@ def _effective_command(sc: _Scanner, st: Stage) -> None:
         if not sub.launches and cmd is not None and cmd.exec_form:
             # An entrypoint script that ends in ``exec "$@"`` runs CMD as the command.
             sub = sc.words(st, cmd.words, cmd.line, what="CMD")
-        _embed.merge(sc.result, sub)
+        embedded.merge(sc.result, sub)
         return
     if cmd is None:
         return
     if cmd.exec_form:
-        _embed.merge(sc.result, sc.words(st, cmd.words, cmd.line, what="CMD"))
+        embedded.merge(sc.result, sc.words(st, cmd.words, cmd.line, what="CMD"))
     else:
         sc.shell(st, cmd.args, cmd.omap, cmd.line, with_args=False, what="CMD")
 
@@ -555,22 +554,3 @@ def _mark_shared(sc: _Scanner, defs: list[Assignment]) -> None:
                 if vs.start <= v.span.start and v.span.end <= vs.end:
                     launch.argv[k] = replace(v, shared=True)
                     break
-
-
-def _copy_map(stages: list[Stage]):
-    copies = [c for st in stages for c in st.copies]
-    if not copies:
-        return None
-
-    def rename(container_path: str) -> list[str]:
-        out = []
-        for src, dst in copies:
-            if "$" in src or "*" in src:
-                continue
-            if container_path == dst or (dst.endswith("/") and container_path == dst + os.path.basename(src)):
-                out.append(src)
-            elif container_path.startswith(dst.rstrip("/") + "/"):
-                out.append(os.path.join(src, container_path[len(dst.rstrip("/")) + 1:]))
-        return out
-
-    return rename

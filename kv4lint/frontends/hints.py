@@ -179,3 +179,29 @@ def dedupe_hints(hints: list[Hint]) -> list[Hint]:
             seen.add(key)
             out.append(h)
     return out
+
+
+def fact_hints(facts, anchor) -> list[Hint]:
+    """Hints from what a command's wrappers say (:class:`kv4lint.sglang.commands.Fact`), in order.
+
+    ``anchor(word)`` is where a word is reported.  A weak platform fact
+    (``docker run --gpus``) gives way to another platform of its group that
+    the image, a device or the environment names.
+    """
+    out: list[Hint] = []
+    strong: dict[int, bool] = {}
+    for f in facts:
+        if f.kind == "env":
+            got = env_hints(f.name, f.text, anchor(f.word), how=f.how)
+        elif f.kind == "image":
+            got = image_hints(f.text, anchor(f.word))
+        elif f.kind == "devices":
+            got = device_hints([(w.text, anchor(w)) for w in f.words], how=f.how)
+        elif f.weak and strong.get(f.group):
+            continue
+        else:
+            got = [Hint("platform", f.text, f.how, anchor(f.word))]
+        if f.group and any(h.kind == "platform" and h.value != "cuda" for h in got):
+            strong[f.group] = True
+        out.extend(got)
+    return out

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 from kv4lint import internal_error
-from kv4lint.frontends import _embed
-from kv4lint.frontends._embed import TextBuilder
+from kv4lint.frontends import embedded
+from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
 from kv4lint.model import FileError, Hint, ScanResult, Span
 
@@ -217,8 +217,6 @@ def _expand(text: str, rec: Recipe, variables: dict[str, MakeVar], b: TextBuilde
 
 def scan_makefile(text: str, path: str) -> ScanResult:
     """Launches in a Makefile's recipes (see the module docstring)."""
-    from kv4lint.frontends import sglang_config
-
     result = ScanResult()
     try:
         variables, recipes, oneshell = parse(text)
@@ -241,11 +239,7 @@ def scan_makefile(text: str, path: str) -> ScanResult:
         except Exception as e:  # noqa: BLE001 - one recipe must not stop the others
             result.errors.append(internal_error.scan_error(path, "while scanning a recipe", e, group[0].line))
     _mark_shared(result, variables)
-    _embed.apply_disabled(result, text)
-    try:
-        sglang_config.attach_configs(result, path)
-    except Exception as e:  # noqa: BLE001
-        result.errors.append(internal_error.scan_error(path, "while reading a --config file", e))
+    embedded.apply_disabled(result, text)
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 
@@ -270,8 +264,8 @@ def _scan_group(result: ScanResult, group: list[Recipe], variables: dict[str, Ma
         b.synthetic('"\n', var.value_start + len(var.value))
     b.mapped(cmd, cmap.outer)
     full, fmap = b.build(end=cmap.outer[-1])
-    sub = _embed.scan_shell_text(full, path, fmap, hints=hints, what="recipe", line=group[0].line, file_text=text)
-    _embed.merge(result, sub)
+    sub = embedded.scan_shell_text(full, path, fmap, hints=hints, what="recipe", line=group[0].line, file_text=text)
+    embedded.merge(result, sub)
 
 
 def _mark_shared(result: ScanResult, variables: dict[str, MakeVar]) -> None:

@@ -28,8 +28,9 @@ import re
 from dataclasses import dataclass
 
 from kv4lint import internal_error
-from kv4lint.frontends import _embed
-from kv4lint.frontends._embed import TextBuilder
+from kv4lint.frontends import embedded
+from kv4lint.frontends.embedded import TextBuilder
+from kv4lint.frontends.ipython import split_ipython
 from kv4lint.model import FileError, ScanResult
 from kv4lint.source import LineIndex, OffsetMap
 
@@ -195,8 +196,6 @@ def pycon_lines(lines: list[Line]) -> list[tuple[Line, int]]:
 
 def scan_markdown(text: str, path: str) -> ScanResult:
     """Launches in a Markdown or reStructuredText file's code blocks (see the module docstring)."""
-    from kv4lint.frontends import sglang_config
-
     result = ScanResult()
     try:
         blocks = rst_blocks(text) if path.lower().endswith((".rst", ".rest")) else markdown_blocks(text)
@@ -208,15 +207,11 @@ def scan_markdown(text: str, path: str) -> ScanResult:
         try:
             sub = ScanResult()
             _block(sub, block, path, text)
-            _embed.merge(result, sub, text=text, index=index, opener=index.offset(max(1, block.line - 1), 1))
+            embedded.merge(result, sub, text=text, index=index, opener=index.offset(max(1, block.line - 1), 1))
         except Exception as e:  # noqa: BLE001 - one block must not stop the others
             result.errors.append(internal_error.scan_error(path, f"while scanning a {block.lang} block", e,
                                                            block.line))
-    _embed.apply_disabled(result, text, index)
-    try:
-        sglang_config.attach_configs(result, path)
-    except Exception as e:  # noqa: BLE001
-        result.errors.append(internal_error.scan_error(path, "while reading a --config file", e))
+    embedded.apply_disabled(result, text, index)
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 
@@ -234,19 +229,17 @@ def _block(result: ScanResult, block: Block, path: str, text: str) -> None:
         if not chosen:
             return
         body, omap = _build(chosen)
-        _embed.merge(result, _embed.scan_shell_text(body, path, omap, what=what, line=block.line, file_text=text))
+        embedded.merge(result, embedded.scan_shell_text(body, path, omap, what=what, line=block.line, file_text=text))
         return
     if lang in PYTHON or lang in PYCON:
         chosen = pycon_lines(block.lines) if lang in PYCON else [(ln, 0) for ln in block.lines]
         if not chosen:
             return
         body, omap = _build(chosen)
-        from kv4lint.frontends.notebook import split_ipython
-
         split = split_ipython(body, omap)
         for cmd, cmap, _ in split.shell:
-            _embed.merge(result, _embed.scan_shell_text(cmd, path, cmap, what=what, line=block.line,
-                                                        file_text=text))
+            embedded.merge(result, embedded.scan_shell_text(cmd, path, cmap, what=what, line=block.line,
+                                                            file_text=text))
         if "sglang" in split.python or "ServerArgs" in split.python or "kv_cache" in split.python:
-            _embed.merge(result, _embed.scan_python_text(split.python, path, split.omap, what=what,
-                                                         line=block.line))
+            embedded.merge(result, embedded.scan_python_text(split.python, path, split.omap, what=what,
+                                                             line=block.line))

@@ -19,11 +19,14 @@ import re
 from dataclasses import dataclass, field
 
 from kv4lint import internal_error
-from kv4lint.frontends import _embed
-from kv4lint.frontends._embed import TextBuilder
+from kv4lint.discover import language_of
+from kv4lint.frontends import embedded
+from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
+from kv4lint.frontends.ipython import split_ipython
 from kv4lint.model import FileError, Hint, ScanResult, Span
-from kv4lint.source import OffsetMap
+from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.suppression import codes_above, file_codes, trailing_codes
 
 _DEC = json.JSONDecoder()
 _WS = re.compile(r"[ \t\r\n]*")
@@ -56,7 +59,7 @@ def _members(text: str, i: int) -> list[tuple[str, int, int]]:
         return out
     while True:
         i = _ws(text, i)
-        key, _, kend = _embed.json_string_at(text, i)
+        key, _, kend = embedded.json_string_at(text, i)
         i = _ws(text, kend)
         if text[i:i + 1] != ":":
             raise NotebookError("expected ':'")
@@ -136,7 +139,7 @@ def read_cells(text: str) -> tuple[list[Cell], dict]:
             else:
                 strings = []
             for a, z in strings:
-                value, outer, _ = _embed.json_string_at(text, a)
+                value, outer, _ = embedded.json_string_at(text, a)
                 b.mapped(value, outer)
                 pieces.append((a, z))
             end = strings[-1][1] - 1 if strings else s2
@@ -170,85 +173,13 @@ def cell_position(text: str, offset: int) -> tuple[int, int] | None:
 
 
 # ---------------------------------------------------------------------------
-# IPython syntax inside Python code
 
 _SHELL_MAGICS = re.compile(r"^%%(?:bash|sh|script[ \t]+(?:ba|z|k|da)?sh|system)\b[^\n]*\n?")
 _PY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "python", "python3", "debug"}
-_ASSIGN_BANG = re.compile(r"^([ \t]*[A-Za-z_][A-Za-z0-9_., \t]*=[ \t]*)([!%])")
-_ENV_MAGIC = re.compile(r"^[ \t]*%env[ \t]+([A-Za-z_][A-Za-z0-9_]*)(?:[ \t]*=[ \t]*|[ \t]+)(\S.*?)[ \t]*$")
-
-
-@dataclass
-class IPythonSplit:
-    python: str
-    omap: OffsetMap
-    shell: list[tuple[str, OffsetMap, int]]  # (command, map, line in the source)
-    env: dict[str, tuple[str, Span | None]]
-
-
-def split_ipython(source: str, omap: OffsetMap) -> IPythonSplit:
-    """Separate IPython's ``!cmd``/``%magic`` lines from the Python of a cell.
-
-    ``!cmd`` (also ``x = !cmd``), with ``\\`` continuation lines, is a shell
-    command; other ``%magic`` lines become ``pass`` (``x = %magic`` becomes
-    ``x = None``); ``%env NAME=value`` is remembered for later shell commands.
-    """
-    b = TextBuilder()
-    shell: list[tuple[str, OffsetMap, int]] = []
-    env: dict[str, tuple[str, Span | None]] = {}
-    lines = source.split("\n")
-    pos = 0
-    k = 0
-    while k < len(lines):
-        line = lines[k]
-        start = pos
-        pos += len(line) + 1
-        nl = k < len(lines) - 1
-        stripped = line.lstrip(" \t")
-        indent = line[: len(line) - len(stripped)]
-        m = _ASSIGN_BANG.match(line)
-        if stripped.startswith("!") or (m and m.group(2) == "!"):
-            cut = (len(indent) + 1) if not m else m.end()
-            if line[cut:cut + 1] == "!":
-                cut += 1  # !!cmd
-            sb = TextBuilder()
-            sb.mapped(line[cut:], omap.outer[start + cut:start + len(line)])
-            first = k
-            while line.rstrip().endswith("\\") and k + 1 < len(lines):
-                sb.mapped("\n", [omap.outer[start + len(line)]])
-                k += 1
-                line = lines[k]
-                start = pos
-                pos += len(line) + 1
-                sb.mapped(line, omap.outer[start:start + len(line)])
-            cmd, cmap = sb.build(end=omap.outer[start + len(line)])
-            shell.append((cmd, cmap, first + 1))
-            replacement = (m.group(1) + "None") if m else (indent + "pass")
-            b.synthetic(replacement, omap.outer[start])
-            nl = k < len(lines) - 1
-        elif stripped.startswith("%") or (m and m.group(2) == "%"):
-            em = _ENV_MAGIC.match(line)
-            if em:
-                value = em.group(2)
-                vs = start + em.start(2)
-                env[em.group(1)] = (value, omap.span(Span(vs, vs + len(value))))
-            b.synthetic((m.group(1) + "None") if m else (indent + "pass"), omap.outer[start])
-        else:
-            b.mapped(line, omap.outer[start:start + len(line)])
-        if nl:
-            b.mapped("\n", [omap.outer[start + len(line)]])
-        k += 1
-    text, pmap = b.build(end=omap.outer[-1] if omap.outer else 0)
-    return IPythonSplit(text, pmap, shell, env)
-
-
-# ---------------------------------------------------------------------------
 
 
 def scan_notebook(text: str, path: str) -> ScanResult:
     """Launches in a notebook's code cells (see the module docstring)."""
-    from kv4lint.frontends import sglang_config
-
     result = ScanResult()
     try:
         json.loads(text)
@@ -274,10 +205,6 @@ def scan_notebook(text: str, path: str) -> ScanResult:
         except Exception as e:  # noqa: BLE001 - one cell must not stop the others
             result.errors.append(internal_error.scan_error(path, f"while scanning cell {cell.number}", e,
                                                            _line_of(text, cell)))
-    try:
-        sglang_config.attach_configs(result, path)
-    except Exception as e:  # noqa: BLE001
-        result.errors.append(internal_error.scan_error(path, "while reading a --config file", e))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 
@@ -291,11 +218,11 @@ def _line_of(text: str, cell: Cell) -> int | None:
 def _shell(result: ScanResult, cmd: str, cmap: OffsetMap, path: str, text: str,
            env: dict[str, tuple[str, Span | None]], what: str, line: int | None) -> None:
     """Shell text of a cell, with the ``%env`` values set so far mapped to where they are written."""
-    defs = [_embed.EnvDef(k, v, OffsetMap.contiguous(sp.start, sp.end - sp.start) if sp is not None else None)
+    defs = [embedded.EnvDef(k, v, OffsetMap.contiguous(sp.start, sp.end - sp.start) if sp is not None else None)
             for k, (v, sp) in env.items()]
-    full, fmap, values = _embed.with_prelude(defs, cmd, cmap)
-    _embed.merge(result, _embed.scan_shell_text(full, path, fmap, env=values, hints=_env_hints(env), what=what,
-                                                line=line, file_text=text))
+    full, fmap, values = embedded.with_prelude(defs, cmd, cmap)
+    embedded.merge(result, embedded.scan_shell_text(full, path, fmap, env=values, hints=_env_hints(env), what=what,
+                                                    line=line, file_text=text))
 
 
 def _env_hints(env: dict[str, tuple[str, Span | None]]) -> list[Hint]:
@@ -310,6 +237,7 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
     src, omap = cell.source, cell.omap
     line = _line_of(text, cell)
     what = f"cell {cell.number}"
+    result.disabled = frozenset(result.disabled) | file_codes(src)
     if lang in ("bash", "sh", "shell", "zsh"):
         _shell(result, src, omap, path, text, env, what, line)
         return
@@ -333,19 +261,24 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
         src, omap = src[nl + 1:], OffsetMap(omap.outer[nl + 1:])
     split = split_ipython(src, omap)
     env.update(split.env)
-    for cmd, cmap, _ in split.shell:
-        _shell(result, cmd, cmap, path, text, env, what, line)
+    lines = LineIndex(src)
+    for cmd, cmap, first in split.shell:
+        sub = ScanResult()
+        _shell(sub, cmd, cmap, path, text, env, what, line)
+        # The cell's own comments: right above the ! line, or at its end (the file's lines are JSON).
+        codes = codes_above(lines.line_text, first) | trailing_codes(lines.line_text(first))
+        for launch in sub.launches:
+            launch.disabled = frozenset(launch.disabled) | codes
+        embedded.merge(result, sub)
     if "sglang" in split.python or "ServerArgs" in split.python or "kv_cache" in split.python:
-        sub = _embed.scan_python_text(split.python, path, split.omap, what=what, line=line)
-        _embed.add_hints(sub, _env_hints(env))
-        _embed.merge(result, sub)
+        sub = embedded.scan_python_text(split.python, path, split.omap, what=what, line=line)
+        embedded.add_hints(sub, _env_hints(env))
+        embedded.merge(result, sub)
 
 
 def _writefile(result: ScanResult, src: str, omap: OffsetMap, path: str, text: str,
                env: dict[str, tuple[str, Span | None]], line: int | None) -> None:
     """``%%writefile serve.sh``: the body is that file; scanned as its language when it is shell or Python."""
-    from kv4lint.discover import language_of
-
     nl = src.find("\n")
     if nl < 0:
         return
@@ -354,7 +287,7 @@ def _writefile(result: ScanResult, src: str, omap: OffsetMap, path: str, text: s
     body, bmap = src[nl + 1:], OffsetMap(omap.outer[nl + 1:])
     lang = language_of(target, body[:256].encode("utf-8", "replace"))
     if lang == "shell":
-        _embed.merge(result, _embed.scan_shell_text(body, path, bmap, hints=_env_hints(env),
-                                                    what=f"%%writefile {target}", line=line, file_text=text))
+        embedded.merge(result, embedded.scan_shell_text(body, path, bmap, hints=_env_hints(env),
+                                                        what=f"%%writefile {target}", line=line, file_text=text))
     elif lang == "python":
-        _embed.merge(result, _embed.scan_python_text(body, path, bmap, what=f"%%writefile {target}", line=line))
+        embedded.merge(result, embedded.scan_python_text(body, path, bmap, what=f"%%writefile {target}", line=line))

@@ -14,31 +14,26 @@ command line's, so the command line wins:
 
 Here a config file becomes argv tokens whose spans are in the YAML file: the
 value's characters (so a fix rewrites ``nvfp4`` in place) and, to remove an
-option, its whole ``key: value`` line.  Two uses:
+option, its whole ``key: value`` line (:func:`config_tokens`).  Two uses:
 
 * :func:`config_launch` - a YAML file that is itself an SGLang config (it has
   ``model-path``, or only SGLang flags among which a KV-cache or attention
   option with a value SGLang accepts): a launch of its own, entry
   ``"sglang config"``.
-* :func:`attach_configs` - a launch that passes ``--config FILE`` gets that
-  file's arguments in ``Launch.config_argv`` (reported where the launch names
-  the file, fixed in the file: ``Launch.config_path``).
+* a launch that passes ``--config FILE`` gets that file's arguments: the
+  pipeline stage :mod:`kv4lint.launch_configs` reads the file after the parse
+  cache (frontends read only the text they are given).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
 import re
-from dataclasses import replace
-from typing import Callable
 
-from kv4lint.model import FileError, Launch, Provenance, ScanResult, Span, Value
-from kv4lint.regular_file import open_file
-from kv4lint.sglang.entrypoints import CONFIG_ENTRIES
-
-MAX_CONFIG_BYTES = 1_000_000
+from kv4lint.frontends.yaml_nodes import is_map, is_scalar, is_seq, items, mapping_entry_removal, node_span, \
+    scalar_map
+from kv4lint.model import Launch, Provenance, Span, Value
+from kv4lint.sglang.options import known_releases, table
 
 # PyYAML (YAML 1.1, as SGLang reads the file) resolution of plain scalars.
 _BOOL_TRUE = {"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"}
@@ -55,8 +50,6 @@ STRONG_KEYS = frozenset({"kv-cache-dtype", "attention-backend", "prefill-attenti
 @functools.lru_cache(maxsize=1)
 def _all_options() -> dict[str, tuple[str, frozenset[str] | None]]:
     """Every option string of every known release -> (arity, the union of its choices)."""
-    from kv4lint.sglang.options import known_releases, table
-
     out: dict[str, tuple[str, set[str] | None]] = {}
     for rel in known_releases():
         for opt, spec in table(rel).items():
@@ -89,8 +82,6 @@ def _resolve_plain(text: str) -> tuple[str, str]:
 
 
 def _scalar_value(text: str, node, *, remove: Span | None, use: Span | None = None) -> tuple[str, Value]:
-    from kv4lint.frontends.yaml_ import node_span, scalar_map
-
     sm = scalar_map(text, node)
     if node.style is None:
         kind, s = _resolve_plain(sm.value)
@@ -104,10 +95,6 @@ def _scalar_value(text: str, node, *, remove: Span | None, use: Span | None = No
 
 def config_tokens(text: str, root) -> list[Value] | None:
     """The argv tokens SGLang builds from a config document, with spans in ``text``; None if not a mapping."""
-    from kv4lint.frontends.yaml_ import (
-        is_map, is_scalar, is_seq, items, mapping_entry_removal, node_span,
-    )
-
     if not is_map(root):
         return None
     opts = _all_options()
@@ -157,8 +144,6 @@ def looks_like_config(root) -> bool:
     choices must be one SGLang accepts (vLLM's ``attention-backend: FLASH_ATTN``
     is not).
     """
-    from kv4lint.frontends.yaml_ import is_map, is_scalar, is_seq, items
-
     if not is_map(root):
         return False
     pairs = items(root)
@@ -187,8 +172,6 @@ def looks_like_config(root) -> bool:
 
 def config_launch(text: str, path: str, root) -> Launch | None:
     """A config document as a launch of its own (entry ``"sglang config"``)."""
-    from kv4lint.frontends.yaml_ import items, node_span
-
     tokens = config_tokens(text, root)
     if tokens is None:
         return None
@@ -200,130 +183,3 @@ def config_launch(text: str, path: str, root) -> Launch | None:
             break
     return Launch(path=path, form="argv", entry="sglang config", span=node_span(root), anchor=anchor,
                   argv=tokens, language="yaml")
-
-
-# ---------------------------------------------------------------------------
-# --config FILE on a launch
-
-
-_looked_at: list[str] | None = None
-
-
-@contextlib.contextmanager
-def recording():
-    """Collect the paths a scan looks at outside the scanned file (kv4lint.cache checks them before reuse)."""
-    global _looked_at
-    outer, _looked_at = _looked_at, []
-    try:
-        yield _looked_at
-    finally:
-        if outer is not None:
-            outer.extend(_looked_at)
-        _looked_at = outer
-
-
-def _look(path: str) -> str:
-    if _looked_at is not None:
-        _looked_at.append(os.path.abspath(path))
-    return path
-
-
-def _candidates(config_path: str, base_dir: str | None) -> list[str]:
-    if os.path.isabs(config_path):
-        return [config_path]
-    out = []
-    d = os.path.abspath(base_dir or ".")
-    for _ in range(8):  # the launching file's directory, then its parents up to the repository root
-        out.append(os.path.join(d, config_path))
-        if os.path.isdir(_look(os.path.join(d, ".git"))) or os.path.exists(_look(os.path.join(d, "pyproject.toml"))):
-            break
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    return out
-
-
-def load_config_argv(config_path: str, base_dir: str | None) -> tuple[list[Value], str] | None:
-    """Read ``config_path`` (relative to ``base_dir``, then its parents up to the repository root).
-
-    Returns the argv tokens SGLang would build from it, with spans in that
-    file, and the path the file was found at (relative to the current
-    directory when ``base_dir`` is relative); None when it is not a readable
-    YAML mapping (SGLang itself would refuse to start then, which is not a KV4
-    matter).
-    """
-    if not config_path or "$" in config_path or not config_path.lower().endswith((".yaml", ".yml")):
-        return None
-    from kv4lint.frontends.yaml_ import compose
-    from kv4lint.source import DecodeError, decode
-
-    for cand in _candidates(config_path, base_dir):
-        try:
-            if not os.path.isfile(_look(cand)) or os.path.getsize(cand) > MAX_CONFIG_BYTES:
-                continue
-            with open_file(cand) as f:
-                data = f.read(MAX_CONFIG_BYTES + 1)
-        except OSError:
-            continue
-        try:
-            text = decode(data).text
-        except DecodeError:
-            return None
-        docs, errors = compose(text, cand)
-        if errors or len(docs) != 1:
-            return None
-        tokens = config_tokens(text, docs[0])
-        if tokens is None:
-            return None
-        shown = cand
-        if base_dir is None or not os.path.isabs(base_dir):
-            rel = os.path.relpath(cand)
-            if not rel.startswith(".." + os.sep):
-                shown = rel
-        return tokens, shown
-    return None
-
-
-def config_token_index(argv: list[Value]) -> int | None:
-    """Index of the value after the one exact ``--config`` token (SGLang's own detection), else None."""
-    idx = [k for k, t in enumerate(argv) if t.text == "--config"]
-    if len(idx) != 1 or idx[0] + 1 >= len(argv):
-        return None
-    return idx[0] + 1
-
-
-def attach_configs(result: ScanResult, path: str, *,
-                   rename: Callable[[str], list[str]] | None = None) -> None:
-    """Merge the ``--config`` file of each launch that SGLang would read it for.
-
-    The file's tokens are reported at the file name on the launch (``use``),
-    and edited in the file itself (``Launch.config_path``).  ``rename`` gives
-    other places to look for a file named inside a container (a Dockerfile's
-    ``COPY configs/x.yaml /app/x.yaml``: ``/app/x.yaml`` -> ``configs/x.yaml``).
-    """
-    base_dir = os.path.dirname(path) if path and not path.startswith("<") else None
-    for launch in result.launches:
-        if launch.form != "argv" or launch.entry not in CONFIG_ENTRIES or launch.config_argv:
-            continue
-        k = config_token_index(launch.argv)
-        if k is None:
-            continue
-        name = launch.argv[k]
-        if not name.known:
-            continue
-        try:
-            loaded = load_config_argv(name.text, base_dir if base_dir else ".")
-            for other in (rename(name.text) if rename is not None and loaded is None else []):
-                loaded = load_config_argv(other, base_dir if base_dir else ".")
-                if loaded is not None:
-                    break
-        except Exception as e:  # noqa: BLE001 - never stop the run for a config file
-            result.errors.append(FileError(path, f"cannot read config file {name.text} ({type(e).__name__}: {e})"))
-            continue
-        if loaded is None:
-            continue
-        tokens, where = loaded
-        use = name.anchor or launch.anchor
-        launch.config_argv = [replace(t, use=use) for t in tokens]
-        launch.config_path = where

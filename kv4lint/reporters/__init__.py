@@ -17,7 +17,7 @@ class RunResult:
     root: str | None = None  # for repo-relative paths (SARIF)
 
 
-FORMATS = ("text", "concise", "json", "sarif", "github")
+FORMATS = ("text", "full", "concise", "json", "sarif", "github")
 
 
 def render(fmt: str, result: RunResult, *, color: bool = False, statistics: bool = False) -> str:
@@ -31,4 +31,4 @@ def render(fmt: str, result: RunResult, *, color: bool = False, statistics: bool
         from kv4lint.reporters.github import render as r
         return r(result)
     from kv4lint.reporters.text import render as r
-    return r(result, color=color, concise=fmt == "concise", statistics=statistics)
+    return r(result, color=color, concise=fmt == "concise", full=fmt == "full", statistics=statistics)

@@ -1,6 +1,7 @@
 """A rule's documentation as Markdown, from :data:`kv4lint.rules.codes.RULES`.
 
-The same text as ``kv4lint explain``: used for ``docs/rules/KV40x.md``
+The same text and examples (each with its ``# target:`` line, run by tests/test_rule_examples.py) as
+``kv4lint explain``: used for ``docs/rules/KV40x.md``
 (``tools/gen_rule_docs.py``) and for the ``help`` of each rule in SARIF output.
 """
 
@@ -14,6 +15,7 @@ SECTIONS = (
     "Why SGLang refuses it",
     "Example",
     "Fix",
+    "Not reported",
     "Fix safety",
     "Since which SGLang release",
 )
@@ -25,14 +27,12 @@ def _code_block(text: str) -> str:
 
 def sections(rule: Rule) -> dict[str, str]:
     """Section heading -> Markdown body. An empty body means the rule's data lacks that part."""
-    fix = rule.fix.strip()
-    if rule.fixed_example.strip():
-        fix += "\n\n" + _code_block(rule.fixed_example)
     return {
         "What it does": rule.what.strip(),
         "Why SGLang refuses it": rule.why.strip(),
         "Example": _code_block(rule.example) if rule.example.strip() else "",
-        "Fix": fix if rule.fix.strip() else "",
+        "Fix": rule.fix.strip(),
+        "Not reported": _code_block(rule.fixed_example) if rule.fixed_example.strip() else "",
         "Fix safety": rule.fix_safety.strip(),
         "Since which SGLang release": _since(rule),
     }
@@ -79,6 +79,20 @@ def index_markdown() -> str:
     lines = ["# kv4lint rules", "",
              "One page per code, generated from kv4lint's rule data by `tools/gen_rule_docs.py` (the same text as "
              "`kv4lint explain CODE`). Do not edit these pages by hand.", "",
+             "## The attribution rule", "",
+             "A finding's code and first sentence name the cause SGLang would actually hit, in the user's terms; its "
+             "fix addresses that cause or is not offered. kv4lint replays SGLang's argument resolution for the "
+             "target release; when it refuses the launch, kv4lint replays it again with an fp8 KV cache (and the "
+             "FP4-only options removed). A refusal that goes away is caused by the FP4 KV cache and gets a KV4 code "
+             "(KV401-KV406) with the fp8 rewrite as its fix. A refusal that stays is a blocker the dtype does not "
+             "cause: KV407 quotes SGLang's reason and offers no dtype rewrite; kv4lint then replays SGLang past "
+             "that blocker, and when SGLang's KV4 check would refuse the launch too, reports that KV4 finding as "
+             "well. Off CUDA, a refusal for the GPU arch is reported as the platform (KV402).", "",
+             "When part of the target is unknown (no GPU named, an unknown model), kv4lint runs every possibility "
+             "and reports only what fails for all of them (`--strict`: for some). The headline is the cause common "
+             "to the possibilities where the dtype is otherwise allowed (those not refused for the GPU arch); the "
+             "causes on the other GPUs follow as secondary text. An assumed GPU is never printed as the target's.",
+             "", "## Codes", "",
              "| code | name | severity | summary |", "|---|---|---|---|"]
     for code in sorted(RULES):
         r = RULES[code]

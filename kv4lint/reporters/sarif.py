@@ -104,6 +104,8 @@ def _result(f: Finding, index: dict[str, int], root: str | None) -> dict:
         props["fixApplicability"] = f.fix.applicability
     if f.target:
         props["target"] = f.target
+    if f.detail:
+        props["detail"] = f.detail
     if props:
         res["properties"] = props
     return res

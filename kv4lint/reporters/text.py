@@ -1,4 +1,6 @@
-"""``--format text`` (default) and ``concise``: ``path:line:col: CODE message``."""
+"""``--format text`` (default) and ``concise``: ``path:line:col: CODE message``; ``full``: each finding also with
+its source line and a caret under the value, the fix, SGLang's side of it and a ``kv4lint explain CODE`` hint
+(ruff's ``full`` against ``concise``)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,13 @@ from kv4lint.reporters import RunResult
 _RED, _YELLOW, _BOLD, _DIM, _RESET = "\033[31m", "\033[33m", "\033[1m", "\033[2m", "\033[0m"
 
 
-def render(result: RunResult, *, color: bool = False, concise: bool = False, statistics: bool = False) -> str:
+def render(result: RunResult, *, color: bool = False, concise: bool = False, full: bool = False,
+           statistics: bool = False) -> str:
     def c(code: str, s: str) -> str:
         return f"{code}{s}{_RESET}" if color else s
 
     lines = []
+    sources: dict[str, list[str] | None] = {}
     for f in result.findings:
         msg = _one_line(f.message)
         if f.cell:
@@ -26,6 +30,8 @@ def render(result: RunResult, *, color: bool = False, concise: bool = False, sta
         else:
             fixable = " [*]" if f.fix and f.fix.edits and f.fix.applicability == "safe" else ""
             lines.append(f"{c(_BOLD, pos)}: {c(sev, f.code)}{fixable} {msg}")
+            if full:
+                lines += _full(f, sources, lambda s: c(sev, s), lambda s: c(_DIM, s))
     for e in result.errors:
         loc = f"{e.path}:{e.line}" if e.line else e.path
         lines.append(f"{loc}: {c(_RED, 'error')}: {_one_line(e.message)}")
@@ -58,6 +64,41 @@ def _statistics(result: RunResult) -> list[str]:
         rule = RULES.get(code)
         mark = "[*]" if code in fixable else "   "
         out.append(f"{k:>{width}}  {code}  {mark} {rule.summary if rule else ''}".rstrip())
+    return out
+
+
+def _source_line(path: str, line: int, sources: dict) -> str | None:
+    if path not in sources:
+        try:
+            with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+                sources[path] = fh.read().splitlines()
+        except OSError:
+            sources[path] = None
+    text = sources[path]
+    return text[line - 1] if text is not None and 0 < line <= len(text) else None
+
+
+def _full(f, sources: dict, mark, dim) -> list[str]:
+    """The lines under a finding in ``--format full``."""
+    out = []
+    src = None if f.cell or not f.start else _source_line(f.path, f.start.line, sources)
+    if src is not None:
+        n = str(f.start.line)
+        pad = " " * len(n)
+        start = max(f.start.column - 1, 0)
+        end = f.end.column - 1 if f.end and f.end.line == f.start.line and f.end.column > f.start.column \
+            else len(src.rstrip())
+        width = max(end - start, 1)
+        lead = "".join(ch if ch == "\t" else " " for ch in src[:start])
+        out += [dim(f"{pad} |"), f"{dim(n + ' |')} {src.rstrip()}", f"{dim(pad + ' |')} {lead}{mark('^' * width)} "
+                f"{mark(f.code)}", dim(f"{pad} |")]
+    if f.fix is not None and f.fix.description:
+        safety = "" if f.fix.applicability == "safe" else f" ({f.fix.applicability}: applied with --unsafe-fixes)"
+        out.append(f"  = fix: {_one_line(f.fix.description)}{safety}")
+    if getattr(f, "detail", None):
+        out.append(f"  = sglang: {_one_line(f.detail)}")
+    out.append(f"  = help: kv4lint explain {f.code}")
+    out.append("")
     return out
 
 

@@ -11,21 +11,18 @@ import itertools
 from dataclasses import dataclass, replace
 
 from kv4lint.model import Fix, Severity, Value
-from kv4lint.rules.codes import RULES
+from kv4lint.rules.codes import RULES, Context, kv406
+from kv4lint.rules.codes.base import FP4_ONLY_FIELDS, fp8_fix
 from kv4lint.rules.engine import (
-    BACKEND_FIELDS, DEFAULTS, FP4_NAMES, NEWEST, UNKNOWN, Event, Machine, Outcome, kv4_dtypes, release, simulate,
+    BACKEND_FIELDS, DEFAULTS, FP4_NAMES, UNKNOWN, Event, Machine, Outcome, kv4_dtypes, simulate,
 )
-from kv4lint.sglang.options import Args, flag_for, kv_cache_dtype_choices, table
+from kv4lint.rules.phrases import ARCH_NAMES
+from kv4lint.sglang.options import Args, table
+from kv4lint.sglang.releases import release, version_label
 from kv4lint.target import ModelInfo, Target
 
 ENUM_ARCHS = ("sm80", "sm90", "sm100", "sm120")
 MAX_POSSIBILITIES = 4096
-ARCH_NAMES = {"sm80": "sm80 (Ampere)", "sm86": "sm86 (Ampere)", "sm89": "sm89 (Ada)", "sm90": "sm90 (Hopper)",
-              "sm100": "sm100 (Blackwell)", "sm103": "sm103 (Blackwell Ultra)", "sm110": "sm110 (Thor)",
-              "sm120": "sm120 (Blackwell RTX)", "sm121": "sm121 (GB10)"}
-
-# Fields that only exist for FP4 KV caches: a fix to fp8 removes them.
-FP4_ONLY_FIELDS = ("prefill_kv_cache_dequant_dtype",)
 
 
 @dataclass
@@ -39,14 +36,11 @@ class RuleFinding:
     field: str | None
     fix: Fix | None = None
     event: Event | None = None
+    detail: str = ""  # SGLang's function and the resolution steps (never in the headline)
 
 
 def _is_fp4_name(d: str | None) -> bool:
     return d is not None and (d in FP4_NAMES or d.lower() in FP4_NAMES)
-
-
-def version_label(version: str | None) -> str:
-    return f"SGLang {version}" if version else f"SGLang 0.5.{NEWEST}"
 
 
 def _plain(args: Args, open_ended: bool) -> dict:
@@ -62,15 +56,6 @@ def _plain(args: Args, open_ended: bool) -> dict:
         if f in out and isinstance(out[f], str):
             out[f] = out[f].strip().lower() in ("true", "1", "yes", "on")
     return out
-
-
-def _fix(args: Args, fix_dtype: str) -> Fix:
-    remove = tuple(f for f in FP4_ONLY_FIELDS if f in args.values)
-    desc = (f"set {flag_for('kv_cache_dtype')} {fix_dtype}" if args.form == "argv"
-            else f"set kv_cache_dtype={fix_dtype!r}")
-    if remove:
-        desc += " and remove " + ", ".join(flag_for(f) if args.form == "argv" else f for f in remove)
-    return Fix(desc, {"kv_cache_dtype": fix_dtype}, remove)
 
 
 # ---------------------------------------------------------------------------
@@ -97,35 +82,11 @@ def check(args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3", strict: bo
 def _dtype_name(args: Args, target: Target, fix_dtype: str) -> list[RuleFinding]:
     """KV406: a dtype the release does not accept, or no longer treats as FP4."""
     dv = args.values["kv_cache_dtype"]
-    d = dv.text
-    version = target.sglang_version
-    n = release(version)
-    label = version_label(version)
-    choices = kv_cache_dtype_choices(version)
-    fix = _fix(args, fix_dtype) if _is_fp4_name(d) else None
-    if n >= 16:
-        suggest = ("use fp4_mx_block16 (the same block-size-16 FP4 recipe, with its own backend rules) "
-                   "or an fp8 KV cache")
-    elif n >= 5:
-        suggest = f"{label} spells its FP4 KV cache fp4_e2m1; use that or an fp8 KV cache"
-    else:
-        suggest = f"{label} has no FP4 KV cache; use an fp8 KV cache"
-    if d not in choices:
-        if not _is_fp4_name(d):
-            suggest = "use one of " + ", ".join(choices)
-        if args.form == "argv":
-            msg = (f"--kv-cache-dtype {d} is not a choice in {label}: its argument parser rejects it (invalid choice) "
-                   f"before the server starts; {suggest}")
-        else:
-            msg = (f"kv_cache_dtype={d!r} is not a KV cache dtype of {label}: the Python API does not check choices, "
-                   f"so it fails at model-runner start (Unsupported kv_cache_dtype: {d}.); {suggest}")
-        return [RuleFinding("KV406", Severity.ERROR, msg, dv, "kv_cache_dtype", fix)]
-    if 16 <= n <= 20 and d == "fp4_e2m1":
-        msg = (f"--kv-cache-dtype fp4_e2m1 is deprecated in {label}: accepted by the parser, then refused at "
-               "model-runner start (ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use "
-               f"--kv-cache-dtype=fp4_mx_block16.); it is no longer an FP4 KV cache there; {suggest}")
-        return [RuleFinding("KV406", Severity.ERROR, msg, dv, "kv_cache_dtype", fix)]
-    return []
+    msg = kv406.name_refused(dv.text, args.form, target.sglang_version, fp4_name=_is_fp4_name(dv.text))
+    if msg is None:
+        return []
+    fix = fp8_fix(args, fix_dtype) if _is_fp4_name(dv.text) else None
+    return [RuleFinding("KV406", RULES["KV406"].severity, msg, dv, "kv_cache_dtype", fix)]
 
 
 def _possibilities(target: Target, plain: dict, n: int):
@@ -161,36 +122,93 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
     poss = _possibilities(target, plain, n)
     if not poss:
         return []
-    results: list[tuple[Machine, ModelInfo, Outcome]] = []
+    version = target.sglang_version
+    results: list[tuple[Machine, ModelInfo, Outcome, list[Event]]] = []
     for m, model, a in poss:
-        results.append((m, model, simulate(target.sglang_version, a, m, model)))
+        out = simulate(version, a, m, model)
+        results.append((m, model, out, refusals(version, a, m, model, out)))
 
-    errors = [(m, model, o.error) for m, model, o in results if o.error is not None and o.error.code]
-    all_err = len(errors) == len(results)
+    failing = [(i, r) for i, r in enumerate(results) if r[3]]
+    all_err = len(failing) == len(results)
     found: list[RuleFinding] = []
     if all_err:
-        # Fails whatever kv4lint cannot see.  With unknown backends the reasons may differ: report the
-        # launch as written (no hidden backend flag), else the first possibility.
-        written = [e for e, (_, _, a) in zip(errors, poss)
-                   if all(a.get(f) is None for f in BACKEND_FIELDS if plain.get(f) is UNKNOWN)]
-        m, model, ev = (written or errors)[0]
-        found.append(_finding(ev, args, target, m, model, n, fix_dtype, every=len(results) > 1))
-    elif strict and errors:
-        m, model, ev = errors[0]
-        f = _finding(ev, args, target, m, model, n, fix_dtype, every=False)
+        # Fails whatever kv4lint cannot see. The headline is the cause common to the possibilities where the
+        # dtype is otherwise allowed (not refused for the GPU arch); with unknown backends, the launch as
+        # written (no hidden backend flag) first.
+        written = [(i, r) for i, r in failing
+                   if all(poss[i][2].get(f) is None for f in BACKEND_FIELDS if plain.get(f) is UNKNOWN)]
+        pool = written or failing
+        pool = [(i, r) for i, r in pool if r[3][0].code != "KV404"] or pool
+        _, (m, model, o, evs) = pool[0]
+        others = _elsewhere(evs[0], results, target)
+        for k, ev in enumerate(evs):
+            if k and not all(any((e.code, e.sglang) == (ev.code, ev.sglang) for e in r[3]) for r in results):
+                continue  # a KV4 refusal behind a blocker is reported when it holds for every possibility too
+            f = _finding(ev, args, target, m, model, n, fix_dtype, every=len(results) > 1, derived=o.derived)
+            if k == 0 and others:
+                f.message += " " + others
+            found.append(f)
+    elif strict and failing:
+        _, (m, model, o, evs) = failing[0]
+        f = _finding(evs[0], args, target, m, model, n, fix_dtype, every=False, derived=o.derived)
         cond = _condition(m, model, target)
         f.message = f"[strict] may fail {cond}: " + f.message
         found.append(f)
     for f in found:
         f.fix = _verified(f.fix, poss, target)
     # Rewrites that take FP4 away (KV406) and warnings (KV403) that hold in every possibility.
-    if not errors or (strict and not all_err):
+    if not failing or (strict and not all_err):
         for code in ("KV406", "KV403"):
-            hits = [(m, model, next((e for e in o.events if e.code == code), None)) for m, model, o in results]
+            hits = [(m, model, next((e for e in o.events if e.code == code), None)) for m, model, o, _ in results]
             if hits and all(h[2] is not None for h in hits):
                 m, model, ev = hits[0]
                 found.append(_finding(ev, args, target, m, model, n, fix_dtype, every=False))
     return found
+
+
+ATTRIBUTION_DTYPE = "fp8_e4m3"
+
+
+def refusals(version, a: dict, m: Machine, model: ModelInfo, out: Outcome) -> list[Event]:
+    """What to report for one possibility, each event carrying the code of its cause (the attribution rule).
+
+    SGLang's first refusal is replayed with an fp8 KV cache (and the FP4-only options removed): a refusal that
+    stays is a blocker the dtype does not cause (KV407); then SGLang is replayed past it, and a KV4 refusal
+    behind it is reported as well. Off CUDA, a GPU-arch refusal (KV404) means the platform (KV402).
+    """
+    ev = out.error
+    found: list[Event] = []
+    past: set = set()
+    fixed = {k: v for k, v in a.items() if k not in FP4_ONLY_FIELDS}
+    fixed["kv_cache_dtype"] = ATTRIBUTION_DTYPE
+    while ev is not None and len(found) < 4:
+        still = simulate(version, fixed, m, model, past=frozenset(past)).error
+        if still is not None and (still.step, still.sglang) == (ev.step, ev.sglang):
+            found.append(replace(ev, code="KV407"))
+            past.add((ev.step, ev.sglang))
+            ev = simulate(version, a, m, model, past=frozenset(past)).error
+            continue
+        code = ev.code or "KV401"
+        if code == "KV404" and m.platform != "cuda":
+            code = "KV402"
+        found.append(replace(ev, code=code))
+        break
+    return found
+
+
+def _elsewhere(head: Event, results, target: Target) -> str:
+    """The causes of the other possibilities (an unknown GPU arch): secondary text after the headline."""
+    if target.arch:
+        return ""
+    by_cause: dict[tuple, list[str]] = {}
+    for m, _model, _o, evs in results:
+        if evs and (evs[0].code, evs[0].sglang) != (head.code, head.sglang) and m.arch:
+            by_cause.setdefault((evs[0].exc, evs[0].sglang), []).append(m.arch)
+    parts = []
+    for (exc, text), archs in by_cause.items():
+        names = " and ".join(dict.fromkeys(ARCH_NAMES.get(x, x) for x in archs))
+        parts.append(f"On {names} SGLang refuses it earlier: {exc + ': ' if exc else ''}{text}")
+    return " ".join(parts)
 
 
 def _verified(fix: Fix | None, poss, target: Target) -> Fix | None:
@@ -219,128 +237,42 @@ def _condition(m: Machine, model: ModelInfo, target: Target) -> str:
     return " ".join(parts) or "for some backend value"
 
 
-def _platform_phrase(target: Target, m: Machine) -> str:
-    reason = target.platform_reason or target.sources.get("platform", "")
-    return f"{m.platform}" + (f" ({reason})" if reason else "")
-
-
-def _backend_phrase(field: str, backend, args: Args, derived_by: str | None, m: Machine, model: ModelInfo) -> str:
-    if derived_by:
-        where = {
-            "default attention backend": f"SGLang's default for {ARCH_NAMES.get(m.arch, m.platform)} and an "
-                                         f"{(model.attention or 'unknown').upper()} model",
-            "handle_model_specific_adjustments": f"the model override for {model.architecture}",
-            "handle_nvfp4_prefill_kv_dequant_dtype": "the NVFP4 prefill step",
-            "handle_deterministic_inference": "deterministic inference",
-            "handle_attention_backend_compatibility": "the equal prefill/decode backends",
-        }.get(derived_by, derived_by.replace("handle_", "").replace("_", " "))
-        return f"the attention backend {backend} ({where})"
-    if args.form == "kwargs":
-        return f"{field}={backend!r}"
-    return f"{flag_for(field)} {backend}"
-
-
 def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo, n: int, fix_dtype: str,
-             *, every: bool) -> RuleFinding:
-    code = ev.code or "KV401"
-    label = version_label(target.sglang_version)
+             *, every: bool, derived: dict | None = None) -> RuleFinding:
+    code = ev.code or "KV401"  # refusals() has coded every refusal by its cause
     dv = args.values.get("kv_cache_dtype")
     dtype = dv.text if dv is not None and dv.known else "auto"
-    dflag = f"--kv-cache-dtype {dtype}" if args.form == "argv" else f"kv_cache_dtype={dtype!r}"
-    sglang = f"{ev.exc}: {ev.sglang}" if ev.exc else ev.sglang
-    field = ev.fields[0] if ev.fields else "kv_cache_dtype"
-    anchor_field = "kv_cache_dtype"
-    # Non-CUDA platform: whatever step raises first, the cause is the platform.
-    if m.platform != "cuda" and ev.kind == "error":
-        code = "KV402"
-    if code == "KV402":
-        note = ""
-        if "--device" in (target.platform_reason or "") or "device" in (target.platform_reason or ""):
-            note = (" (SGLang checks the machine's torch build, not --device; "
-                    "kv4lint takes the launch's device as its target)")
-        first = "" if ev.step.endswith("kv4_compatibility") else f", in {ev.step} before its KV4 check"
-        msg = (f"{dflag} needs CUDA, but this launch targets {_platform_phrase(target, m)}{note}; "
-               f"{label} fails{first}: {sglang} Use an fp8 KV cache")
-    elif code == "KV404":
-        src = target.sources.get("gpu")
-        gpu = ARCH_NAMES.get(m.arch, m.arch or "unknown")
-        msg = (f"{dflag} needs a GPU this target lacks ({gpu}{', from ' + src if src else ''}); {label} "
-               f"{ev.step} raises {sglang} Use an fp8 KV cache")
-        if ev.data.get("platform_rule"):
-            anchor_field = field if field in args.values else "kv_cache_dtype"
-    elif code == "KV405" and ev.step == "handle_nvfp4_prefill_kv_dequant_dtype":
-        anchor_field = "prefill_kv_cache_dequant_dtype"
-        msg = (f"{_feature_phrase(anchor_field, args)} applies only with an nvfp4 KV cache, "
-               f"not {dflag.split(' ', 1)[-1] if args.form == 'argv' else dflag}: "
-               f"{label} {ev.step} raises {sglang} Remove it")
-    elif code == "KV405":
-        feature = ev.data.get("feature") or _feature_phrase(field, args)
-        msg = f"{dflag} cannot be combined with {feature}: {label} {ev.step} raises {sglang} Use an fp8 KV cache"
-        if field in args.values and field not in ("kv_cache_dtype",):
-            anchor_field = field
-    elif code == "KV403":
-        P, D = ev.data.get("P"), ev.data.get("D")
-        msg = (f"{dflag} with different prefill ({P}) and decode ({D}) attention backends: {label} skips its KV4 "
-               f"backend check and only warns (\"Compatibility issues are unlikely, but may occur in rare edge "
-               f"cases\"); use one backend from the KV4 list for both")
-        anchor_field = ("prefill_attention_backend" if "prefill_attention_backend" in args.values
-                        else "decode_attention_backend")
-        if anchor_field not in args.values:
-            anchor_field = "kv_cache_dtype"
-    elif code == "KV406":
-        msg = (f"{dflag} is not an FP4 KV cache in {label} with "
-               f"{_backend_phrase(ev.data.get('field', 'attention_backend'), 'tokenspeed_mla', args, None, m, model)}: "
-               f"{ev.step} silently replaces it with fp8_e4m3 (tokenspeed_mla requires fp8_e4m3); set fp8_e4m3 "
-               "explicitly or choose another backend")
-    else:  # KV401
-        backend = ev.data.get("backend")
-        allowed = ev.data.get("allowed")
-        derived_by = args and _derived_by(field, backend, args, ev)
-        if allowed and ev.step.endswith("kv4_compatibility"):
-            att = ev.data.get("attention", model.attention or "")
-            bp = _backend_phrase(field, backend, args, derived_by, m, model)
-            if ev.data.get("which") == "decode":
-                pf = "--prefill-attention-backend fa4" if args.form == "argv" else "prefill_attention_backend='fa4'"
-                bp = f"{pf} and decode backend {backend}" + (f" ({derived_by.replace('_', ' ')})" if derived_by else "")
-            msg = (f"{dflag} is not supported with {bp} for an {att.upper()} model ({label} allows "
-                   f"{', '.join(allowed)}); use an fp8 KV cache or one of those backends")
-        else:
-            bp = _backend_phrase(field, backend, args, derived_by, m, model) if backend else "this attention backend"
-            msg = f"{dflag} cannot be used with {bp}: {label} {ev.step} raises {sglang} Use an fp8 KV cache"
-            if "dtype_allowed" in ev.data:
-                msg += " or a backend that supports FP4"
-        if (field in args.values and not derived_by and field != "kv_cache_dtype"
-                and not ev.step.endswith("kv4_compatibility")):
-            anchor_field = field
+    ctx = Context(ev, args, target, m, model, label=version_label(target.sglang_version),
+                  dflag=f"--kv-cache-dtype {dtype}" if args.form == "argv" else f"kv_cache_dtype={dtype!r}",
+                  sglang=f"{ev.exc}: {ev.sglang}" if ev.exc else ev.sglang,
+                  field=ev.fields[0] if ev.fields else "kv_cache_dtype")
+    said = RULES[code].say(ctx)
+    msg = said.message
     if every and code != "KV402":
         unseen = [w for w, unknown in (("GPU arch", not target.arch), ("model attention", target.model.mla is None))
                   if unknown]
         if unseen:
             msg += f" (whatever the {' and '.join(unseen)})"
-    fix = None if code == "KV403" else _fix(args, fix_dtype)
-    value = args.values.get(anchor_field) or dv
+    fix = RULES[code].fix_for(args, fix_dtype)
+    value = args.values.get(said.anchor) or dv
     if value is None:
         value = args.values.get("prefill_kv_cache_dequant_dtype")
-    return RuleFinding(code, RULES[code].severity, msg, value, anchor_field, fix, ev)
+    return RuleFinding(code, RULES[code].severity, msg, value, said.anchor, fix, ev,
+                       detail=sglang_detail(ev, ctx.label, derived or {}))
 
 
-def _derived_by(field: str, backend, args: Args, ev: Event) -> str | None:
-    v = args.values.get(field)
-    if v is not None and v.known and v.text == backend:
-        return None
-    if field != "attention_backend":
-        a = args.values.get("attention_backend")
-        if a is not None and a.known and a.text == backend:
-            return None
-    return ev.data.get("derived_by") or "default attention backend"
-
-
-def _feature_phrase(field: str, args: Args) -> str:
-    flag = flag_for(field) if args.form == "argv" else field
-    v = args.values.get(field)
-    if v is not None and v.known and v.text not in ("true",):
-        return f"{flag} {v.text}"
-    return flag
+def sglang_detail(ev: Event, label: str, derived: dict) -> str:
+    """SGLang's side of a finding, for JSON/SARIF/full output: the function, what it raised or logged, and the
+    resolution steps that set the values it read."""
+    did = f"raises {ev.exc}" if ev.kind == "error" else ("rewrites the launch" if ev.kind == "rewrite" else "warns")
+    out = f"{label}: {ev.step} {did}: {ev.sglang}"
+    if ev.code == "KV407":
+        out += (f" (replayed with --kv-cache-dtype {ATTRIBUTION_DTYPE}, SGLang refuses the launch the same way: the "
+                "KV cache dtype is not the cause)")
+    trace = [f"{f} set by {step}" for f, step in derived.items()]
+    if trace:
+        out += "; resolution: " + ", ".join(trace)
+    return out
 
 
 def is_fp4_launch(args: Args, version: str | None) -> bool:

@@ -16,13 +16,17 @@ No I/O, no parsing, no imports of SGLang: kv4lint's own code and data.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from packaging.version import Version
-
-from kv4lint.target import ModelInfo, arch_major, parse_version
+from kv4lint.sglang.releases import (
+    BACKEND_ALIASES, CUTEDSL_MLA, CUTLASS_MLA_DROPPED, DEEPSEEK_FAMILY_WIDENED,
+    DEEPSEEK_V4, DEEPSEEK_V4_BF16, DETERMINISTIC_BEFORE_DEFAULT, DFLASH_TRTLLM_MHA_DEFAULT, DUMMY_MODEL_SKIPS_CHECKS,
+    FA3_ALL_MODELS_SM90, FA4_DECODE, FIRST_KV4, FP4_E2M1_REMOVED, FP4_RENAMED, HOOKS, INTEL_XPU_MLA_DECODE_ONLY,
+    INTEL_XPU_MLA_PREFILL, MPS_TORCH_NATIVE, NVFP4_PREFILL_STEP, PREFILL_ONLY_DISABLE_KV_CACHE,
+    SM11X_BLACKWELL, TOKENSPEED_MLA, TRTLLM_FMHAV2_SM120, TRTLLM_MHA_PREFILL_SM90, TRTLLM_MHA_SPLIT, release,
+)
+from kv4lint.target import ModelInfo, arch_major
 
 
 class _Unknown:
@@ -102,37 +106,14 @@ def anyis(value, *xs) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# Releases
-
-FIRST_KV4 = 7  # 0.5.7: the first release with a KV4 check
-NEWEST = 23  # 0.5.23: the newest rule pack
-
-
-@functools.lru_cache(maxsize=256)
-def release(version: str | Version | None) -> int:
-    """The 0.5.N rule pack for ``version`` (post/dev/rc releases use their base).
-
-    Versions before 0.5 map to 0, after 0.5.x to :data:`NEWEST`.
-    """
-    if version is None:
-        return NEWEST
-    v = version if isinstance(version, Version) else parse_version(str(version))
-    major, minor, patch = (list(v.release) + [0, 0, 0])[:3]
-    if (major, minor) < (0, 5):
-        return 0
-    if (major, minor) > (0, 5):
-        return NEWEST
-    if v.pre is not None and patch > 0:
-        # 0.5.21rc1 is before 0.5.21
-        return min(patch - 1, NEWEST)
-    return min(patch, NEWEST)
+# Releases: kv4lint.sglang.releases (the known releases and the named gates tested below)
 
 
 def kv4_dtypes(n: int) -> tuple[str, ...]:
     """The ``--kv-cache-dtype`` values release 0.5.n's KV4 check triggers on (spec §1.1)."""
     if n < FIRST_KV4:
         return ()
-    return ("fp4_e2m1",) if n <= 15 else ("nvfp4", "fp4_mx_block16")
+    return ("fp4_e2m1",) if n < FP4_RENAMED else ("nvfp4", "fp4_mx_block16")
 
 
 FP4_NAMES = ("fp4_e2m1", "nvfp4", "fp4_mx_block16", "mxfp4")
@@ -140,7 +121,7 @@ FP4_NAMES = ("fp4_e2m1", "nvfp4", "fp4_mx_block16", "mxfp4")
 
 # Lists of release 0.5.n's KV4 check (spec §2.2).
 def fa4_mla_list(n: int) -> list[str]:
-    return ["cutlass_mla", "flashinfer", "trtllm_mla"] if n <= 19 else ["flashinfer", "trtllm_mla"]
+    return ["cutlass_mla", "flashinfer", "trtllm_mla"] if n < CUTLASS_MLA_DROPPED else ["flashinfer", "trtllm_mla"]
 
 
 def fa4_mha_list(n: int) -> list[str]:
@@ -148,9 +129,9 @@ def fa4_mha_list(n: int) -> list[str]:
 
 
 def mla_list(n: int) -> list[str]:
-    if n <= 15:
+    if n < FP4_RENAMED:
         return ["cutlass_mla", "flashinfer", "trtllm_mla", "flashmla"]
-    if n <= 19:
+    if n < CUTLASS_MLA_DROPPED:
         return ["cutlass_mla", "flashinfer", "trtllm_mla"]
     return ["flashinfer", "trtllm_mla"]
 
@@ -199,7 +180,7 @@ class Machine:
         return self._major() == 12
 
     def is_blackwell(self, n: int) -> bool:
-        return self._major() in ((10, 12) if n <= 8 else (10, 11, 12))
+        return self._major() in ((10, 12) if n < SM11X_BLACKWELL else (10, 11, 12))
 
 
 EventKind = Literal["error", "warning", "rewrite"]
@@ -265,10 +246,11 @@ BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_atte
 class _Args(dict):
     """Field values with SGLang's defaults; records which step set what."""
 
-    def __init__(self, args: dict):
+    def __init__(self, args: dict, past: frozenset = frozenset()):
         super().__init__(DEFAULTS)
         self.update(args)
         self.derived: dict[str, str] = {}
+        self.past = past  # refusals to step over: (step, SGLang's text) of blockers (see simulate)
 
     def set(self, name: str, value, step: str) -> None:
         self[name] = value
@@ -277,6 +259,12 @@ class _Args(dict):
 
 def _error(step, code, exc, text, *fields, **data) -> _Raise:
     return _Raise(Event("error", step, code, text, tuple(fields), exc, data))
+
+
+def _refuse(a: _Args, step, code, exc, text, *fields, **data) -> None:
+    """SGLang raises here, unless the caller asked to step over this refusal (``simulate(past=...)``)."""
+    if (step, text) not in a.past:
+        raise _error(step, code, exc, text, *fields, **data)
 
 
 def _int(x, default=None):
@@ -299,7 +287,7 @@ def _upper(x):
 
 
 def _kv4(n: int, a: _Args, m: Machine, mla, events: list[Event]) -> None:
-    step = "handle_kv4_compatibility" if n >= 19 else "_handle_kv4_compatibility"
+    step = "handle_kv4_compatibility" if n >= HOOKS else "_handle_kv4_compatibility"
     dtype = a["kv_cache_dtype"]
     if not isin(dtype, kv4_dtypes(n)):
         return
@@ -309,12 +297,12 @@ def _kv4(n: int, a: _Args, m: Machine, mla, events: list[Event]) -> None:
 
     if not m.is_cuda:
         raise _error(step, "KV402", "RuntimeError", "KV4 is not tested on non-CUDA platforms.", "kv_cache_dtype")
-    if n >= 16 and eq(dtype, "nvfp4") and not (m.is_sm100 or m.is_sm120):
+    if n >= FP4_RENAMED and eq(dtype, "nvfp4") and not (m.is_sm100 or m.is_sm120):
         raise _error(step, "KV404", "RuntimeError",
                      "--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use --kv-cache-dtype=fp4_mx_block16 "
                      "for the block-size-16 FP4 recipe.", "kv_cache_dtype")
     mixed = False
-    if n >= 21:
+    if n >= NVFP4_PREFILL_STEP:
         if _k(a["enable_unified_memory"]):
             raise _error(step, "KV405", "ValueError",
                          "FP4 KV cache does not yet support --enable-unified-memory: the unified MHA pool does not "
@@ -408,15 +396,15 @@ _BACKEND_DEQUANT = {v: k for k, v in _DEQUANT_BACKEND.items()}
 
 
 def _prefill_dequant(n: int, a: _Args, m: Machine, events: list[Event]) -> None:
-    if n < 21:
+    if n < NVFP4_PREFILL_STEP:
         return
     step = "handle_nvfp4_prefill_kv_dequant_dtype"
     requested = a["prefill_kv_cache_dequant_dtype"]
     if not eq(a["kv_cache_dtype"], "nvfp4"):
         if not eq(requested, "auto"):
-            raise _error(step, "KV405", "ValueError",
-                         "--prefill-kv-cache-dequant-dtype applies only with --kv-cache-dtype=nvfp4.",
-                         "prefill_kv_cache_dequant_dtype")
+            _refuse(a, step, "KV405", "ValueError",
+                    "--prefill-kv-cache-dequant-dtype applies only with --kv-cache-dtype=nvfp4.",
+                    "prefill_kv_cache_dequant_dtype")
         return
     if eq(requested, "auto"):
         explicit = _k(a["prefill_attention_backend"]) or _k(a["attention_backend"])
@@ -425,31 +413,31 @@ def _prefill_dequant(n: int, a: _Args, m: Machine, events: list[Event]) -> None:
         else:
             if explicit is not None:
                 fld = "prefill_attention_backend" if a["prefill_attention_backend"] else "attention_backend"
-                raise _error(step, "KV401", "ValueError",
-                             "NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend "
-                             f"{explicit!r} provides neither.", fld, backend=explicit,
-                             allowed=["flashinfer", "trtllm_mha"], which=fld.split("_")[0])
+                _refuse(a, step, "KV401", "ValueError",
+                        "NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend "
+                        f"{explicit!r} provides neither.", fld, backend=explicit,
+                        allowed=["flashinfer", "trtllm_mha"], which=fld.split("_")[0])
             requested = "nvfp4" if m.is_sm100 else "fp8_e4m3"
     if eq(requested, "nvfp4") and not m.is_sm100:
-        raise _error(step, "KV404", "ValueError",
-                     "Native NVFP4 prefill currently requires SM100; use --prefill-kv-cache-dequant-dtype=fp8_e4m3 "
-                     "on this platform.", "prefill_kv_cache_dequant_dtype")
+        _refuse(a, step, "KV404", "ValueError",
+                "Native NVFP4 prefill currently requires SM100; use --prefill-kv-cache-dequant-dtype=fp8_e4m3 "
+                "on this platform.", "prefill_kv_cache_dequant_dtype")
     if requested not in _DEQUANT_BACKEND:
         raise Undetermined(f"prefill dequant dtype {requested!r}")
     target = _DEQUANT_BACKEND[requested]
     explicit_prefill = _k(a["prefill_attention_backend"])
     if explicit_prefill is not None and explicit_prefill != target:
-        raise _error(step, "KV401", "ValueError",
-                     f"--prefill-kv-cache-dequant-dtype={requested} requires prefill backend {target!r}, but "
-                     f"--prefill-attention-backend={explicit_prefill!r} was set. Remove the backend option and select "
-                     "the KV dtype only.", "prefill_attention_backend", backend=explicit_prefill, allowed=[target],
-                     which="prefill")
+        _refuse(a, step, "KV401", "ValueError",
+                f"--prefill-kv-cache-dequant-dtype={requested} requires prefill backend {target!r}, but "
+                f"--prefill-attention-backend={explicit_prefill!r} was set. Remove the backend option and select "
+                "the KV dtype only.", "prefill_attention_backend", backend=explicit_prefill, allowed=[target],
+                which="prefill")
     explicit_decode = _k(a["decode_attention_backend"])
     if explicit_decode not in (None, "trtllm_mha"):
-        raise _error(step, "KV401", "ValueError",
-                     f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got {explicit_decode!r}. "
-                     "Remove the backend option; NVFP4 selects the supported decode implementation automatically.",
-                     "decode_attention_backend", backend=explicit_decode, allowed=["trtllm_mha"], which="decode")
+        _refuse(a, step, "KV401", "ValueError",
+                f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got {explicit_decode!r}. "
+                "Remove the backend option; NVFP4 selects the supported decode implementation automatically.",
+                "decode_attention_backend", backend=explicit_decode, allowed=["trtllm_mha"], which="decode")
     rewritten = ["prefill_attention_backend", "decode_attention_backend"]
     a.set("prefill_attention_backend", target, step)
     a.set("decode_attention_backend", "trtllm_mha", step)
@@ -505,12 +493,12 @@ def default_backend(n: int, a: _Args, m: Machine, model: ModelInfo, mla) -> Any:
         return UNKNOWN
     if platform == "rocm":
         return "aiter" if not _k(mla) else OneOf("aiter", "triton")  # MLA: depends on kv heads per TP rank
-    if platform == "mps" and n >= 10:
+    if platform == "mps" and n >= MPS_TORCH_NATIVE:
         return "torch_native"
     if platform != "cuda":
         return "triton"  # the "other" row: FlashInfer needs CUDA
     arch = model.architecture
-    if n >= 10 and arch == "WhisperForConditionalGeneration":
+    if n >= MPS_TORCH_NATIVE and arch == "WhisperForConditionalGeneration":
         return "flashinfer"
 
     def other_cuda():
@@ -521,7 +509,7 @@ def default_backend(n: int, a: _Args, m: Machine, model: ModelInfo, mla) -> Any:
         if _k(mla):
             return "fa3"
         if _topk_one(a):
-            if n >= 8:
+            if n >= FA3_ALL_MODELS_SM90:
                 return "fa3"
             if arch is None:
                 return UNKNOWN
@@ -533,7 +521,7 @@ def default_backend(n: int, a: _Args, m: Machine, model: ModelInfo, mla) -> Any:
             return "flashinfer"
         alg = _upper(a["speculative_algorithm"])
         if _topk_one(a) and (alg is None or _k(a["speculative_eagle_topk"]) is not None
-                             or (n >= 23 and alg == "DFLASH")):
+                             or (n >= DFLASH_TRTLLM_MHA_DEFAULT and alg == "DFLASH")):
             return "trtllm_mha"  # fa4 for asymmetric K/V head dims (0.5.17+), not visible from the id
         return other_cuda()
     return other_cuda()
@@ -593,25 +581,25 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
     mla = UNKNOWN if model.mla is None else model.mla
     mp = a["model_path"]
     # An unknown model path is taken to be a real model: launch helpers pass it as a parameter.
-    if not _vague(mp) and mp is not None and str(mp).lower() in ("none", "dummy") and n >= 19:
+    if not _vague(mp) and mp is not None and str(mp).lower() in ("none", "dummy") and n >= DUMMY_MODEL_SKIPS_CHECKS:
         return None, None, None  # no resolution checks for dummy models
 
     # 1. deprecated-argument aliases (0.5.23: tokenspeed_mla -> cutedsl_mla, compressed -> dsv4)
-    if n >= 23:
+    if n >= BACKEND_ALIASES:
         _deprecated_aliases(a, events)
         dtype = a["kv_cache_dtype"]
 
     # 2. --prefill-only-disable-kv-cache (0.5.12+)
-    if n >= 12 and _k(a["prefill_only_disable_kv_cache"]):
+    if n >= PREFILL_ONLY_DISABLE_KV_CACHE and _k(a["prefill_only_disable_kv_cache"]):
         if not _k(a["is_embedding"]):
-            raise _error("validate_prefill_only_disable_kv_cache_args", None, "ValueError",
-                         "--prefill-only-disable-kv-cache requires --is-embedding.", "prefill_only_disable_kv_cache")
+            _refuse(a, "validate_prefill_only_disable_kv_cache_args", None, "ValueError",
+                    "--prefill-only-disable-kv-cache requires --is-embedding.", "prefill_only_disable_kv_cache")
         if isin(dtype, kv4_dtypes(n)):
-            names = ("--kv-cache-dtype=fp4_e2m1" if n <= 15
+            names = ("--kv-cache-dtype=fp4_e2m1" if n < FP4_RENAMED
                      else "--kv-cache-dtype=nvfp4 or --kv-cache-dtype=fp4_mx_block16")
-            raise _error("validate_prefill_only_disable_kv_cache_args", "KV405", "ValueError",
-                         f"--prefill-only-disable-kv-cache does not currently support {names} because the FP4 pool "
-                         "uses a separate allocation path.", "prefill_only_disable_kv_cache")
+            _refuse(a, "validate_prefill_only_disable_kv_cache_args", "KV405", "ValueError",
+                    f"--prefill-only-disable-kv-cache does not currently support {names} because the FP4 pool "
+                    "uses a separate allocation path.", "prefill_only_disable_kv_cache")
 
     # 3. device handlers
     dev = _effective_device(a, m)
@@ -628,34 +616,34 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
     # 4. model-specific adjustments
     arch = model.architecture
     no_flags = all(_k(a[f]) is None for f in BACKEND_FIELDS)
-    family = DEEPSEEK_FAMILY if n >= 8 else DEEPSEEK_FAMILY_057
+    family = DEEPSEEK_FAMILY if n >= DEEPSEEK_FAMILY_WIDENED else DEEPSEEK_FAMILY_057
     if arch in family and m.platform in ("cuda", "rocm"):
         if model.dsa:
             if no_flags:
-                a.set("attention_backend", "dsa" if n >= 16 else "nsa", "handle_model_specific_adjustments")
+                a.set("attention_backend", "dsa" if n >= FP4_RENAMED else "nsa", "handle_model_specific_adjustments")
             d = _k(dtype)
             if d == "auto":
                 d = "fp8_e4m3" if m._major() >= 10 else "bfloat16"
             elif d == "bf16":
                 d = "bfloat16"
             if d not in ("bfloat16", "fp8_e4m3"):
-                name = "DSA" if n >= 16 else "NSA"
-                raise _error("handle_model_specific_adjustments", "KV405", "AssertionError",
-                             f"DeepSeek {name} only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype",
-                             "kv_cache_dtype",
-                             feature=f"the DeepSeek sparse attention ({name}) of {arch}")
+                name = "DSA" if n >= FP4_RENAMED else "NSA"
+                _refuse(a, "handle_model_specific_adjustments", "KV405", "AssertionError",
+                        f"DeepSeek {name} only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype",
+                        "kv_cache_dtype",
+                        feature=f"the DeepSeek sparse attention ({name}) of {arch}")
         elif no_flags and m.is_sm100:
             a.set("attention_backend", "trtllm_mla", "handle_model_specific_adjustments")
-    elif arch == "DeepseekV4ForCausalLM" and n >= 12:
+    elif arch == "DeepseekV4ForCausalLM" and n >= DEEPSEEK_V4:
         a.set("attention_backend", "dsv4", "apply_deepseek_v4_defaults")
         d = _k(dtype)
         if d == "auto":
             d = "fp8_e4m3"
-        allowed = ("fp8_e4m3",) if n <= 13 else ("fp8_e4m3", "bfloat16")
+        allowed = ("fp8_e4m3",) if n < DEEPSEEK_V4_BF16 else ("fp8_e4m3", "bfloat16")
         if d not in allowed:
-            raise _error("apply_deepseek_v4_defaults", "KV405", "AssertionError",
-                         f"{d} is not supported for DeepseekV4ForCausalLM", "kv_cache_dtype",
-                         feature="DeepSeek-V4 (DeepseekV4ForCausalLM)")
+            _refuse(a, "apply_deepseek_v4_defaults", "KV405", "AssertionError",
+                    f"{d} is not supported for DeepseekV4ForCausalLM", "kv_cache_dtype",
+                    feature="DeepSeek-V4 (DeepseekV4ForCausalLM)")
     elif arch == "GptOssForCausalLM" and no_flags:
         a.set("attention_backend", _by_machine(m, sm100="trtllm_mha", sm90="fa3", rocm="aiter", xpu="intel_xpu",
                                                cpu="intel_amx", other="triton"), "handle_model_specific_adjustments")
@@ -665,7 +653,8 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
                                                cpu="triton", other="triton"), "handle_model_specific_adjustments")
 
     # 5. deterministic inference (before the default from 0.5.12)
-    if n >= 12 and (_k(a["enable_deterministic_inference"]) or _k(a["rl_on_policy_target"]) is not None) \
+    if n >= DETERMINISTIC_BEFORE_DEFAULT and (
+            _k(a["enable_deterministic_inference"]) or _k(a["rl_on_policy_target"]) is not None) \
             and _k(a["attention_backend"]) is None:
         if m.is_sm100 or m.is_sm120:
             det = "triton" if arch in DEEPSEEK_FAMILY else "flashinfer"
@@ -685,84 +674,96 @@ def _steps(n: int, a: _Args, m: Machine, model: ModelInfo, events: list[Event], 
     A = a["attention_backend"]
     P = P0 if _k(P0) else A
     D = D0 if _k(D0) else A
-    step = "handle_attention_backend_compatibility" if n >= 19 else "_handle_attention_backend_compatibility"
+    step = "handle_attention_backend_compatibility" if n >= HOOKS else "_handle_attention_backend_compatibility"
+
+    # torch Flex Attention (right after the default fill): no speculative decoding, whatever the KV cache
+    if eq(A, "flex_attention") and _k(a["speculative_algorithm"]) is not None:
+        _refuse(a, step, None, "AssertionError",
+                "Speculative decoding is currently not supported with Flex Attention backend", "speculative_algorithm")
 
     if anyis("trtllm_mla", A, D):
         fld = "attention_backend" if eq(A, "trtllm_mla") else "decode_attention_backend"
         if not m.is_blackwell(n):
-            gpus = "(SM100)" if n <= 8 else "(SM100/SM12x)"
-            raise _error(step, "KV401", "ValueError",
-                         f"TRTLLM MLA backend is only supported on Blackwell GPUs {gpus}. "
-                         "Please use a different backend.",
-                         fld, backend="trtllm_mla", platform_rule=True)
-        allowed = ["fp8_e4m3", "fp4_e2m1", "bf16", "auto"] if n <= 20 else ["fp8_e4m3", "bf16", "auto"]
+            gpus = "(SM100)" if n < SM11X_BLACKWELL else "(SM100/SM12x)"
+            _refuse(a, step, "KV401", "ValueError",
+                    f"TRTLLM MLA backend is only supported on Blackwell GPUs {gpus}. "
+                    "Please use a different backend.",
+                    fld, backend="trtllm_mla", platform_rule=True)
+        allowed = ["fp8_e4m3", "fp4_e2m1", "bf16", "auto"] if n < FP4_E2M1_REMOVED else ["fp8_e4m3", "bf16", "auto"]
         if not isin(dtype, allowed):
-            listed = "fp8_e4m3, fp4_e2m1, bf16, or auto" if n <= 20 else "fp8_e4m3, bf16, or auto"
-            raise _error(step, "KV401", "ValueError",
-                         f"TensorRT-LLM MLA backend only supports kv-cache-dtype of {listed}.", fld,
-                         backend="trtllm_mla", dtype_allowed=allowed)
-    if 12 <= n <= 22 and anyis("tokenspeed_mla", A, D):
+            listed = "fp8_e4m3, fp4_e2m1, bf16, or auto" if n < FP4_E2M1_REMOVED else "fp8_e4m3, bf16, or auto"
+            _refuse(a, step, "KV401", "ValueError",
+                    f"TensorRT-LLM MLA backend only supports kv-cache-dtype of {listed}.", fld,
+                    backend="trtllm_mla", dtype_allowed=allowed)
+    if TOKENSPEED_MLA <= n < BACKEND_ALIASES and anyis("tokenspeed_mla", A, D):
         fld = "attention_backend" if eq(A, "tokenspeed_mla") else "decode_attention_backend"
         if not m.is_blackwell(n):
-            raise _error(step, "KV401", "ValueError",
-                         "tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).", fld,
-                         backend="tokenspeed_mla", platform_rule=True)
+            _refuse(a, step, "KV401", "ValueError",
+                    "tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).", fld,
+                    backend="tokenspeed_mla", platform_rule=True)
         if not eq(dtype, "fp8_e4m3"):
-            raise _error(step, "KV401", "ValueError",
-                         f"tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {dtype}.", fld,
-                         backend="tokenspeed_mla", dtype_allowed=["fp8_e4m3"])
-    if n >= 13 and anyis("cutedsl_mla", A, P0, D0):  # the raw fields, as SGLang reads them
+            _refuse(a, step, "KV401", "ValueError",
+                    f"tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {dtype}.", fld,
+                    backend="tokenspeed_mla", dtype_allowed=["fp8_e4m3"])
+    if n >= CUTEDSL_MLA and anyis("cutedsl_mla", A, P0, D0):  # the raw fields, as SGLang reads them
         fld = next(f for f, x in (("attention_backend", A), ("prefill_attention_backend", P0),
                                   ("decode_attention_backend", D0)) if x == "cutedsl_mla")
         if eq(P0, "cutedsl_mla"):
-            raise _error(step, None, "AssertionError", "CuteDSL MLA only supports decoding for now", fld)
+            _refuse(a, step, None, "AssertionError", "CuteDSL MLA only supports decoding for now", fld)
         if not m.is_sm100:
-            raise _error(step, "KV401", "ValueError",
-                         "CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different "
-                         "backend.", fld, backend="cutedsl_mla", platform_rule=True)
+            _refuse(a, step, "KV401", "ValueError",
+                    "CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different "
+                    "backend.", fld, backend="cutedsl_mla", platform_rule=True)
         if not isin(dtype, ("fp8_e4m3", "bf16", "bfloat16", "auto")):
-            raise _error(step, "KV401", "ValueError",
-                         "CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.", fld,
-                         backend="cutedsl_mla", dtype_allowed=["fp8_e4m3", "bf16", "bfloat16", "auto"])
-        if n >= 15 and _k(P0) is None:
+            _refuse(a, step, "KV401", "ValueError",
+                    "CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.", fld,
+                    backend="cutedsl_mla", dtype_allowed=["fp8_e4m3", "bf16", "bfloat16", "auto"])
+        if _k(P0) is None:  # CuteDSL MLA decodes only: an unset prefill backend becomes trtllm_mla
             a.set("prefill_attention_backend", "trtllm_mla", "CuteDSL MLA prefill fill")
             P0 = P = "trtllm_mla"
-    if n <= 9:
+    if n < TRTLLM_MHA_SPLIT:
         if anyis("trtllm_mha", A, P0, D0) and not m.is_sm100:  # 0.5.7-0.5.9 read the raw fields, A included
             fld = _field_of("trtllm_mha", a)
-            raise _error(step, "KV404", "ValueError",
-                         "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). "
-                         "Please use a different backend.",
-                         fld, backend="trtllm_mha", platform_rule=True)
+            _refuse(a, step, "KV404", "ValueError",
+                    "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). "
+                    "Please use a different backend.",
+                    fld, backend="trtllm_mha", platform_rule=True)
     else:
         if eq(P, "trtllm_mha"):
-            ok = m.is_sm100 if n <= 18 else (m.is_sm90 or m.is_sm100 or m.is_sm120)
+            ok = m.is_sm100 if n < TRTLLM_MHA_PREFILL_SM90 else (m.is_sm90 or m.is_sm100 or m.is_sm120)
             if not ok:
                 text = ("TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100). Please use a "
-                        "different prefill backend.") if n <= 18 else (
+                        "different prefill backend.") if n < TRTLLM_MHA_PREFILL_SM90 else (
                         "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. "
                         "Please use a different prefill backend.")
-                raise _error(step, "KV404", "ValueError", text, _field_of("trtllm_mha", a, prefer="prefill"),
-                             backend="trtllm_mha", platform_rule=True)
+                _refuse(a, step, "KV404", "ValueError", text, _field_of("trtllm_mha", a, prefer="prefill"),
+                        backend="trtllm_mha", platform_rule=True)
         if eq(D, "trtllm_mha") and not (m.is_sm90 or m.is_sm100 or m.is_sm120):
-            raise _error(step, "KV404", "ValueError",
-                         "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell (SM100) and "
-                         "(SM120) GPUs. Please use a different decode backend.",
-                         _field_of("trtllm_mha", a, prefer="decode"), backend="trtllm_mha", platform_rule=True)
-        if n >= 19 and eq(P, "trtllm_mha") and m.is_sm120 and eq(dtype, "fp8_e4m3"):
-            raise _error(step, None, "ValueError",
-                         "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
-                         _field_of("trtllm_mha", a, prefer="prefill"))
-    if 11 <= n <= 19 and _k(mla) and eq(P, "intel_xpu"):
-        raise _error(step, None, "ValueError",
-                     "intel_xpu backend is only supported on decode for MLA models, please set "
-                     "--decode-attention-backend to intel_xpu and do not set --attention-backend or "
-                     "--prefill-attention-backend to intel_xpu for prefill instead use triton.",
-                     _field_of("intel_xpu", a, prefer="prefill"))
-    if n == 7 and anyis("fa4", A, D0):  # 0.5.7 only, after the TRT-LLM rules
-        raise _error(step, "KV401", "ValueError",
-                     "FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
-                     "attention_backend" if eq(A, "fa4") else "decode_attention_backend", backend="fa4")
+            _refuse(a, step, "KV404", "ValueError",
+                    "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell (SM100) and "
+                    "(SM120) GPUs. Please use a different decode backend.",
+                    _field_of("trtllm_mha", a, prefer="decode"), backend="trtllm_mha", platform_rule=True)
+        if n >= TRTLLM_FMHAV2_SM120 and eq(P, "trtllm_mha") and m.is_sm120 and eq(dtype, "fp8_e4m3"):
+            _refuse(a, step, None, "ValueError",
+                    "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
+                    _field_of("trtllm_mha", a, prefer="prefill"))
+    # The platform fallback pass: intel_xpu on an XPU machine without Intel XMX runs triton (kv4lint assumes
+    # no XMX, as the conformance simulation's probe does; with XMX the launch fails on the same KV4 check).
+    if eq(A, "intel_xpu") and dev == "xpu":
+        a.set("attention_backend", "triton", step)
+        A = "triton"
+        P = P0 if _k(P0) else A
+        D = D0 if _k(D0) else A
+    if INTEL_XPU_MLA_DECODE_ONLY <= n < INTEL_XPU_MLA_PREFILL and _k(mla) and eq(P, "intel_xpu"):
+        _refuse(a, step, None, "ValueError",
+                "intel_xpu backend is only supported on decode for MLA models, please set "
+                "--decode-attention-backend to intel_xpu and do not set --attention-backend or "
+                "--prefill-attention-backend to intel_xpu for prefill instead use triton.",
+                _field_of("intel_xpu", a, prefer="prefill"))
+    if n < FA4_DECODE and anyis("fa4", A, D0):  # 0.5.7 only, after the TRT-LLM rules
+        _refuse(a, step, "KV401", "ValueError",
+                "FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
+                "attention_backend" if eq(A, "fa4") else "decode_attention_backend", backend="fa4")
     if backends is not None:
         backends[:] = [P, D, A]
 
@@ -797,15 +798,19 @@ def _by_machine(m: Machine, *, sm100, sm90, rocm, xpu, cpu, other):
     return other
 
 
-def simulate(version, args: dict, machine: Machine, model: ModelInfo | None = None) -> Outcome:
+def simulate(version, args: dict, machine: Machine, model: ModelInfo | None = None, *,
+             past: frozenset = frozenset()) -> Outcome:
     """Replay release ``version``'s resolution up to its KV4 check (spec §2.4).
 
     Stops at the first error, as SGLang does.  ``Outcome.undetermined`` is set
     (and the events so far kept) when the outcome depends on an unknown.
+    ``past`` names refusals, as ``(step, SGLang's text)``, to step over: what
+    SGLang would do once those blockers were removed (kv4lint's attribution
+    asks whether the KV4 check would refuse the launch too).
     """
     n = release(version)
     model = model or ModelInfo()
-    a = _Args(args)
+    a = _Args(args, past)
     out = Outcome()
     if n < FIRST_KV4:
         return out

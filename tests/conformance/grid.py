@@ -317,7 +317,7 @@ class SimRunner:
       models x speculative algorithm / EAGLE top-k / page size, which steer
       SGLang's default choice;
     * other platforms (XPU, CPU, NPU, HPU, MPS, MUSA; their device handlers run):
-      A x P x D over unset/trtllm_mha/flashinfer/triton, trigger dtypes and
+      A x P x D over unset/trtllm_mha/flashinfer/triton/intel_xpu/intel_amx, trigger dtypes and
       fp8_e4m3, both models;
     * 0.5.21+: ``--prefill-kv-cache-dequant-dtype`` unset/fp8_e4m3/nvfp4 x P, D
       over the core set x A over unset/trtllm_mha/flashinfer/triton, for nvfp4 on
@@ -408,7 +408,7 @@ class SimRunner:
         for d, m, model, sp, page in itertools.product(trig, SIM_ALL_MACHINES, SIM_DEFAULT_MODELS, spec,
                                                        (ABSENT, 16)):
             self.one({"kv_cache_dtype": d, "page_size": page, **sp}, m, model)
-        small = [None, *(b for b in ("trtllm_mha", "flashinfer", "triton") if b in choices)]
+        small = [None, *(b for b in ("trtllm_mha", "flashinfer", "triton", "intel_xpu", "intel_amx") if b in choices)]
         for d, m, model, (A, P, D) in itertools.product([*trig, "fp8_e4m3"], SIM_OTHER_MACHINES, SIM_MODELS,
                                                          itertools.product(small, repeat=3)):
             self.one({"kv_cache_dtype": d, **backend_args(A, P, D)}, m, model)
@@ -422,3 +422,98 @@ class SimRunner:
 
 
 BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+
+
+# ---- random configurations: verdicts and codes ---------------------------------------------------
+
+class RandomRunner(SimRunner):
+    """Random configurations over every axis the engine reads, compared as ``SimRunner`` compares (SGLang's
+    steps vs ``simulate``), and the code kv4lint gives SGLang's first refusal checked against SGLang itself.
+
+    Axes: the trigger dtypes and fp8_e4m3; A, P, D over unset (half the time) and every choice; every machine
+    of the simulation (CUDA sm80 ... sm121, ROCm, XPU, CPU, NPU, HPU, MPS, MUSA); an MHA and an MLA model;
+    speculative decoding (algorithm, EAGLE top-k, NGRAM breadth, draft backend, attention mode), PD
+    disaggregation, hierarchical cache, LMCache, unified memory, ``--prefill-kv-cache-dequant-dtype`` and the
+    page size, each left out (SGLang's default) or set, where the release has the option.
+
+    The code check (the attribution rule): SGLang's own chain is run again with an fp8 KV cache and the
+    FP4-only option removed. When SGLang then refuses with the same error, the dtype is not the cause and
+    kv4lint must say KV407; when it does not, kv4lint must give a KV4 code (KV401-KV406); when SGLang accepts
+    the launch, kv4lint must report no refusal.
+    """
+
+    SAMPLES = 1500
+
+    def __init__(self, version: str, engine, seed: int = 16):
+        super().__init__(version, engine)
+        import random
+
+        from kv4lint.rules import check
+
+        self.random = random.Random(f"{seed}-{version}")
+        self.check = check
+        self.codes_compared = 0
+
+    def _pick(self, values):
+        return self.random.choice(list(values))
+
+    def config(self) -> tuple[dict, tuple, tuple]:
+        rel, r = self.rel, self.random
+        choices = rel.attention_backend_choices
+        trig = trigger_dtypes(rel)
+        args: dict = {"kv_cache_dtype": self._pick([*trig, *trig, "fp8_e4m3"])}
+        for f in BACKEND_FIELDS:
+            args[f] = None if r.random() < 0.5 else self._pick(choices)
+        d = rel.defaults
+        optional = {
+            "speculative_algorithm": ("EAGLE", "EAGLE3", "NEXTN", "NGRAM", "DFLASH", "STANDALONE"),
+            "speculative_eagle_topk": (1, 4),
+            "speculative_ngram_max_bfs_breadth": (1, 10),
+            "speculative_draft_attention_backend": ("trtllm_mha", "triton"),
+            "speculative_attention_mode": ("decode",),
+            "disaggregation_mode": ("prefill", "decode"),
+            "enable_hierarchical_cache": (True,),
+            "enable_lmcache": (True,),
+            "enable_unified_memory": (True,),
+            "page_size": (16, 64),
+        }
+        for k, values in optional.items():
+            if (k in d or k in rel.all_defaults) and r.random() < 0.25:
+                args[k] = self._pick(values)
+        if rel.has_dequant and r.random() < 0.3:
+            args["prefill_kv_cache_dequant_dtype"] = self._pick(rel.prefill_kv_cache_dequant_dtype_choices)
+        machine = self._pick(SIM_ALL_MACHINES + SIM_OTHER_MACHINES)
+        model = self._pick(SIM_MODELS)
+        return args, machine, model
+
+    def code_check(self, args: dict, machine: tuple, model: tuple) -> None:
+        arch, mla = model
+        v = self.sim.run(args, machine, arch, mla)
+        first = next((o for o in v.outcomes if o.kind == "error"), None)
+        fixed = {k: x for k, x in args.items() if k not in self.check.FP4_ONLY_FIELDS}
+        fixed["kv_cache_dtype"] = self.check.ATTRIBUTION_DTYPE
+        again = next((o for o in self.sim.run(fixed, machine, arch, mla).outcomes if o.kind == "error"), None)
+        if first is None:
+            want = "accepted"
+        elif again is not None and (again.step, again.message) == (first.step, first.message):
+            want = "KV407"
+        else:
+            want = "a KV4 code"
+        m, info = self.engine.Machine(*machine), self.ModelInfo(arch, mla)
+        out = self.engine.simulate(self.version, dict(args), m, info)
+        if out.undetermined:
+            return  # compared (or excused) by the verdict comparison
+        got_events = self.check.refusals(self.version, dict(args), m, info, out)
+        got = "accepted" if not got_events else ("KV407" if got_events[0].code == "KV407" else "a KV4 code")
+        self.codes_compared += 1
+        if got != want:
+            self.tally.diffs.append(Diff("code", self.version, machine, mla, {"model": arch, **args},
+                                         [(want, first and first.message)], [(got, tuple(e.code for e in got_events))],
+                                         first.where if first else ""))
+
+    def run(self) -> Tally:
+        for _ in range(self.SAMPLES):
+            args, machine, model = self.config()
+            self.one(dict(args), machine, model)
+            self.code_check(args, machine, model)
+        return self.tally

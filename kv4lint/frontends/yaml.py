@@ -16,368 +16,16 @@ import re
 from dataclasses import dataclass, field
 
 from kv4lint import internal_error
-from kv4lint.frontends import _embed
-from kv4lint.frontends._embed import TextBuilder, Word
+from kv4lint.frontends import argv_lists, embedded, sglang_config
+from kv4lint.frontends.argv_lists import Word
+from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints
+from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_scalar, is_seq, items, key_node, \
+    node_span, scalar_map, scalar_text, sequence_words
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
+from kv4lint.sglang.commands import SHELLS
 from kv4lint.source import LineIndex, OffsetMap
-
-# ---------------------------------------------------------------------------
-# Composing
-
-
-def compose(text: str, path: str) -> tuple[list, list[FileError]]:
-    """The documents' root nodes (those read before any syntax error) and the errors."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    docs: list = []
-    errors: list[FileError] = []
-    try:
-        y = YAML(typ="safe", pure=True)
-        for doc in y.compose_all(text):
-            if doc is not None:
-                docs.append(doc)
-    except MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark is not None else None
-        what = (e.problem or e.context or "syntax error").strip()
-        hint = " (a template, not YAML?)" if "{{" in text or "{%" in text else ""
-        errors.append(FileError(path, f"cannot parse YAML{hint}: {what}", line))
-    except YAMLError as e:
-        errors.append(FileError(path, f"cannot parse YAML: {e}"))
-    except RecursionError:
-        errors.append(FileError(path, "YAML too deeply nested to read"))
-    except Exception as e:  # noqa: BLE001 - the parser must not stop the run
-        errors.append(FileError(path, f"cannot parse YAML ({type(e).__name__}: {e})"))
-    return docs, errors
-
-
-def is_map(node) -> bool:
-    return type(node).__name__ == "MappingNode"
-
-
-def is_seq(node) -> bool:
-    return type(node).__name__ == "SequenceNode"
-
-
-def is_scalar(node) -> bool:
-    return type(node).__name__ == "ScalarNode"
-
-
-def items(node) -> list[tuple[object, object]]:
-    """A mapping's (key, value) pairs, merge keys (``<<``) expanded the way PyYAML does."""
-    if not is_map(node):
-        return []
-    own = [(k, v) for k, v in node.value if not _is_merge(k)]
-    merged: list[tuple[object, object]] = []
-    for k, v in node.value:
-        if _is_merge(k):
-            sources = [v] if is_map(v) else [s for s in v.value if is_map(s)] if is_seq(v) else []
-            for src in sources:
-                merged.extend(items(src))
-    if not merged:
-        return own
-    keys = {k.value for k, _ in own if is_scalar(k)}
-    seen: set = set()
-    out = []
-    for k, v in merged:
-        kv = k.value if is_scalar(k) else id(k)
-        if kv in keys or kv in seen:
-            continue
-        seen.add(kv)
-        out.append((k, v))
-    return out + own
-
-
-def _is_merge(k) -> bool:
-    return is_scalar(k) and (k.tag == "tag:yaml.org,2002:merge" or (k.value == "<<" and k.style is None))
-
-
-def get(node, key: str):
-    for k, v in items(node):
-        if is_scalar(k) and k.value == key:
-            return v
-    return None
-
-
-def key_node(node, key: str):
-    for k, v in items(node):
-        if is_scalar(k) and k.value == key:
-            return k
-    return None
-
-
-def scalar_text(node) -> str | None:
-    return node.value if is_scalar(node) else None
-
-
-def node_span(node) -> Span:
-    return Span(node.start_mark.index, max(node.start_mark.index, node.end_mark.index))
-
-
-# ---------------------------------------------------------------------------
-# Scalars -> offset maps
-
-_DQ_ESC = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
-           "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028",
-           "P": "\u2029"}
-_HEX = {"x": 2, "u": 4, "U": 8}
-
-
-@dataclass
-class ScalarMap:
-    """A scalar's value and how its characters sit in the file."""
-
-    value: str
-    omap: OffsetMap
-    verbatim: Span | None  # the file span of the whole value when it is written verbatim
-    quote: str = ""
-
-
-def _fallback(value: str, at: int) -> OffsetMap:
-    b = TextBuilder()
-    b.synthetic(value, at)
-    return OffsetMap(b.outer + [at])
-
-
-def scalar_map(text: str, node) -> ScalarMap:
-    """Map a scalar node's value to the file (verbatim where it can)."""
-    value = node.value
-    s, e = node.start_mark.index, node.end_mark.index
-    style = node.style
-    omap: OffsetMap | None = None
-    quote = ""
-    try:
-        if style in ("|", ">"):
-            omap = _block_map(text, s, e, value, folded=style == ">")
-        elif style in ("'", '"'):
-            quote = style
-            if text[s:s + 1] == style and text[e - 1:e] == style:
-                omap = _flow_map(text, s + 1, e - 1, value, style)
-        else:
-            if text[s:e] == value:
-                omap = OffsetMap.contiguous(s, len(value))
-            else:
-                omap = _flow_map(text, s, e, value, "")
-    except (IndexError, ValueError):
-        omap = None
-    if omap is None:
-        omap = _fallback(value, s)
-    verbatim = omap.span(Span(0, len(value))) if value else None
-    if verbatim is not None and text[verbatim.start:verbatim.end] != value:
-        verbatim = None
-    return ScalarMap(value, omap, verbatim, quote)
-
-
-def _flow_map(text: str, s: int, e: int, value: str, style: str) -> OffsetMap | None:
-    """Plain or quoted flow scalar between ``s`` and ``e``: fold lines, decode escapes."""
-    b = TextBuilder()
-    i = s
-    pending_breaks: list[int] = []  # offsets of line breaks since the last content
-    pending_space: list[tuple[str, int]] = []  # trailing white space of the current line (kept if no break follows)
-    first = True
-    while i < e:
-        c = text[i]
-        if c in "\r\n":
-            pending_space.clear()
-            pending_breaks.append(i)
-            i += 2 if text[i:i + 2] == "\r\n" else 1
-            while i < e and text[i] in " \t":  # leading white space of the next line
-                i += 1
-            continue
-        if c in " \t":
-            pending_space.append((c, i))
-            i += 1
-            continue
-        # content character: flush pending folds/spaces
-        if pending_breaks:
-            if len(pending_breaks) == 1:
-                b.synthetic(" ", pending_breaks[0])
-            else:
-                for off in pending_breaks[1:]:
-                    b.synthetic("\n", off)
-            pending_breaks.clear()
-        for ch, off in pending_space:
-            b.verbatim(ch, off)
-        pending_space.clear()
-        first = False
-        if style == "'" and c == "'" and text[i + 1:i + 2] == "'":
-            b.mapped("'", [i])
-            i += 2
-            continue
-        if style == '"' and c == "\\":
-            nxt = text[i + 1:i + 2]
-            if nxt in ("\n", "\r"):  # escaped line break: joined without a space
-                i += 1
-                i += 2 if text[i:i + 2] == "\r\n" else 1
-                while i < e and text[i] in " \t":
-                    i += 1
-                continue
-            if nxt in _DQ_ESC:
-                b.mapped(_DQ_ESC[nxt], [i])
-                i += 2
-                continue
-            if nxt in _HEX:
-                n = _HEX[nxt]
-                digits = text[i + 2:i + 2 + n]
-                if len(digits) != n or not re.fullmatch(r"[0-9a-fA-F]+", digits):
-                    return None
-                b.mapped(chr(int(digits, 16)), [i])
-                i += 2 + n
-                continue
-            return None
-        b.verbatim(c, i)
-        i += 1
-    for ch, off in pending_space:
-        b.verbatim(ch, off)
-    del first
-    decoded, omap = b.build(end=e)
-    if decoded != value:
-        return None
-    return omap
-
-
-def _lines(text: str, start: int, end: int):
-    """(line_start, content_end, break_end) for each line in ``text[start:end]``."""
-    i = start
-    while i < end:
-        j = text.find("\n", i, end)
-        if j < 0:
-            yield i, end, end
-            return
-        ce = j - 1 if j > i and text[j - 1] == "\r" else j
-        yield i, ce, j + 1
-        i = j + 1
-
-
-def _block_map(text: str, s: int, e: int, value: str, *, folded: bool) -> OffsetMap | None:
-    nl = text.find("\n", s, e)
-    if nl < 0:
-        return OffsetMap([s] * (len(value) + 1)) if value == "" else None
-    body = list(_lines(text, nl + 1, e))
-    contents = [(ls, ce) for ls, ce, _ in body]
-    indents = []
-    for ls, ce in contents:
-        k = ls
-        while k < ce and text[k] == " ":
-            k += 1
-        if k < ce:
-            indents.append(k - ls)
-    if not indents:
-        return OffsetMap([s] * (len(value) + 1)) if value.strip("\n") == "" else None
-    auto = indents[0]
-    for indent in [auto] + [n for n in range(1, auto) if n not in (auto,)]:
-        omap = _block_try(text, contents, indent, value, folded, e)
-        if omap is not None:
-            return omap
-    return None
-
-
-def _block_try(text, contents, indent, value, folded, e) -> OffsetMap | None:
-    b = TextBuilder()
-    lines: list[tuple[str, int, int]] = []  # (content, file offset of content, offset of its line break)
-    for ls, ce in contents:
-        start = min(ls + indent, ce)
-        if text[ls:start].strip(" ") != "":
-            return None  # less indented content: not this indentation
-        lines.append((text[start:ce], start, ce))
-    if not folded:
-        for content, off, brk in lines:
-            b.verbatim(content, off)
-            if brk < len(text) and text[brk] == "\n":
-                b.verbatim("\n", brk)
-            else:
-                b.synthetic("\n", brk)
-    else:
-        prev = None  # kind of the previous content line: "normal" | "more"
-        breaks: list[int] = []
-        for content, off, brk in lines:
-            if content == "":
-                breaks.append(brk)
-                continue
-            kind = "more" if content[:1] in (" ", "\t") else "normal"
-            if prev is None:
-                for o in breaks:
-                    b.synthetic("\n", o)
-            elif prev == "normal" and kind == "normal":
-                if len(breaks) == 1:
-                    b.synthetic(" ", breaks[0])
-                else:
-                    for o in breaks[1:]:
-                        b.synthetic("\n", o)
-            else:
-                for o in breaks:
-                    b.synthetic("\n", o)
-            b.verbatim(content, off)
-            breaks = [brk]
-            prev = kind
-        for o in breaks:
-            b.synthetic("\n", o)
-    full, omap = b.build(end=e)
-    if not full.startswith(value):
-        return None
-    n = len(value)
-    return OffsetMap(omap.outer[:n] + [omap.outer[n] if n < len(omap.outer) else e])
-
-
-def word_of(text: str, node, *, remove: Span | None = None, provenance: Provenance = Provenance.LITERAL) -> Word:
-    """A scalar as one argv word (span when verbatim)."""
-    sm = scalar_map(text, node)
-    v = Value(sm.value, sm.verbatim, provenance, use=None if sm.verbatim else node_span(node),
-              remove=remove, quote=sm.quote)
-    return Word(v, sm.omap)
-
-
-def sequence_words(text: str, node) -> list[Word] | None:
-    """A sequence of scalars as argv words, each removable with its separator; None if not all scalars."""
-    if not is_seq(node):
-        return None
-    elems = node.value
-    if not all(is_scalar(x) for x in elems):
-        return None
-    flow = node.flow_style if hasattr(node, "flow_style") else None
-    if flow is None:
-        flow = text[node.start_mark.index:node.start_mark.index + 1] == "["
-    removes: list[Span | None]
-    if flow:
-        removes = _embed.removal_spans([(x.start_mark.index, x.end_mark.index) for x in elems])
-    else:
-        removes = [_block_item_removal(text, x) for x in elems]
-    return [word_of(text, x, remove=r) for x, r in zip(elems, removes)]
-
-
-def _block_item_removal(text: str, node) -> Span | None:
-    """The whole ``- item`` line(s), when the item is alone on them."""
-    s, e = node.start_mark.index, node.end_mark.index
-    ls = text.rfind("\n", 0, s) + 1
-    prefix = text[ls:s]
-    if not re.fullmatch(r"[ \t]*-[ \t]+", prefix):
-        return None
-    le = text.find("\n", e)
-    le = len(text) if le < 0 else le + 1
-    rest = text[e:le].strip()
-    if rest and not rest.startswith("#"):
-        return None
-    return Span(ls, le)
-
-
-def mapping_entry_removal(text: str, key, value) -> Span | None:
-    """The whole ``key: value`` line(s) of a block mapping entry, when alone on them."""
-    s = key.start_mark.index
-    e = value.end_mark.index
-    ls = text.rfind("\n", 0, s) + 1
-    if text[ls:s].strip(" \t") != "":
-        return None
-    le = text.find("\n", e)
-    le = len(text) if le < 0 else le + 1
-    rest = text[e:le].strip()
-    if rest and not rest.startswith("#"):
-        return None
-    if e > s and text[e - 1] == "\n":  # a block scalar ends after its line break
-        return Span(ls, e)
-    return Span(ls, le)
-
+from kv4lint.target import normalise_gpu
 
 # ---------------------------------------------------------------------------
 # Hints from YAML structures
@@ -406,8 +54,6 @@ def resource_hints(text: str, resources) -> list[Hint]:
 
 def accelerator_hints(name: str, span: Span | None, how: str = "accelerators") -> list[Hint]:
     """A GPU named by a scheduler (SkyPilot ``accelerators: B200:8``) -> GPU arch and platform."""
-    from kv4lint.target import normalise_gpu
-
     n = name.split(":", 1)[0].strip()
     low = n.lower()
     if not low:
@@ -451,8 +97,8 @@ class Env:
     def values(self) -> dict[str, str]:
         return {k: v.value for k, v in self.vars.items() if v.value is not None}
 
-    def defs(self) -> list[_embed.EnvDef]:
-        return [_embed.EnvDef(v.name, v.value, v.smap.omap if v.smap is not None else None, v.span)
+    def defs(self) -> list[embedded.EnvDef]:
+        return [embedded.EnvDef(v.name, v.value, v.smap.omap if v.smap is not None else None, v.span)
                 for v in self.vars.values()]
 
     def hints(self, how: str) -> list[Hint]:
@@ -520,7 +166,7 @@ class _Yaml:
         self.result = result
         self.index = LineIndex(text)
         self.done: set[int] = set()
-        self.defs: list[_embed.EnvDef] = []
+        self.defs: list[embedded.EnvDef] = []
 
     def line(self, node) -> int:
         return node.start_mark.line + 1
@@ -537,10 +183,10 @@ class _Yaml:
     def run_shell(self, body: str, omap: OffsetMap, env: Env, hints: list[Hint], what: str, line: int) -> None:
         defs = env.defs()
         self.defs.extend(defs)
-        full, fmap, values = _embed.with_prelude(defs, body, omap)
-        sub = _embed.scan_shell_text(full, self.path, fmap, env=values, hints=hints, what=what, line=line,
-                                     file_text=self.text)
-        _embed.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
+        full, fmap, values = embedded.with_prelude(defs, body, omap)
+        sub = embedded.scan_shell_text(full, self.path, fmap, env=values, hints=hints, what=what, line=line,
+                                       file_text=self.text)
+        embedded.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
 
     def shell_lines(self, nodes: list, *, env: Env, hints: list[Hint], what: str) -> None:
         """Script lines (GitLab ``script:``, dstack ``commands:``) run one after another in one shell."""
@@ -568,7 +214,7 @@ class _Yaml:
             return sequence_words(self.text, node)
         if is_scalar(node):
             sm = scalar_map(self.text, node)
-            vals = _embed.split_shell_words(sm.value, sm.omap)
+            vals = embedded.split_shell_words(sm.value, sm.omap)
             if vals is None:
                 return None
             return [Word(v) for v in vals]
@@ -578,19 +224,17 @@ class _Yaml:
                      fallback: list[Word] | None = None, opener=None) -> None:
         defs = env.defs()
         self.defs.extend(defs)
-        sub = _embed.launches_from_words(words, self.path, env=env.values(), hints=hints, language="yaml",
-                                         what=what, defs=defs, file_text=self.text)
-        if not sub.launches and not sub.errors and fallback:
-            sub = _embed.launches_from_words(fallback, self.path, env=env.values(), hints=hints, language="yaml",
+        sub = argv_lists.launches_from_words(words, self.path, env=env.values(), hints=hints, language="yaml",
                                              what=what, defs=defs, file_text=self.text)
+        if not sub.launches and not sub.errors and fallback:
+            sub = argv_lists.launches_from_words(fallback, self.path, env=env.values(), hints=hints, language="yaml",
+                                                 what=what, defs=defs, file_text=self.text)
         if opener is not None:
-            _embed.apply_disabled(sub, self.text, self.index, opener.start_mark.index)
-        _embed.merge(self.result, sub)
+            embedded.apply_disabled(sub, self.text, self.index, opener.start_mark.index)
+        embedded.merge(self.result, sub)
 
     # -- documents -------------------------------------------------------------
     def document(self, root) -> None:
-        from kv4lint.frontends import sglang_config
-
         if sglang_config.looks_like_config(root):
             launch = sglang_config.config_launch(self.text, self.path, root)
             if launch is not None:
@@ -704,10 +348,10 @@ class _Yaml:
                     if id(run) not in self.done:
                         self.done.add(id(run))
                         sm = scalar_map(self.text, run)
-                        _embed.merge(self.result, _embed.scan_python_text(sm.value, self.path, sm.omap,
-                                                                          what="run: step", line=self.line(run)))
+                        embedded.merge(self.result, embedded.scan_python_text(sm.value, self.path, sm.omap,
+                                                                              what="run: step", line=self.line(run)))
                     continue
-                if shell and shell not in ("bash", "sh", "zsh"):
+                if shell and shell not in SHELLS:
                     continue
                 self.shell_scalar(run, env=senv, hints=step_hints, what="run: step", gha=True)
 
@@ -897,8 +541,6 @@ def _flatten(node) -> list:
 
 def scan_yaml(text: str, path: str) -> ScanResult:
     """Launches in a YAML file (see the module docstring); a syntax error is a FileError, never raised."""
-    from kv4lint.frontends import sglang_config
-
     result = ScanResult()
     docs, errors = compose(text, path)
     result.errors.extend(errors)
@@ -910,11 +552,7 @@ def scan_yaml(text: str, path: str) -> ScanResult:
             result.errors.append(FileError(path, "YAML too deeply nested to scan", doc.start_mark.line + 1))
         except Exception as e:  # noqa: BLE001 - one document must not stop the others
             result.errors.append(internal_error.scan_error(path, "while scanning YAML", e, doc.start_mark.line + 1))
-    _embed.mark_shared(result, text, sc.defs)
-    _embed.apply_disabled(result, text, sc.index)
-    try:
-        sglang_config.attach_configs(result, path)
-    except Exception as e:  # noqa: BLE001
-        result.errors.append(internal_error.scan_error(path, "while reading a --config file", e))
+    embedded.mark_shared(result, text, sc.defs)
+    embedded.apply_disabled(result, text, sc.index)
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result

@@ -11,9 +11,9 @@ Forms recognised (spec section 6), each becoming one :class:`~kv4lint.model.Laun
   other_args=[...])`` and the ``run_bench_*`` helpers built on it) and the docs
   helper ``launch_server_cmd("python -m sglang.launch_server ...")``.
 * Commands run through ``subprocess``/``os``/``asyncio``: argv lists go through
-  :func:`kv4lint.sglang.entrypoints.match_entry`, shell strings through the
-  shell frontend (:func:`kv4lint.frontends.shell.scan_shell`), ``shlex.split``
-  strings through :func:`kv4lint.frontends.shell.split_words`.
+  :func:`kv4lint.sglang.commands.unwrap`, shell strings and ``shlex.split``
+  strings through the shell frontend, asked of the registry
+  (:func:`kv4lint.frontends.nested`).
 * Notebooks exported to Python: ``get_ipython().system("...")`` (a ``!`` line,
   ``{expr}`` unknown) and ``get_ipython().run_cell_magic("bash", "", "...")``.
 
@@ -26,15 +26,22 @@ assignment.  Whatever cannot be known is ``Value.unknown()``.
 
 Cost: files that cannot hold a launch return before libcst is imported;
 positions are computed only when a launch call is present.
+
+The package: :mod:`.literals` (string literals and their offsets),
+:mod:`.values` (the partial values a launch is built from), :mod:`.index`
+(one walk of the module: imports, scopes, calls; positions), :mod:`.evaluate`
+(partial evaluation of expressions) and :mod:`.scanner` (which calls are
+launches, and the launches they make).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from kv4lint import internal_error
+from kv4lint.frontends.python.literals import decode_body, decode_literal, split_literal
 from kv4lint.model import FileError, ScanResult
+from kv4lint.prefilter import python_may_launch
 from kv4lint.source import OffsetMap
 
 # A launch needs one of these words in the text (an import from sglang, a module
@@ -124,8 +131,6 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> Sca
     why = complexity_error(text)
     if why is not None:
         return ScanResult(errors=[_error(path, f"too complex to scan: {why}", None, origin)])
-    from kv4lint.prefilter import python_may_launch
-
     if not python_may_launch(text):
         return ScanResult()  # no launch call with a KV option (stdlib ast: ~6x cheaper than the libcst parse)
     try:
@@ -142,9 +147,9 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> Sca
     except (MemoryError, ValueError, SyntaxError) as e:
         return ScanResult(errors=[_error(path, f"cannot parse: {type(e).__name__}: {e}", None, origin)])
     try:
-        from kv4lint.frontends import _pycst
+        from kv4lint.frontends.python.scanner import Scanner
 
-        return _pycst.Scanner(text, path, module, origin).scan()
+        return Scanner(text, path, module, origin).scan()
     except RecursionError:
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
     except Exception as e:  # noqa: BLE001 - a frontend bug must not stop the run
@@ -175,115 +180,6 @@ def _error(path: str, message: str, line: int | None, origin: OffsetMap | None) 
         return FileError(path, message, line)
     where = f" (line {line} of the embedded Python)" if line else ""
     return FileError(path, f"embedded Python: {message}{where}")
-
-
-# ---------------------------------------------------------------------------
-# String literals: the characters a literal stands for, and where each is written.
-
-_SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n",
-                   "r": "\r", "t": "\t", "v": "\v"}
-
-
-def split_literal(token: str) -> tuple[str, str, int, int]:
-    """A string token -> (prefix, quote, body start, body end), e.g. ``rb'x'`` -> ("rb", "'", 3, 4)."""
-    i = 0
-    while i < len(token) and token[i] not in "'\"":
-        i += 1
-    prefix = token[:i]
-    q = token[i:i + 3] if token[i:i + 3] in ('"""', "'''") else token[i:i + 1]
-    return prefix, q, i + len(q), len(token) - len(q)
-
-
-def decode_body(body: str, start: int, *, raw: bool, is_bytes: bool = False,
-                fstring: bool = False) -> tuple[str, list[int | None]] | None:
-    """Decode a literal's body as Python does; ``offs[i]`` is the offset of output char ``i``
-    when it is written verbatim at ``start + k``, else None (an escape, ``{{`` in an f-string).
-
-    Returns None when the body does not decode (an unknown ``\\N{...}`` name).
-    """
-    out: list[str] = []
-    offs: list[int | None] = []
-    i, n = 0, len(body)
-    while i < n:
-        c = body[i]
-        if fstring and c in "{}" and i + 1 < n and body[i + 1] == c:
-            out.append(c)
-            offs.append(None)
-            i += 2
-            continue
-        if c != "\\" or raw:
-            out.append(c)
-            offs.append(start + i)
-            i += 1
-            continue
-        if i + 1 >= n:
-            out.append(c)
-            offs.append(start + i)
-            i += 1
-            continue
-        d = body[i + 1]
-        if d == "\n":
-            i += 2
-            continue
-        if d == "\r":
-            i += 3 if body[i + 2:i + 3] == "\n" else 2
-            continue
-        if d in _SIMPLE_ESCAPES:
-            out.append(_SIMPLE_ESCAPES[d])
-            offs.append(None)
-            i += 2
-            continue
-        if d in "01234567":
-            j = i + 1
-            while j < n and j < i + 4 and body[j] in "01234567":
-                j += 1
-            out.append(chr(int(body[i + 1:j], 8)))
-            offs.append(None)
-            i = j
-            continue
-        if d == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", body[i + 2:i + 4] or ""):
-            out.append(chr(int(body[i + 2:i + 4], 16)))
-            offs.append(None)
-            i += 4
-            continue
-        if not is_bytes and d in "uU":
-            k = 4 if d == "u" else 8
-            h = body[i + 2:i + 2 + k]
-            if re.fullmatch(r"[0-9a-fA-F]{%d}" % k, h or ""):
-                try:
-                    out.append(chr(int(h, 16)))
-                except (ValueError, OverflowError):
-                    return None
-                offs.append(None)
-                i += 2 + k
-                continue
-            return None
-        if not is_bytes and d == "N" and body[i + 2:i + 3] == "{":
-            j = body.find("}", i + 3)
-            if j < 0:
-                return None
-            try:
-                out.append(unicodedata.lookup(body[i + 3:j]))
-            except KeyError:
-                return None
-            offs.append(None)
-            i = j + 1
-            continue
-        # Unknown escape: the backslash stays.
-        out.append(c)
-        offs.append(start + i)
-        i += 1
-    return "".join(out), offs
-
-
-def decode_literal(token: str, start: int) -> tuple[str, list[int | None], str] | None:
-    """A whole string token (prefix, quotes) written at ``start`` -> (text, offsets, quote)."""
-    prefix, q, b0, b1 = split_literal(token)
-    p = prefix.lower()
-    r = decode_body(token[b0:b1], start + b0, raw="r" in p, is_bytes="b" in p)
-    if r is None:
-        return None
-    return r[0], r[1], q
 
 
 __all__ = ["scan_python", "complexity_error", "decode_literal", "decode_body", "split_literal"]

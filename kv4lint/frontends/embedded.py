@@ -1,23 +1,27 @@
-"""Helpers shared by the container frontends (Dockerfile, YAML, Markdown, notebooks, Makefiles).
+"""Text embedded in another format: building it, scanning it, and what the outer format adds.
 
-Each container format finds the shell or Python text embedded in it, builds an
-:class:`~kv4lint.source.OffsetMap` from the embedded text to the file, and
-hands the text to the shell or Python frontend.  Argument lists that are data
-rather than text (a Dockerfile exec-form ``CMD [...]``, a Kubernetes
-``args:`` list) are turned into :class:`Launch` records here, with each
-token's span inside the file.
+Each container format (Dockerfile, YAML, Markdown, notebooks, Makefiles)
+finds the shell or Python text embedded in it, builds an
+:class:`~kv4lint.source.OffsetMap` from the embedded text to the file
+(:class:`TextBuilder`, JSON strings with positions), and hands the text to
+the shell or Python frontend (:func:`scan_shell_text`,
+:func:`scan_python_text`), with the environment the outer format sets
+(:func:`with_prelude`) and the suppression comments written in it
+(:func:`apply_disabled`).  Argument lists that are data rather than text are
+read in :mod:`kv4lint.frontends.argv_lists`.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, replace
 
 from kv4lint import internal_error
-from kv4lint.model import FileError, Hint, Launch, ScanResult, Span, Value
-from kv4lint.sglang.entrypoints import match_entry
+from kv4lint.frontends import nested
+from kv4lint.model import FileError, Hint, ScanResult, Span, Value
+from kv4lint.prefilter import shell_may_launch
 from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.suppression import codes_above, file_codes
 
 # ---------------------------------------------------------------------------
 # Building embedded texts piece by piece
@@ -160,48 +164,6 @@ def json_string_array(text: str, i: int = 0) -> tuple[list[JSONItem], int] | Non
 
 
 # ---------------------------------------------------------------------------
-# Words: argv tokens that are data (exec-form arrays, YAML lists)
-
-
-@dataclass
-class Word:
-    """One argv word with where its characters are in the file.
-
-    ``value`` is the token as a launch records it (span set when verbatim,
-    ``remove`` set when the word can be taken out cleanly); ``omap`` maps the
-    word's text into the file character by character, for words that are
-    themselves shell scripts (``sh -c "..."``).
-    """
-
-    value: Value
-    omap: OffsetMap | None = None
-
-    @property
-    def text(self) -> str | None:
-        return self.value.text
-
-
-def removal_spans(extents: list[tuple[int, int]]) -> list[Span | None]:
-    """Spans that take each element of a flow list out with its separator.
-
-    ``extents`` are the elements' ``(start, end)`` in the file, in order.  The
-    first element goes with the separator after it, every other one with the
-    separator before it, so removing any set of elements (other than the
-    first two together) leaves a well-formed list.
-    """
-    out: list[Span | None] = []
-    n = len(extents)
-    for k, (s, e) in enumerate(extents):
-        if n == 1:
-            out.append(Span(s, e))
-        elif k == 0:
-            out.append(Span(s, extents[1][0]))
-        else:
-            out.append(Span(extents[k - 1][1], e))
-    return out
-
-
-# ---------------------------------------------------------------------------
 # Calling the shell and Python frontends
 
 
@@ -214,12 +176,10 @@ def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict
                     line: int | None = None, file_text: str | None = None) -> ScanResult:
     """Scan embedded shell text (none that fails :func:`kv4lint.prefilter.shell_may_launch`); a failure is
     reported as a FileError, never raised."""
-    from kv4lint.prefilter import shell_may_launch
-
     if not shell_may_launch(text, env):
         return ScanResult()
     try:
-        from kv4lint.frontends.shell import scan_shell
+        scan_shell = nested("shell")
     except ImportError as e:  # pragma: no cover - the shell frontend is part of the package
         return ScanResult(errors=[_error(path, what, e, line)])
     try:
@@ -234,7 +194,7 @@ def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict
 def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: str = "embedded Python",
                      line: int | None = None) -> ScanResult:
     try:
-        from kv4lint.frontends.python import scan_python
+        scan_python = nested("python")
     except ImportError as e:  # pragma: no cover
         return ScanResult(errors=[_error(path, what, e, line)])
     try:
@@ -253,7 +213,7 @@ def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: st
 def split_shell_words(text: str, origin: OffsetMap | None) -> list[Value] | None:
     """Shell-like word splitting with spans (for compose ``command: "..."``), or None on failure."""
     try:
-        from kv4lint.frontends.shell import split_words
+        split_words = nested("shell words")
     except ImportError:
         return None
     try:
@@ -286,43 +246,9 @@ def merge(into: ScanResult, other: ScanResult, *, text: str | None = None, index
 # ---------------------------------------------------------------------------
 # Suppression comments written in the container format itself
 
-_DIRECTIVE = re.compile(r"^(?:#|<!--|//|\.\.)\s*kv4lint:\s*disable(?P<file>-file)?(?:\s*=\s*(?P<codes>[A-Za-z0-9_]+"
-                        r"(?:\s*,\s*[A-Za-z0-9_]+)*))?", re.I)
-
-
-def _codes(m: re.Match) -> frozenset[str]:
-    codes = m.group("codes")
-    if not codes:
-        return frozenset({"ALL"})
-    out = {c.strip().upper() for c in codes.split(",") if c.strip()}
-    return frozenset({"ALL"} if "ALL" in out else out)
-
-
-def file_disabled(text: str) -> frozenset[str]:
-    """``# kv4lint: disable-file[=CODES]`` (or ``<!-- ... -->``) on a comment line of the file."""
-    if "kv4lint" not in text:
-        return frozenset()
-    out: set[str] = set()
-    for line in text.splitlines():
-        m = _DIRECTIVE.match(line.strip())
-        if m and m.group("file"):
-            out |= _codes(m)
-    return frozenset(out)
-
-
 def disabled_above(text: str, index: LineIndex, offset: int) -> frozenset[str]:
     """Codes disabled by ``# kv4lint: disable[=CODES]`` comment lines right above the line of ``offset``."""
-    out: set[str] = set()
-    k = index.position(offset).line - 1
-    while k >= 1:
-        t = index.line_text(k).strip()
-        if not t.startswith(("#", "<!--", "//", "..")):
-            break
-        m = _DIRECTIVE.match(t)
-        if m and not m.group("file"):
-            out |= _codes(m)
-        k -= 1
-    return frozenset(out)
+    return codes_above(index.line_text, index.position(offset).line)
 
 
 def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None, opener: int | None = None) -> None:
@@ -337,7 +263,7 @@ def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None
         if codes:
             launch.disabled = frozenset(launch.disabled) | codes
     if opener is None:
-        result.disabled = frozenset(result.disabled) | file_disabled(text)
+        result.disabled = frozenset(result.disabled) | file_codes(text)
 
 
 # ---------------------------------------------------------------------------
@@ -416,115 +342,3 @@ def mark_shared(result: ScanResult, text: str, defs: list[EnvDef]) -> None:
             if v.span is not None and not v.shared and any(s.start <= v.span.start and v.span.end <= s.end
                                                            for s in spans):
                 launch.argv[k] = replace(v, shared=True)
-
-
-# ---------------------------------------------------------------------------
-# Argument lists -> launches
-
-_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
-_SIMPLE_WRAPPERS = {"nohup", "exec", "time", "nice", "stdbuf", "numactl", "taskset", "chrt", "ionice"}
-_INIT_WRAPPERS = {"tini", "dumb-init", "catatonit", "tini-static"}
-_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def _base(word: str | None) -> str | None:
-    if word is None:
-        return None
-    return os.path.basename(word)
-
-
-def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | None = None,
-                        hints: list[Hint] | None = None, language: str = "shell",
-                        what: str = "command", defs: list[EnvDef] | None = None,
-                        file_text: str | None = None) -> ScanResult:
-    """Launches in an argument list given as data (exec form, YAML list): no shell reads it.
-
-    Strips the wrappers that only run their arguments (``env K=V``, ``nohup``,
-    ``exec``, ``tini --``), scans ``sh -c SCRIPT`` as shell, and otherwise
-    matches SGLang's entry points.
-    """
-    from kv4lint.frontends.hints import env_hints
-
-    result = ScanResult()
-    hints = list(hints or [])
-    env = dict(env or {})
-    i = 0
-    while i < len(words):
-        w = _base(words[i].text)
-        if w is None:
-            return result
-        if w == "env":
-            i += 1
-            while i < len(words) and words[i].text is not None:
-                t = words[i].text
-                if t in ("-i", "--ignore-environment", "-0", "--null"):
-                    i += 1
-                elif t in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"):
-                    if t in ("-S", "--split-string"):
-                        return result  # a string split by env itself: not followed
-                    i += 2
-                elif t.startswith("-"):
-                    i += 1
-                elif _ENV_ASSIGN.match(t):
-                    name, value = t.split("=", 1)
-                    env[name] = value
-                    hints = env_hints(name, value, words[i].value.anchor, how="env") + hints
-                    i += 1
-                else:
-                    break
-            continue
-        if w in _SIMPLE_WRAPPERS:
-            i += 1
-            while i < len(words) and (words[i].text or "").startswith("-") and w not in ("nohup", "exec"):
-                i += 1  # options of nice/numactl/...: values written as --opt=value are skipped with them
-            continue
-        if w in _INIT_WRAPPERS:
-            i += 1
-            while i < len(words) and (words[i].text or "").startswith("-"):
-                stop = words[i].text == "--"
-                i += 1
-                if stop:
-                    break
-            continue
-        if w in _SHELLS:
-            j = i + 1
-            script = None
-            while j < len(words) and words[j].text is not None and words[j].text.startswith("-"):
-                opt = words[j].text
-                j += 1
-                if not opt.startswith("--") and "c" in opt[1:]:
-                    script = j
-                    break
-            if script is None or script >= len(words):
-                return result  # runs a script file (or stdin): not followed
-            sw = words[script]
-            if sw.text is None:
-                return result
-            origin = sw.omap
-            if origin is None and sw.value.span is not None and sw.value.span.end - sw.value.span.start == len(sw.text):
-                origin = OffsetMap.contiguous(sw.value.span.start, len(sw.text))
-            if origin is None:
-                anchor = sw.value.anchor or Span(0, 0)
-                origin = OffsetMap([anchor.start] * (len(sw.text) + 1))
-            script, origin, penv = with_prelude(list(defs or []), sw.text, origin)
-            sub = scan_shell_text(script, path, origin, env={**env, **penv} if defs else env, hints=hints,
-                                  what=f"{what} script", file_text=file_text)
-            merge(result, sub)
-            return result
-        break
-    rest = words[i:]
-    m = match_entry([w.text for w in rest])
-    if m is None:
-        return result
-    anchors = [w.value.anchor for w in rest if w.value.anchor is not None]
-    if anchors:
-        span = Span(min(a.start for a in anchors), max(a.end for a in anchors))
-    else:
-        span = Span(0, 0)
-    entry_word = rest[m.start - 1] if m.start >= 1 else rest[0]
-    anchor = entry_word.value.anchor or span
-    argv = [w.value for w in rest[m.start:]]
-    launch = Launch(path=path, form="argv", entry=m.entry, span=span, anchor=anchor, argv=argv,
-                    hints=list(hints), language=language)
-    result.launches.append(launch)
-    return result

@@ -1,0 +1,790 @@
+"""Shell words as bash expands them: variables, quoting, word splitting.
+
+:class:`Variables` holds what the script's assignments set (merged over
+branches: what differs is unknown); :class:`Expander` turns a word node into
+the :class:`Field` tokens bash would produce -- quotes, escapes,
+``$VAR``/``${VAR:-default}``, arrays, word splitting of unquoted expansions --
+each character carrying the file offset it was written at and, when it came
+through a variable, where that variable was used.  Nothing is guessed: a value
+that depends on the environment or a command substitution is unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, contiguous_span
+from kv4lint.model import Span
+
+if TYPE_CHECKING:
+    from kv4lint.frontends.shell.walk import Walker
+
+MAX_DEPTH = 60  # nesting of statements / substitutions / bash -c levels
+
+
+class Assignment:
+    """One assignment (or loop binding, or ``:=`` default) a value may come from."""
+
+    __slots__ = ("name", "span", "sites", "exported", "seeded")
+
+    def __init__(self, name: str, span: Span | None, exported: bool = False, seeded: bool = False):
+        self.name = name
+        self.span = span
+        self.sites: set = set()
+        self.exported = exported
+        self.seeded = seeded
+
+    @property
+    def shared(self) -> bool:
+        return self.exported or len(self.sites) > 1
+
+
+class _Res:
+    """Provenance of a character that came through variables: where it is used, and from which assignments."""
+
+    __slots__ = ("use", "assigns")
+
+    def __init__(self, use: Span | None, assigns: frozenset):
+        self.use = use
+        self.assigns = assigns
+
+
+def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
+    """``chars`` as seen through a variable used at ``use``: the outermost use wins, assignments accumulate."""
+    cache: dict[int, _Res] = {}
+    res = []
+    for r in chars.res:
+        k = id(r) if r is not None else 0
+        nr = cache.get(k)
+        if nr is None:
+            nr = _Res(use, assigns | r.assigns if r is not None else assigns)
+            cache[k] = nr
+        res.append(nr)
+    return Chars(chars.text, chars.pos, res)
+
+
+# Variable bindings
+SCALAR, ARRAY, UNSET, UNKNOWN = "scalar", "array", "unset", "unknown"
+
+
+class Element:
+    """One element of a bash array."""
+
+    __slots__ = ("chars", "splat", "remove", "assign")
+
+    def __init__(self, chars: Chars | None, splat: bool, remove: Span | None, assign: Assignment | None):
+        self.chars = chars  # None: unknown
+        self.splat = splat
+        self.remove = remove
+        self.assign = assign
+
+
+class Binding:
+    __slots__ = ("kind", "chars", "elems", "assign")
+
+    def __init__(self, kind: str, chars: Chars | None = None, elems: list | None = None,
+                 assign: Assignment | None = None):
+        self.kind = kind
+        self.chars = chars
+        self.elems = elems
+        self.assign = assign
+
+
+class Variables:
+    __slots__ = ("vars", "exported")
+
+    def __init__(self):
+        self.vars: dict[str, Binding] = {}
+        self.exported: set[str] = set()
+
+    def copy(self) -> "Variables":
+        e = Variables()
+        e.vars = dict(self.vars)
+        e.exported = set(self.exported)
+        return e
+
+
+def merge_variables(envs: list[Variables]) -> Variables:
+    """The state after one of several paths ran: what the paths disagree on is unknown."""
+    if len(envs) == 1:
+        return envs[0]
+    out = Variables()
+    names = set()
+    for e in envs:
+        names.update(e.vars)
+        out.exported |= e.exported
+    for n in names:
+        bs = [e.vars.get(n) for e in envs]
+        b0 = bs[0]
+        if all(b is b0 for b in bs):
+            out.vars[n] = b0
+            continue
+        if all(b is not None and b.kind == SCALAR and b.chars is not None for b in bs) and \
+                len({b.chars.text for b in bs}) == 1:
+            # Same text on every path, written in different places: known, not editable.
+            out.vars[n] = Binding(SCALAR, Chars(b0.chars.text), assign=Assignment(n, None))
+            continue
+        out.vars[n] = Binding(UNKNOWN, assign=Assignment(n, None))
+    return out
+
+
+# ===========================================================================
+# Word evaluation
+
+
+class _Lit:
+    """Known text; ``split``: subject to word splitting (an unquoted expansion)."""
+
+    __slots__ = ("chars", "split")
+
+    def __init__(self, chars: Chars, split: bool = False):
+        self.chars = chars
+        self.split = split
+
+
+class _Unk:
+    """Unknown text; ``splat``: may be any number of words; ``site``: where it is written."""
+
+    __slots__ = ("splat", "site")
+
+    def __init__(self, splat: bool, site: Span | None = None):
+        self.splat = splat
+        self.site = site
+
+
+class _Arr:
+    """An array expansion: ``"${a[@]}"`` (quoted: one word per element) or unquoted."""
+
+    __slots__ = ("elems", "quoted")
+
+    def __init__(self, elems: list[Element], quoted: bool):
+        self.elems = elems
+        self.quoted = quoted
+
+
+class Field:
+    """One argv token as bash would produce it, with where it was written."""
+
+    __slots__ = ("chars", "full", "unknown", "splat", "src", "s", "e", "rm", "quote")
+
+    def __init__(self, chars: Chars, unknown: bool, splat: bool, src: ShellText, s: int, e: int,
+                 rm: Span | None = None, quote: str = "", full: Chars | None = None):
+        self.chars = chars  # the text (when unknown: the known text before the first unknown part)
+        self.full = full if full is not None else chars  # all of it, unknown parts written as HOLE
+        self.unknown = unknown or HOLE in chars.text
+        self.splat = splat
+        self.src = src
+        self.s = s  # the word it came from, in src
+        self.e = e
+        self.rm = rm
+        self.quote = quote
+
+    @property
+    def text(self) -> str | None:
+        return None if self.unknown else self.chars.text
+
+    @property
+    def prefix(self) -> str:
+        return self.chars.text
+
+    @property
+    def raw(self) -> str:
+        return self.src.text[self.s:self.e]
+
+    def anchor(self) -> Span:
+        return self.src.fanchor(self.s, self.e)
+
+    def synth(self, text: str) -> "Field":
+        """A made-up word reported where this one is (``python`` for ``torchrun -m``)."""
+        return Field(Chars(text), False, False, self.src, self.s, self.e)
+
+    def tail(self, k: int) -> "Field":
+        """The word from character ``k`` on (the value of ``--opt=value``)."""
+        return Field(self.chars[k:], self.unknown, False, self.src, self.s, self.e, full=self.full[k:])
+
+    def concat(self, words: list["Field"]) -> "Field":
+        """The words joined by spaces, as one shell string (what ``eval`` runs)."""
+        b = CharsBuilder()
+        for k, f in enumerate(words):
+            if k:
+                b.add(Chars(" "))
+            b.add(f.full)
+        chars = b.build()
+        return Field(chars, False, False, words[0].src, words[0].s, words[-1].e, full=chars)
+
+    def __repr__(self) -> str:
+        return f"Field({self.text!r})"
+
+
+class _Acc:
+    """Accumulates the parts of one field during word splitting."""
+
+    __slots__ = ("chars", "full", "unknown", "splat", "n", "rm")
+
+    def __init__(self):
+        self.chars = Chars()  # known text up to the first unknown part
+        self.full = CharsBuilder()  # all of it, an unknown part written as HOLE
+        self.unknown = False
+        self.splat = False
+        self.n = 0
+        self.rm = None
+
+    def add(self, chars: Chars, rm: Span | None = None) -> None:
+        if not chars.text and rm is None:
+            return  # the "" that makes a word exist: not a part of its text
+        self.n += 1
+        self.rm = rm if self.n == 1 else None
+        self.full.add(chars)
+        if not self.unknown:
+            self.chars = self.chars + chars
+
+    def unk(self, splat: bool, site: Span | None = None) -> None:
+        self.n += 1
+        self.splat = splat and self.n == 1
+        self.unknown = True
+        self.rm = None
+        self.full.add(Chars(HOLE, [None], [_Res(site, frozenset())]))
+
+
+_IFS = re.compile(r"[^ \t\n]+")
+# Stands for an unknown part inside a text that is parsed again (bash -c "... $UNKNOWN ...").
+HOLE = "\ue000"
+_ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+         "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_CASE_OPS = {",,": str.lower, "^^": str.upper, ",": lambda s: s[:1].lower() + s[1:],
+             "^": lambda s: s[:1].upper() + s[1:]}
+_DEFAULT_OPS = {":-", "-", ":=", "=", ":+", "+", ":?", "?"}
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class Expander:
+    """Evaluates word nodes of one source the way bash expands them."""
+
+    def __init__(self, walker: "Walker"):
+        self.w = walker
+        self.src = walker.src
+
+    # -- public entry points ------------------------------------------------
+    def fields(self, node) -> list[Field]:
+        """The argv tokens one word node expands to (0, 1 or more)."""
+        parts = self.parts(node, False)
+        s, e = self.src.ns(node)
+        fields = self.split(parts, s, e)
+        if len(fields) == 1 and node.type in ("string", "raw_string", "ansi_c_string"):
+            fields[0].quote = "'" if node.type == "raw_string" else '"' if node.type == "string" else "$'"
+        return fields
+
+    def scalar(self, node) -> Chars | None:
+        """The value of ``node`` in an assignment (no word splitting); None when unknown."""
+        return self.join(self.parts(node, False))
+
+    @staticmethod
+    def join(parts: list) -> Chars | None:
+        out = CharsBuilder()
+        for p in parts:
+            if isinstance(p, _Lit):
+                out.add(p.chars)
+            elif isinstance(p, _Arr):
+                for k, el in enumerate(p.elems):
+                    if el.chars is None:
+                        return None
+                    if k:
+                        out.add(Chars(" "))
+                    out.add(el.chars)
+            else:
+                return None
+        return out.build()
+
+    # -- word splitting -------------------------------------------------------
+    def split(self, parts: list, s: int, e: int) -> list[Field]:
+        src = self.src
+        fields: list[Field] = []
+        cur: _Acc | None = None
+
+        def flush():
+            nonlocal cur
+            if cur is not None:
+                fields.append(Field(cur.chars, cur.unknown, cur.splat and cur.n == 1, src, s, e, cur.rm,
+                                    full=cur.full.build()))
+                cur = None
+
+        def acc() -> _Acc:
+            nonlocal cur
+            if cur is None:
+                cur = _Acc()
+            return cur
+
+        def split_lit(chars: Chars, whole_rm: Span | None = None):
+            toks = [(m.start(), m.end()) for m in _IFS.finditer(chars.text)]
+            if not toks:
+                if chars.text:  # only whitespace: ends the current field
+                    flush()
+                return
+            if toks[0][0] > 0:
+                flush()
+            for k, (a, b) in enumerate(toks):
+                if k > 0:
+                    flush()
+                if whole_rm is not None and len(toks) == 1:
+                    rm = whole_rm
+                elif k > 0:
+                    rm = contiguous_span(chars.pos[toks[k - 1][1]:b])
+                elif len(toks) > 1:
+                    rm = contiguous_span(chars.pos[a:toks[1][0]])
+                else:
+                    rm = contiguous_span(chars.pos[a:b])
+                acc().add(chars[a:b], rm)
+            if toks[-1][1] < len(chars.text):
+                flush()
+
+        for p in parts:
+            if isinstance(p, _Lit):
+                if p.split:
+                    split_lit(p.chars)
+                else:
+                    acc().add(p.chars)
+            elif isinstance(p, _Unk):
+                acc().unk(p.splat, p.site)
+            else:  # _Arr
+                for k, el in enumerate(p.elems):
+                    if p.quoted:
+                        if k:
+                            flush()
+                        if el.chars is None:
+                            acc().unk(el.splat)
+                        else:
+                            acc().add(el.chars, el.remove)
+                    else:
+                        if k:
+                            flush()
+                        if el.chars is None:
+                            acc().unk(True)
+                        else:
+                            split_lit(el.chars, el.remove)
+        flush()
+        return fields
+
+    # -- parts ----------------------------------------------------------------
+    def parts(self, node, quoted: bool, oper: bool = False) -> list:
+        w = self.w
+        if w.depth > MAX_DEPTH:
+            return [_Unk(not quoted)]
+        w.depth += 1
+        try:
+            return self._parts(node, quoted, oper)
+        finally:
+            w.depth -= 1
+
+    def _parts(self, node, quoted: bool, oper: bool) -> list:
+        t = node.type
+        src = self.src
+        if t == "string" or t == "translated_string":
+            return self._string(node)
+        if t == "raw_string":
+            s, e = src.ns(node)
+            end = e - 1 if e - s >= 2 and src.text[e - 1] == "'" else e
+            return [_Lit(src.chars(s + 1, end))]
+        if t == "ansi_c_string":
+            return [_Lit(self._ansi(node))]
+        if t in ("simple_expansion", "expansion"):
+            return self.expand(node, quoted)
+        if t in ("command_substitution", "process_substitution"):
+            self.w.subshell(node.named_children)
+            return [_Unk(not quoted and t == "command_substitution", src.fanchor(*src.ns(node)))]
+        if t == "arithmetic_expansion":
+            self.w.touch(node)
+            return [_Unk(False, src.fanchor(*src.ns(node)))]
+        if t == "concatenation" or (node.named_child_count and t not in ("word", "number")):
+            s, e = src.ns(node)
+            return self._seq(node.children, s, e, quoted, oper)
+        s, e = src.ns(node)
+        if quoted:
+            return [_Lit(self._dq(s, e))]
+        return self._unquoted(s, e, oper)
+
+    def _seq(self, children, s: int, e: int, quoted: bool, oper: bool) -> list:
+        """Parts of a run of nodes; text between them (not in any node) is literal."""
+        src = self.src
+        out: list = []
+        at = s
+        for ch in children:
+            cs, ce = src.ns(ch)
+            if cs > at:
+                out.extend([_Lit(self._dq(at, cs))] if quoted else self._unquoted(at, cs, oper))
+            out.extend(self.parts(ch, quoted, oper))
+            at = max(at, ce)
+        if e > at:
+            out.extend([_Lit(self._dq(at, e))] if quoted else self._unquoted(at, e, oper))
+        return out
+
+    def _unquoted(self, s: int, e: int, split: bool) -> list:
+        src = self.src
+        text = src.text
+        if "\\" not in text[s:e]:
+            return [_Lit(src.chars(s, e), split)] if e > s else []
+        out = []
+        i = run = s
+        while i < e:
+            if text[i] == "\\":
+                if i > run:
+                    out.append(_Lit(src.chars(run, i), split))
+                if i + 1 < e and text[i + 1] == "\n":
+                    i += 2
+                elif i + 2 < e and text[i + 1] == "\r" and text[i + 2] == "\n":
+                    i += 3
+                elif i + 1 < e:
+                    out.append(_Lit(src.chars(i + 1, i + 2)))
+                    i += 2
+                else:
+                    i += 1
+                run = i
+            else:
+                i += 1
+        if e > run:
+            out.append(_Lit(src.chars(run, e), split))
+        return out
+
+    def _escaped(self, s: int, e: int, special: str) -> Chars:
+        """Text where ``\\`` escapes only the characters in ``special`` (and newline)."""
+        src = self.src
+        text = src.text
+        if "\\" not in text[s:e]:
+            return src.chars(s, e)
+        out = CharsBuilder()
+        i = run = s
+        while i < e:
+            if text[i] == "\\" and i + 1 < e:
+                nx = text[i + 1]
+                if nx in special or nx == "\n":
+                    out.add(src.chars(run, i))
+                    if nx != "\n":
+                        out.add(src.chars(i + 1, i + 2))
+                    i += 2
+                    run = i
+                    continue
+                if nx == "\r" and i + 2 < e and text[i + 2] == "\n":
+                    out.add(src.chars(run, i))
+                    i += 3
+                    run = i
+                    continue
+                i += 2
+                continue
+            i += 1
+        out.add(src.chars(run, e))
+        return out.build()
+
+    def _dq(self, s: int, e: int) -> Chars:
+        return self._escaped(s, e, '$`"\\')
+
+    def heredoc_text(self, s: int, e: int) -> Chars:
+        return self._escaped(s, e, "$`\\")
+
+    def _string(self, node) -> list:
+        src = self.src
+        s, e = src.ns(node)
+        kids = node.children
+        start = s
+        if kids and not kids[0].is_named:  # opening quote ('"' or '$"')
+            start = src.ns(kids[0])[1]
+            kids = kids[1:]
+        end = e
+        if kids and not kids[-1].is_named and kids[-1].type == '"':
+            end = src.ns(kids[-1])[0]
+            kids = kids[:-1]
+        out: list = [_Lit(Chars())]  # "" is still a word
+        at = start
+        for ch in kids:
+            cs, ce = src.ns(ch)
+            if cs > at:
+                out.append(_Lit(self._dq(at, cs)))
+            if ch.type == "string_content":
+                out.append(_Lit(self._dq(cs, ce)))
+            else:
+                out.extend(self.parts(ch, True))
+            at = max(at, ce)
+        if end > at:
+            out.append(_Lit(self._dq(at, end)))
+        return out
+
+    def _ansi(self, node) -> Chars:
+        src = self.src
+        s, e = src.ns(node)
+        text = src.text
+        i = s + 2
+        end = e - 1 if e - s >= 3 and text[e - 1] == "'" else e
+        out = CharsBuilder()
+        while i < end:
+            ch = text[i]
+            if ch != "\\" or i + 1 >= end:
+                out.add(src.chars(i, i + 1))
+                i += 1
+                continue
+            nx = text[i + 1]
+            if nx in _ANSI:
+                out.add(Chars(_ANSI[nx]))
+                i += 2
+            elif nx in "01234567":
+                m = re.match(r"[0-7]{1,3}", text[i + 1:end])
+                out.add(Chars(chr(int(m.group(0), 8) & 0xFF)))
+                i += 1 + len(m.group(0))
+            elif nx in "xuU":
+                n = {"x": 2, "u": 4, "U": 8}[nx]
+                m = re.match(r"[0-9A-Fa-f]{1,%d}" % n, text[i + 2:end])
+                if m:
+                    try:
+                        out.add(Chars(chr(int(m.group(0), 16))))
+                    except (ValueError, OverflowError):
+                        pass
+                    i += 2 + len(m.group(0))
+                else:
+                    out.add(src.chars(i, i + 2))
+                    i += 2
+            elif nx == "c" and i + 2 < end:
+                out.add(Chars(chr(ord(text[i + 2]) & 0x1F)))
+                i += 3
+            else:
+                out.add(src.chars(i, i + 2))
+                i += 2
+        return out.build()
+
+    # -- parameter expansion ---------------------------------------------------
+    def expand(self, node, quoted: bool) -> list:
+        parts = self._expand(node, quoted)
+        site = None
+        for p in parts:
+            if isinstance(p, _Unk) and p.site is None:
+                if site is None:
+                    site = self.src.fanchor(*self.src.ns(node))
+                p.site = site
+        return parts
+
+    def _expand(self, node, quoted: bool) -> list:
+        src = self.src
+        s, e = src.ns(node)
+        site = src.fanchor(s, e)
+        key = (site, s, len(src.text))
+        prefix = None
+        op = None
+        operand: list = []
+        if node.type == "simple_expansion":
+            named = node.named_children
+            if not named:
+                return [_Lit(src.chars(s, e), not quoted)]  # a lone "$"
+            namenode = named[0]
+        else:
+            inner = node.children[1:]
+            if inner and inner[-1].type == "}":
+                inner = inner[:-1]
+            i = 0
+            if inner and not inner[0].is_named and inner[0].type in ("#", "!"):
+                prefix = inner[0].type
+                i = 1
+            if i >= len(inner) or inner[i].type not in ("variable_name", "special_variable_name", "subscript"):
+                self.w.touch(node)
+                return [_Unk(not quoted)]
+            namenode = inner[i]
+            if i + 1 < len(inner):
+                op = src.nt(inner[i + 1])
+                operand = inner[i + 2:]
+        index = None
+        if namenode.type == "subscript":
+            nm = namenode.child_by_field_name("name")
+            ix = namenode.child_by_field_name("index")
+            name = src.nt(nm) if nm is not None else ""
+            itext = src.nt(ix).strip() if ix is not None else ""
+            if itext in ("@", "*"):
+                index = itext
+            elif itext.isdigit():
+                index = int(itext)
+            else:
+                if ix is not None:
+                    self.w.touch(ix)
+                index = "?"
+        else:
+            name = src.nt(namenode)
+        if prefix == "!":
+            return [_Unk(not quoted)]
+        if (name in ("@", "*", "#") or name.isdigit()) and self.w.positional is not None and prefix is None:
+            return self._positional(name, op, operand, quoted, s, e)
+        if name in ("@", "*"):
+            return [_Unk(not quoted or (name == "@" and index is None))]
+        if not NAME.match(name) and not name.isdigit():
+            return [_Unk(False)]  # $?, $$, $!, $#, $-, $0
+        state = self._lookup(name, index, key)
+        if prefix == "#":
+            return self._length(state, index)
+        if op is None:
+            return self._value(state, quoted, site, index)
+        if op in _DEFAULT_OPS:
+            return self._default(name, state, op, operand, quoted, site, s, e, key)
+        if op in _CASE_OPS and state[0] == SCALAR:
+            ch = self._resolve_state(state, site)
+            conv = _CASE_OPS[op](ch.text)
+            if len(conv) == len(ch.text):
+                pos = [p if a == b else None for p, a, b in zip(ch.pos, ch.text, conv)]
+                return [_Lit(Chars(conv, pos, ch.res), not quoted)]
+        for ch in operand:
+            self.w.touch(ch)
+        return [_Unk(not quoted)]
+
+    def _positional(self, name: str, op: str | None, operand: list, quoted: bool, s: int, e: int) -> list:
+        """``$1``, ``"$@"``, ``${@:2}``, ``$#`` inside a function called with known arguments.
+
+        The arguments keep their own provenance: a literal written at the call
+        site is reported and edited there.
+        """
+        elems: list[Element] = self.w.positional or []
+        if name == "#":
+            return [_Unk(False)] if any(el.splat for el in elems) else [_Lit(Chars(str(len(elems))))]
+        if name in ("@", "*"):
+            if op == ":":  # ${@:offset[:length]}
+                m = re.fullmatch(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?", self.src.text[self.src.ns(operand[0])[0]:e - 1]
+                                 if operand else "")
+                if not m or any(el.splat for el in elems[:max(0, int(m.group(1)) - 1)]):
+                    return [_Unk(not quoted or name == "@")]
+                start = max(0, int(m.group(1)) - 1)
+                elems = elems[start:start + int(m.group(2))] if m.group(2) else elems[start:]
+            elif op is not None:
+                return [_Unk(not quoted or name == "@")]
+            if quoted and name == "*":
+                j = self.join([_Arr(elems, True)])
+                return [_Lit(j)] if j is not None else [_Unk(False)]
+            return [_Arr(elems, quoted)]
+        k = int(name)
+        if k == 0 or any(el.splat for el in elems[:k - 1]):
+            return [_Unk(not quoted)]
+        el = elems[k - 1] if k <= len(elems) else None
+        if el is not None and el.chars is None:
+            return [_Unk(not quoted)]
+        if op is None:
+            return [_Lit(el.chars if el is not None else Chars(), not quoted)]
+        if op in (":-", "-") and (el is None or (op == ":-" and el.chars.text == "")):
+            ostart = self.src.ns(operand[0])[0] if operand else e - 1
+            oend = self.src.ns(operand[-1])[1] if operand else e - 1
+            site = self.src.fanchor(s, e)
+            return [_Lit(_resolved(p.chars, site, frozenset()), p.split) if isinstance(p, _Lit) else p
+                    for p in self._seq(operand, ostart, oend, quoted, not quoted)] or [_Lit(Chars(), not quoted)]
+        if op in (":-", "-"):
+            return [_Lit(el.chars, not quoted)]
+        return [_Unk(not quoted)]
+
+    def _lookup(self, name: str, index, key) -> tuple:
+        """("ext",) never assigned | ("unset",) | ("unknown",) | ("scalar", chars, assign) | ("array", elems)."""
+        b = self.w.env.vars.get(name)
+        if b is None:
+            return ("ext",)
+        if b.assign is not None:
+            b.assign.sites.add(key)
+        if b.kind == UNSET:
+            return ("unset",)
+        if b.kind == UNKNOWN:
+            return ("unknown",)
+        if b.kind == SCALAR:
+            if b.chars is None:
+                return ("unknown",)
+            if index in ("@", "*"):
+                return ("array", [Element(b.chars, False, None, b.assign)])
+            if index is None or index == 0:
+                return (SCALAR, b.chars, b.assign)
+            if index == "?":
+                return ("unknown",)
+            return ("unset",)
+        # array
+        elems = b.elems or []
+        for el in elems:
+            if el.assign is not None:
+                el.assign.sites.add(key)
+        if index in ("@", "*"):
+            return ("array", elems)
+        if index == "?":
+            return ("unknown",)
+        k = index or 0
+        if any(el.chars is None and el.splat for el in elems[:k + 1]):
+            return ("unknown",)
+        if k < len(elems):
+            el = elems[k]
+            if el.chars is None:
+                return ("unknown",)
+            return (SCALAR, el.chars, el.assign)
+        return ("unset",)
+
+    def _resolve_state(self, state: tuple, site: Span) -> Chars:
+        chars, assign = state[1], state[2]
+        return _resolved(chars, site, frozenset((assign,)) if assign is not None else frozenset())
+
+    def _value(self, state: tuple, quoted: bool, site: Span, index) -> list:
+        kind = state[0]
+        if kind == SCALAR:
+            return [_Lit(self._resolve_state(state, site), not quoted)]
+        if kind == "array":
+            elems = [
+                Element(_resolved(el.chars, site, frozenset((el.assign,)) if el.assign else frozenset())
+                        if el.chars is not None else None, el.splat, el.remove, el.assign)
+                for el in state[1]
+            ]
+            if quoted and index == "*":
+                j = self.join([_Arr(elems, True)])
+                return [_Lit(j)] if j is not None else [_Unk(False)]
+            return [_Arr(elems, quoted)]
+        if kind == "unset":
+            return [_Lit(Chars(), not quoted)]
+        return [_Unk(not quoted or index == "@")]
+
+    def _length(self, state: tuple, index) -> list:
+        if state[0] == SCALAR:
+            return [_Lit(Chars(str(len(state[1].text))))]
+        if state[0] == "array" and all(el.chars is not None for el in state[1]):
+            if index in ("@", "*"):
+                return [_Lit(Chars(str(len(state[1]))))]
+        if state[0] in ("unset", "ext"):
+            return [_Lit(Chars("0"))] if state[0] == "unset" else [_Unk(False)]
+        return [_Unk(False)]
+
+    def _default(self, name, state, op, operand, quoted, site, s, e, key) -> list:
+        kind = state[0]
+        colon = op.startswith(":")
+        base = op.lstrip(":")
+        if kind == "unknown":
+            for ch in operand:
+                self.w.touch(ch)
+            return [_Unk(not quoted)]
+        is_set = kind in (SCALAR, "array")
+        is_null = kind == SCALAR and state[1].text == ""
+        use_operand = {"-": not is_set or (colon and is_null), "=": not is_set or (colon and is_null),
+                       "+": is_set and not (colon and is_null), "?": False}[base]
+        if base == "?" and not is_set:
+            return [_Unk(not quoted)]
+        if not use_operand:
+            if base == "+":
+                for ch in operand:
+                    self.w.touch(ch)
+                return [_Lit(Chars(), not quoted)]
+            for ch in operand:
+                self.w.touch(ch)
+            return self._value(state, quoted, site, None)
+        ostart = self.src.ns(operand[0])[0] if operand else e - 1
+        oend = self.src.ns(operand[-1])[1] if operand else e - 1
+        parts = self._seq(operand, ostart, oend, quoted, not quoted)
+        if base == "=":
+            chars = self.join(parts)
+            a = Assignment(name, site)
+            a.sites.add(key)
+            self.w.bind(name, Binding(SCALAR, chars, assign=a) if chars is not None else
+                        Binding(UNKNOWN, assign=a))
+            if chars is None:
+                return [_Unk(not quoted)]
+            return [_Lit(_resolved(chars, site, frozenset((a,))), not quoted)]
+        out = []
+        for p in parts:
+            if isinstance(p, _Lit):
+                out.append(_Lit(_resolved(p.chars, site, frozenset()), p.split))
+            else:
+                out.append(p)
+        if not out:
+            out = [_Lit(Chars(), not quoted)]
+        return out
+
+
+def elements(fields: list[Field]) -> list[Element]:
+    return [Element(None if f.unknown else f.chars, f.splat, f.rm, None) for f in fields]

@@ -1,0 +1,1089 @@
+"""Walking a shell script the way bash would run it, and the launches it runs.
+
+The :class:`Walker` runs statements in order (functions, loops, branches,
+heredocs, pipelines), keeping the variables each assignment sets (branches
+merged: what differs is unknown).  A command's words, expanded by
+:class:`~kv4lint.frontends.shell.expand.Expander`, go through
+:func:`kv4lint.sglang.commands.unwrap`: an SGLang entry point becomes a
+:class:`~kv4lint.model.Launch` (with the hints its wrappers and the script's
+environment give); a shell string (``bash -c``, ``ssh host CMD``) is walked in
+turn, and Python code (``python -c``, ``python -`` fed by a heredoc) goes to
+the Python frontend.
+
+Nothing is guessed: a value that depends on the environment, a command
+substitution or a branch not known statically is ``Value.unknown()``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Callable
+
+from kv4lint import internal_error
+from kv4lint.frontends import nested
+from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
+from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
+    Binding, Element, Expander, Field, Variables, elements, merge_variables
+from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_bash
+from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.sglang.commands import Command, unwrap
+from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.suppression import codes_above, file_codes
+
+__all__ = ["scan_shell", "split_words"]
+
+# Limits that keep hostile input cheap.
+_MAX_VALUE = 64 * 1024  # characters of one variable's value
+_MAX_ITEMS = 100_000  # elements of one array
+_MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
+_MAX_LOOP_ITEMS = 16  # a for-loop over more items is walked once with the variable unknown
+_MAX_LOOP_PRODUCT = 64  # nested loops: total iterations walked
+
+# ===========================================================================
+# The walker: runs the statements in order
+
+
+_SEP_CMD = re.compile(r"(?:[ \t]|\\\r?\n)+")
+_SEP_LIST = re.compile(r"(?:[ \t\r\n]|\\\r?\n)+")
+_READERS = {"read", "mapfile", "readarray", "getopts"}
+_READER_OPTS = {"read": {"-p", "-d", "-n", "-N", "-t", "-u", "-i"},
+                "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
+                "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
+_CHAIN = {"list", "pipeline", "redirected_statement", "negated_command"}
+_NOT_LAUNCH_STMT = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "file_redirect",
+                    "herestring_redirect"}
+
+
+class _Exec:
+    """A command to follow: what :func:`~kv4lint.sglang.commands.unwrap` found, with its environment and hints."""
+
+    __slots__ = ("cmd", "env", "hints")
+
+    def __init__(self, cmd: Command, env: list[tuple[str, Chars | None, Span | None]], hints: list[Hint]):
+        self.cmd = cmd
+        self.env = env  # the variables the command's prefix and wrappers set
+        self.hints = hints
+
+
+class _Pending:
+    """A launch found, waiting for the walk to end (``shared`` needs every use counted)."""
+
+    __slots__ = ("entry", "span", "anchor", "argv", "hints", "disabled")
+
+    def __init__(self, entry, span, anchor, argv, hints, disabled):
+        self.entry = entry
+        self.span = span
+        self.anchor = anchor
+        self.argv = argv
+        self.hints = hints
+        self.disabled = disabled
+
+
+class _Scan:
+    """State shared by every walker of one file (the file's own and nested ones)."""
+
+    def __init__(self, path: str, file_text: str | None):
+        self.path = path
+        self.file_text = file_text
+        self.pending: list[_Pending] = []
+        self.other: list[tuple[Launch, dict]] = []  # from the Python frontend, and what came through variables
+        self.errors: list[FileError] = []
+        self.steps = 0
+        self.loop_mult = 1
+        self.too_deep = False
+
+    def nested_too_deep(self, line: int) -> None:
+        """Statements nested deeper than ``MAX_DEPTH`` are not walked: say so once, a launch there is unknown."""
+        if not self.too_deep:
+            self.too_deep = True
+            self.errors.append(FileError(self.path, f"shell text nested more than {MAX_DEPTH} levels deep near "
+                                                    f"line {line}: not scanned further", line=line))
+
+
+class Walker:
+    """Runs the statements of one source in order, as bash would, and records the launches found.
+
+    ``env`` is the variable state at the current statement; branches run on
+    copies that are merged afterwards.  Nested code (``bash -c``, heredocs fed
+    to a shell) gets its own walker sharing the same :class:`_Scan`.
+    """
+
+    def __init__(self, scan: _Scan, src: ShellText, env: Variables, hints: list[Hint], *, depth: int = 0,
+                 disabled: frozenset[str] | None = None):
+        self.scan = scan
+        self.src = src
+        self.env = env
+        self.hints = hints
+        self.depth = depth
+        self.inherited_disabled = disabled
+        self.x = Expander(self)
+        self.functions: dict[str, object] = {}
+        self.called: set[str] = set()
+        self.call_stack: list[str] = []
+        self.frames: list[dict] = []
+        self.chain: list[int] = []
+        self.positional: list[Element] | None = None  # $1 $2 ...: None = unknown (the script's arguments)
+
+    # -- variables -----------------------------------------------------------------
+    def bind(self, name: str, b: Binding, *, local: bool = False) -> None:
+        # A value past the bound cannot be a KV-cache setting; keeping it would let a script that
+        # doubles a variable (A=$A$A ...) grow without limit.
+        if (b.kind == SCALAR and b.chars is not None and len(b.chars.text) > _MAX_VALUE) or (
+                b.kind == ARRAY and len(b.elems or ()) > _MAX_ITEMS):
+            b = Binding(UNKNOWN, assign=b.assign)
+        if self.frames and (local or name in self.frames[-1]):
+            frame = self.frames[-1]
+            if name not in frame:
+                frame[name] = self.env.vars.get(name)
+        if b.assign is not None and name in self.env.exported:
+            b.assign.exported = True
+        self.env.vars[name] = b
+
+    def touch(self, node) -> None:
+        """Evaluate a node only for its variable uses (and substitutions that may launch)."""
+        if self.depth > MAX_DEPTH:
+            return
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type in ("simple_expansion", "expansion"):
+                self.depth += 1
+                try:
+                    self.x.expand(n, True)
+                finally:
+                    self.depth -= 1
+            elif n.type in ("command_substitution", "process_substitution"):
+                self.subshell(n.named_children)
+            else:
+                stack.extend(n.named_children)
+
+    # -- statements ----------------------------------------------------------------
+    def run(self, nodes) -> None:
+        for n in nodes:
+            self.stmt(n)
+
+    def stmt(self, n, stdin: Chars | None = None) -> None:
+        self.scan.steps += 1
+        if self.depth > MAX_DEPTH:
+            self.scan.nested_too_deep(self.src.line(self.src.c(n.start_byte)))
+            return
+        self.depth += 1
+        # The chain of statements a command starts (``a && b``, ``a | b``, ``a > log``): a
+        # suppression comment above the chain applies to its commands; one above an ``if`` does not.
+        saved = self.chain
+        t = n.type
+        if t in _CHAIN:
+            self.chain = saved + [n.start_byte]
+        elif t != "command":
+            self.chain = []
+        try:
+            h = _STMT.get(t)
+            if h is not None:
+                h(self, n) if stdin is None or t != "command" else self.command(n, stdin)
+            elif n.is_named and t not in _NOT_LAUNCH_STMT:
+                self.run(n.named_children)
+        finally:
+            self.depth -= 1
+            self.chain = saved
+
+    def subshell(self, nodes) -> None:
+        saved = self.env
+        self.env = saved.copy()
+        try:
+            self.run(nodes)
+        finally:
+            self.env = saved
+
+    def _subshell_node(self, n) -> None:
+        self.subshell(n.named_children)
+
+    def _list(self, n) -> None:
+        # a && b || c: left-nested; walk iteratively.  What follows && / || may not run.
+        chain = []
+        while n.type == "list":
+            kids = n.children
+            chain.append(kids[1:])
+            n = kids[0]
+        self.stmt(n)
+        for rest in reversed(chain):
+            pre = self.env.copy()
+            for k in rest:
+                if k.is_named:
+                    self.stmt(k)
+            self.env = merge_variables([pre, self.env])
+
+    def _pipeline(self, n) -> None:
+        kids = [k for k in n.children if k.is_named]
+        for k in kids:
+            self.subshell([k])
+
+    def _negated(self, n) -> None:
+        self.run(n.named_children)
+
+    def _compound(self, n) -> None:
+        self.run(n.named_children)
+
+    def _if(self, n) -> None:
+        branches: list[list] = []  # each: (conditions, body)
+        cur_cond: list = []
+        cur_body: list = []
+        in_body = False
+        has_else = False
+        for ch in n.children:
+            t = ch.type
+            if t == "then":
+                in_body = True
+            elif t in ("elif_clause", "else_clause"):
+                if t == "else_clause":
+                    has_else = True
+                branches.append((ch,))
+            elif ch.is_named and t != "comment":
+                (cur_body if in_body else cur_cond).append(ch)
+        self.run(cur_cond)
+        pre = self.env
+        ends = []
+        self.env = pre.copy()
+        self.run(cur_body)
+        ends.append(self.env)
+        for (clause,) in branches:
+            self.env = pre.copy()
+            self._clause(clause)
+            ends.append(self.env)
+        if not has_else:
+            ends.append(pre)
+        self.env = merge_variables(ends)
+
+    def _clause(self, c) -> None:
+        # elif COND; then BODY  /  else BODY
+        conds, body, in_body = [], [], c.type == "else_clause"
+        for ch in c.children:
+            if ch.type == "then":
+                in_body = True
+            elif ch.is_named and ch.type != "comment":
+                (body if in_body else conds).append(ch)
+        self.run(conds)
+        self.run(body)
+
+    def _loop_body(self, n):
+        return n.child_by_field_name("body")
+
+    def _while(self, n) -> None:
+        conds = [k for k in n.children_by_field_name("condition") if k.is_named]
+        self.run(conds)
+        pre = self.env
+        self.env = pre.copy()
+        body = self._loop_body(n)
+        if body is not None:
+            self.stmt(body)
+        self.env = merge_variables([pre, self.env])
+
+    def _for(self, n) -> None:
+        var = n.child_by_field_name("variable")
+        body = self._loop_body(n)
+        values = n.children_by_field_name("value")
+        name = self.src.nt(var) if var is not None else None
+        items: list[Field] | None = []
+        if not any(k.type == "in" for k in n.children):
+            items = None  # for x; do ...: the positional parameters
+        else:
+            for v in values:
+                items.extend(self.x.fields(v))
+            if any(f.unknown for f in items) or len(items) > _MAX_LOOP_ITEMS or \
+                    self.scan.loop_mult * max(1, len(items)) > _MAX_LOOP_PRODUCT or self.scan.steps > _MAX_STEPS:
+                items = None
+        pre = self.env
+        if body is None or name is None:
+            return
+        if items is None:
+            self.env = pre.copy()
+            self.bind(name, Binding(UNKNOWN, assign=Assignment(name, None)))
+            self.stmt(body)
+            self.env = merge_variables([pre, self.env])
+            return
+        if not items:
+            return
+        self.scan.loop_mult *= len(items)
+        try:
+            for f in items:
+                a = Assignment(name, f.anchor())
+                self.bind(name, Binding(SCALAR, f.chars, assign=a))
+                self.stmt(body)
+        finally:
+            self.scan.loop_mult //= len(items)
+
+    def _c_for(self, n) -> None:
+        pre = self.env
+        self.env = pre.copy()
+        body = self._loop_body(n)
+        self.touch(n) if body is None else self.stmt(body)
+        self.env = merge_variables([pre, self.env])
+
+    def _case(self, n) -> None:
+        value = n.child_by_field_name("value")
+        if value is not None:
+            self.touch(value)
+        pre = self.env
+        ends = []
+        default = False
+        for item in n.children:
+            if item.type != "case_item":
+                continue
+            pats = item.children_by_field_name("value")
+            if any(self.src.nt(p).strip() == "*" for p in pats):
+                default = True
+            pat_ids = {p.id for p in pats}
+            self.env = pre.copy()
+            self.run([c for c in item.named_children if c.id not in pat_ids and c.type != "comment"])
+            ends.append(self.env)
+        if not default:
+            ends.append(pre)
+        self.env = merge_variables(ends) if ends else pre
+
+    def _function(self, n) -> None:
+        name = n.child_by_field_name("name")
+        body = n.child_by_field_name("body")
+        if name is not None and body is not None:
+            self.functions[self.src.nt(name)] = body
+
+    def call(self, name: str, args: list[Field] | None = None) -> None:
+        body = self.functions[name]
+        self.called.add(name)
+        if name in self.call_stack or self.scan.steps > _MAX_STEPS or len(self.call_stack) > 8:
+            return
+        self.call_stack.append(name)
+        self.frames.append({})
+        saved_positional = self.positional
+        self.positional = None if args is None else elements(args)
+        try:
+            self.stmt(body)
+        finally:
+            self.positional = saved_positional
+            frame = self.frames.pop()
+            for k, old in frame.items():
+                if old is None:
+                    self.env.vars.pop(k, None)
+                else:
+                    self.env.vars[k] = old
+            self.call_stack.pop()
+
+    def finish_functions(self) -> None:
+        """Functions never called by name (dispatched through "$@", or a library): walk them once."""
+        for name in list(self.functions):
+            if name not in self.called:
+                self.call(name)
+
+    # -- assignments ----------------------------------------------------------------
+    def _assignment(self, n, *, exported: bool = False, local: bool = False, stmt=None) -> None:
+        name_node = n.child_by_field_name("name")
+        value = n.child_by_field_name("value")
+        if name_node is None:
+            return
+        append = any(k.type == "+=" for k in n.children if not k.is_named)
+        span = self.src.fanchor(*self.src.ns(stmt if stmt is not None else n))
+        if name_node.type == "subscript":
+            self._element_assignment(name_node, value, span)
+            return
+        name = self.src.nt(name_node)
+        a = Assignment(name, span, exported)
+        old = self.env.vars.get(name)
+        if value is not None and value.type == "array":
+            elems = self._array(value, a)
+            if append and old is not None and old.kind == ARRAY:
+                elems = list(old.elems or []) + elems
+            elif append and old is not None and old.kind == SCALAR and old.chars is not None:
+                elems = [Element(old.chars, False, None, old.assign)] + elems
+            b = Binding(ARRAY, elems=elems, assign=a)
+        else:
+            chars = self.x.scalar(value) if value is not None else Chars()
+            if append and old is not None:
+                if old.kind == SCALAR and old.chars is not None and chars is not None:
+                    chars = old.chars + chars
+                elif old.kind == ARRAY and chars is not None:
+                    b = Binding(ARRAY, elems=list(old.elems or []) + [Element(chars, False, None, a)], assign=a)
+                    self.bind(name, b, local=local)
+                    return
+                elif old.kind != UNSET:
+                    chars = None
+            b = Binding(SCALAR, chars, assign=a) if chars is not None else Binding(UNKNOWN, assign=a)
+        self.bind(name, b, local=local)
+        if exported:
+            self.env.exported.add(name)
+
+    def _element_assignment(self, sub, value, span) -> None:
+        nm = sub.child_by_field_name("name")
+        ix = sub.child_by_field_name("index")
+        if nm is None:
+            return
+        name = self.src.nt(nm)
+        chars = self.x.scalar(value) if value is not None else Chars()
+        old = self.env.vars.get(name)
+        itext = self.src.nt(ix).strip() if ix is not None else ""
+        a = Assignment(name, span)
+        if old is not None and old.kind == ARRAY and itext.isdigit() and chars is not None:
+            k = int(itext)
+            elems = list(old.elems or [])
+            if k < len(elems):
+                elems[k] = Element(chars, False, None, a)
+                self.bind(name, Binding(ARRAY, elems=elems, assign=a))
+                return
+            if k == len(elems):
+                self.bind(name, Binding(ARRAY, elems=elems + [Element(chars, False, None, a)], assign=a))
+                return
+        self.bind(name, Binding(ARRAY, elems=[Element(None, True, None, a)], assign=a))
+
+    def _array(self, node, a: Assignment) -> list[Element]:
+        kids = node.children
+        elems = []
+        for i, k in enumerate(kids):
+            if not k.is_named or k.type == "comment":
+                continue
+            fs = self.x.fields(k)
+            rm = self._remove(kids, i, _SEP_LIST) if len(fs) == 1 else None
+            for f in fs:
+                elems.append(Element(None if f.unknown else f.chars, f.splat, rm if rm is not None else f.rm, a))
+        return elems
+
+    def _assignments(self, n) -> None:
+        for k in n.named_children:
+            if k.type == "variable_assignment":
+                self._assignment(k)
+
+    def _declaration(self, n) -> None:
+        kids = n.children
+        kw = kids[0].type if kids else ""
+        opts = ""
+        for k in kids[1:]:
+            if k.type == "word":
+                t = self.src.nt(k)
+                if t.startswith("-"):
+                    opts += t[1:]
+        exported = (kw == "export" and "n" not in opts) or (kw != "export" and "x" in opts)
+        local = kw == "local" or (kw in ("declare", "typeset") and "g" not in opts and bool(self.frames))
+        for k in kids[1:]:
+            if k.type == "variable_assignment":
+                self._assignment(k, exported=exported, local=local, stmt=n if len(kids) == 2 else k)
+            elif k.type == "variable_name":
+                name = self.src.nt(k)
+                if kw == "export" and "n" in opts:
+                    self.env.exported.discard(name)
+                    continue
+                b = self.env.vars.get(name)
+                if exported:
+                    self.env.exported.add(name)
+                    if b is None:
+                        b = Binding(UNKNOWN, assign=Assignment(name, self.src.fanchor(*self.src.ns(n)), True))
+                        self.bind(name, b)
+                    elif b.assign is not None:
+                        b.assign.exported = True
+                if local and not exported:
+                    self.bind(name, Binding(UNSET, assign=Assignment(name, None)), local=True)
+            elif k.is_named:
+                self.touch(k)
+
+    def _unset(self, n) -> None:
+        func = False
+        for k in n.children[1:]:
+            t = self.src.nt(k)
+            if t == "-f":
+                func = True
+            elif t.startswith("-"):
+                continue
+            elif func:
+                self.functions.pop(t, None)
+            elif NAME.match(t):
+                self.bind(t, Binding(UNSET, assign=Assignment(t, None)))
+                self.env.exported.discard(t)
+
+    def _redirected(self, n) -> None:
+        body = n.child_by_field_name("body")
+        stdin: Chars | None = None
+        after = []
+        for k in n.children:
+            if k.type == "heredoc_redirect":
+                stdin = self._heredoc(k)
+                after.extend(c for c in k.named_children if c.type in ("pipeline", "list", "command",
+                                                                       "redirected_statement"))
+            elif k.type == "herestring_redirect":
+                word = [c for c in k.named_children]
+                if word:
+                    stdin = self.x.scalar(word[-1])
+            elif k.type == "file_redirect":
+                self.touch(k)
+        if body is None:
+            return
+        if not after:
+            self.stmt(body, stdin=stdin)
+            return
+        # cat <<EOF | python3 -   (tree-sitter keeps the pipeline inside the heredoc redirect)
+        saved = self.env
+        self.env = saved.copy()
+        try:
+            self.stmt(body, stdin=stdin)
+        finally:
+            self.env = saved
+        feed = stdin if body.type == "command" and self._is_cat(body) else None
+        for a in after:
+            if a.type == "pipeline":
+                cmds = [c for c in a.named_children]
+                for i, c in enumerate(cmds):
+                    self.env, saved = self.env.copy(), self.env
+                    try:
+                        self.stmt(c, stdin=feed if i == 0 else None)
+                    finally:
+                        self.env = saved
+            else:
+                self.stmt(a)
+
+    def _is_cat(self, cmd) -> bool:
+        name = cmd.child_by_field_name("name")
+        args = cmd.children_by_field_name("argument")
+        return name is not None and self.src.nt(name).rsplit("/", 1)[-1] == "cat" and not args
+
+    def _heredoc(self, r) -> Chars | None:
+        src = self.src
+        start = next((k for k in r.children if k.type == "heredoc_start"), None)
+        body = next((k for k in r.children if k.type == "heredoc_body"), None)
+        if body is None:
+            return None
+        s, e = src.ns(body)
+        quoted = start is not None and any(q in src.nt(start) for q in "'\"\\")
+        strip_tabs = any(k.type == "<<-" for k in r.children if not k.is_named)
+        if quoted:
+            chars = src.chars(s, e)
+        else:
+            b = CharsBuilder()
+            at = s
+            for k in body.named_children:
+                ks, ke = src.ns(k)
+                if ks > at:
+                    b.add(self.x.heredoc_text(at, ks))
+                if k.type == "heredoc_content":
+                    b.add(self.x.heredoc_text(ks, ke))
+                else:
+                    j = self.x.join(self.x.parts(k, True))
+                    b.add(j if j is not None else Chars(HOLE))
+                at = max(at, ke)
+            if e > at:
+                b.add(self.x.heredoc_text(at, e))
+            chars = b.build()
+        if strip_tabs:
+            keep = []
+            bol = True
+            for i, ch in enumerate(chars.text):
+                if bol and ch == "\t":
+                    continue
+                bol = ch == "\n"
+                keep.append(i)
+            chars = Chars("".join(chars.text[i] for i in keep), [chars.pos[i] for i in keep],
+                          [chars.res[i] for i in keep])
+        return chars
+
+    def _error(self, n) -> None:
+        """Recover what tree-sitter could not fit: statements, and command-like runs of words."""
+        kids = n.children
+        i = 0
+        while i < len(kids):
+            k = kids[i]
+            if k.type == "command_name":
+                j = i + 1
+                while j < len(kids) and kids[j].type in _WORDISH:
+                    j += 1
+                self._words_command(kids[i:j])
+                i = j
+                continue
+            if k.is_named and k.type in _STMT:
+                self.stmt(k)
+            i += 1
+
+    # -- commands -----------------------------------------------------------------
+    def command(self, n, stdin: Chars | None = None) -> None:
+        kids = n.children
+        prefix = []
+        words: list[Field] = []
+        for i, k in enumerate(kids):
+            t = k.type
+            if t == "variable_assignment" and not words:
+                prefix.append(k)
+                continue
+            if t == "command_name" or n.field_name_for_child(i) == "argument":
+                target = k.named_children[0] if t == "command_name" and k.named_child_count else k
+                fs = self.x.fields(target)
+                if len(fs) == 1:
+                    fs[0].rm = self._remove(kids, i, _SEP_CMD)
+                words.extend(fs)
+            elif t == "herestring_redirect":
+                ws = k.named_children
+                if ws:
+                    stdin = self.x.scalar(ws[-1])
+            elif k.is_named:
+                self.touch(k)
+        self._run_words(n, words, prefix, stdin)
+
+    def _words_command(self, nodes) -> None:
+        """A command tree-sitter could only recover as loose words (inside an ERROR)."""
+        words: list[Field] = []
+        for k in nodes:
+            target = k.named_children[0] if k.type == "command_name" and k.named_child_count else k
+            words.extend(self.x.fields(target))
+        self._run_words(_FakeNode(nodes[0].start_byte, nodes[-1].end_byte), words, [], None)
+
+    def _run_words(self, n, words: list[Field], prefix: list, stdin: Chars | None) -> None:
+        if not words:
+            for p in prefix:  # X=1 $EMPTY: the assignments stay
+                self._assignment(p)
+            return
+        head = words[0].text
+        if head is not None and head in self.functions:
+            self.call(head, words[1:])
+            return
+        if head == "shift" or (head == "set" and len(words) > 1 and words[1].text == "--"):
+            self._set_positional(words)
+            return
+        if head in _READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
+            self._reader(words)
+            return
+        penv: list[tuple[str, Chars | None, Span | None]] = []
+        phints: list[Hint] = []
+        for p in prefix:
+            nm = p.child_by_field_name("name")
+            val = p.child_by_field_name("value")
+            if nm is None:
+                continue
+            name = self.src.nt(nm)
+            chars = self.x.scalar(val) if val is not None else Chars()
+            span = self.src.fanchor(*self.src.ns(p))
+            penv.append((name, chars, span))
+            phints.extend(env_hints(name, chars.text if chars is not None else None, span))
+        cmd = unwrap(words)
+        if cmd is None or not cmd.runs:
+            return
+        ex = _Exec(cmd, penv + [(name, None if v is None else v.chars, at.anchor()) for name, v, at in cmd.env],
+                   phints + fact_hints(cmd.facts, Field.anchor))
+        if ex.cmd.match is not None:
+            self._launch(n, ex)
+        elif ex.cmd.shell_code is not None:
+            self._inner_shell(n, ex, ex.cmd.shell_code.full, ex.cmd.shell_code)
+        elif ex.cmd.python_code is not None:
+            self._inner_python(n, ex, ex.cmd.python_code.full, ex.cmd.python_code.anchor())
+        elif ex.cmd.stdin is not None and stdin is not None:
+            fallback = self.src.fanchor(*self.src.ns(n))
+            if ex.cmd.stdin == "python":
+                self._inner_python(n, ex, stdin, fallback)
+            else:
+                self._inner_shell(n, ex, stdin, None, fallback=fallback)
+
+    def _set_positional(self, words: list[Field]) -> None:
+        """``shift [n]`` and ``set -- args``."""
+        if words[0].text == "set":
+            self.positional = elements(words[2:])
+            return
+        if self.positional is None:
+            return
+        n = words[1].text if len(words) > 1 else "1"
+        if n is None or not n.isdigit() or any(el.splat for el in self.positional[:int(n)]):
+            self.positional = None
+        else:
+            self.positional = self.positional[int(n):]
+
+    def _reader(self, words: list[Field]) -> None:
+        """``read``/``mapfile``/``getopts``/``printf -v``: the variables they set become unknown."""
+        cmd = words[0].text
+        names: list[str] = []
+        if cmd == "printf":
+            names = [words[2].text or ""]
+        elif cmd == "getopts":
+            names = [f.text or "" for f in words[2:3]]
+        else:
+            with_value = _READER_OPTS.get(cmd, set())
+            skip = False
+            for f in words[1:]:
+                t = f.text
+                if skip or t is None:
+                    skip = False
+                    continue
+                if t in with_value:
+                    skip = True
+                elif not t.startswith("-"):
+                    names.append(t)
+        for name in names:
+            if NAME.match(name):
+                self.bind(name, Binding(UNKNOWN, assign=Assignment(name, None)))
+
+    def _remove(self, kids, i: int, sep: re.Pattern) -> Span | None:
+        """The span that deletes ``kids[i]`` with its separator from a neighbour."""
+        src = self.src
+        s, e = src.ns(kids[i])
+        prev = kids[i - 1] if i > 0 else None
+        if prev is not None and prev.is_named:
+            ps = src.ns(prev)[1]
+            if sep.fullmatch(src.text[ps:s]):
+                return src.fspan(ps, e)
+        nxt = kids[i + 1] if i + 1 < len(kids) else None
+        if nxt is not None and nxt.is_named:
+            ns_ = src.ns(nxt)[0]
+            if sep.fullmatch(src.text[e:ns_]):
+                return src.fspan(s, ns_)
+        if prev is not None:
+            ps = src.ns(prev)[1]
+            if sep.fullmatch(src.text[ps:s]):
+                return src.fspan(ps, e)
+        return src.fspan(s, e)
+
+    # -- nested code ------------------------------------------------------------------
+    def _child_env(self, ex: _Exec) -> Variables:
+        env = Variables()
+        if not ex.cmd.clean_env:
+            for name in self.env.exported:
+                b = self.env.vars.get(name)
+                if b is not None:
+                    env.vars[name] = b
+                    env.exported.add(name)
+        for name, chars, span in ex.env:
+            a = Assignment(name, span, exported=True)
+            env.vars[name] = Binding(SCALAR, chars, assign=a) if chars is not None else \
+                Binding(UNKNOWN, assign=a)
+            env.exported.add(name)
+        return env
+
+    def _outer_hints(self, ex: _Exec) -> list[Hint]:
+        """The launch's hints, nearest first: its wrappers, the script's environment, the container's."""
+        return ex.hints + ([] if ex.cmd.clean_env else self._env_hints()) + list(self.hints)
+
+    def _inner_shell(self, n, ex: _Exec, chars: Chars, field: Field | None, fallback: Span | None = None) -> None:
+        if self.depth > MAX_DEPTH or not chars.text.strip():
+            return
+        pos = list(chars.pos)
+        last = next((p for p in reversed(pos) if p is not None), None)
+        pos.append(last + 1 if last is not None and pos[-1] is not None else None)
+        inner = ShellText(chars.text, pos, list(chars.res), fallback or (field.anchor() if field else None))
+        sub = Walker(self.scan, inner, self._child_env(ex), self._outer_hints(ex), depth=self.depth + 1,
+                     disabled=self._disabled(n))
+        sub.walk()
+
+    def _inner_python(self, n, ex: _Exec, chars: Chars, fallback: Span) -> None:
+        if "sglang" not in chars.text.lower() and "kv_cache" not in chars.text:
+            return
+        try:
+            scan_python = nested("python")
+        except ImportError:
+            return
+        except Exception as e:  # a broken Python frontend must not lose this file's shell launches
+            self.scan.errors.append(FileError(self.scan.path, f"could not load the Python frontend "
+                                                              f"({type(e).__name__}: {e})"))
+            return
+        outer: list[int] = []
+        prev = fallback.start
+        for p in chars.pos:
+            if p is None:
+                p = prev
+            outer.append(p)
+            prev = p
+        outer.append(outer[-1] + 1 if outer else fallback.start)
+        try:
+            res = scan_python(chars.text, self.scan.path, origin=OffsetMap(outer))
+        except Exception as e:  # the other frontend must not stop this one
+            self.scan.errors.append(FileError(self.scan.path, f"could not scan embedded Python "
+                                                              f"({type(e).__name__}: {e})"))
+            return
+        hints = self._outer_hints(ex)
+        dis = self._disabled(n)
+        # Text this shell expanded into the code ("$D" in an unquoted heredoc): where it came from.
+        through = {p: r for p, r in zip(chars.pos, chars.res) if p is not None and r is not None}
+        for launch in res.launches:
+            launch.hints = dedupe_hints(list(launch.hints) + hints)
+            launch.disabled = frozenset(launch.disabled) | dis
+            self.scan.other.append((launch, through))
+        self.scan.errors.extend(res.errors)
+
+    # -- launches ------------------------------------------------------------------------
+    def _env_hints(self) -> list[Hint]:
+        out: list[Hint] = []
+        for name in (*PLATFORM_ENV, *PLATFORM_SWITCH_ENV):
+            b = self.env.vars.get(name)
+            if b is None or b.kind == UNSET or (b.assign is not None and b.assign.seeded):
+                continue
+            value = b.chars.text if b.kind == SCALAR and b.chars is not None else None
+            how = "export" if name in self.env.exported else None
+            out.extend(env_hints(name, value, b.assign.span if b.assign else None, how=how))
+        return out
+
+    def _launch(self, n, ex: _Exec) -> None:
+        m = ex.cmd.match
+        entry = ex.cmd.words[:m.start]
+        argv = ex.cmd.words[m.start:]
+        first, last = entry[0], entry[-1]
+        if first.src is last.src and first.s <= last.e:
+            anchor = first.src.fanchor(first.s, last.e)
+        else:
+            anchor = last.anchor()
+        span = self.src.fanchor(*self.src.ns(n))
+        hints = dedupe_hints(self._outer_hints(ex))
+        self.scan.pending.append(_Pending(m.entry, span, anchor, argv, hints, self._disabled(n)))
+
+    def _disabled(self, n) -> frozenset[str]:
+        """Codes disabled by ``# kv4lint: disable=...`` comment lines right above the statement."""
+        if self.inherited_disabled is not None:
+            return self.inherited_disabled
+        src = self.src
+        out: set[str] = set()
+        for line in {src.line(src.c(b)) for b in (n.start_byte, *self.chain)}:
+            out |= codes_above(src.line_text, line)
+        return frozenset(out)
+
+    # -- the walk --------------------------------------------------------------------------
+    def walk(self, root=None) -> None:
+        if root is None:
+            tree = parse_bash(self.src.data)
+            root = tree.root_node
+        self.run(root.named_children)
+        self.finish_functions()
+
+
+class _FakeNode:
+    """Stands for a command tree-sitter recovered only as loose words."""
+
+    type = "command"
+
+    def __init__(self, start_byte: int, end_byte: int):
+        self.start_byte = start_byte
+        self.end_byte = end_byte
+
+
+_WORDISH = {"word", "string", "raw_string", "concatenation", "expansion", "simple_expansion", "number",
+            "ansi_c_string", "command_substitution", "translated_string"}
+
+_STMT: dict[str, Callable] = {
+    "command": Walker.command,
+    "variable_assignment": Walker._assignment,
+    "variable_assignments": Walker._assignments,
+    "declaration_command": Walker._declaration,
+    "unset_command": Walker._unset,
+    "redirected_statement": Walker._redirected,
+    "pipeline": Walker._pipeline,
+    "list": Walker._list,
+    "subshell": Walker._subshell_node,
+    "compound_statement": Walker._compound,
+    "do_group": Walker._compound,
+    "negated_command": Walker._negated,
+    "if_statement": Walker._if,
+    "for_statement": Walker._for,
+    "select_statement": Walker._for,
+    "c_style_for_statement": Walker._c_for,
+    "while_statement": Walker._while,
+    "case_statement": Walker._case,
+    "function_definition": Walker._function,
+    "test_command": Walker.touch,
+    "ERROR": Walker._error,
+}
+
+
+# ===========================================================================
+# The launch builder
+
+
+def _to_value(f: Field) -> Value:
+    """An argv token as a model Value: text, span, provenance, use, shared, remove."""
+    if f.unknown:
+        use = None
+        if f.src.fspan(f.s, f.e) is None:  # in a re-parsed text: report at the unknown part itself
+            use = next((r.use for c, r in zip(f.full.text, f.full.res) if c == HOLE and r is not None), None)
+        return Value(None, None, Provenance.UNKNOWN, use=use or f.anchor(), splat=f.splat, remove=f.rm)
+    chars = f.chars
+    span = chars.span()
+    res = chars.res
+    if any(r is not None for r in res):
+        assigns: set = set()
+        uses = set()
+        for r in res:
+            if r is not None:
+                assigns |= r.assigns
+                uses.add(r.use)
+            else:
+                uses.add(None)
+        use = next(iter(uses)) if len(uses) == 1 and None not in uses else f.anchor()
+        shared = any(a.shared for a in assigns)
+        return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
+                     offsets=_offsets(chars))
+    return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote, offsets=_offsets(chars))
+
+
+def _offsets(chars: Chars) -> tuple[int, ...] | None:
+    """Per-character file offsets, for editing part of a word (``--flag="value"``)."""
+    pos = chars.pos
+    if pos is None or chars.span() is not None or any(p is None for p in pos):
+        return None
+    return tuple(pos)
+
+
+def _through(v: Value, through: dict) -> Value:
+    """A Python frontend's value whose characters this shell expanded from a variable: mark it resolved."""
+    if v.span is None or v.span.start == v.span.end:
+        return v
+    rs = [through.get(p) for p in range(v.span.start, v.span.end)]
+    if any(r is None for r in rs) or len({id(r.use) if r.use is None else r.use for r in rs}) != 1:
+        return v
+    assigns = set().union(*(r.assigns for r in rs))
+    return replace(v, provenance=Provenance.RESOLVED, use=rs[0].use or v.use,
+                   shared=v.shared or any(a.shared for a in assigns))
+
+
+def _mark_resolved(launch: Launch, through: dict) -> None:
+    launch.argv = [_through(v, through) for v in launch.argv]
+    launch.positional = [_through(v, through) for v in launch.positional]
+    launch.kwargs = {k: _through(v, through) for k, v in launch.kwargs.items()}
+
+
+def _build(scan: _Scan, path: str) -> list[Launch]:
+    out: list[Launch] = []
+    seen = set()
+    for p in scan.pending:
+        argv = [_to_value(f) for f in p.argv]
+        key = (p.span, p.entry, tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in argv))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
+                          hints=p.hints, language="shell", disabled=p.disabled))
+    for launch, through in scan.other:
+        if through:
+            _mark_resolved(launch, through)
+        out.append(launch)
+    out.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
+    return out
+
+
+# ===========================================================================
+# Syntax errors and file-level directives
+
+
+def _first_error(root):
+    """The first ERROR or MISSING node, depth first (subtrees without errors skipped)."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.is_missing or n.type == "ERROR":
+            return n
+        if n.has_error:
+            stack.extend(reversed(n.children))
+    return None
+
+
+def _syntax_error(root, src: ShellText, scan: _Scan, origin: OffsetMap | None) -> None:
+    n = _first_error(root)
+    if n is None:
+        return
+    s, e = src.ns(n)
+    quote = next((k for k in n.children if not k.is_named and k.type in ('"', "'", "`", "$(", "${")), None)
+    if n.is_missing:
+        what = "unterminated heredoc (no closing delimiter line)" if n.type == "heredoc_end" else \
+            f"missing {n.type!r}"
+    elif quote is not None:  # an opening quote tree-sitter could not match
+        s = src.ns(quote)[0]
+        what = f"unterminated {quote.type}"
+    else:
+        snippet = src.text[s:e].strip().split("\n", 1)[0]
+        if len(snippet) > 30:
+            snippet = snippet[:27] + "..."
+        what = f"cannot parse {snippet!r}" if snippet else "unexpected end of input"
+    if origin is None:
+        line = src.line(s)
+    elif scan.file_text is not None:
+        line = LineIndex(scan.file_text).position(origin.offset(s)).line
+    else:
+        line = src.line(s)
+        what += " (line counted in the embedded shell text)"
+    scan.errors.append(FileError(scan.path, f"shell syntax error near line {line}: {what}", line=line))
+
+
+# ===========================================================================
+# Public API
+
+
+def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: dict[str, str] | None = None,
+               hints: list[Hint] | None = None, file_text: str | None = None) -> ScanResult:
+    """Find the SGLang launches in a shell script (or a shell text embedded in a file).
+
+    ``origin`` maps offsets in ``text`` to offsets in the file when ``text`` is
+    embedded (a ``RUN`` line, a YAML block, a Python string): every span is
+    then a file span (``None`` where the text is not written verbatim).
+    ``env`` pre-seeds variables the container sets (Dockerfile ``ENV``/``ARG``,
+    Kubernetes ``env:``); ``hints`` are added to every launch found (the
+    container's own target hints: give env-var hints there, with their spans).
+    ``file_text`` (the whole file, with ``origin``) lets syntax errors be
+    reported at file lines.  Never raises.
+    """
+    result = ScanResult()
+    try:
+        result.disabled = file_codes(text)
+    except Exception:  # pragma: no cover - defensive
+        pass
+    if "sglang" not in text and not any("sglang" in v for v in (env or {}).values()):
+        return result
+    scan = _Scan(path, file_text)
+    try:
+        pos = list(origin.outer) if origin is not None else None
+        fallback = origin.anchor(Span(0, min(len(text), 1))) if origin is not None and text else None
+        src = ShellText(text, pos, None, fallback)
+        genv = Variables()
+        for name, value in (env or {}).items():
+            genv.vars[name] = Binding(SCALAR, Chars(str(value)), assign=Assignment(name, None, seeded=True))
+            genv.exported.add(name)
+        walker = Walker(scan, src, genv, list(hints or []))
+        tree = parse_bash(src.data)
+        root = tree.root_node
+        if root.has_error:
+            _syntax_error(root, src, scan, origin)
+        walker.walk(root)
+    except RecursionError:
+        scan.errors.append(FileError(path, "shell text too deeply nested to scan fully"))
+    except Exception as e:  # never let one file stop the run
+        scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
+    try:
+        result.launches = _build(scan, path)
+    except Exception as e:  # pragma: no cover - defensive
+        scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
+    result.errors = scan.errors
+    return result
+
+
+def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
+    """The argv a shell would produce for one simple command written as ``text``.
+
+    For ``shlex.split("...")`` and ``subprocess.run("...", shell=True)``
+    argument strings: quotes and escapes are removed, ``$VAR`` is unknown
+    (there is no script to resolve it from), spans are mapped through
+    ``origin``.  Leading ``VAR=value`` words are kept, as ``shlex.split`` does.
+    Only the first simple command is returned; never raises.
+    """
+    try:
+        if not text.strip():
+            return []
+        pos = list(origin.outer) if origin is not None else None
+        src = ShellText(text, pos, None, origin.anchor(Span(0, min(len(text), 1))) if origin is not None else None)
+        scan = _Scan("<string>", None)
+        walker = Walker(scan, src, Variables(), [])
+        root = parse_bash(src.data).root_node
+        stack = [root]
+        cmd = None
+        while stack:
+            n = stack.pop()
+            if n.type == "command":
+                cmd = n
+                break
+            stack.extend(reversed(n.named_children))
+        if cmd is None:
+            return []
+        kids = cmd.children
+        fields: list[Field] = []
+        for i, k in enumerate(kids):
+            if k.type == "variable_assignment" or k.type == "command_name" or \
+                    cmd.field_name_for_child(i) == "argument":
+                target = k.named_children[0] if k.type == "command_name" and k.named_child_count else k
+                fs = walker.x.fields(target)
+                if len(fs) == 1:
+                    fs[0].rm = walker._remove(kids, i, _SEP_CMD)
+                fields.extend(fs)
+        return [_to_value(f) for f in fields]
+    except Exception:
+        return []

@@ -1,0 +1,374 @@
+"""YAML nodes with positions: composing a document, reading its nodes, and where each character is.
+
+Shared by the YAML reader and the SGLang ``--config`` reader: :func:`compose`
+(ruamel.yaml, safe: no tags are constructed), node accessors, :func:`scalar_map`
+(a scalar's value with the file offset of each character, through quotes,
+escapes and folding) and the argv :class:`~kv4lint.frontends.argv_lists.Word`
+of a scalar or a sequence, with removal spans.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kv4lint.frontends.argv_lists import Word, removal_spans
+from kv4lint.frontends.embedded import TextBuilder
+from kv4lint.model import FileError, Provenance, Span, Value
+from kv4lint.source import OffsetMap
+
+# ---------------------------------------------------------------------------
+# Composing
+
+
+def compose(text: str, path: str) -> tuple[list, list[FileError]]:
+    """The documents' root nodes (those read before any syntax error) and the errors."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    docs: list = []
+    errors: list[FileError] = []
+    try:
+        y = YAML(typ="safe", pure=True)
+        for doc in y.compose_all(text):
+            if doc is not None:
+                docs.append(doc)
+    except MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark is not None else None
+        what = (e.problem or e.context or "syntax error").strip()
+        hint = " (a template, not YAML?)" if "{{" in text or "{%" in text else ""
+        errors.append(FileError(path, f"cannot parse YAML{hint}: {what}", line))
+    except YAMLError as e:
+        errors.append(FileError(path, f"cannot parse YAML: {e}"))
+    except RecursionError:
+        errors.append(FileError(path, "YAML too deeply nested to read"))
+    except Exception as e:  # noqa: BLE001 - the parser must not stop the run
+        errors.append(FileError(path, f"cannot parse YAML ({type(e).__name__}: {e})"))
+    return docs, errors
+
+
+def is_map(node) -> bool:
+    return type(node).__name__ == "MappingNode"
+
+
+def is_seq(node) -> bool:
+    return type(node).__name__ == "SequenceNode"
+
+
+def is_scalar(node) -> bool:
+    return type(node).__name__ == "ScalarNode"
+
+
+def items(node) -> list[tuple[object, object]]:
+    """A mapping's (key, value) pairs, merge keys (``<<``) expanded the way PyYAML does."""
+    if not is_map(node):
+        return []
+    own = [(k, v) for k, v in node.value if not _is_merge(k)]
+    merged: list[tuple[object, object]] = []
+    for k, v in node.value:
+        if _is_merge(k):
+            sources = [v] if is_map(v) else [s for s in v.value if is_map(s)] if is_seq(v) else []
+            for src in sources:
+                merged.extend(items(src))
+    if not merged:
+        return own
+    keys = {k.value for k, _ in own if is_scalar(k)}
+    seen: set = set()
+    out = []
+    for k, v in merged:
+        kv = k.value if is_scalar(k) else id(k)
+        if kv in keys or kv in seen:
+            continue
+        seen.add(kv)
+        out.append((k, v))
+    return out + own
+
+
+def _is_merge(k) -> bool:
+    return is_scalar(k) and (k.tag == "tag:yaml.org,2002:merge" or (k.value == "<<" and k.style is None))
+
+
+def get(node, key: str):
+    for k, v in items(node):
+        if is_scalar(k) and k.value == key:
+            return v
+    return None
+
+
+def key_node(node, key: str):
+    for k, v in items(node):
+        if is_scalar(k) and k.value == key:
+            return k
+    return None
+
+
+def scalar_text(node) -> str | None:
+    return node.value if is_scalar(node) else None
+
+
+def node_span(node) -> Span:
+    return Span(node.start_mark.index, max(node.start_mark.index, node.end_mark.index))
+
+
+# ---------------------------------------------------------------------------
+# Scalars -> offset maps
+
+_DQ_ESC = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
+           "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028",
+           "P": "\u2029"}
+_HEX = {"x": 2, "u": 4, "U": 8}
+
+
+@dataclass
+class ScalarMap:
+    """A scalar's value and how its characters sit in the file."""
+
+    value: str
+    omap: OffsetMap
+    verbatim: Span | None  # the file span of the whole value when it is written verbatim
+    quote: str = ""
+
+
+def _fallback(value: str, at: int) -> OffsetMap:
+    b = TextBuilder()
+    b.synthetic(value, at)
+    return OffsetMap(b.outer + [at])
+
+
+def scalar_map(text: str, node) -> ScalarMap:
+    """Map a scalar node's value to the file (verbatim where it can)."""
+    value = node.value
+    s, e = node.start_mark.index, node.end_mark.index
+    style = node.style
+    omap: OffsetMap | None = None
+    quote = ""
+    try:
+        if style in ("|", ">"):
+            omap = _block_map(text, s, e, value, folded=style == ">")
+        elif style in ("'", '"'):
+            quote = style
+            if text[s:s + 1] == style and text[e - 1:e] == style:
+                omap = _flow_map(text, s + 1, e - 1, value, style)
+        else:
+            if text[s:e] == value:
+                omap = OffsetMap.contiguous(s, len(value))
+            else:
+                omap = _flow_map(text, s, e, value, "")
+    except (IndexError, ValueError):
+        omap = None
+    if omap is None:
+        omap = _fallback(value, s)
+    verbatim = omap.span(Span(0, len(value))) if value else None
+    if verbatim is not None and text[verbatim.start:verbatim.end] != value:
+        verbatim = None
+    return ScalarMap(value, omap, verbatim, quote)
+
+
+def _flow_map(text: str, s: int, e: int, value: str, style: str) -> OffsetMap | None:
+    """Plain or quoted flow scalar between ``s`` and ``e``: fold lines, decode escapes."""
+    b = TextBuilder()
+    i = s
+    pending_breaks: list[int] = []  # offsets of line breaks since the last content
+    pending_space: list[tuple[str, int]] = []  # trailing white space of the current line (kept if no break follows)
+    first = True
+    while i < e:
+        c = text[i]
+        if c in "\r\n":
+            pending_space.clear()
+            pending_breaks.append(i)
+            i += 2 if text[i:i + 2] == "\r\n" else 1
+            while i < e and text[i] in " \t":  # leading white space of the next line
+                i += 1
+            continue
+        if c in " \t":
+            pending_space.append((c, i))
+            i += 1
+            continue
+        # content character: flush pending folds/spaces
+        if pending_breaks:
+            if len(pending_breaks) == 1:
+                b.synthetic(" ", pending_breaks[0])
+            else:
+                for off in pending_breaks[1:]:
+                    b.synthetic("\n", off)
+            pending_breaks.clear()
+        for ch, off in pending_space:
+            b.verbatim(ch, off)
+        pending_space.clear()
+        first = False
+        if style == "'" and c == "'" and text[i + 1:i + 2] == "'":
+            b.mapped("'", [i])
+            i += 2
+            continue
+        if style == '"' and c == "\\":
+            nxt = text[i + 1:i + 2]
+            if nxt in ("\n", "\r"):  # escaped line break: joined without a space
+                i += 1
+                i += 2 if text[i:i + 2] == "\r\n" else 1
+                while i < e and text[i] in " \t":
+                    i += 1
+                continue
+            if nxt in _DQ_ESC:
+                b.mapped(_DQ_ESC[nxt], [i])
+                i += 2
+                continue
+            if nxt in _HEX:
+                n = _HEX[nxt]
+                digits = text[i + 2:i + 2 + n]
+                if len(digits) != n or not re.fullmatch(r"[0-9a-fA-F]+", digits):
+                    return None
+                b.mapped(chr(int(digits, 16)), [i])
+                i += 2 + n
+                continue
+            return None
+        b.verbatim(c, i)
+        i += 1
+    for ch, off in pending_space:
+        b.verbatim(ch, off)
+    del first
+    decoded, omap = b.build(end=e)
+    if decoded != value:
+        return None
+    return omap
+
+
+def _lines(text: str, start: int, end: int):
+    """(line_start, content_end, break_end) for each line in ``text[start:end]``."""
+    i = start
+    while i < end:
+        j = text.find("\n", i, end)
+        if j < 0:
+            yield i, end, end
+            return
+        ce = j - 1 if j > i and text[j - 1] == "\r" else j
+        yield i, ce, j + 1
+        i = j + 1
+
+
+def _block_map(text: str, s: int, e: int, value: str, *, folded: bool) -> OffsetMap | None:
+    nl = text.find("\n", s, e)
+    if nl < 0:
+        return OffsetMap([s] * (len(value) + 1)) if value == "" else None
+    body = list(_lines(text, nl + 1, e))
+    contents = [(ls, ce) for ls, ce, _ in body]
+    indents = []
+    for ls, ce in contents:
+        k = ls
+        while k < ce and text[k] == " ":
+            k += 1
+        if k < ce:
+            indents.append(k - ls)
+    if not indents:
+        return OffsetMap([s] * (len(value) + 1)) if value.strip("\n") == "" else None
+    auto = indents[0]
+    for indent in [auto] + [n for n in range(1, auto) if n not in (auto,)]:
+        omap = _block_try(text, contents, indent, value, folded, e)
+        if omap is not None:
+            return omap
+    return None
+
+
+def _block_try(text, contents, indent, value, folded, e) -> OffsetMap | None:
+    b = TextBuilder()
+    lines: list[tuple[str, int, int]] = []  # (content, file offset of content, offset of its line break)
+    for ls, ce in contents:
+        start = min(ls + indent, ce)
+        if text[ls:start].strip(" ") != "":
+            return None  # less indented content: not this indentation
+        lines.append((text[start:ce], start, ce))
+    if not folded:
+        for content, off, brk in lines:
+            b.verbatim(content, off)
+            if brk < len(text) and text[brk] == "\n":
+                b.verbatim("\n", brk)
+            else:
+                b.synthetic("\n", brk)
+    else:
+        prev = None  # kind of the previous content line: "normal" | "more"
+        breaks: list[int] = []
+        for content, off, brk in lines:
+            if content == "":
+                breaks.append(brk)
+                continue
+            kind = "more" if content[:1] in (" ", "\t") else "normal"
+            if prev is None:
+                for o in breaks:
+                    b.synthetic("\n", o)
+            elif prev == "normal" and kind == "normal":
+                if len(breaks) == 1:
+                    b.synthetic(" ", breaks[0])
+                else:
+                    for o in breaks[1:]:
+                        b.synthetic("\n", o)
+            else:
+                for o in breaks:
+                    b.synthetic("\n", o)
+            b.verbatim(content, off)
+            breaks = [brk]
+            prev = kind
+        for o in breaks:
+            b.synthetic("\n", o)
+    full, omap = b.build(end=e)
+    if not full.startswith(value):
+        return None
+    n = len(value)
+    return OffsetMap(omap.outer[:n] + [omap.outer[n] if n < len(omap.outer) else e])
+
+
+def word_of(text: str, node, *, remove: Span | None = None, provenance: Provenance = Provenance.LITERAL) -> Word:
+    """A scalar as one argv word (span when verbatim)."""
+    sm = scalar_map(text, node)
+    v = Value(sm.value, sm.verbatim, provenance, use=None if sm.verbatim else node_span(node),
+              remove=remove, quote=sm.quote)
+    return Word(v, sm.omap)
+
+
+def sequence_words(text: str, node) -> list[Word] | None:
+    """A sequence of scalars as argv words, each removable with its separator; None if not all scalars."""
+    if not is_seq(node):
+        return None
+    elems = node.value
+    if not all(is_scalar(x) for x in elems):
+        return None
+    flow = node.flow_style if hasattr(node, "flow_style") else None
+    if flow is None:
+        flow = text[node.start_mark.index:node.start_mark.index + 1] == "["
+    removes: list[Span | None]
+    if flow:
+        removes = removal_spans([(x.start_mark.index, x.end_mark.index) for x in elems])
+    else:
+        removes = [_block_item_removal(text, x) for x in elems]
+    return [word_of(text, x, remove=r) for x, r in zip(elems, removes)]
+
+
+def _block_item_removal(text: str, node) -> Span | None:
+    """The whole ``- item`` line(s), when the item is alone on them."""
+    s, e = node.start_mark.index, node.end_mark.index
+    ls = text.rfind("\n", 0, s) + 1
+    prefix = text[ls:s]
+    if not re.fullmatch(r"[ \t]*-[ \t]+", prefix):
+        return None
+    le = text.find("\n", e)
+    le = len(text) if le < 0 else le + 1
+    rest = text[e:le].strip()
+    if rest and not rest.startswith("#"):
+        return None
+    return Span(ls, le)
+
+
+def mapping_entry_removal(text: str, key, value) -> Span | None:
+    """The whole ``key: value`` line(s) of a block mapping entry, when alone on them."""
+    s = key.start_mark.index
+    e = value.end_mark.index
+    ls = text.rfind("\n", 0, s) + 1
+    if text[ls:s].strip(" \t") != "":
+        return None
+    le = text.find("\n", e)
+    le = len(text) if le < 0 else le + 1
+    rest = text[e:le].strip()
+    if rest and not rest.startswith("#"):
+        return None
+    if e > s and text[e - 1] == "\n":  # a block scalar ends after its line break
+        return Span(ls, e)
+    return Span(ls, le)

@@ -1,0 +1,102 @@
+"""What every rule code's home module defines: its :class:`Rule` (metadata, docs text, examples) and the
+message builder that says a finding of that code in the user's terms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kv4lint.model import Fix, Severity
+from kv4lint.sglang.options import flag_for
+
+# Fields that only exist for FP4 KV caches: a fix to fp8 removes them.
+FP4_ONLY_FIELDS = ("prefill_kv_cache_dequant_dtype",)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A launch a rule must report (``fires``) or must not, with the target it is judged against.
+
+    ``launch`` is a shell command as a user writes it; ``target`` the kv4lint options that set the target
+    (``("--gpu", "h100")``). The examples feed ``kv4lint explain``, the rule pages and one test that runs
+    every example through the real CLI.
+    """
+
+    launch: str
+    target: tuple[str, ...] = ()
+    fires: bool = True
+    note: str = ""  # why the example is there, shown above it
+
+    def text(self) -> str:
+        """The example as explain and the rule pages show it: the note, the target line, the launch."""
+        lines = [f"# {self.note}"] if self.note else []
+        target = " ".join(self.target) if self.target else "kv4lint's defaults"
+        return "\n".join([*lines, f"# target: {target}", self.launch])
+
+
+@dataclass
+class Context:
+    """What a message builder reads: SGLang's event and the launch, target and possibility it came from."""
+
+    event: Any  # kv4lint.rules.engine.Event
+    args: Any  # kv4lint.sglang.options.Args
+    target: Any  # kv4lint.target.Target
+    machine: Any  # kv4lint.rules.engine.Machine
+    model: Any  # kv4lint.target.ModelInfo
+    label: str  # "SGLang 0.5.23"
+    dflag: str  # the dtype as the launch spells it: "--kv-cache-dtype nvfp4" / "kv_cache_dtype='nvfp4'"
+    sglang: str  # SGLang's message, with its exception type
+    field: str  # the ServerArgs field SGLang's event names first
+
+
+@dataclass
+class Said:
+    """A finding's text and the field it is anchored on."""
+
+    message: str
+    anchor: str = "kv_cache_dtype"
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    what: str
+    why: str
+    fix: str
+    fix_safety: str
+    since: str
+    examples: tuple[Example, ...] = ()
+    say: Callable[[Context], Said] | None = field(default=None, compare=False, repr=False)
+    # The fix a finding of this code offers (its title and edits), or None: only a fix that addresses the cause.
+    fix_for: Callable[[Any, str], Fix | None] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def example(self) -> str:
+        """The launches that must fire, with their targets (the docs' *Example*)."""
+        return "\n\n".join(e.text() for e in self.examples if e.fires)
+
+    @property
+    def fixed_example(self) -> str:
+        """The launches that must not fire, with their targets (shown under *Fix*)."""
+        return "\n\n".join(e.text() for e in self.examples if not e.fires)
+
+
+def fp8_fix(args, fix_dtype: str) -> Fix:
+    """The dtype rewrite (``--kv-cache-dtype fp8_e4m3``), removing the options that exist only for FP4; when the
+    dtype is already the fix dtype, only the removal."""
+    remove = tuple(f for f in FP4_ONLY_FIELDS if f in args.values)
+    dv = args.values.get("kv_cache_dtype")
+    keep = dv is not None and dv.known and dv.text == fix_dtype and remove  # only the FP4-only options are wrong
+    parts = [] if keep else [f"set {flag_for('kv_cache_dtype')} {fix_dtype}" if args.form == "argv"
+                             else f"set kv_cache_dtype={fix_dtype!r}"]
+    if remove:
+        parts.append("remove " + ", ".join(flag_for(f) if args.form == "argv" else f for f in remove))
+    return Fix(" and ".join(parts), {} if keep else {"kv_cache_dtype": fix_dtype}, remove)
+
+
+def no_fix(args, fix_dtype: str) -> None:
+    """No automatic fix: the dtype is not the cause, or the right change is the user's call."""
+    return None

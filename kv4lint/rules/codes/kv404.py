@@ -1,0 +1,72 @@
+"""KV404 (kv4-gpu-arch): FP4 (KV4) KV cache dtype that needs a GPU arch the target lacks."""
+
+from __future__ import annotations
+
+from kv4lint.model import Severity
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
+from kv4lint.rules.phrases import arch_name
+from kv4lint.sglang.releases import FP4_RENAMED, label
+
+
+# What each of SGLang's GPU-arch refusals needs, in the user's terms (by the start of SGLang's message).
+NEEDS = (
+    ("--kv-cache-dtype=nvfp4 requires", "a Blackwell GPU (SM100/SM120)"),
+    ("Native NVFP4 prefill currently requires SM100", "an SM100 GPU (B200, GB200) for native NVFP4 prefill"),
+    ("TRTLLM MHA backend for decode", "a Hopper, Blackwell or SM120 GPU: its decode runs on the TRT-LLM MHA backend "
+                                      "{via}"),
+    ("TRTLLM MHA backend for prefill requires", "a Hopper, Blackwell or SM120 GPU: its prefill runs on the TRT-LLM "
+                                                "MHA backend {via}"),
+    ("TRTLLM MHA backend", "an SM100 GPU (B200, GB200): it runs on the TRT-LLM MHA backend {via}"),
+)
+
+
+def needs(c: Context) -> str:
+    """What the launch needs, in the user's terms, from SGLang's refusal."""
+    via = "(SGLang's choice for this FP4 KV cache)" if c.field not in c.args.values else "(set by this launch)"
+    for start, phrase in NEEDS:
+        if c.event.sglang.startswith(start):
+            return phrase.format(via=via)
+    return "a GPU arch this target lacks"
+
+
+def say(c: Context) -> Said:
+    src = c.target.sources.get("gpu")
+    if c.target.arch:
+        where = f"this launch targets {arch_name(c.machine.arch)}{', from ' + src if src else ''}"
+    else:  # never print an assumed arch as the target's
+        where = "no GPU is named, and every GPU kv4lint considers for it fails"
+    msg = f"{c.dflag} needs {needs(c)}; {where}. {c.label} says: {c.sglang} Use an fp8 KV cache"
+    anchor = "kv_cache_dtype"
+    if c.event.data.get("platform_rule") and c.field in c.args.values:
+        anchor = c.field
+    return Said(msg, anchor)
+
+
+RULE = Rule(
+    code="KV404",
+    name="kv4-gpu-arch",
+    severity=Severity.ERROR,
+    summary="FP4 (KV4) KV cache dtype that needs a GPU arch the target lacks",
+    what=(
+        "Flags `--kv-cache-dtype nvfp4` on a GPU that is not Blackwell SM100/SM103 or SM120/SM121 (0.5.16+), "
+        "native NVFP4 prefill off SM100 (0.5.21+), and the TRT-LLM MHA arch rules an FP4 launch runs into."
+    ),
+    why=(
+        "SGLang raises `RuntimeError: --kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120.` (or the "
+        "matching prefill/TRT-LLM error) at server start. The GPU comes from `--gpu`, config, or `--platform "
+        "auto` on the host."
+    ),
+    fix="Use an fp8 KV cache, or `fp4_mx_block16` where its backend rules allow it.",
+    fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise.",
+    since=label(FP4_RENAMED),
+    examples=(
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4",
+                ("--gpu", "h100"), note="nvfp4 needs a Blackwell GPU"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4",
+                ("--gpu", "b200"), fires=False, note="the same launch on a Blackwell GPU"),
+        Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3",
+                ("--gpu", "h100"), fires=False, note="fixed: an fp8 KV cache"),
+    ),
+    say=say,
+    fix_for=fp8_fix,
+)

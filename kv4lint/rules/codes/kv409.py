@@ -1,0 +1,42 @@
+"""KV409 (unknown-build): a launch written for an SGLang build kv4lint does not know."""
+
+from __future__ import annotations
+
+from kv4lint.model import Severity
+from kv4lint.rules.codes.base import Example, Rule, no_fix
+from kv4lint.sglang.releases import FIRST_KV4, label
+
+RULE = Rule(
+    code="KV409",
+    name="unknown-build",
+    severity=Severity.WARNING,
+    summary="Launch for an SGLang build kv4lint does not know",
+    what=(
+        "When no SGLang release is stated (no `--sglang-version`, `sglang-version` setting, versioned image tag or "
+        "pin, so kv4lint judges by its newest rule pack), reports once per launch that names a KV cache option "
+        "the evidence that the launch was written for another build: options or values that no release kv4lint "
+        "knows has, an SGLang image tagged `dev`, `nightly`, `latest` or `main`, and installs of SGLang from git "
+        "or source in the repository. `--show-target` shows the same evidence."
+    ),
+    why=(
+        "kv4lint's rules are SGLang's rules release by release. A launch written for a development build may use "
+        "options the newest release lacks, and a dtype name that the newest release refuses may be right for that "
+        "build: the findings hold for the newest release, not necessarily for the build. Spelling fixes (KV406) "
+        "are therefore never safe while the release is inferred."
+    ),
+    fix=(
+        "State the release the launch targets: `--sglang-version`, `sglang-version` in `[tool.kv4lint]`, a "
+        "versioned image tag or a pin of sglang."
+    ),
+    fix_safety="No automatic fix.",
+    since=label(FIRST_KV4),
+    examples=(
+        Example("docker run --gpus all lmsysorg/sglang:dev \\\n"
+                "    python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash "
+                "--kv-cache-dtype fp8_e4m3", note="a development image, no release stated"),
+        Example("docker run --gpus all lmsysorg/sglang:v0.5.23-cu129 \\\n"
+                "    python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash "
+                "--kv-cache-dtype fp8_e4m3", fires=False, note="fixed: a versioned image states the release"),
+    ),
+    fix_for=no_fix,
+)

@@ -1,0 +1,54 @@
+"""How messages name the parts of a launch and its target in the user's terms (shared by the codes' homes)."""
+
+from __future__ import annotations
+
+from kv4lint.sglang.options import flag_for
+
+ARCH_NAMES = {"sm80": "sm80 (Ampere)", "sm86": "sm86 (Ampere)", "sm89": "sm89 (Ada)", "sm90": "sm90 (Hopper)",
+              "sm100": "sm100 (Blackwell)", "sm103": "sm103 (Blackwell Ultra)", "sm110": "sm110 (Thor)",
+              "sm120": "sm120 (Blackwell RTX)", "sm121": "sm121 (GB10)"}
+
+
+def arch_name(arch: str | None) -> str:
+    return ARCH_NAMES.get(arch, arch or "unknown")
+
+
+def platform_phrase(target, m) -> str:
+    reason = target.platform_reason or target.sources.get("platform", "")
+    return f"{m.platform}" + (f" ({reason})" if reason else "")
+
+
+def backend_phrase(field: str, backend, args, derived_by: str | None, m, model) -> str:
+    if derived_by:
+        where = {
+            "default attention backend": f"SGLang's default for {ARCH_NAMES.get(m.arch, m.platform)} and an "
+                                         f"{(model.attention or 'unknown').upper()} model",
+            "handle_model_specific_adjustments": f"the model override for {model.architecture}",
+            "handle_nvfp4_prefill_kv_dequant_dtype": "the NVFP4 prefill step",
+            "handle_deterministic_inference": "deterministic inference",
+            "handle_attention_backend_compatibility": "the equal prefill/decode backends",
+        }.get(derived_by, derived_by.replace("handle_", "").replace("_", " "))
+        return f"the attention backend {backend} ({where})"
+    if args.form == "kwargs":
+        return f"{field}={backend!r}"
+    return f"{flag_for(field)} {backend}"
+
+
+def derived_by(field: str, backend, args, ev) -> str | None:
+    """None when the launch itself sets ``backend``; else the step that picked it."""
+    v = args.values.get(field)
+    if v is not None and v.known and v.text == backend:
+        return None
+    if field != "attention_backend":
+        a = args.values.get("attention_backend")
+        if a is not None and a.known and a.text == backend:
+            return None
+    return ev.data.get("derived_by") or "default attention backend"
+
+
+def feature_phrase(field: str, args) -> str:
+    flag = flag_for(field) if args.form == "argv" else field
+    v = args.values.get(field)
+    if v is not None and v.known and v.text not in ("true",):
+        return f"{flag} {v.text}"
+    return flag

@@ -1,0 +1,147 @@
+"""Suppression comments: the one grammar, read by every reader and written by ``--add-suppressions``.
+
+Forms (README, docs/configuration.md, docs/rules/*):
+
+* ``# kv4lint: disable=KV401`` -- at the end of the line a finding is on, or
+  on a comment line right above the command (a run of comment lines counts);
+  several codes are separated by commas; ``# kv4lint: disable`` (no codes)
+  disables every code.  A code is a prefix: ``KV4`` covers ``KV401``.
+* ``# kv4lint: disable-file=KV401`` (or bare ``disable-file``) on a comment
+  line anywhere in the file.
+* ``# noqa: KV401`` (flake8's form; bare ``# noqa`` for every code) on the
+  line of a finding in Python.
+* Whitespace is free around ``:``, ``=`` and ``,``; codes are read in any
+  case.  Besides ``#``, the comment may start with ``<!--`` (Markdown, HTML),
+  ``//`` or ``..`` (reStructuredText).
+
+This module is a leaf: it reads and writes text only and imports nothing of
+kv4lint's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+__all__ = ["ALL", "Directive", "codes_above", "covers", "disable_comment", "file_codes", "find_disable",
+           "find_noqa", "leading_directive", "missing", "noqa_comment", "trailing_codes"]
+
+ALL = "ALL"
+LEADERS = ("#", "<!--", "//", "..")
+
+_CODE = r"[A-Za-z0-9_]+"
+_DISABLE = re.compile(r"(?P<leader>#|<!--|//|\.\.)\s*kv4lint\s*:\s*disable(?P<file>-file)?"
+                      rf"(?:\s*=\s*(?P<codes>{_CODE}(?:\s*,\s*{_CODE})*))?(?![\w-])", re.I)
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+# After a trailing directive: nothing but the end of a comment (``-->``) and spaces.
+_TAIL = re.compile(r"\s*(?:-->)?\s*\Z")
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One suppression comment found in a line.
+
+    ``codes``: the codes it names, upper case (``{"ALL"}`` when it names none);
+    ``start``/``end``: where the comment's directive is in the line;
+    ``codes_end``: where its list of codes ends (-1 when it has none), the place
+    to add codes.
+    """
+
+    kind: str  # "disable", "disable-file" or "noqa"
+    codes: frozenset[str]
+    start: int
+    end: int
+    codes_end: int
+
+
+def _split(codes: str | None) -> frozenset[str]:
+    out = frozenset(c.strip().upper() for c in re.split(r"[,\s]+", codes or "") if c.strip())
+    return frozenset({ALL}) if not out or ALL in out else out
+
+
+def _directive(m: re.Match, kind: str) -> Directive:
+    return Directive(kind, _split(m.group("codes")), m.start(), m.end(), m.end("codes"))
+
+
+def find_disable(line: str) -> Directive | None:
+    """The first ``kv4lint: disable`` or ``disable-file`` comment in ``line``."""
+    m = _DISABLE.search(line)
+    if m is None:
+        return None
+    return _directive(m, "disable-file" if m.group("file") else "disable")
+
+
+def find_noqa(line: str) -> Directive | None:
+    """A ``# noqa[: CODES]`` comment in ``line``."""
+    m = _NOQA.search(line)
+    return _directive(m, "noqa") if m else None
+
+
+def leading_directive(line: str) -> Directive | None:
+    """The directive of a comment line (one that starts with a comment leader), else None."""
+    t = line.lstrip()
+    if not t.startswith(LEADERS):
+        return None
+    d = find_disable(t)
+    if d is None or t[:d.start].strip():
+        return None
+    return d
+
+
+def trailing_codes(line: str) -> frozenset[str]:
+    """The codes of a ``# kv4lint: disable[=CODES]`` that ends ``line`` (a line-level suppression)."""
+    for m in _DISABLE.finditer(line):
+        if not m.group("file") and _TAIL.match(line, m.end()):
+            return _split(m.group("codes"))
+    return frozenset()
+
+
+def codes_above(line_text: Callable[[int], str], line: int) -> frozenset[str]:
+    """Codes disabled by the comment lines right above line ``line`` (1-based) of a text."""
+    out: set[str] = set()
+    k = line - 1
+    while k >= 1:
+        t = line_text(k).strip()
+        if not t.startswith(LEADERS):
+            break
+        d = leading_directive(t)
+        if d is not None and d.kind == "disable":
+            out |= d.codes
+        k -= 1
+    return frozenset(out)
+
+
+def file_codes(text: str) -> frozenset[str]:
+    """Codes disabled for the whole file by ``kv4lint: disable-file`` comments."""
+    if "kv4lint" not in text and "KV4LINT" not in text.upper():
+        return frozenset()
+    out: set[str] = set()
+    for line in text.splitlines():
+        d = leading_directive(line)
+        if d is not None and d.kind == "disable-file":
+            out |= d.codes
+    return frozenset({ALL} if ALL in out else out)
+
+
+def covers(codes: Iterable[str], code: str) -> bool:
+    """Do ``codes`` (as read from comments) cover ``code``?"""
+    return any(c == ALL or code.startswith(c) for c in codes)
+
+
+def missing(codes: Iterable[str], have: Iterable[str]) -> list[str]:
+    """The ``codes`` a comment with ``have`` does not cover yet, in order, once each."""
+    have = set(have)
+    out: list[str] = []
+    for c in codes:
+        if not covers(have, c) and c not in out:
+            out.append(c)
+    return out
+
+
+def disable_comment(codes: Iterable[str]) -> str:
+    return f"# kv4lint: disable={','.join(codes)}"
+
+
+def noqa_comment(codes: Iterable[str]) -> str:
+    return f"# noqa: {','.join(codes)}"

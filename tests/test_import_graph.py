@@ -1,0 +1,170 @@
+"""kv4lint's modules import one way: no cycles, frontends that only read, leaves that import nothing of kv4lint's.
+
+The graph is read from the source (``import`` statements, module-level and
+inside functions; ``if TYPE_CHECKING:`` blocks do not count), and every
+module is imported once to show the graph is the real one.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+import kv4lint
+from kv4lint import frontends
+
+PACKAGE = Path(kv4lint.__file__).parent
+
+# Leaf modules: one model of a concept each, imported by everyone, importing nothing of kv4lint's.
+LEAVES = {"kv4lint.sglang.commands", "kv4lint.suppression"}
+# The reading layer: what turns a file's text into launches, and the stage that completes them.
+READERS = ("kv4lint.frontends", "kv4lint.sglang.commands", "kv4lint.suppression", "kv4lint.launch_configs",
+           "kv4lint.prefilter")
+# Function-level imports of kv4lint modules the reading layer may make: a heavy dependency loaded only
+# when a file needs it (the libcst half of the Python frontend).  The registry loads frontends by name.
+LAZY_ALLOWED = {("kv4lint.frontends.python", "kv4lint.frontends.python.scanner")}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in PACKAGE.rglob("*.py"):
+        parts = p.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = p
+    return out
+
+
+MODULES = _modules()
+
+
+def _targets(module: str, node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            pkg = module.split(".") if MODULES[module].name == "__init__.py" else module.split(".")[:-1]
+            pkg = pkg[:len(pkg) - node.level + 1]
+            base = ".".join(pkg + ([base] if base else []))
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+    out = []
+    for n in names:
+        while n not in MODULES and "." in n:
+            n = n.rsplit(".", 1)[0]
+        if n in MODULES and n != module:
+            out.append(n)
+    return out
+
+
+def _imports(module: str) -> tuple[set[str], set[str]]:
+    """(module-level imports, function-level imports) of kv4lint modules."""
+    top: set[str] = set()
+    lazy: set[str] = set()
+
+    def walk(node, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                (lazy if in_function else top).update(_targets(module, child))
+            else:
+                walk(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    walk(ast.parse(MODULES[module].read_text(encoding="utf-8")), False)
+    return top, lazy
+
+
+GRAPH = {m: _imports(m) for m in MODULES}
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _reader(m: str) -> bool:
+    return any(m == r or m.startswith(r + ".") for r in READERS)
+
+
+def _frontend_of(m: str) -> str | None:
+    """The frontend a module belongs to (a package or module named in the registry), else None."""
+    for target in (*frontends.SCANNERS.values(), *frontends.NESTED.values()):
+        mod = target.split(":")[0]
+        if m == mod or m.startswith(mod + "."):
+            return mod
+    return None
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.endswith(".__main__")))  # __main__ runs
+def test_every_module_imports(module):
+    importlib.import_module(module)
+
+
+def test_no_cycle_among_module_level_imports():
+    assert _cycles({m: top for m, (top, _) in GRAPH.items()}) == []
+
+
+def test_no_cycle_in_the_reading_layer_even_through_function_level_imports():
+    edges = {m: {t for t in top | lazy if _reader(t)} for m, (top, lazy) in GRAPH.items() if _reader(m)}
+    assert _cycles(edges) == []
+
+
+def test_the_reading_layer_imports_kv4lint_modules_at_module_level():
+    lazy = sorted((m, t) for m, (_, ts) in GRAPH.items() if _reader(m) for t in ts if (m, t) not in LAZY_ALLOWED)
+    assert lazy == []
+
+
+def test_leaves_import_nothing_of_kv4lint():
+    assert {m: sorted(GRAPH[m][0] | GRAPH[m][1]) for m in LEAVES} == {m: [] for m in LEAVES}
+
+
+def test_frontends_never_import_another_frontend_nor_rules():
+    bad = []
+    for m, (top, lazy) in GRAPH.items():
+        own = _frontend_of(m)
+        if not m.startswith("kv4lint.frontends"):
+            continue
+        for t in top | lazy:
+            other = _frontend_of(t)
+            if t.startswith("kv4lint.rules") or (other is not None and other != own):
+                bad.append((m, t))
+    assert bad == []
+
+
+def test_the_registry_names_real_readers():
+    for target in (*frontends.SCANNERS.values(), *frontends.NESTED.values()):
+        mod, func = target.split(":")
+        assert callable(getattr(importlib.import_module(mod), func)), target

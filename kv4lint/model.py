@@ -150,6 +150,10 @@ class Launch:
     # Codes disabled for this launch by a suppression comment (``# kv4lint:
     # disable=KV401`` on the line before a shell command); "ALL" disables all.
     disabled: frozenset[str] = frozenset()
+    # The paths of the script that run this launch with these values, in the user's terms
+    # (``USE_FP4_KV=1``, ``MODE=fp4``), when a value depends on a branch; None: every run.  A
+    # command whose value differs between paths is one Launch per path, each judged on its own.
+    condition: str | None = None
 
 
 class Severity(str, enum.Enum):

@@ -149,10 +149,12 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         return rep
     index = LineIndex(text)
     base_dir = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
+    per_launch: list[tuple[Launch, list[Finding]]] = []
     for launch in scan.launches:
         target, args = resolve_target(launch, settings, base_dir=base_dir)
         rep.targets.append({"line": index.position(launch.anchor.start).line, "entry": launch.entry,
                             **target.describe()})
+        found = []
         for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
             f = _to_finding(rf, launch, args, path, index)
             f.target = target.describe()
@@ -162,9 +164,35 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
                 f.cell = cell_position(text, f.span.start)
             if _suppressed(f, launch, scan, index, language, settings):
                 continue
-            rep.findings.append(f)
-    rep.findings = _dedupe(rep.findings)
+            found.append(f)
+        per_launch.append((launch, found))
+    rep.findings = _dedupe(_with_conditions(per_launch))
     return rep
+
+
+def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Finding]:
+    """Findings of launches that run only on some paths of the script, their message naming the condition.
+
+    A command whose values differ between paths is one Launch per path (each
+    with its ``condition``); a finding every path of the command has holds for
+    every run and is reported once, without a condition.
+    """
+    groups: dict[tuple, list[list[Finding]]] = {}
+    for launch, found in per_launch:
+        if launch.condition is not None:
+            groups.setdefault((launch.span, launch.anchor), []).append(found)
+    everywhere: dict[tuple, set] = {}
+    for key, members in groups.items():
+        sets = [{(f.code, f.span, f.message) for f in found} for found in members]
+        everywhere[key] = set.intersection(*sets) if len(sets) > 1 else set()
+    out = []
+    for launch, found in per_launch:
+        for f in found:
+            if launch.condition is not None and \
+                    (f.code, f.span, f.message) not in everywhere[(launch.span, launch.anchor)]:
+                f.message = f"when {launch.condition}: {f.message}"
+            out.append(f)
+    return out
 
 
 def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: LineIndex) -> Finding:

@@ -384,17 +384,58 @@ def test_unknown_values(word, splat):
     assert at(text, v.use)[2] == word
 
 
-def test_branches_that_disagree_make_the_value_unknown():
+def _paths(text: str) -> list[tuple[str | None, str | None]]:
+    """(condition, --kv-cache-dtype value) of each launch the script may run."""
+    return [(launch.condition, value(launch, "--kv-cache-dtype").text) for launch in launches(text)]
+
+
+def test_branches_that_disagree_give_one_launch_per_path_with_its_condition():
     text = ("if [ \"$GPU\" = b200 ]; then D=nvfp4; else D=fp8_e4m3; fi\n"
             "python -m sglang.launch_server --kv-cache-dtype $D\n")
-    assert value(one(text), "--kv-cache-dtype").text is None
+    assert _paths(text) == [("GPU=b200", "nvfp4"), ("GPU!=b200", "fp8_e4m3")]
+    nv = launches(text)[0]
+    v = value(nv, "--kv-cache-dtype")
+    assert text[v.span.start:v.span.end] == "nvfp4" and not v.shared  # edited where it is assigned
+    assert text[v.use.start:v.use.end] == "$D"  # reported where it is used
+    # A path that assigns nothing keeps the value from before: here, the environment's (unknown).
     text2 = "if [ -z \"$D\" ]; then D=nvfp4; fi\npython -m sglang.launch_server --kv-cache-dtype $D\n"
-    assert value(one(text2), "--kv-cache-dtype").text is None
+    assert _paths(text2) == [("D is empty", "nvfp4"), ("D is not empty", None)]
     text3 = "[ -n \"$X\" ] && D=nvfp4\npython -m sglang.launch_server --kv-cache-dtype $D\n"
-    assert value(one(text3), "--kv-cache-dtype").text is None
+    assert _paths(text3) == [("X is empty", None), ("X is not empty", "nvfp4")]
     text4 = "case $1 in a) D=nvfp4;; *) D=nvfp4;; esac\npython -m sglang.launch_server --kv-cache-dtype $D\n"
     v = value(one(text4), "--kv-cache-dtype")
     assert v.text == "nvfp4" and v.span is None  # same text on every path, from two places
+    assert one(text4).condition is None
+
+
+def test_conditions_of_case_elif_and_or_chains():
+    text = ('case "$MODE" in fp4|nv) D=nvfp4;; fp8) D=fp8_e4m3;; esac\n'
+            "python -m sglang.launch_server --kv-cache-dtype $D\n")
+    assert _paths(text) == [("MODE=fp4|nv", "nvfp4"), ("MODE=fp8", "fp8_e4m3"), ("MODE is none of fp4, nv, fp8", None)]
+    text2 = ("if [ \"${USE_FP4_KV:-0}\" = 1 ]; then D=nvfp4; elif grep -q h100 /etc/gpu; then D=fp8_e4m3; "
+             "else D=auto; fi\npython -m sglang.launch_server --kv-cache-dtype \"$D\"\n")
+    assert _paths(text2) == [("USE_FP4_KV=1", "nvfp4"),
+                             ("USE_FP4_KV!=1 and `grep -q h100 /etc/gpu` succeeds", "fp8_e4m3"),
+                             ("USE_FP4_KV!=1 and `grep -q h100 /etc/gpu` fails", "auto")]
+    text3 = '[ "$FP4" = 1 ] && D=nvfp4 || D=fp8_e4m3\npython -m sglang.launch_server --kv-cache-dtype $D\n'
+    assert _paths(text3) == [("FP4=1", "nvfp4"), ("FP4!=1", "fp8_e4m3")]
+
+
+def test_variables_set_in_one_branch_are_chosen_together():
+    text = ("if [ \"$GPU\" = b200 ]; then D=nvfp4; B=trtllm_mha; else D=fp8_e4m3; B=triton; fi\n"
+            "ARGS=\"--kv-cache-dtype $D\"\n"
+            "python -m sglang.launch_server $ARGS --attention-backend $B\n")
+    got = [(launch.condition, texts(launch)) for launch in launches(text)]
+    assert got == [("GPU=b200", ["--kv-cache-dtype", "nvfp4", "--attention-backend", "trtllm_mha"]),
+                   ("GPU!=b200", ["--kv-cache-dtype", "fp8_e4m3", "--attention-backend", "triton"])]
+
+
+def test_a_value_used_by_two_launches_is_shared_and_an_argument_stays_unknown():
+    text = ("if [ \"$GPU\" = b200 ]; then D=nvfp4; else D=fp8_e4m3; fi\n"
+            "python -m sglang.launch_server --kv-cache-dtype $D\n"
+            "python -m sglang.launch_server --kv-cache-dtype $D --port 2\n")
+    assert all(value(launch, "--kv-cache-dtype").shared for launch in launches(text))
+    assert _paths("D=$1\npython -m sglang.launch_server --kv-cache-dtype $D\n") == [(None, None)]
 
 
 def test_read_and_subshell_assignments():

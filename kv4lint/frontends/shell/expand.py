@@ -66,6 +66,7 @@ def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
 
 # Variable bindings
 SCALAR, ARRAY, UNSET, UNKNOWN = "scalar", "array", "unset", "unknown"
+CHOICE = "choice"  # one binding per path of a join (kv4lint.frontends.shell.choices)
 
 
 class Element:
@@ -81,14 +82,16 @@ class Element:
 
 
 class Binding:
-    __slots__ = ("kind", "chars", "elems", "assign")
+    __slots__ = ("kind", "chars", "elems", "assign", "alts", "point")
 
     def __init__(self, kind: str, chars: Chars | None = None, elems: list | None = None,
-                 assign: Assignment | None = None):
+                 assign: Assignment | None = None, alts: list | None = None, point=None):
         self.kind = kind
         self.chars = chars
         self.elems = elems
         self.assign = assign
+        self.alts = alts  # CHOICE: the binding on each path of ``point`` (None: never assigned there)
+        self.point = point
 
 
 class Variables:
@@ -103,6 +106,19 @@ class Variables:
         e.vars = dict(self.vars)
         e.exported = set(self.exported)
         return e
+
+
+def _used_on_every_path(b: Binding, key) -> None:
+    """A use of a choice: a use of the value of every path (each edit of one must know of it)."""
+    for alt in b.alts:
+        if alt is None:
+            continue
+        if alt.kind == CHOICE:
+            _used_on_every_path(alt, key)
+            continue
+        for a in [alt.assign] + [el.assign for el in alt.elems or ()]:
+            if a is not None:
+                a.sites.add(key)
 
 
 def merge_variables(envs: list[Variables]) -> Variables:
@@ -672,6 +688,13 @@ class Expander:
     def _lookup(self, name: str, index, key) -> tuple:
         """("ext",) never assigned | ("unset",) | ("unknown",) | ("scalar", chars, assign) | ("array", elems)."""
         b = self.w.env.vars.get(name)
+        while b is not None and b.kind == CHOICE:
+            k = self.w.scan.selection.get(b.point)
+            if k is None:  # the command is expanded again once per path (Walker.command)
+                self.w.scan.seen.append(b.point)
+                _used_on_every_path(b, key)
+                return ("unknown",)
+            b = b.alts[k]
         if b is None:
             return ("ext",)
         if b.assign is not None:

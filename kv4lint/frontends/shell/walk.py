@@ -25,6 +25,7 @@ from kv4lint.frontends import nested
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
     Binding, Element, Expander, Field, Variables, elements, merge_variables
+from kv4lint.frontends.shell.choices import case_subject, combinations, describe, merge_choices
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_bash
 from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
@@ -69,15 +70,16 @@ class _Exec:
 class _Pending:
     """A launch found, waiting for the walk to end (``shared`` needs every use counted)."""
 
-    __slots__ = ("entry", "span", "anchor", "argv", "hints", "disabled")
+    __slots__ = ("entry", "span", "anchor", "argv", "hints", "disabled", "condition")
 
-    def __init__(self, entry, span, anchor, argv, hints, disabled):
+    def __init__(self, entry, span, anchor, argv, hints, disabled, condition):
         self.entry = entry
         self.span = span
         self.anchor = anchor
         self.argv = argv
         self.hints = hints
         self.disabled = disabled
+        self.condition = condition  # the paths of the script that run it with these values (None: every run)
 
 
 class _Scan:
@@ -92,6 +94,11 @@ class _Scan:
         self.steps = 0
         self.loop_mult = 1
         self.too_deep = False
+        # Value sets (kv4lint.frontends.shell.choices): the path chosen at each join while a command is
+        # expanded once per path, the joins met by the expansion under way, the conditions of the paths chosen.
+        self.selection: dict = {}
+        self.seen: list = []
+        self.conds: list[str] = []
 
     def nested_too_deep(self, line: int) -> None:
         """Statements nested deeper than ``MAX_DEPTH`` are not walked: say so once, a launch there is unknown."""
@@ -206,12 +213,17 @@ class Walker:
             chain.append(kids[1:])
             n = kids[0]
         self.stmt(n)
+        before = n
         for rest in reversed(chain):
             pre = self.env.copy()
             for k in rest:
                 if k.is_named:
                     self.stmt(k)
-            self.env = merge_variables([pre, self.env])
+            ok, fails = describe(self._text(*_status_of(before)))
+            runs_on_success = any(not k.is_named and k.type == "&&" for k in rest)
+            conds = [fails, ok] if runs_on_success else [ok, fails]
+            self.env = merge_choices([pre, self.env], conds)
+            before = rest[-1].parent if rest and rest[-1].parent is not None else before
 
     def _pipeline(self, n) -> None:
         kids = [k for k in n.children if k.is_named]
@@ -246,16 +258,26 @@ class Walker:
         self.env = pre.copy()
         self.run(cur_body)
         ends.append(self.env)
+        ok, fails = describe(self._text(cur_cond[0], cur_cond[-1])) if cur_cond else ("", "")
+        paths = [ok]
+        failed = [fails]
         for (clause,) in branches:
             self.env = pre.copy()
-            self._clause(clause)
+            cond = self._clause(clause)
             ends.append(self.env)
+            if cond is None:
+                paths.append(" and ".join(failed))
+            else:
+                c_ok, c_fails = describe(cond)
+                paths.append(" and ".join(failed + [c_ok]))
+                failed.append(c_fails)
         if not has_else:
             ends.append(pre)
-        self.env = merge_variables(ends)
+            paths.append(" and ".join(failed))
+        self.env = merge_choices(ends, paths)
 
-    def _clause(self, c) -> None:
-        # elif COND; then BODY  /  else BODY
+    def _clause(self, c) -> str | None:
+        """Walk ``elif COND; then BODY`` / ``else BODY``; the condition's text (None: else)."""
         conds, body, in_body = [], [], c.type == "else_clause"
         for ch in c.children:
             if ch.type == "then":
@@ -264,6 +286,11 @@ class Walker:
                 (body if in_body else conds).append(ch)
         self.run(conds)
         self.run(body)
+        return self._text(conds[0], conds[-1]) if conds else None
+
+    def _text(self, first, last) -> str:
+        """The source of statements ``first``..``last``, without the ``;`` that ends them."""
+        return self.src.text[self.src.ns(first)[0]:self.src.ns(last)[1]].strip().rstrip(";").strip()
 
     def _loop_body(self, n):
         return n.child_by_field_name("body")
@@ -323,22 +350,31 @@ class Walker:
         value = n.child_by_field_name("value")
         if value is not None:
             self.touch(value)
+        subject = case_subject(self.src.nt(value)) if value is not None else "the case word"
         pre = self.env
         ends = []
+        conds = []
+        earlier: list[str] = []
         default = False
         for item in n.children:
             if item.type != "case_item":
                 continue
             pats = item.children_by_field_name("value")
-            if any(self.src.nt(p).strip() == "*" for p in pats):
+            words = [self.src.nt(p).strip().strip("\"'") for p in pats]
+            if "*" in words:
                 default = True
+                conds.append(f"{subject} is none of {', '.join(earlier)}" if earlier else f"{subject} is any")
+            else:
+                conds.append(f"{subject}={'|'.join(words)}")
+                earlier.extend(words)
             pat_ids = {p.id for p in pats}
             self.env = pre.copy()
             self.run([c for c in item.named_children if c.id not in pat_ids and c.type != "comment"])
             ends.append(self.env)
         if not default:
             ends.append(pre)
-        self.env = merge_variables(ends) if ends else pre
+            conds.append(f"{subject} is none of {', '.join(earlier)}" if earlier else f"{subject} is any")
+        self.env = merge_choices(ends, conds) if ends else pre
 
     def _function(self, n) -> None:
         name = n.child_by_field_name("name")
@@ -375,6 +411,15 @@ class Walker:
 
     # -- assignments ----------------------------------------------------------------
     def _assignment(self, n, *, exported: bool = False, local: bool = False, stmt=None) -> None:
+        value = n.child_by_field_name("value")
+        if value is None:
+            self._assign(n, exported, local, stmt)
+            return
+        probe = (lambda: self._array(value, Assignment("", None))) if value.type == "array" else \
+            (lambda: self.x.scalar(value))
+        self._per_path(probe, lambda _: self._assign(n, exported, local, stmt))
+
+    def _assign(self, n, exported: bool, local: bool, stmt) -> None:
         name_node = n.child_by_field_name("name")
         value = n.child_by_field_name("value")
         if name_node is None:
@@ -598,6 +643,43 @@ class Walker:
 
     # -- commands -----------------------------------------------------------------
     def command(self, n, stdin: Chars | None = None) -> None:
+        self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words))
+
+    def _per_path(self, expand: Callable, act: Callable) -> None:
+        """``act(expand())``; when the expansion used a variable set differently on different paths, once per path.
+
+        Each path runs on its own copy of the variables, with the conditions that
+        select it (a launch records them); the copies are joined again after.
+        """
+        scan = self.scan
+        outer, scan.seen = scan.seen, []
+        try:
+            first = expand()
+            points = scan.seen
+        finally:
+            scan.seen = outer
+        paths = combinations(points, scan.selection) if points else []
+        if not paths:
+            act(first)
+            return
+        pre = self.env
+        ends, conds = [], []
+        for sel, cond in paths:
+            self.env = pre.copy()
+            saved = scan.selection
+            scan.selection = {**saved, **sel}
+            scan.conds.append(cond)
+            try:
+                act(expand())
+            finally:
+                scan.selection = saved
+                scan.conds.pop()
+            ends.append(self.env)
+            conds.append(cond)
+        self.env = merge_choices(ends, conds)
+
+    def _command_words(self, n, stdin: Chars | None):
+        """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
         kids = n.children
         prefix = []
         words: list[Field] = []
@@ -618,20 +700,35 @@ class Walker:
                     stdin = self.x.scalar(ws[-1])
             elif k.is_named:
                 self.touch(k)
-        self._run_words(n, words, prefix, stdin)
+        return words, self._prefix(prefix), stdin
+
+    def _prefix(self, nodes) -> list:
+        out = []
+        for p in nodes:
+            nm = p.child_by_field_name("name")
+            val = p.child_by_field_name("value")
+            if nm is None:
+                continue
+            chars = self.x.scalar(val) if val is not None else Chars()
+            out.append((p, self.src.nt(nm), chars, self.src.fanchor(*self.src.ns(p))))
+        return out
 
     def _words_command(self, nodes) -> None:
         """A command tree-sitter could only recover as loose words (inside an ERROR)."""
-        words: list[Field] = []
-        for k in nodes:
-            target = k.named_children[0] if k.type == "command_name" and k.named_child_count else k
-            words.extend(self.x.fields(target))
-        self._run_words(_FakeNode(nodes[0].start_byte, nodes[-1].end_byte), words, [], None)
+        def expand():
+            words: list[Field] = []
+            for k in nodes:
+                target = k.named_children[0] if k.type == "command_name" and k.named_child_count else k
+                words.extend(self.x.fields(target))
+            return words
+
+        node = _FakeNode(nodes[0].start_byte, nodes[-1].end_byte)
+        self._per_path(expand, lambda words: self._run_words(node, words, [], None))
 
     def _run_words(self, n, words: list[Field], prefix: list, stdin: Chars | None) -> None:
         if not words:
             for p in prefix:  # X=1 $EMPTY: the assignments stay
-                self._assignment(p)
+                self._assignment(p[0])
             return
         head = words[0].text
         if head is not None and head in self.functions:
@@ -645,14 +742,7 @@ class Walker:
             return
         penv: list[tuple[str, Chars | None, Span | None]] = []
         phints: list[Hint] = []
-        for p in prefix:
-            nm = p.child_by_field_name("name")
-            val = p.child_by_field_name("value")
-            if nm is None:
-                continue
-            name = self.src.nt(nm)
-            chars = self.x.scalar(val) if val is not None else Chars()
-            span = self.src.fanchor(*self.src.ns(p))
+        for _node, name, chars, span in prefix:
             penv.append((name, chars, span))
             phints.extend(env_hints(name, chars.text if chars is not None else None, span))
         cmd = unwrap(words)
@@ -819,7 +909,8 @@ class Walker:
             anchor = last.anchor()
         span = self.src.fanchor(*self.src.ns(n))
         hints = dedupe_hints(self._outer_hints(ex))
-        self.scan.pending.append(_Pending(m.entry, span, anchor, argv, hints, self._disabled(n)))
+        cond = " and ".join(dict.fromkeys(c for c in self.scan.conds if c)) or None
+        self.scan.pending.append(_Pending(m.entry, span, anchor, argv, hints, self._disabled(n), cond))
 
     def _disabled(self, n) -> frozenset[str]:
         """Codes disabled by ``# kv4lint: disable=...`` comment lines right above the statement."""
@@ -838,6 +929,17 @@ class Walker:
             root = tree.root_node
         self.run(root.named_children)
         self.finish_functions()
+
+
+_ALWAYS_SUCCEEDS = {"variable_assignment", "variable_assignments", "declaration_command"}
+
+
+def _status_of(node) -> tuple:
+    """The statements whose exit status ``node``'s status is: ``A && X=1`` succeeds exactly when ``A`` does."""
+    while node.type == "list" and len(node.children) == 3 and node.children[1].type == "&&" and \
+            node.children[2].type in _ALWAYS_SUCCEEDS:
+        node = node.children[0]
+    return node, node
 
 
 class _FakeNode:
@@ -936,15 +1038,22 @@ def _mark_resolved(launch: Launch, through: dict) -> None:
 
 def _build(scan: _Scan, path: str) -> list[Launch]:
     out: list[Launch] = []
-    seen = set()
+    seen: dict = {}
+    conds: dict = {}
     for p in scan.pending:
         argv = [_to_value(f) for f in p.argv]
         key = (p.span, p.entry, tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in argv))
         if key in seen:
+            # The same launch on several paths: it runs when any of them does.
+            launch = seen[key]
+            if launch.condition is not None:
+                conds[key].append(p.condition)
+                launch.condition = None if None in conds[key] else " or ".join(dict.fromkeys(conds[key]))
             continue
-        seen.add(key)
-        out.append(Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
-                          hints=p.hints, language="shell", disabled=p.disabled))
+        conds[key] = [p.condition]
+        seen[key] = launch = Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
+                                    hints=p.hints, language="shell", disabled=p.disabled, condition=p.condition)
+        out.append(launch)
     for launch, through in scan.other:
         if through:
             _mark_resolved(launch, through)

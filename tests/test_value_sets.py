@@ -1,0 +1,84 @@
+"""Value sets through the CLI: every value a script may give a launch is judged, with the condition that selects it.
+
+Each form: the finding is on the launch line and names the value and its condition; ``kv4lint fix`` rewrites the
+value where it is assigned and the file then checks clean; a value shared with other code gets no safe fix; the
+variant whose values are all accepted stays silent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kv4lint.cli import main
+
+ARGS = ["--isolated", "--jobs", "1", "--sglang-version", "0.5.23", "--gpu", "b200"]
+LAUNCH = ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
+          "--kv-cache-dtype {v} --attention-backend triton")
+
+
+def check(path: Path, tmp_path: Path) -> tuple[int, list[dict]]:
+    out = tmp_path / "out.json"
+    code = main(["check", "--format", "json", *ARGS, str(path), "--output-file", str(out)])
+    doc = json.loads(out.read_text())
+    assert doc["errors"] == []
+    return code, doc["findings"]
+
+
+SHELL = {
+    "if": ('KV=fp8_e4m3\nif [ "${USE_FP4_KV:-0}" = 1 ]; then\n  KV=nvfp4\nfi\n' + LAUNCH.format(v='"$KV"') + "\n",
+           "when USE_FP4_KV=1: --kv-cache-dtype nvfp4", "  KV=fp8_e4m3\n"),
+    "case": ('case "$MODE" in\n  fp4) KV=nvfp4;;\n  *) KV=fp8_e4m3;;\nesac\n' + LAUNCH.format(v="$KV") + "\n",
+             "when MODE=fp4: --kv-cache-dtype nvfp4", "  fp4) KV=fp8_e4m3;;\n"),
+    "and-or": ('[ "$FP4" = 1 ] && KV=nvfp4 || KV=fp8_e4m3\n' + LAUNCH.format(v="$KV") + "\n",
+               "when FP4=1: --kv-cache-dtype nvfp4", '[ "$FP4" = 1 ] && KV=fp8_e4m3 || KV=fp8_e4m3\n'),
+    "loop": ("for kv in fp8_e4m3 nvfp4; do\n  " + LAUNCH.format(v="$kv") + "\ndone\n",
+             "--kv-cache-dtype nvfp4", "for kv in fp8_e4m3 fp8_e4m3; do\n"),
+    "elif": ('if [[ $GPU == h100 ]]; then KV=fp8_e4m3\nelif [ -n "$FP4" ]; then KV=nvfp4\nelse KV=auto; fi\n'
+             + LAUNCH.format(v="$KV") + "\n",
+             "when GPU!=h100 and FP4 is not empty: --kv-cache-dtype nvfp4", 'elif [ -n "$FP4" ]; then KV=fp8_e4m3\n'),
+}
+
+
+@pytest.mark.parametrize("form", sorted(SHELL))
+def test_shell_value_set_found_on_the_launch_line_and_fixed(form: str, tmp_path: Path):
+    text, message, fixed_line = SHELL[form]
+    path = tmp_path / "serve.sh"
+    path.write_text(text)
+    launch_line = next(i for i, line in enumerate(text.splitlines(), 1) if "sglang.launch_server" in line)
+    code, found = check(path, tmp_path)
+    assert code == 1
+    assert [(f["line"], f["code"]) for f in found] == [(launch_line, "KV401")]
+    assert found[0]["message"].startswith(message)
+    assert found[0]["fix"]["applicability"] == "safe"
+    assert main(["fix", *ARGS, str(path)]) == 0
+    assert fixed_line in path.read_text()
+    assert check(path, tmp_path) == (0, [])
+
+
+@pytest.mark.parametrize("form", sorted(SHELL))
+def test_shell_value_set_whose_values_are_accepted_is_silent(form: str, tmp_path: Path):
+    text = SHELL[form][0].replace("nvfp4", "fp8_e5m2")
+    path = tmp_path / "serve.sh"
+    path.write_text(text)
+    assert check(path, tmp_path) == (0, [])
+
+
+def test_shell_value_shared_with_another_use_has_no_safe_fix(tmp_path: Path):
+    path = tmp_path / "serve.sh"
+    path.write_text('[ "$FP4" = 1 ] && KV=nvfp4 || KV=fp8_e4m3\n' + LAUNCH.format(v="$KV") + ' > "log-$KV.txt"\n')
+    code, found = check(path, tmp_path)
+    assert code == 1 and [f["line"] for f in found] == [2]
+    assert found[0]["message"].startswith("when FP4=1: --kv-cache-dtype nvfp4")
+    assert found[0]["fix"] is None or found[0]["fix"]["applicability"] == "unsafe"
+    before = path.read_text()
+    main(["fix", *ARGS, str(path)])
+    assert path.read_text() == before
+
+
+def test_shell_unknown_value_stays_unknown(tmp_path: Path):
+    path = tmp_path / "serve.sh"
+    path.write_text('KV=$1\nif [ -n "$X" ]; then KV=$KV_FROM_ENV; fi\n' + LAUNCH.format(v="$KV") + "\n")
+    assert check(path, tmp_path) == (0, [])

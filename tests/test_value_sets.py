@@ -82,3 +82,61 @@ def test_shell_unknown_value_stays_unknown(tmp_path: Path):
     path = tmp_path / "serve.sh"
     path.write_text('KV=$1\nif [ -n "$X" ]; then KV=$KV_FROM_ENV; fi\n' + LAUNCH.format(v="$KV") + "\n")
     assert check(path, tmp_path) == (0, [])
+
+
+ENGINE = 'import sglang as sgl\n'
+PY = {
+    "ifexp": ('import sys\nimport sglang as sgl\nkv = "nvfp4" if "--fp4" in sys.argv else "fp8_e4m3"\n'
+              'sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend="triton")\n',
+              "when \"--fp4\" in sys.argv: kv_cache_dtype='nvfp4'", 'kv = "fp8_e4m3" if'),
+    "if-else": ('import os\nimport sglang as sgl\nif os.environ.get("FP4"):\n    kv = "nvfp4"\nelse:\n'
+                '    kv = "fp8_e4m3"\nsgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend="triton")\n',
+                "when os.environ.get(\"FP4\"): kv_cache_dtype='nvfp4'", '    kv = "fp8_e4m3"\nelse'),
+    "elif": ('import sglang as sgl\ndef serve(mode):\n    kv = "auto"\n    if mode == "fp8":\n        kv = "fp8_e4m3"\n'
+             '    elif mode == "fp4":\n        kv = "nvfp4"\n'
+             '    return sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend="triton")\n',
+             "when mode != \"fp8\" and mode == \"fp4\": kv_cache_dtype='nvfp4'", '        kv = "fp8_e4m3"\n    return'),
+    "presets": ('import sys\nimport sglang as sgl\nP = {"fast": {"kv_cache_dtype": "nvfp4"}, "ok": {"kv_cache_dtype": '
+                '"auto"}}\nsgl.Engine(model_path="m", attention_backend="triton", **P[sys.argv[1]])\n',
+                "when sys.argv[1] == 'fast': kv_cache_dtype='nvfp4'", '"fast": {"kv_cache_dtype": "fp8_e4m3"}'),
+    "argv-list": ('import subprocess, sys\nkv = "nvfp4" if sys.argv[1:] == ["fp4"] else "auto"\n'
+                  'subprocess.run(["python", "-m", "sglang.launch_server", "--model-path", "m",\n'
+                  '                "--kv-cache-dtype", kv, "--attention-backend", "triton"])\n',
+                  'when sys.argv[1:] == ["fp4"]: --kv-cache-dtype nvfp4', 'kv = "fp8_e4m3" if'),
+}
+
+
+@pytest.mark.parametrize("form", sorted(PY))
+def test_python_value_set_found_on_the_launch_line_and_fixed(form: str, tmp_path: Path):
+    text, message, fixed = PY[form]
+    path = tmp_path / "serve.py"
+    path.write_text(text)
+    lines = text.splitlines()
+    launch_line = next(i for i, line in enumerate(lines, 1) if "Engine(" in line or "subprocess.run" in line)
+    code, found = check(path, tmp_path)
+    assert code == 1
+    assert [(f["line"], f["code"]) for f in found] in ([(launch_line, "KV401")], [(launch_line + 1, "KV401")])
+    assert found[0]["message"].startswith(message)
+    assert found[0]["fix"]["applicability"] == "safe"
+    assert main(["fix", *ARGS, str(path)]) == 0
+    assert fixed in path.read_text()
+    assert check(path, tmp_path) == (0, [])
+
+
+@pytest.mark.parametrize("form", sorted(PY))
+def test_python_value_set_whose_values_are_accepted_is_silent(form: str, tmp_path: Path):
+    path = tmp_path / "serve.py"
+    path.write_text(PY[form][0].replace("nvfp4", "fp8_e5m2"))
+    assert check(path, tmp_path) == (0, [])
+
+
+def test_python_value_shared_or_unknown(tmp_path: Path):
+    path = tmp_path / "serve.py"
+    path.write_text('import sys\nimport sglang as sgl\nkv = "nvfp4" if sys.argv[1] else "auto"\nsettings = {"dtype": kv}\n'
+                    'sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend="triton")\n')
+    code, found = check(path, tmp_path)
+    assert code == 1 and [f["line"] for f in found] == [5]
+    assert found[0]["fix"] is None or found[0]["fix"]["applicability"] == "unsafe"
+    path.write_text('import sys\nimport sglang as sgl\nkv = sys.argv[1] if sys.argv[2:] else "auto"\n'
+                    'sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend="triton")\n')
+    assert check(path, tmp_path) == (0, [])

@@ -21,6 +21,7 @@ from kv4lint.frontends import nested
 from kv4lint.frontends.python.index import DICT_MUTATORS, LIST_MUTATORS, OPAQUE_MUTATORS, Event, Scope, ScopeTable, \
     ScopeWalk, child_nodes, dotted_name
 from kv4lint.frontends.python.literals import decode_body, decode_literal
+from kv4lint.frontends.python.paths import Paths, if_conditions
 from kv4lint.frontends.python.values import LITERAL, UNBOUND, ConstValue, ConvertedValue, DictValue, Hole, ListItem, \
     ListValue, Origin, Segment, StrValue, UnknownValue, add_values, call_argument, chars_of, const_offsets, \
     contiguous_span, frame_relation, from_chars, join_values, joined_value, origin_of, python_word, restamped, \
@@ -64,6 +65,8 @@ class Evaluator:
         self._spans: dict[int, Span] = {}
         self._regions: list[tuple[Span, Span, bool]] = []
         self._shared: dict[tuple, bool] = {}
+        self.paths = Paths()  # value sets: the choice points met and the selection being read
+        self._ifs: dict[int, object] | None = None
 
     # -- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -428,21 +431,65 @@ class Evaluator:
             return UnknownValue(use_span, org)
         same = s is env.scope and not env.nested
         ufr = env.frames if same else ()
+        evs = sorted(evs, key=lambda e: e.pos)
+        state = self._fold(n, s, env, org, use_span, evs, same, ufr, False)
+        if isinstance(state, UnknownValue) and not state.tag:
+            # Branches disagree: read the value on each path of the ifs that assign it (paths.py).
+            state = self._fold(n, s, env, org, use_span, evs, same, ufr, True)
+        if state is UNBOUND:
+            return UnknownValue(use_span, org)
+        return restamped(state, org)
+
+    def _fold(self, n: str, s: Scope, env: EvalEnv, org: Origin, use_span: Span, evs: list, same: bool, ufr: tuple,
+              by_path: bool):
+        """The value of ``n`` at the use, assignment by assignment; ``by_path``: on the selected paths only."""
         state = UNBOUND
         active = env.active | {(id(s), n)}
-        for e in sorted(evs, key=lambda e: e.pos):
+        for e in evs:
             if same and e.pos >= env.pos:
                 rel = "after-loop" if shares_loop(e.frames, ufr) else None
                 if rel is None:
                     continue
             else:
                 rel = frame_relation(e.frames, ufr)
+                if rel == "cond" and by_path:
+                    runs = self._runs(e.frames, ufr)
+                    if runs is False:
+                        continue  # on a path the reading did not select
+                    if runs:
+                        rel = "certain"
             eenv = EvalEnv(s, e.pos, e.frames, org, env.depth + 1, {n: state} if state is not UNBOUND else None,
                            active)
             state = self.step(state, e, rel, eenv, use_span, org)
-        if state is UNBOUND:
-            return UnknownValue(use_span, org)
-        return restamped(state, org)
+        return state
+
+    def _runs(self, ev_frames: tuple, use_frames: tuple) -> bool | None:
+        """Whether an assignment in branches of ``if`` statements runs on the selected paths (None: not selected)."""
+        k = 0
+        while k < len(ev_frames) and k < len(use_frames) and ev_frames[k] == use_frames[k]:
+            k += 1
+        rest = ev_frames[k:]
+        if self._ifs is None:
+            self._ifs = {}
+            stack = [self.module]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, cst.If):
+                    self._ifs[id(n)] = n
+                stack.extend(c for _f, c in child_nodes(n))
+        if not rest or any(f[0] != "c" or f[1] not in self._ifs for f in rest):
+            return None
+        for _c, point, _part in rest:
+            test = self._ifs[point].test
+            self.paths.point(point, if_conditions(self.text[self.span(test).start:self.span(test).end]))
+        if any(self.paths.selection.get(f[1]) is None for f in rest):
+            for f in rest:
+                self.paths.chosen(f[1])  # noted: the launch is read again once per path
+            return None
+        for _c, point, part in rest:
+            if self.paths.chosen(point) != part:
+                return False
+        return True
 
     def step(self, state, e: Event, rel: str, eenv: EvalEnv, where: Span, org: Origin):
         repeated = rel in ("loop", "after-loop")
@@ -676,7 +723,13 @@ class Evaluator:
     def ev_IfExp(self, node, env):
         a = self.ev(node.body, env)
         b = self.ev(node.orelse, env)
-        return join_values(a, b, self.span(node))
+        joined = join_values(a, b, self.span(node))
+        if not isinstance(joined, UnknownValue):
+            return joined
+        test = self.span(node.test)
+        self.paths.point(id(node), if_conditions(self.text[test.start:test.end]))
+        part = self.paths.chosen(id(node))
+        return joined if part is None else a if part == "b" else b
 
     def ev_Subscript(self, node, env):
         sp = self.span(node)
@@ -693,6 +746,15 @@ class Evaluator:
                     return base.items[i].val
             if isinstance(base, DictValue) and isinstance(k, StrValue) and k.known and k.text in base.entries:
                 return base.entries[k.text].val
+            if isinstance(base, DictValue) and not base.open and len(base.entries) > 1 and \
+                    not (isinstance(k, StrValue) and k.known):
+                # A preset picked by a name the code does not know: one reading per preset.
+                ks = self.span(sl.value)
+                key = " ".join(self.text[ks.start:ks.end].split())
+                self.paths.point(id(node), {name: f"{key} == {name!r}" for name in base.entries})
+                part = self.paths.chosen(id(node))
+                if part is not None:
+                    return base.entries[part].val
             return UnknownValue(sp, env.org)
         if isinstance(sl, cst.Slice) and isinstance(base, ListValue) and sl.step is None:
             if any(isinstance(it.val, UnknownValue) and it.val.splat for it in base.items):

@@ -21,6 +21,7 @@ from kv4lint.frontends.argv_lists import Word as ArgWord
 from kv4lint.frontends.hints import env_hints, fact_hints
 from kv4lint.frontends.python.evaluate import EvalEnv, Evaluator, NotALaunch
 from kv4lint.frontends.python.index import Event, ModuleIndex, Positions, ProvidedPositions, Scope
+from kv4lint.frontends.python.paths import condition, selections
 from kv4lint.frontends.python.values import ConstValue, DictValue, ListItem, ListValue, StrValue, UnknownValue, \
     call_argument, chars_of, contiguous_span, ipython_expand, origin_of, split_on_whitespace, truth_of, where_of
 from kv4lint.model import FileError, Hint, Launch, ScanResult, Span, Value
@@ -29,6 +30,10 @@ from kv4lint.sglang.commands import ASYNC_EXEC, CONFIG_ENTRIES, CONFIG_HELPERS, 
     SUBPROCESS_ARGV, unwrap
 from kv4lint.source import LineIndex
 from kv4lint.suppression import codes_above, file_codes, trailing_codes
+
+
+def _values_key(values) -> tuple:
+    return tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in values)
 
 
 class Scanner(Evaluator):
@@ -51,7 +56,7 @@ class Scanner(Evaluator):
         for call, scope, kind in cands:
             before = len(self.result.launches)
             try:
-                self.launch(call, scope, kind)
+                self.read_paths(call, scope, kind, before)
             except NotALaunch:
                 continue
             except RecursionError:
@@ -60,6 +65,44 @@ class Scanner(Evaluator):
                 self._launch_error(call, internal_error.describe(e, during="reading this launch"), internal=True)
             self._mark_disabled(self.result.launches[before:], lines, self.start(call))
         return self.result
+
+    def read_paths(self, call, scope: Scope, kind: tuple[str, str], before: int) -> None:
+        """Read a launch; when its values depend on choices the code makes (paths.py), once per path."""
+        paths = self.paths
+        paths.seen, paths.used, paths.selection = [], [], {}
+        self.launch(call, scope, kind)
+        sels = selections(paths, paths.seen) if paths.seen else []
+        if not sels:
+            return
+        launches = self.result.launches
+        del launches[before:]
+        errors = len(self.result.errors)
+        for sel in sels:
+            paths.seen, paths.used, paths.selection = [], [], sel
+            start = len(launches)
+            try:
+                self.launch(call, scope, kind)
+            except NotALaunch:
+                continue
+            finally:
+                paths.selection = {}
+            cond = condition(paths, paths.used, sel)
+            for launch in launches[start:]:
+                launch.condition = " and ".join(c for c in (cond, launch.condition) if c) or None
+        # Readings that gave the same launch: it runs on any of their paths.
+        kept: dict = {}
+        for launch in launches[before:]:
+            key = (launch.form, launch.entry, launch.span, _values_key(launch.argv), _values_key(launch.positional),
+                   tuple((k, *_values_key([v])) for k, v in launch.kwargs.items()))
+            first = kept.get(key)
+            if first is None:
+                kept[key] = launch
+            elif first.condition is not None:
+                conds = [first.condition, launch.condition]
+                first.condition = None if None in conds else " or ".join(dict.fromkeys(conds))
+        launches[before:] = list(kept.values())
+        unique = list(dict.fromkeys((e.path, e.message, e.line) for e in self.result.errors[errors:]))
+        self.result.errors[errors:] = [FileError(*e) for e in unique]
 
     @staticmethod
     def _mark_disabled(launches: list[Launch], lines: LineIndex, offset: int) -> None:

@@ -23,6 +23,7 @@ _EXT = {
     ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".rst": "markdown",
     ".ipynb": "notebook",
     ".mk": "makefile",
+    ".json": "json", ".jsonc": "json",
     ".dockerfile": "dockerfile", ".containerfile": "dockerfile",
 }
 _NAMES = {"dockerfile": "dockerfile", "containerfile": "dockerfile", "makefile": "makefile",

@@ -154,6 +154,8 @@ class Launch:
     # (``USE_FP4_KV=1``, ``MODE=fp4``), when a value depends on a branch; None: every run.  A
     # command whose value differs between paths is one Launch per path, each judged on its own.
     condition: str | None = None
+    # Where the launch is in a structured file, in its own terms (a JSON path: ``$.configurations[0].args``).
+    location: str | None = None
 
 
 class Severity(str, enum.Enum):

@@ -171,7 +171,8 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
 
 
 def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Finding]:
-    """Findings of launches that run only on some paths of the script, their message naming the condition.
+    """Findings of launches that run only on some paths of the script, their message naming the condition
+    (and, in a structured file, the launch's location: a JSON path).
 
     A command whose values differ between paths is one Launch per path (each
     with its ``condition``); a finding every path of the command has holds for
@@ -191,6 +192,8 @@ def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Fin
             if launch.condition is not None and \
                     (f.code, f.span, f.message) not in everywhere[(launch.span, launch.anchor)]:
                 f.message = f"when {launch.condition}: {f.message}"
+            if launch.location is not None:
+                f.message = f"{launch.location}: {f.message}"
             out.append(f)
     return out
 

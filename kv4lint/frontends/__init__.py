@@ -22,6 +22,7 @@ SCANNERS: dict[str, str] = {
     "markdown": "kv4lint.frontends.markdown:scan_markdown",
     "notebook": "kv4lint.frontends.notebook:scan_notebook",
     "makefile": "kv4lint.frontends.makefile:scan_makefile",
+    "json": "kv4lint.frontends.json_:scan_json",
 }
 
 
@@ -31,6 +32,7 @@ NESTED: dict[str, str] = {
     "python": "kv4lint.frontends.python:scan_python",
     "shell": "kv4lint.frontends.shell:scan_shell",
     "shell words": "kv4lint.frontends.shell:split_words",  # shlex-like splitting with spans
+    "yaml": "kv4lint.frontends.yaml:scan_yaml",  # a Kubernetes manifest written in JSON (JSON is YAML)
 }
 
 

@@ -1,0 +1,337 @@
+"""JSON files: ``docker inspect`` output, VS Code ``launch.json``, devcontainers, ECS task definitions, Kubernetes.
+
+The text is read by a small parser that keeps every string's characters at
+their offsets (JSON with comments and trailing commas, as VS Code writes it,
+is accepted).  Launches are recognised by their shape, whatever the file is
+called:
+
+- a ``module`` + ``args`` pair (a VS Code debug configuration): ``python -m MODULE ARGS``;
+- command arrays or strings: ``Entrypoint`` + ``Cmd`` (``docker inspect``'s ``Config``),
+  ``Path`` + ``Args`` (its process), ``entryPoint`` + ``command`` (ECS),
+  ``command`` + ``args``; a string is a shell command;
+- devcontainer lifecycle commands (``postStartCommand`` ...): a string, an array or an object of them;
+- the environment beside them (``environment`` name/value lists, ``Env`` ``K=V`` lists, ``env`` objects)
+  gives values and target hints;
+- a Kubernetes manifest (``apiVersion`` + ``kind``) is read by the YAML frontend, JSON being YAML.
+
+Each launch carries the JSON path of its command (``$.configurations[0].args``), which findings name.
+A verbatim string element is edited in place, quotes and layout untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kv4lint.frontends import argv_lists, embedded, nested
+from kv4lint.frontends.argv_lists import Word
+from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints
+from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
+from kv4lint.source import LineIndex, OffsetMap
+
+_MAX_DEPTH = 200
+
+
+class JSONError(ValueError):
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.offset = offset
+
+
+@dataclass
+class Node:
+    """A JSON value with where it is written: ``kind`` is obj, arr, str, num or lit."""
+
+    kind: str
+    start: int
+    end: int
+    value: object = None  # str for str; list of Node for arr; list of (key, key Node, Node) for obj
+    outer: list[int] = field(default_factory=list)  # str: file offset of each character, then the closing quote
+
+    def get(self, key: str) -> "Node | None":
+        if self.kind != "obj":
+            return None
+        for k, _kn, v in self.value:
+            if k == key:
+                return v
+        return None
+
+
+_SPACE = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*", re.S)
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.text = text
+
+    def skip(self, i: int) -> int:
+        return _SPACE.match(self.text, i).end()
+
+    def value(self, i: int, depth: int) -> tuple[Node, int]:
+        if depth > _MAX_DEPTH:
+            raise JSONError("JSON nested too deeply to read", i)
+        text = self.text
+        i = self.skip(i)
+        if i >= len(text):
+            raise JSONError("unexpected end of JSON", i)
+        c = text[i]
+        if c == '"':
+            try:
+                s, outer, end = embedded.json_string_at(text, i)
+            except embedded.JSONStringError as e:
+                raise JSONError(f"bad JSON string ({e})", i) from None
+            return Node("str", i, end, s, outer), end
+        if c == "{":
+            return self.container(i, depth, "obj", "}")
+        if c == "[":
+            return self.container(i, depth, "arr", "]")
+        for lit in ("true", "false", "null"):
+            if text.startswith(lit, i):
+                return Node("lit", i, i + len(lit), lit), i + len(lit)
+        m = _NUMBER.match(text, i)
+        if m and m.end() > i:
+            return Node("num", i, m.end(), m.group()), m.end()
+        raise JSONError(f"unexpected {c!r} in JSON", i)
+
+    def container(self, i: int, depth: int, kind: str, close: str) -> tuple[Node, int]:
+        text = self.text
+        out: list = []
+        start = i
+        i += 1
+        while True:
+            i = self.skip(i)
+            if i < len(text) and text[i] == close:  # also after a trailing comma (JSON with comments)
+                return Node(kind, start, i + 1, out), i + 1
+            if kind == "obj":
+                key, i = self.value(i, depth + 1)
+                if key.kind != "str":
+                    raise JSONError("an object key must be a string", key.start)
+                i = self.skip(i)
+                if i >= len(text) or text[i] != ":":
+                    raise JSONError("expected ':' after an object key", i)
+                val, i = self.value(i + 1, depth + 1)
+                out.append((key.value, key, val))
+            else:
+                val, i = self.value(i, depth + 1)
+                out.append(val)
+            i = self.skip(i)
+            if i < len(text) and text[i] == ",":
+                i += 1
+                continue
+            if i < len(text) and text[i] == close:
+                continue
+            raise JSONError(f"expected ',' or {close!r}", i)
+
+
+def parse(text: str) -> Node:
+    p = _Parser(text)
+    node, i = p.value(0, 0)
+    i = p.skip(i)
+    if i != len(text):
+        raise JSONError("unexpected text after the JSON value", i)
+    return node
+
+
+# ---------------------------------------------------------------------------
+# Words
+
+
+def _word(n: Node, remove: Span | None = None) -> Word:
+    text = n.value
+    outer = n.outer
+    contiguous = n.end - n.start - 2 == len(text)  # no escapes: the characters are the value
+    span = Span(n.start + 1, n.end - 1) if contiguous and text else None
+    v = Value(text, span, Provenance.LITERAL, use=None if span else Span(n.start, n.end), remove=remove, quote='"')
+    return Word(v, OffsetMap(list(outer)))
+
+
+def _synth(text: str, at: Node) -> Word:
+    return Word(Value(text, None, Provenance.LITERAL, use=Span(at.start, at.end)))
+
+
+def words_of(n: Node | None) -> list[Word] | None:
+    """An argv given as an array of strings, or as a string (a shell command: ``sh -c``); None: not a command."""
+    if n is None or (n.kind == "lit" and n.value == "null"):
+        return []
+    if n.kind == "arr":
+        if not all(x.kind == "str" for x in n.value):
+            return None
+        removes = argv_lists.removal_spans([(x.start, x.end) for x in n.value])
+        return [_word(x, r) for x, r in zip(n.value, removes)]
+    if n.kind == "str":
+        return [_synth("/bin/sh", n), _synth("-c", n), _word(n)]
+    return None
+
+
+# ---------------------------------------------------------------------------
+# The scanner
+
+_PAIRS = (("Entrypoint", "Cmd"), ("entryPoint", "command"), ("command", "args"), ("Path", "Args"))
+_DEVCONTAINER = ("initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand",
+                 "postStartCommand", "postAttachCommand")
+_IMAGE_KEYS = ("Image", "image")
+
+
+def _path(parts: list) -> str:
+    out = "$"
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p)
+                                                     else f"[{p!r}]")
+    return out
+
+
+class _Json:
+    def __init__(self, text: str, path: str, result: ScanResult):
+        self.text = text
+        self.path = path
+        self.result = result
+        self.index = LineIndex(text)
+
+    def env(self, obj: Node, inherited: dict) -> tuple[dict, list[Hint]]:
+        env = dict(inherited)
+        hints: list[Hint] = []
+
+        def add(name: str, value: Node | None, how: str, span: Span) -> None:
+            text = value.value if value is not None and value.kind == "str" else None
+            env[name] = text
+            hints.extend(env_hints(name, text, span, how=how))
+
+        for key in ("environment", "Env", "env"):
+            e = obj.get(key)
+            if e is None:
+                continue
+            if e.kind == "obj":
+                for k, kn, v in e.value:
+                    add(k, v, key, Span(kn.start, v.end))
+            elif e.kind == "arr":
+                for item in e.value:
+                    if item.kind == "str" and "=" in item.value:
+                        name, _, val = item.value.partition("=")
+                        env[name] = val
+                        hints.extend(env_hints(name, val, Span(item.start, item.end), how=key))
+                    elif item.kind == "obj" and item.get("name") is not None and item.get("name").kind == "str":
+                        add(item.get("name").value, item.get("value"), key, Span(item.start, item.end))
+        for key in _IMAGE_KEYS:
+            img = obj.get(key)
+            if img is not None and img.kind == "str":
+                hints.extend(image_hints(img.value, Span(img.start, img.end)))
+        return env, hints
+
+    def walk(self, node: Node, parts: list, env: dict, hints: list[Hint], depth: int = 0) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        if node.kind == "arr":
+            for k, item in enumerate(node.value):
+                self.walk(item, parts + [k], env, hints, depth + 1)
+            return
+        if node.kind != "obj":
+            return
+        env, own = self.env(node, env)
+        hints = dedupe_hints(own + hints)
+        self.commands(node, parts, env, hints)
+        for k, _kn, v in node.value:
+            self.walk(v, parts + [k], env, hints, depth + 1)
+
+    def commands(self, obj: Node, parts: list, env: dict, hints: list[Hint]) -> None:
+        module = obj.get("module")
+        if module is not None and module.kind == "str":
+            args = obj.get("args")
+            if args is not None and args.kind == "str":
+                vals = embedded.split_shell_words(args.value, OffsetMap(list(args.outer)))
+                rest = [Word(v) for v in vals] if vals is not None else None
+            else:
+                rest = words_of(args)
+            if rest is not None:
+                words = [_synth("python", module), _synth("-m", module), _word(module)] + rest
+                self.launch(words, parts + ["args" if args is not None else "module"], env, hints)
+        inspected = obj.get("Config") is not None and obj.get("Config").kind == "obj"
+        for entry_key, cmd_key in _PAIRS:
+            if inspected and entry_key == "Path":
+                continue  # docker inspect: the process is the Config's Entrypoint + Cmd, read there
+            entry, cmd = obj.get(entry_key), obj.get(cmd_key)
+            if entry is None and cmd is None:
+                continue
+            ew, cw = words_of(entry), words_of(cmd)
+            if ew is None or cw is None or not ew + cw:
+                continue
+            if entry_key == "command" and entry is not None and entry.kind == "str":
+                continue  # command: "..." with args: a Kubernetes-like shape with a string command is no argv
+            self.launch(ew + cw, parts + [cmd_key if cmd is not None else entry_key], env, hints)
+            break
+        for key in _DEVCONTAINER:
+            c = obj.get(key)
+            if c is None:
+                continue
+            cmds = [(k, v) for k, _kn, v in c.value] if c.kind == "obj" else [(None, c)]
+            for name, v in cmds:
+                words = words_of(v)
+                if words:
+                    self.launch(words, parts + [key] + ([name] if name is not None else []), env, hints)
+
+    def launch(self, words: list[Word], parts: list, env: dict, hints: list[Hint]) -> None:
+        known = {k: v for k, v in env.items() if v is not None}
+        sub = argv_lists.launches_from_words(words, self.path, env=known, hints=hints, language="json",
+                                             what=f"the command at {_path(parts)}", file_text=self.text)
+        where = _path(parts)
+        for la in sub.launches:
+            la.location = la.location or where
+        embedded.merge(self.result, sub)
+
+
+def _is_kubernetes(root: Node) -> bool:
+    docs = root.value if root.kind == "arr" else [root]
+    for d in docs:
+        if d.kind == "obj" and d.get("apiVersion") is not None and d.get("kind") is not None:
+            return True
+        items = d.get("items") if d.kind == "obj" else None
+        if items is not None and items.kind == "arr" and any(_is_kubernetes(x) for x in items.value):
+            return True
+    return False
+
+
+def path_at(root: Node, offset: int) -> str:
+    """The JSON path of the deepest value written at ``offset``."""
+    parts: list = []
+    node = root
+    while True:
+        if node.kind == "obj":
+            nxt = next(((k, v) for k, kn, v in node.value if kn.start <= offset < v.end), None)
+        elif node.kind == "arr":
+            nxt = next(((k, v) for k, v in enumerate(node.value) if v.start <= offset < v.end), None)
+        else:
+            nxt = None
+        if nxt is None:
+            return _path(parts)
+        parts.append(nxt[0])
+        node = nxt[1]
+
+
+def scan_json(text: str, path: str) -> ScanResult:
+    result = ScanResult()
+    try:
+        root = parse(text)
+    except JSONError as e:
+        line = LineIndex(text).position(min(e.offset, len(text))).line
+        result.errors.append(FileError(path, f"cannot parse JSON: {e} (line {line})", line))
+        return result
+    except RecursionError:
+        result.errors.append(FileError(path, "JSON too deeply nested to read"))
+        return result
+    if _is_kubernetes(root):
+        try:
+            sub = nested("yaml")(text, path)  # JSON is YAML: the YAML frontend reads manifests
+        except ImportError as e:
+            result.errors.append(FileError(path, f"cannot read a Kubernetes manifest: {e}"))
+            return result
+        for la in sub.launches:
+            la.language = "json"
+            la.location = re.sub(r"\[\d+\]$", "", path_at(root, la.anchor.start))  # the command, not its word
+        result.launches.extend(sub.launches)
+        result.errors.extend(sub.errors)
+        return result
+    _Json(text, path, result).walk(root, [], {}, [])
+    for la in result.launches:
+        if la.location is None or la.location == "$":
+            la.location = path_at(root, la.anchor.start)
+    return result

@@ -1,0 +1,89 @@
+"""JSON files through the CLI: launch.json, docker inspect, ECS, devcontainer, Kubernetes JSON.
+
+Each form: the finding names the JSON path of the command and the value, ``kv4lint fix`` edits the array element
+(or the command string) in place, layout and comments kept, and the file then checks clean; the variant with an
+accepted KV cache stays silent.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kv4lint.cli import main
+from kv4lint.frontends.json_ import JSONError, parse, path_at
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "json"
+ARGS = ["--isolated", "--jobs", "1", "--sglang-version", "0.5.23", "--gpu", "b200"]
+
+
+def check(path: Path, tmp_path: Path) -> tuple[int, dict]:
+    out = tmp_path / "out.json"
+    code = main(["check", "--format", "json", *ARGS, str(path), "--output-file", str(out)])
+    return code, json.loads(out.read_text())
+
+
+FORMS = {
+    "vscode_launch.json": ("$.configurations[0].args: --kv-cache-dtype nvfp4", 13),
+    "docker_inspect.json": ("$[0].Config.Cmd: --kv-cache-dtype nvfp4", 33),
+    "ecs_task_definition.json": ("$.containerDefinitions[0].command: --kv-cache-dtype nvfp4", 11),
+    "devcontainer.json": ("$.postStartCommand.server: --kv-cache-dtype nvfp4", 8),
+    "k8s_deployment.json": ("$.spec.template.spec.containers[0].command: --kv-cache-dtype nvfp4", 17),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_json_form_found_with_its_path_and_fixed_in_place(name: str, tmp_path: Path):
+    message, line = FORMS[name]
+    path = tmp_path / name
+    shutil.copy(FIXTURES / name, path)
+    code, doc = check(path, tmp_path)
+    assert code == 1 and doc["errors"] == []
+    assert [(f["line"], f["code"]) for f in doc["findings"]] == [(line, "KV401")]
+    assert doc["findings"][0]["message"].startswith(message)
+    before = path.read_text()
+    (edit,) = doc["findings"][0]["fix"]["edits"]
+    assert before[edit["start"]:edit["end"]] == "nvfp4" and edit["text"] == "fp8_e4m3"
+    assert main(["fix", *ARGS, str(path)]) == 0
+    assert path.read_text() == before[:edit["start"]] + "fp8_e4m3" + before[edit["end"]:]
+    code, doc = check(path, tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_json_form_with_an_accepted_kv_cache_is_silent(name: str, tmp_path: Path):
+    code, doc = check(FIXTURES / f"decoy_{name[:-5]}_ok.json", tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+
+
+def test_json_found_by_discovery_and_escaped_value_not_edited(tmp_path: Path):
+    vscode = tmp_path / ".vscode"
+    vscode.mkdir()
+    (vscode / "launch.json").write_text(
+        '{"configurations": [{"module": "sglang.launch_server",\n'
+        '  "args": ["--model-path", "m", "--kv-cache-dtype", "nvfp\\u0034", "--attention-backend", "triton"]}]}\n')
+    code, doc = check(tmp_path, tmp_path)
+    assert code == 1 and [f["line"] for f in doc["findings"]] == [2]
+    fix = doc["findings"][0]["fix"]
+    assert fix is None or not fix["edits"]  # written with an escape: reported, not rewritten
+
+
+def test_json_syntax_error_is_a_file_error_with_its_line(tmp_path: Path):
+    path = tmp_path / "task.json"
+    path.write_text('{"command": ["python3", "-m", "sglang.launch_server",\n  "--kv-cache-dtype" "nvfp4"]}\n')
+    code, doc = check(path, tmp_path)
+    assert doc["findings"] == []
+    assert doc["errors"][0]["line"] == 2 and "cannot parse JSON" in doc["errors"][0]["message"]
+
+
+def test_parser_keeps_offsets_and_paths():
+    text = '// c\n{"a": [1, {"b": "x\\ty"},], /* k */ "c": null,}'
+    root = parse(text)
+    b = root.get("a").value[1].get("b")
+    assert text[b.start:b.end] == '"x\\ty"' and b.value == "x\ty"
+    assert path_at(root, b.start + 1) == "$.a[1].b"
+    with pytest.raises(JSONError):
+        parse('{"a": }')

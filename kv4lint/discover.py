@@ -24,10 +24,12 @@ _EXT = {
     ".ipynb": "notebook",
     ".mk": "makefile",
     ".json": "json", ".jsonc": "json",
+    ".service": "systemd",
     ".dockerfile": "dockerfile", ".containerfile": "dockerfile",
 }
 _NAMES = {"dockerfile": "dockerfile", "containerfile": "dockerfile", "makefile": "makefile",
-          "gnumakefile": "makefile"}
+          "gnumakefile": "makefile", "procfile": "procfile", "justfile": "justfile", ".justfile": "justfile",
+          "tox.ini": "tox", "pyproject.toml": "pyproject", "supervisord.conf": "supervisord"}
 _SHEBANG = re.compile(rb"^#!\s*(?:/usr/bin/env\s+(?:-S\s+)?)?(?:\S*/)?(\w+?)(?:[\d.]*)(?:\s|$)")
 _SHELLS = {"sh", "bash", "dash", "ksh", "zsh"}
 
@@ -40,6 +42,9 @@ def language_of(path: str, head: bytes | None = None) -> str | None:
     lang = _language_of_name(os.path.basename(path))
     if lang is not None:
         return lang
+    if path.endswith((".conf", ".ini")) and re.search(r"(?:^|[/\\])supervisor[d]?(?:[/\\]conf\.d)?[/\\][^/\\]+$",
+                                                     path):
+        return "supervisord"
     if head is not None and head.startswith(b"#!"):
         m = _SHEBANG.match(head)
         if m:
@@ -55,6 +60,8 @@ def _language_of_name(name: str) -> str | None:
     low = name.lower()
     if low in _NAMES:
         return _NAMES[low]
+    if low.endswith((".conf", ".ini")) and "supervisor" in low:
+        return "supervisord"  # supervisor/conf.d/NAME.conf is named by its directory: see language_of
     dot = low.rfind(".")
     if dot > 0 and low[:dot].strip("."):  # as os.path.splitext: leading dots do not start an extension
         lang = _EXT.get(low[dot:])

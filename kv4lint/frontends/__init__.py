@@ -23,6 +23,12 @@ SCANNERS: dict[str, str] = {
     "notebook": "kv4lint.frontends.notebook:scan_notebook",
     "makefile": "kv4lint.frontends.makefile:scan_makefile",
     "json": "kv4lint.frontends.json_:scan_json",
+    "systemd": "kv4lint.frontends.services:scan_systemd",
+    "supervisord": "kv4lint.frontends.services:scan_supervisord",
+    "procfile": "kv4lint.frontends.services:scan_procfile",
+    "justfile": "kv4lint.frontends.services:scan_justfile",
+    "tox": "kv4lint.frontends.services:scan_tox",
+    "pyproject": "kv4lint.frontends.services:scan_pyproject",
 }
 
 

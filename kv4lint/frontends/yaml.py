@@ -247,6 +247,7 @@ class _Yaml:
         self.github(root)
         self.gitlab(root)
         self.task(root)
+        self.ray_job(root)
         self.walk_containers(root)
 
     # docker compose
@@ -384,6 +385,15 @@ class _Yaml:
             self.shell_lines(lines, env=env, hints=dedupe_hints(hints), what=f"job {scalar_text(name_node)}")
 
     # SkyPilot and dstack tasks
+    def ray_job(self, root) -> None:
+        """A Ray job spec (``ray job submit --submission-id ... -- ``; RayJob ``entrypoint:``): a shell command."""
+        entry = get(root, "entrypoint")
+        if not is_scalar(entry) or get(root, "services") is not None:
+            return
+        env = Env()
+        read_env(self.text, get(get(root, "runtime_env"), "env_vars"), env)
+        self.shell_scalar(entry, env=env, hints=env.hints("runtime_env env_vars:"), what="entrypoint:")
+
     def task(self, root) -> None:
         run, setup, commands = get(root, "run"), get(root, "setup"), get(root, "commands")
         if not (is_scalar(run) or is_scalar(setup) or is_seq(commands)):

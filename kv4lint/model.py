@@ -285,3 +285,6 @@ class ScanResult:
     # Files the scanned file copies into the image it describes (a Dockerfile's COPY/ADD), as
     # (source, destination): where to look for a ``--config`` path named inside the image.
     copies: list[tuple[str, str]] = field(default_factory=list)
+    # Files the text reads settings from (a shell ``source``), as written: ``script:env.sh`` (beside the
+    # script: ``$(dirname "$0")/env.sh``) or ``cwd:./env.sh``.  Read after the cache (kv4lint.sourced).
+    sources: list[str] = field(default_factory=list)

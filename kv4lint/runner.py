@@ -138,6 +138,12 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         rep.errors.append(internal_error.scan_error(path, "while scanning", e))
         return rep
     try:
+        from kv4lint.sourced import attach_sourced
+
+        scan = attach_sourced(scan, path, text, language)  # settings from files the script sources
+    except Exception as e:  # a sourced file's problem must not stop the run
+        rep.errors.append(FileError(path, f"could not read a sourced file ({type(e).__name__}: {e})"))
+    try:
         from kv4lint.launch_configs import attach_configs
 
         attach_configs(scan, path)  # the --config files launches name: read after the cache, on every run

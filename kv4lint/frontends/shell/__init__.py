@@ -6,6 +6,6 @@ The script is parsed (:mod:`.parse`), its words expanded as bash would
 (:mod:`.walk`), which turns each SGLang command into a Launch.
 """
 
-from kv4lint.frontends.shell.walk import scan_shell, split_words
+from kv4lint.frontends.shell.walk import scan_shell, shell_variables, split_words
 
-__all__ = ["scan_shell", "split_words"]
+__all__ = ["scan_shell", "shell_variables", "split_words"]

@@ -99,6 +99,9 @@ class _Scan:
         self.selection: dict = {}
         self.seen: list = []
         self.conds: list[str] = []
+        # ``source FILE``: the files met (as written), and the variables each sets when the pipeline read it.
+        self.sources: list[str] = []
+        self.sourced: dict[str, dict[str, str | None]] = {}
 
     def nested_too_deep(self, line: int) -> None:
         """Statements nested deeper than ``MAX_DEPTH`` are not walked: say so once, a launch there is unknown."""
@@ -740,6 +743,9 @@ class Walker:
         if head in _READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
             self._reader(words)
             return
+        if head in ("source", ".") and len(words) > 1:
+            self._source(words[1])
+            return
         penv: list[tuple[str, Chars | None, Span | None]] = []
         phints: list[Hint] = []
         for _node, name, chars, span in prefix:
@@ -762,6 +768,18 @@ class Walker:
                 self._inner_python(n, ex, stdin, fallback)
             else:
                 self._inner_shell(n, ex, stdin, None, fallback=fallback)
+
+    def _source(self, word: Field) -> None:
+        """``source FILE`` / ``. FILE``: the variables it sets, when the pipeline read it (kv4lint.sourced)."""
+        ref = _source_ref(word)
+        if ref is None:
+            return
+        if ref not in self.scan.sources:
+            self.scan.sources.append(ref)
+        for name, value in self.scan.sourced.get(ref, {}).items():
+            a = Assignment(name, None, exported=True)  # written in another file: reported, not edited here
+            self.bind(name, Binding(SCALAR, Chars(value), assign=a) if value is not None else
+                      Binding(UNKNOWN, assign=a))
 
     def _set_positional(self, words: list[Field]) -> None:
         """``shift [n]`` and ``set -- args``."""
@@ -929,6 +947,19 @@ class Walker:
             root = tree.root_node
         self.run(root.named_children)
         self.finish_functions()
+
+
+_SCRIPT_DIR = re.compile(r"dirname|BASH_SOURCE|\$0|\$\{0\}|\w*DIR\b|\w*HERE\b|\w*ROOT\b")
+
+
+def _source_ref(word: Field) -> str | None:
+    """``script:REL`` for a file beside the script (``$(dirname "$0")/env.sh``), ``cwd:PATH`` for a plain path."""
+    full = word.full.text
+    if not word.unknown:
+        return None if not full or full.startswith(("/", "~")) else f"cwd:{full}"
+    if full.startswith(HOLE + "/") and HOLE not in full[1:] and _SCRIPT_DIR.search(word.raw):
+        return f"script:{full[2:]}"
+    return None
 
 
 _ALWAYS_SUCCEEDS = {"variable_assignment", "variable_assignments", "declaration_command"}
@@ -1110,7 +1141,8 @@ def _syntax_error(root, src: ShellText, scan: _Scan, origin: OffsetMap | None) -
 
 
 def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: dict[str, str] | None = None,
-               hints: list[Hint] | None = None, file_text: str | None = None) -> ScanResult:
+               hints: list[Hint] | None = None, file_text: str | None = None,
+               sourced: dict[str, dict[str, str | None]] | None = None) -> ScanResult:
     """Find the SGLang launches in a shell script (or a shell text embedded in a file).
 
     ``origin`` maps offsets in ``text`` to offsets in the file when ``text`` is
@@ -1120,7 +1152,9 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     Kubernetes ``env:``); ``hints`` are added to every launch found (the
     container's own target hints: give env-var hints there, with their spans).
     ``file_text`` (the whole file, with ``origin``) lets syntax errors be
-    reported at file lines.  Never raises.
+    reported at file lines.  ``sourced`` gives the variables each file the
+    script sources sets (read by :mod:`kv4lint.sourced`, keyed as
+    ``ScanResult.sources`` names them).  Never raises.
     """
     result = ScanResult()
     try:
@@ -1130,6 +1164,7 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     if "sglang" not in text and not any("sglang" in v for v in (env or {}).values()):
         return result
     scan = _Scan(path, file_text)
+    scan.sourced = dict(sourced or {})
     try:
         pos = list(origin.outer) if origin is not None else None
         fallback = origin.anchor(Span(0, min(len(text), 1))) if origin is not None and text else None
@@ -1153,7 +1188,27 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     except Exception as e:  # pragma: no cover - defensive
         scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
     result.errors = scan.errors
+    result.sources = scan.sources
     return result
+
+
+def shell_variables(text: str, path: str, sourced: dict[str, dict[str, str | None]] | None = None
+                    ) -> tuple[dict[str, str | None], list[str]]:
+    """What a sourced settings file leaves set (known values; None: set, value unknown) and the files it sources."""
+    scan = _Scan(path, None)
+    scan.sourced = dict(sourced or {})
+    walker = Walker(scan, ShellText(text, None, None, None), Variables(), [])
+    try:
+        walker.walk()
+    except (RecursionError, ValueError):
+        return {}, scan.sources
+    out: dict[str, str | None] = {}
+    for name, b in walker.env.vars.items():
+        if b.kind == SCALAR:
+            out[name] = b.chars.text if b.chars is not None else None
+        elif b.kind != UNSET:
+            out[name] = None
+    return out, scan.sources
 
 
 def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:

@@ -1,0 +1,111 @@
+"""Settings read from other files of the repository: a shell script's ``source env.sh`` / ``. env.sh``.
+
+A pipeline stage after the cache (the cache keys a file's scan on its own
+text): when a script's scan names files it sources (``ScanResult.sources``),
+each is read -- never run -- if it resolves inside the repository, the
+variables it leaves set are taken (following the files it sources in turn,
+each file once: a cycle ends there), and the script is read again with those
+values bound where the ``source`` line stands.  Editing ``env.sh`` is thus
+seen on the next run of ``serve.sh``.  A missing file, one outside the
+repository, too large or not text leaves its variables unknown, as before.
+A value from another file is reported at its use in the launch and not
+rewritten: other scripts may source the same file.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kv4lint.frontends.shell import scan_shell, shell_variables
+from kv4lint.model import ScanResult
+
+MAX_BYTES = 256 * 1024
+MAX_FILES = 32
+
+
+def repository_root(path: str) -> str:
+    """The nearest directory above ``path`` with ``.git`` (else ``pyproject.toml``), else the file's directory."""
+    start = os.path.dirname(os.path.abspath(path))
+    d = start
+    for _ in range(40):
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    d = start
+    for _ in range(40):
+        if os.path.isfile(os.path.join(d, "pyproject.toml")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return start
+
+
+def resolve(ref: str, script: str, root: str) -> str | None:
+    """The file a ``sources`` entry names, inside ``root``; None when there is none."""
+    kind, _, name = ref.partition(":")
+    here = os.path.dirname(os.path.abspath(script))
+    bases = [here] if kind == "script" else [here, root]
+    real_root = os.path.realpath(root)
+    for base in bases:
+        cand = os.path.realpath(os.path.join(base, name))
+        if os.path.commonpath([cand, real_root]) != real_root:
+            continue  # outside the repository: not read
+        if os.path.isfile(cand):
+            return cand
+    return None
+
+
+def _read(path: str) -> str | None:
+    try:
+        if os.path.getsize(path) > MAX_BYTES:
+            return None
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _variables(path: str, root: str, seen: set[str]) -> dict[str, str | None]:
+    if path in seen or len(seen) >= MAX_FILES:
+        return {}
+    seen.add(path)
+    text = _read(path)
+    if text is None:
+        return {}
+    _vars, refs = shell_variables(text, path)
+    if not refs:
+        return _vars
+    nested = {}
+    for ref in refs:
+        target = resolve(ref, path, root)
+        if target is not None:
+            nested[ref] = _variables(target, root, seen)
+    return shell_variables(text, path, nested)[0]
+
+
+def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> ScanResult:
+    """``scan`` of a script read again with the variables of the files it sources (or ``scan`` itself)."""
+    if language != "shell" or not scan.sources or not path or path.startswith("<"):
+        return scan
+    root = repository_root(path)
+    me = os.path.realpath(path)
+    sourced = {}
+    for ref in scan.sources:
+        target = resolve(ref, path, root)
+        if target is not None and target != me:
+            values = _variables(target, root, {me})
+            if values:
+                sourced[ref] = values
+    if not sourced:
+        return scan
+    again = scan_shell(text, path, sourced=sourced)
+    again.errors = scan.errors if not again.errors else again.errors
+    return again

@@ -1,0 +1,70 @@
+"""Settings a script sources from another file of the repository: read, never run; cycles, missing files, cache."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from kv4lint.cli import main
+
+ARGS = ["--jobs", "1", "--sglang-version", "0.5.23", "--gpu", "b200"]
+LAUNCH = ('python -m sglang.launch_server --model-path m --kv-cache-dtype "$KV" '
+          '--attention-backend "${ATTN:-triton}"\n')
+
+
+def check(target: Path, tmp_path: Path, *extra: str) -> list[dict]:
+    out = tmp_path / "out.json"
+    main(["check", "--format", "json", *ARGS, *extra, str(target), "--output-file", str(out)])
+    doc = json.loads(out.read_text())
+    assert doc["errors"] == []
+    return doc["findings"]
+
+
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "repo"
+    (r / ".git").mkdir(parents=True)
+    (r / "scripts").mkdir()
+    return r
+
+
+def test_sourced_value_is_found_at_the_launch(tmp_path: Path):
+    r = repo(tmp_path)
+    (r / "scripts" / "env.sh").write_text("export KV=nvfp4\n")
+    for line in ('source "$(dirname "$0")/env.sh"', ". ./env.sh", '. "${SCRIPT_DIR}/env.sh"'):
+        (r / "scripts" / "serve.sh").write_text(f"#!/bin/bash\n{line}\n" + LAUNCH)
+        found = check(r / "scripts" / "serve.sh", tmp_path, "--isolated")
+        assert [(f["line"], f["code"]) for f in found] == [(3, "KV401")], line
+        assert found[0]["message"].startswith("--kv-cache-dtype nvfp4")
+        assert found[0]["fix"] is None  # the value lives in env.sh, which other scripts may source too
+
+
+def test_sourced_chain_cycle_and_missing_file(tmp_path: Path):
+    r = repo(tmp_path)
+    (r / "scripts" / "a.sh").write_text(". ./b.sh\nKV=nvfp4\n")
+    (r / "scripts" / "b.sh").write_text(". ./a.sh\nATTN=triton\n. ./missing.sh\n")
+    (r / "scripts" / "serve.sh").write_text(". ./a.sh\n" + LAUNCH)
+    assert [f["line"] for f in check(r / "scripts" / "serve.sh", tmp_path, "--isolated")] == [2]
+    (r / "scripts" / "serve.sh").write_text(". ./missing.sh\n" + LAUNCH)
+    assert check(r / "scripts" / "serve.sh", tmp_path, "--isolated") == []
+
+
+def test_a_file_outside_the_repository_is_not_read(tmp_path: Path):
+    r = repo(tmp_path)
+    (tmp_path / "outside.sh").write_text("KV=nvfp4\n")
+    (r / "scripts" / "serve.sh").write_text(". ../../outside.sh\n" + LAUNCH)
+    assert check(r / "scripts" / "serve.sh", tmp_path, "--isolated") == []
+
+
+def test_editing_the_sourced_file_is_seen_through_the_cache(tmp_path: Path):
+    r = repo(tmp_path)
+    env = r / "scripts" / "env.sh"
+    env.write_text("KV=fp8_e4m3\n")
+    (r / "scripts" / "serve.sh").write_text(". ./env.sh\n" + LAUNCH)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert check(r / "scripts", tmp_path, *cache) == []
+    env.write_text("KV=nvfp4\n")
+    os.utime(env, ns=(1, 1))
+    assert [f["line"] for f in check(r / "scripts", tmp_path, *cache)] == [2]
+    env.write_text("KV=auto\n")
+    assert check(r / "scripts", tmp_path, *cache) == []

@@ -1,4 +1,5 @@
-"""Settings read from other files of the repository: a shell script's ``source env.sh`` / ``. env.sh``.
+"""Settings read from other files of the repository: a shell script's ``source env.sh`` / ``. env.sh``,
+compose's ``env_file:`` and the ``.env`` file beside a compose file.
 
 A pipeline stage after the cache (the cache keys a file's scan on its own
 text): when a script's scan names files it sources (``ScanResult.sources``),
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 
 from kv4lint.frontends.shell import scan_shell, shell_variables
+from kv4lint.frontends.yaml import scan_yaml
 from kv4lint.model import ScanResult
 
 MAX_BYTES = 256 * 1024
@@ -49,7 +51,7 @@ def resolve(ref: str, script: str, root: str) -> str | None:
     """The file a ``sources`` entry names, inside ``root``; None when there is none."""
     kind, _, name = ref.partition(":")
     here = os.path.dirname(os.path.abspath(script))
-    bases = [here] if kind == "script" else [here, root]
+    bases = [here] if kind in ("script", "envfile") else [here, root]
     real_root = os.path.realpath(root)
     for base in bases:
         cand = os.path.realpath(os.path.join(base, name))
@@ -91,9 +93,41 @@ def _variables(path: str, root: str, seen: set[str]) -> dict[str, str | None]:
     return shell_variables(text, path, nested)[0]
 
 
+def dotenv(path: str) -> dict[str, str | None]:
+    """``KEY=VALUE`` lines (``export``, quotes and comments as docker compose reads them)."""
+    text = _read(path)
+    out: dict[str, str | None] = {}
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, _, value = line.removeprefix("export ").partition("=")
+        name, value = name.strip(), value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        if name.isidentifier():
+            out[name] = value
+    return out
+
+
 def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> ScanResult:
-    """``scan`` of a script read again with the variables of the files it sources (or ``scan`` itself)."""
-    if language != "shell" or not scan.sources or not path or path.startswith("<"):
+    """``scan`` read again with the variables of the files it reads settings from (or ``scan`` itself)."""
+    if not scan.sources or not path or path.startswith("<"):
+        return scan
+    if language == "yaml":
+        root = repository_root(path)
+        files = {}
+        for ref in scan.sources:
+            target = resolve(ref, path, root) if ref.startswith("envfile:") else None
+            if target is not None:
+                files[ref] = dotenv(target)
+        if not any(files.values()):
+            return scan
+        again = scan_yaml(text, path, env_files=files)
+        return again
+    if language != "shell":
         return scan
     root = repository_root(path)
     me = os.path.realpath(path)

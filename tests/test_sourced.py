@@ -68,3 +68,25 @@ def test_editing_the_sourced_file_is_seen_through_the_cache(tmp_path: Path):
     assert [f["line"] for f in check(r / "scripts", tmp_path, *cache)] == [2]
     env.write_text("KV=auto\n")
     assert check(r / "scripts", tmp_path, *cache) == []
+
+
+def test_compose_env_file_and_dotenv(tmp_path: Path):
+    r = repo(tmp_path)
+    (r / "docker-compose.yml").write_text(
+        "services:\n"
+        "  a:\n"
+        "    command: python3 -m sglang.launch_server --model-path m --kv-cache-dtype ${KV} "
+        "--attention-backend triton\n"
+        "  b:\n"
+        "    env_file: [conf/b.env]\n"
+        '    command: ["sh", "-c", "python3 -m sglang.launch_server --model-path m --kv-cache-dtype $$B_KV '
+        '--attention-backend triton"]\n')
+    (r / "conf").mkdir()
+    (r / "conf" / "b.env").write_text("# b\nexport B_KV='nvfp4'\n")
+    (r / ".env").write_text("KV=nvfp4 # the FP4 cache\n")
+    found = check(r / "docker-compose.yml", tmp_path, "--isolated")
+    assert [(f["line"], f["code"]) for f in found] == [(3, "KV401"), (6, "KV401")]
+    assert all(f["message"].startswith("--kv-cache-dtype nvfp4") for f in found)
+    (r / ".env").write_text("KV=fp8_e4m3\n")
+    (r / "conf" / "b.env").unlink()
+    assert check(r / "docker-compose.yml", tmp_path, "--isolated") == []

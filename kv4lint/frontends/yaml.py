@@ -159,8 +159,40 @@ _K8S_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _COMPOSE_REF = re.compile(r"\$\$|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
 
 
+def _copy(b: TextBuilder, t: str, outer: list[int] | None, s: int, e: int) -> None:
+    if outer:
+        b.mapped(t[s:e], outer[s:e])
+    else:
+        b.synthetic(t[s:e], 0)
+
+
+def _interpolated(w: Word, values: dict[str, str | None]) -> Word:
+    """``w`` with the ``${VAR}``/``$VAR``/``${VAR:-x}`` that ``values`` knows replaced (not editable there)."""
+    t = w.text
+    outer = w.omap.outer if w.omap is not None else None
+    b = TextBuilder()
+    at = 0
+    changed = False
+    for m in re.finditer(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)", t):
+        name = m.group(1) or m.group(2)
+        value = values.get(name)
+        if value is None or (at < m.start() and t[m.start() - 1] == "$"):
+            continue
+        _copy(b, t, outer, at, m.start())
+        b.synthetic(value, outer[m.start()] if outer else 0)
+        at = m.end()
+        changed = True
+    if not changed:
+        return w
+    _copy(b, t, outer, at, len(t))
+    new, omap = b.build()
+    return Word(Value(new, None, Provenance.RESOLVED, use=w.value.anchor, remove=w.value.remove),
+                omap if outer else None)
+
+
 class _Yaml:
-    def __init__(self, text: str, path: str, result: ScanResult):
+    def __init__(self, text: str, path: str, result: ScanResult, env_files: dict | None = None):
+        self.env_files: dict[str, dict[str, str | None]] = dict(env_files or {})
         self.text = text
         self.path = path
         self.result = result
@@ -255,12 +287,15 @@ class _Yaml:
         services = get(root, "services")
         if not is_map(services):
             return
+        if "envfile:.env" not in self.result.sources:
+            self.result.sources.append("envfile:.env")  # compose reads .env beside the file for ${VAR}
         for _, svc in items(services):
             if not is_map(svc) or id(svc) in self.done:
                 continue
             self.done.add(id(svc))
             hints: list[Hint] = []
             env = Env()
+            self.env_file(get(svc, "env_file"), env)
             read_env(self.text, get(svc, "environment"), env, unknown_if=lambda s: "$" in s)
             hints += env.hints("environment")
             image = get(svc, "image")
@@ -275,8 +310,8 @@ class _Yaml:
                 if driver and driver.lower() == "nvidia":
                     hints.append(Hint("platform", "cuda", "deploy devices driver: nvidia", node_span(dev)))
             hints = dedupe_hints(hints)
-            ep = self.words(get(svc, "entrypoint"))
-            cmd = self.words(get(svc, "command"))
+            ep = self.compose_words(get(svc, "entrypoint"))
+            cmd = self.compose_words(get(svc, "command"))
             if ep is None or cmd is None:
                 continue
             ep = [self.compose_word(w) for w in ep]
@@ -287,11 +322,42 @@ class _Yaml:
             elif cmd:
                 self.launch_words(cmd, env=env, hints=hints, what="command", opener=opener)
 
+    def env_file(self, node, env: Env) -> None:
+        """``env_file:`` (a path, a list of paths or of ``{path: ...}``): its variables, when the pipeline read it."""
+        names = [n for n in ([node] if is_scalar(node) else _seq(node))]
+        for n in names:
+            if is_map(n):
+                n = get(n, "path")
+            if not is_scalar(n) or not n.value:
+                continue
+            ref = f"envfile:{n.value}"
+            if ref not in self.result.sources:
+                self.result.sources.append(ref)
+            for name, value in self.env_files.get(ref, {}).items():
+                env.add(EnvVar(name, value, None, node_span(n)))
+
+    def compose_words(self, node) -> list[Word] | None:
+        """:meth:`words`, a string's ``${VAR}`` interpolated from ``.env`` first (compose does it before splitting)."""
+        dotenv = self.env_files.get("envfile:.env")
+        if dotenv and is_scalar(node) and "$" in node.value:
+            sm = scalar_map(self.text, node)
+            w = _interpolated(Word(Value(sm.value, None), sm.omap), dotenv)
+            vals = embedded.split_shell_words(w.text, w.omap)
+            return None if vals is None else [Word(v) for v in vals]
+        return self.words(node)
+
     def compose_word(self, w: Word) -> Word:
-        """Compose interpolates ``${VAR}`` from the host before the container starts: unknown here."""
+        """Compose interpolates ``${VAR}`` from the host (and the ``.env`` file beside the compose file) before
+        the container starts: known when ``.env`` sets it, else unknown here."""
         t = w.text
         if t is None or "$" not in t:
             return w
+        dotenv = self.env_files.get("envfile:.env", {})
+        if dotenv:
+            w = _interpolated(w, dotenv)
+            t = w.text
+            if t is None or "$" not in t:
+                return w
         if _COMPOSE_REF.sub(lambda m: "" if m.group() == "$$" else "\0", t).find("\0") >= 0:
             if " " in t:  # a script for ``sh -c`` keeps its text: the shell reads what compose leaves
                 return w
@@ -549,12 +615,16 @@ def _flatten(node) -> list:
     return []
 
 
-def scan_yaml(text: str, path: str) -> ScanResult:
-    """Launches in a YAML file (see the module docstring); a syntax error is a FileError, never raised."""
+def scan_yaml(text: str, path: str, *, env_files: dict[str, dict[str, str | None]] | None = None) -> ScanResult:
+    """Launches in a YAML file (see the module docstring); a syntax error is a FileError, never raised.
+
+    ``env_files`` gives the variables of the files compose reads (``env_file:``, ``.env``), keyed as
+    ``ScanResult.sources`` names them (``envfile:NAME``); read by :mod:`kv4lint.sourced` after the cache.
+    """
     result = ScanResult()
     docs, errors = compose(text, path)
     result.errors.extend(errors)
-    sc = _Yaml(text, path, result)
+    sc = _Yaml(text, path, result, env_files)
     for doc in docs:
         try:
             sc.document(doc)

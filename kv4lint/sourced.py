@@ -1,5 +1,5 @@
-"""Settings read from other files of the repository: a shell script's ``source env.sh`` / ``. env.sh``,
-compose's ``env_file:`` and the ``.env`` file beside a compose file.
+"""Settings read from other files of the repository: a shell script's ``source env.sh`` / ``. env.sh`` and
+``docker run --env-file FILE``, compose's ``env_file:`` and the ``.env`` file beside a compose file.
 
 A pipeline stage after the cache (the cache keys a file's scan on its own
 text): when a script's scan names files it sources (``ScanResult.sources``),
@@ -93,20 +93,23 @@ def _variables(path: str, root: str, seen: set[str]) -> dict[str, str | None]:
     return shell_variables(text, path, nested)[0]
 
 
-def dotenv(path: str) -> dict[str, str | None]:
-    """``KEY=VALUE`` lines (``export``, quotes and comments as docker compose reads them)."""
+def dotenv(path: str, *, compose: bool = True) -> dict[str, str | None]:
+    """``KEY=VALUE`` lines: ``compose`` as docker compose reads them (``export``, quotes and comments), else as
+    ``docker run --env-file`` does (the value as written, quotes included)."""
     text = _read(path)
     out: dict[str, str | None] = {}
     for line in (text or "").splitlines():
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
-        name, _, value = line.removeprefix("export ").partition("=")
-        name, value = name.strip(), value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
+        name, _, value = (line.removeprefix("export ") if compose else line).partition("=")
+        name = name.strip()
+        if compose:
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            elif " #" in value:
+                value = value.split(" #", 1)[0].rstrip()
         if name.isidentifier():
             out[name] = value
     return out
@@ -135,7 +138,8 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
     for ref in scan.sources:
         target = resolve(ref, path, root)
         if target is not None and target != me:
-            values = _variables(target, root, {me})
+            values = dotenv(target, compose=False) if ref.startswith("dockerenv:") else \
+                _variables(target, root, {me})
             if values:
                 sourced[ref] = values
     if not sourced:

@@ -90,3 +90,19 @@ def test_compose_env_file_and_dotenv(tmp_path: Path):
     (r / ".env").write_text("KV=fp8_e4m3\n")
     (r / "conf" / "b.env").unlink()
     assert check(r / "docker-compose.yml", tmp_path, "--isolated") == []
+
+
+def test_docker_run_env_file(tmp_path: Path):
+    r = repo(tmp_path)
+    (r / "scripts" / "serve.env").write_text("SERVE_KV=nvfp4\n")
+    script = r / "scripts" / "run.sh"
+    script.write_text("docker run --gpus all --env-file serve.env lmsysorg/sglang:v0.5.23-cu129 \\\n"
+                      "  bash -c 'python3 -m sglang.launch_server --model-path m --kv-cache-dtype \"$SERVE_KV\" "
+                      "--attention-backend triton'\n")
+    found = check(script, tmp_path, "--isolated")
+    assert [(f["line"], f["code"]) for f in found] == [(2, "KV401")]
+    (r / "scripts" / "serve.env").write_text("SERVE_KV=fp8_e4m3\n")
+    assert check(script, tmp_path, "--isolated") == []
+    # docker takes an env-file's value as written: quotes are part of it (not a KV cache dtype SGLang knows).
+    (r / "scripts" / "serve.env").write_text('SERVE_KV="nvfp4"\n')
+    assert [f["code"] for f in check(script, tmp_path, "--isolated")] != ["KV401"]

@@ -754,7 +754,8 @@ class Walker:
         cmd = unwrap(words)
         if cmd is None or not cmd.runs:
             return
-        ex = _Exec(cmd, penv + [(name, None if v is None else v.chars, at.anchor()) for name, v, at in cmd.env],
+        ex = _Exec(cmd, penv + self._env_files(words, cmd) +
+                   [(name, None if v is None else v.chars, at.anchor()) for name, v, at in cmd.env],
                    phints + fact_hints(cmd.facts, Field.anchor))
         if ex.cmd.match is not None:
             self._launch(n, ex)
@@ -768,6 +769,28 @@ class Walker:
                 self._inner_python(n, ex, stdin, fallback)
             else:
                 self._inner_shell(n, ex, stdin, None, fallback=fallback)
+
+    def _env_files(self, words: list[Field], cmd) -> list[tuple[str, Chars | None, Span | None]]:
+        """``docker run --env-file FILE`` (and the other wrappers' ``--env-file``): the variables the pipeline
+        read from FILE (kv4lint.sourced), for the command inside."""
+        out: list[tuple[str, Chars | None, Span | None]] = []
+        inner = cmd.words[0] if cmd.words else None
+        for k, w in enumerate(words):
+            if w is inner:
+                break
+            name = None
+            if w.text == "--env-file" and k + 1 < len(words):
+                name = words[k + 1].text
+            elif w.text is not None and w.text.startswith("--env-file="):
+                name = w.text[len("--env-file="):]
+            if not name or name.startswith(("/", "~")):
+                continue
+            ref = f"dockerenv:{name}"
+            if ref not in self.scan.sources:
+                self.scan.sources.append(ref)
+            for var, value in self.scan.sourced.get(ref, {}).items():
+                out.append((var, Chars(value) if value is not None else None, w.anchor()))
+        return out
 
     def _source(self, word: Field) -> None:
         """``source FILE`` / ``. FILE``: the variables it sets, when the pipeline read it (kv4lint.sourced)."""

@@ -1,5 +1,6 @@
 """Settings read from other files of the repository: a shell script's ``source env.sh`` / ``. env.sh`` and
-``docker run --env-file FILE``, compose's ``env_file:`` and the ``.env`` file beside a compose file.
+``docker run --env-file FILE``, compose's ``env_file:`` and the ``.env`` file beside a compose file, a
+Makefile's ``include``.
 
 A pipeline stage after the cache (the cache keys a file's scan on its own
 text): when a script's scan names files it sources (``ScanResult.sources``),
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import os
 
+from kv4lint.frontends.makefile import parse as parse_makefile
+from kv4lint.frontends.makefile import scan_makefile
 from kv4lint.frontends.shell import scan_shell, shell_variables
 from kv4lint.frontends.yaml import scan_yaml
 from kv4lint.model import ScanResult
@@ -93,6 +96,25 @@ def _variables(path: str, root: str, seen: set[str]) -> dict[str, str | None]:
     return shell_variables(text, path, nested)[0]
 
 
+def _make_variables(path: str, root: str, seen: set[str]) -> dict[str, str | None]:
+    """What an included makefile sets (following its own includes, each file once)."""
+    if path in seen or len(seen) >= MAX_FILES:
+        return {}
+    seen.add(path)
+    text = _read(path)
+    if text is None:
+        return {}
+    refs: list[str] = []
+    parse_makefile(text, None, refs)
+    nested = {}
+    for ref in refs:
+        target = resolve(ref, path, root)
+        if target is not None:
+            nested[ref] = _make_variables(target, root, seen)
+    variables = parse_makefile(text, nested)[0]
+    return {name: v.value for name, v in variables.items()}
+
+
 def dotenv(path: str, *, compose: bool = True) -> dict[str, str | None]:
     """``KEY=VALUE`` lines: ``compose`` as docker compose reads them (``export``, quotes and comments), else as
     ``docker run --env-file`` does (the value as written, quotes included)."""
@@ -130,6 +152,16 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
             return scan
         again = scan_yaml(text, path, env_files=files)
         return again
+    if language == "makefile":
+        root = repository_root(path)
+        files = {}
+        for ref in scan.sources:
+            target = resolve(ref, path, root)
+            if target is not None:
+                files[ref] = _make_variables(target, root, {os.path.realpath(path)})
+        if not any(files.values()):
+            return scan
+        return scan_makefile(text, path, included=files)
     if language != "shell":
         return scan
     root = repository_root(path)

@@ -106,3 +106,17 @@ def test_docker_run_env_file(tmp_path: Path):
     # docker takes an env-file's value as written: quotes are part of it (not a KV cache dtype SGLang knows).
     (r / "scripts" / "serve.env").write_text('SERVE_KV="nvfp4"\n')
     assert [f["code"] for f in check(script, tmp_path, "--isolated")] != ["KV401"]
+
+
+def test_makefile_include(tmp_path: Path):
+    r = repo(tmp_path)
+    (r / "config.mk").write_text("KV_DTYPE := nvfp4\ninclude backend.mk\n")
+    (r / "backend.mk").write_text("ATTN = triton\n-include config.mk\n")  # a cycle: each file read once
+    mk = r / "Makefile"
+    mk.write_text("include config.mk missing.mk\n\nserve:\n\tpython -m sglang.launch_server --model-path m "
+                  "--kv-cache-dtype $(KV_DTYPE) --attention-backend $(ATTN)\n")
+    found = check(mk, tmp_path, "--isolated")
+    assert [(f["line"], f["code"]) for f in found] == [(4, "KV401")]
+    assert found[0]["message"].startswith("--kv-cache-dtype nvfp4") and found[0]["fix"] is None
+    (r / "config.mk").write_text("KV_DTYPE := fp8_e4m3\ninclude backend.mk\n")
+    assert check(mk, tmp_path, "--isolated") == []

@@ -47,6 +47,7 @@ class MakeVar:
     span: Span | None = None  # the assignment line
     exported: bool = False
     uses: int = 0
+    foreign: bool = False  # set by an included makefile (kv4lint.sourced): reported, not edited here
 
 
 @dataclass
@@ -80,8 +81,13 @@ def _continued(text: str, s: int, e: int) -> bool:
     return count % 2 == 1
 
 
-def parse(text: str) -> tuple[dict[str, MakeVar], list[Recipe], bool]:
-    """Variables, recipe lines and whether ``.ONESHELL`` is set."""
+def parse(text: str, included: dict[str, dict[str, str | None]] | None = None,
+          includes: list[str] | None = None) -> tuple[dict[str, MakeVar], list[Recipe], bool]:
+    """Variables, recipe lines and whether ``.ONESHELL`` is set.
+
+    ``include FILE`` lines are appended to ``includes`` (as ``makeinclude:FILE``); ``included`` gives the
+    variables of those files when the pipeline read them (:mod:`kv4lint.sourced`), set where the line stands.
+    """
     lines = _physical(text)
     variables: dict[str, MakeVar] = {}
     recipes: list[Recipe] = []
@@ -128,6 +134,17 @@ def parse(text: str) -> tuple[dict[str, MakeVar], list[Recipe], bool]:
         m = _ASSIGN.match(logical)
         if m and not _RULE.match(logical[: m.start(3)]):
             _assign(variables, m, logical, logical_start, first != k - 1)
+            continue
+        m_inc = re.match(r"^[ \t]*(?:-include|sinclude|include)[ \t]+(.*)$", logical)
+        if m_inc:
+            for name in m_inc.group(1).split("#", 1)[0].split():
+                if "$" in name or "%" in name or "*" in name:
+                    continue
+                ref = f"makeinclude:{name}"
+                if includes is not None and ref not in includes:
+                    includes.append(ref)
+                for var, value in (included or {}).get(ref, {}).items():
+                    variables[var] = MakeVar(var, value, foreign=True)
             continue
         if _DIRECTIVE.match(logical):
             continue
@@ -201,7 +218,9 @@ def _expand(text: str, rec: Recipe, variables: dict[str, MakeVar], b: TextBuilde
                 var = variables.get((name or "").strip()) if name and " " not in name.strip() else None
                 if var is not None and var.value is not None and ":" not in m.group()[2:]:
                     var.uses += 1
-                    if _SHELL_NAME.match(var.name) and _SAFE_VALUE.match(var.value):
+                    if var.foreign:  # from an included file: its text, not editable here
+                        b.synthetic(var.value, m.start())
+                    elif _SHELL_NAME.match(var.name) and _SAFE_VALUE.match(var.value):
                         ref = "${" + var.name + "}"
                         b.mapped(ref, list(range(m.start(), m.start() + len(ref))) if len(m.group()) == len(ref)
                                  else [m.start()] * len(ref))
@@ -215,11 +234,11 @@ def _expand(text: str, rec: Recipe, variables: dict[str, MakeVar], b: TextBuilde
         b.verbatim(text[pos:e], pos)
 
 
-def scan_makefile(text: str, path: str) -> ScanResult:
-    """Launches in a Makefile's recipes (see the module docstring)."""
+def scan_makefile(text: str, path: str, *, included: dict[str, dict[str, str | None]] | None = None) -> ScanResult:
+    """Launches in a Makefile's recipes (see the module docstring); ``included``: see :func:`parse`."""
     result = ScanResult()
     try:
-        variables, recipes, oneshell = parse(text)
+        variables, recipes, oneshell = parse(text, included, result.sources)
     except Exception as e:  # noqa: BLE001 - never raise on any input
         result.errors.append(FileError(path, f"cannot read the Makefile ({type(e).__name__}: {e})"))
         return result

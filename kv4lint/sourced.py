@@ -1,6 +1,6 @@
 """Settings read from other files of the repository: a shell script's ``source env.sh`` / ``. env.sh`` and
 ``docker run --env-file FILE``, compose's ``env_file:`` and the ``.env`` file beside a compose file, a
-Makefile's ``include``.
+Makefile's ``include``, the constants a Python launcher imports from a sibling module.
 
 A pipeline stage after the cache (the cache keys a file's scan on its own
 text): when a script's scan names files it sources (``ScanResult.sources``),
@@ -16,10 +16,12 @@ rewritten: other scripts may source the same file.
 
 from __future__ import annotations
 
+import ast
 import os
 
 from kv4lint.frontends.makefile import parse as parse_makefile
 from kv4lint.frontends.makefile import scan_makefile
+from kv4lint.frontends.python import scan_python
 from kv4lint.frontends.shell import scan_shell, shell_variables
 from kv4lint.frontends.yaml import scan_yaml
 from kv4lint.model import ScanResult
@@ -115,6 +117,46 @@ def _make_variables(path: str, root: str, seen: set[str]) -> dict[str, str | Non
     return {name: v.value for name, v in variables.items()}
 
 
+def _module_file(module: str, script: str, root: str) -> str | None:
+    """The file of a module the script imports, beside it (or from the repository root), inside the repository."""
+    dots = len(module) - len(module.lstrip("."))
+    parts = module.lstrip(".").split(".")
+    here = os.path.dirname(os.path.abspath(script))
+    for _ in range(max(0, dots - 1)):
+        here = os.path.dirname(here)
+    bases = [here] if dots else [here, root]
+    real_root = os.path.realpath(root)
+    for base in bases:
+        for cand in (os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")):
+            cand = os.path.realpath(cand)
+            if os.path.commonpath([cand, real_root]) == real_root and os.path.isfile(cand):
+                return cand
+    return None
+
+
+def python_constants(path: str) -> dict[str, object]:
+    """Module-level ``NAME = <literal>`` of a Python file: parsed, never imported or run."""
+    text = _read(path)
+    if text is None:
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    out: dict[str, object] = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        for t in targets:
+            if not isinstance(t, ast.Name):
+                continue
+            try:
+                out[t.id] = ast.literal_eval(node.value)  # literals only: nothing is run
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                out.pop(t.id, None)
+    return out
+
+
 def dotenv(path: str, *, compose: bool = True) -> dict[str, str | None]:
     """``KEY=VALUE`` lines: ``compose`` as docker compose reads them (``export``, quotes and comments), else as
     ``docker run --env-file`` does (the value as written, quotes included)."""
@@ -162,6 +204,16 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
         if not any(files.values()):
             return scan
         return scan_makefile(text, path, included=files)
+    if language == "python":
+        root = repository_root(path)
+        modules = {}
+        for ref in scan.sources:
+            target = _module_file(ref.partition(":")[2], path, root) if ref.startswith("pyimport:") else None
+            if target is not None and target != os.path.realpath(path):
+                modules[ref.partition(":")[2]] = python_constants(target)
+        if not any(modules.values()):
+            return scan
+        return scan_python(text, path, imported=modules)
     if language != "shell":
         return scan
     root = repository_root(path)

@@ -120,3 +120,22 @@ def test_makefile_include(tmp_path: Path):
     assert found[0]["message"].startswith("--kv-cache-dtype nvfp4") and found[0]["fix"] is None
     (r / "config.mk").write_text("KV_DTYPE := fp8_e4m3\ninclude backend.mk\n")
     assert check(mk, tmp_path, "--isolated") == []
+
+
+def test_python_sibling_module_constants(tmp_path: Path):
+    r = repo(tmp_path)
+    (r / "serving").mkdir()
+    (r / "serving" / "presets.py").write_text(
+        'import os\nKV_DTYPE = "nvfp4"\nPRESETS = {"fast": {"kv_cache_dtype": "nvfp4"}}\n'
+        'COMPUTED = os.environ["X"]\nprint("never run")\n')
+    launcher = r / "serving" / "serve.py"
+    launcher.write_text(
+        "import sglang as sgl\nfrom . import presets\nfrom .presets import KV_DTYPE, COMPUTED\n"
+        'sgl.Engine(model_path="m", kv_cache_dtype=KV_DTYPE, attention_backend="triton")\n'
+        'sgl.Engine(model_path="m", attention_backend="triton", **presets.PRESETS["fast"])\n'
+        'sgl.Engine(model_path="m", kv_cache_dtype=COMPUTED, attention_backend="triton")\n')
+    found = check(launcher, tmp_path, "--isolated")
+    assert [(f["line"], f["code"]) for f in found] == [(4, "KV401"), (5, "KV401")]
+    assert all(f["fix"] is None for f in found)  # written in presets.py, which other launchers may import
+    (r / "serving" / "presets.py").write_text('KV_DTYPE = "fp8_e4m3"\nPRESETS = {"fast": {}}\n')
+    assert check(launcher, tmp_path, "--isolated") == []

@@ -117,7 +117,8 @@ def might_hold_launch(text: str) -> bool:
     return any(n in text for n in _NEEDLES)
 
 
-def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> ScanResult:
+def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
+                imported: dict[str, dict[str, object]] | None = None) -> ScanResult:
     """The SGLang launches in Python source ``text`` (a file, or Python embedded in one).
 
     ``origin`` maps offsets in ``text`` to offsets in the enclosing file when
@@ -125,6 +126,9 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> Sca
     heredoc): spans are then file spans.  Never raises: a syntax error or an
     input too deep to parse is a :class:`~kv4lint.model.FileError` (its line is
     the line in ``text``; for embedded text it is given in the message only).
+    ``imported`` gives the module-level constants of the sibling modules the
+    code imports (read by :mod:`kv4lint.sourced`, keyed as ``ScanResult.sources``
+    names them without their ``pyimport:``).
     """
     if not might_hold_launch(text):
         return ScanResult()
@@ -149,7 +153,7 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None) -> Sca
     try:
         from kv4lint.frontends.python.scanner import Scanner
 
-        return Scanner(text, path, module, origin).scan()
+        return Scanner(text, path, module, origin, imported).scan()
     except RecursionError:
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
     except Exception as e:  # noqa: BLE001 - a frontend bug must not stop the run

@@ -54,7 +54,11 @@ class Evaluator:
 
     MAX_DEPTH = 40
 
-    def __init__(self, text: str, path: str, module, origin: OffsetMap | None):
+    def __init__(self, text: str, path: str, module, origin: OffsetMap | None,
+                 imported: dict[str, dict[str, object]] | None = None):
+        # Module-level constants of sibling modules this one imports, read by kv4lint.sourced:
+        # module name as written ("presets", ".presets") -> name -> a Python literal.
+        self.imported = dict(imported or {})
         self.text = text
         self.path = path
         self.module = module
@@ -418,6 +422,9 @@ class Evaluator:
         s = self.binding_scope(n, env.scope)
         if s is None:
             return UnknownValue(sp, env.org)
+        if s.kind == "module" and "." in self.idx.imports.get(n, "") and \
+                all(e.kind == "other" for e in self.table(s).events.get(n, [])):
+            return self.imported_value(self.idx.imports[n], sp, env)
         key = (id(s), n)
         if key in env.active:
             return UnknownValue(sp, env.org)
@@ -604,7 +611,23 @@ class Evaluator:
             return DictValue({}, True, sp)
         if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls"):
             return self.class_attr(node, env)
+        if isinstance(node.value, cst.Name) and q is not None and not q.startswith("<") and \
+                self.idx.imports.get(node.value.value) == q.rsplit(".", 1)[0]:
+            return self.imported_value(q, sp, env)  # presets.KV_DTYPE after import presets
         return UnknownValue(sp, env.org)
+
+    def imported_value(self, qualified: str, sp: Span, env: EvalEnv):
+        """``NAME`` imported from a sibling module (``from presets import NAME``): its literal value when the
+        pipeline read the module, reported at the use here (it is written, and edited, there)."""
+        module, _, name = qualified.rpartition(".")
+        ref = f"pyimport:{module}"
+        if ref not in self.result.sources:
+            self.result.sources.append(ref)
+        values = self.imported.get(module)
+        if values is None or name not in values:
+            return UnknownValue(sp, env.org)
+        org = env.org if env.org.use is not None else Origin(sp, True)
+        return literal_value(values[name], org)
 
     def class_attr(self, node, env):
         sp = self.span(node)
@@ -914,6 +937,21 @@ class Evaluator:
             else:
                 items.append(ListItem(ConvertedValue(stamped(w, origin_of(v), self))))
         return ListValue(items, sp)
+
+
+def literal_value(v, org: Origin):
+    """A Python literal (from another module) as an abstract value without spans in this file."""
+    if isinstance(v, str):
+        return StrValue([Segment(v, [None] * len(v), org)], None, '"')
+    if isinstance(v, bool) or v is None:
+        return ConstValue(str(v), "bool" if v is not None else "none", None, org)
+    if isinstance(v, (int, float)):
+        return ConstValue(str(v), "int" if isinstance(v, int) else "float", None, org)
+    if isinstance(v, (list, tuple)):
+        return ListValue([ListItem(literal_value(x, org)) for x in v])
+    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+        return DictValue({k: ListItem(literal_value(x, org)) for k, x in v.items()})
+    return UnknownValue(None, org)
 
 
 def stamped(w: Value, org: Origin, sc: "Evaluator") -> Value:

@@ -238,7 +238,8 @@ class ModuleIndex:
             if name is None:
                 continue
             local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else name
-            self.imports.setdefault(local, f"{mod}.{name}")
+            # from . import x: ".x" (the module x beside this one); from .m import x: ".m.x"
+            self.imports.setdefault(local, f"{mod}{name}" if mod.endswith(".") or not mod else f"{mod}.{name}")
             scope.bound.add(local)
 
 

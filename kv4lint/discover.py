@@ -32,6 +32,7 @@ _NAMES = {"dockerfile": "dockerfile", "containerfile": "dockerfile", "makefile":
           "tox.ini": "tox", "pyproject.toml": "pyproject", "supervisord.conf": "supervisord"}
 _SHEBANG = re.compile(rb"^#!\s*(?:/usr/bin/env\s+(?:-S\s+)?)?(?:\S*/)?(\w+?)(?:[\d.]*)(?:\s|$)")
 _SHELLS = {"sh", "bash", "dash", "ksh", "zsh"}
+_SUPERVISOR_DIR = re.compile(r"(?:^|[/\\])supervisor[d]?(?:[/\\]conf\.d)?[/\\][^/\\]+$")  # supervisor/conf.d/x.conf
 
 DEFAULT_EXCLUDES = [".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
                     ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "build", "dist"]
@@ -42,8 +43,7 @@ def language_of(path: str, head: bytes | None = None) -> str | None:
     lang = _language_of_name(os.path.basename(path))
     if lang is not None:
         return lang
-    if path.endswith((".conf", ".ini")) and re.search(r"(?:^|[/\\])supervisor[d]?(?:[/\\]conf\.d)?[/\\][^/\\]+$",
-                                                     path):
+    if path.endswith((".conf", ".ini")) and _SUPERVISOR_DIR.search(path):
         return "supervisord"
     if head is not None and head.startswith(b"#!"):
         m = _SHEBANG.match(head)

@@ -33,22 +33,14 @@ MAX_FILES = 32
 def repository_root(path: str) -> str:
     """The nearest directory above ``path`` with ``.git`` (else ``pyproject.toml``), else the file's directory."""
     start = os.path.dirname(os.path.abspath(path))
-    d = start
-    for _ in range(40):
-        if os.path.exists(os.path.join(d, ".git")):
+    for marker in (".git", "pyproject.toml"):
+        d = start
+        while not os.path.exists(os.path.join(d, marker)):
+            if os.path.dirname(d) == d:
+                break
+            d = os.path.dirname(d)
+        else:
             return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    d = start
-    for _ in range(40):
-        if os.path.isfile(os.path.join(d, "pyproject.toml")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
     return start
 
 
@@ -80,41 +72,33 @@ def _read(path: str) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def _variables(path: str, root: str, seen: set[str]) -> dict[str, str | None]:
+def _settings(path: str, root: str, seen: set[str], reader) -> dict[str, str | None]:
+    """What a settings file leaves set, through the files it reads in turn (each once: a cycle ends there).
+
+    ``reader(text, path, nested)`` gives the file's variables (with ``nested``: the variables of the files it
+    reads, by reference) and the references it makes.
+    """
     if path in seen or len(seen) >= MAX_FILES:
         return {}
     seen.add(path)
     text = _read(path)
     if text is None:
         return {}
-    _vars, refs = shell_variables(text, path)
+    values, refs = reader(text, path, {})
     if not refs:
-        return _vars
+        return values
     nested = {}
     for ref in refs:
         target = resolve(ref, path, root)
         if target is not None:
-            nested[ref] = _variables(target, root, seen)
-    return shell_variables(text, path, nested)[0]
+            nested[ref] = _settings(target, root, seen, reader)
+    return reader(text, path, nested)[0]
 
 
-def _make_variables(path: str, root: str, seen: set[str]) -> dict[str, str | None]:
-    """What an included makefile sets (following its own includes, each file once)."""
-    if path in seen or len(seen) >= MAX_FILES:
-        return {}
-    seen.add(path)
-    text = _read(path)
-    if text is None:
-        return {}
+def _makefile_settings(text: str, path: str, nested: dict) -> tuple[dict[str, str | None], list[str]]:
     refs: list[str] = []
-    parse_makefile(text, None, refs)
-    nested = {}
-    for ref in refs:
-        target = resolve(ref, path, root)
-        if target is not None:
-            nested[ref] = _make_variables(target, root, seen)
-    variables = parse_makefile(text, nested)[0]
-    return {name: v.value for name, v in variables.items()}
+    variables = parse_makefile(text, nested, refs)[0]
+    return {name: v.value for name, v in variables.items()}, refs
 
 
 def _module_file(module: str, script: str, root: str) -> str | None:
@@ -200,7 +184,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
         for ref in scan.sources:
             target = resolve(ref, path, root)
             if target is not None:
-                files[ref] = _make_variables(target, root, {os.path.realpath(path)})
+                files[ref] = _settings(target, root, {os.path.realpath(path)}, _makefile_settings)
         if not any(files.values()):
             return scan
         return scan_makefile(text, path, included=files)
@@ -223,7 +207,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
         target = resolve(ref, path, root)
         if target is not None and target != me:
             values = dotenv(target, compose=False) if ref.startswith("dockerenv:") else \
-                _variables(target, root, {me})
+                _settings(target, root, {me}, shell_variables)
             if values:
                 sourced[ref] = values
     if not sourced:

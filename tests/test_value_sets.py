@@ -132,7 +132,8 @@ def test_python_value_set_whose_values_are_accepted_is_silent(form: str, tmp_pat
 
 def test_python_value_shared_or_unknown(tmp_path: Path):
     path = tmp_path / "serve.py"
-    path.write_text('import sys\nimport sglang as sgl\nkv = "nvfp4" if sys.argv[1] else "auto"\nsettings = {"dtype": kv}\n'
+    path.write_text('import sys\nimport sglang as sgl\nkv = "nvfp4" if sys.argv[1] else "auto"\n'
+                    'settings = {"dtype": kv}\n'
                     'sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend="triton")\n')
     code, found = check(path, tmp_path)
     assert code == 1 and [f["line"] for f in found] == [5]

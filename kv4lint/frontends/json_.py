@@ -176,8 +176,10 @@ _IMAGE_KEYS = ("Image", "image")
 def _path(parts: list) -> str:
     out = "$"
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p)
-                                                     else f"[{p!r}]")
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += f".{p}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) else f"[{p!r}]"
     return out
 
 

@@ -34,7 +34,7 @@ def plan(fix: Fix, args: Args, launch: Launch) -> Fix | None:
         v = occ.values[0] if occ.values else None
         if v is None or not _editable(v):
             return None
-        path = launch.config_path if occ.from_config else None
+        path = launch.config_path if occ.from_config else v.path
         edits.append(Edit(v.span, new, path))
         if v.shared or v.provenance not in (Provenance.LITERAL, Provenance.RESOLVED) or path:
             unsafe = True

@@ -70,6 +70,8 @@ class Value:
     # File offset of each character of ``text`` when known (``--kv-cache-dtype="nvfp4"``
     # is not written contiguously, but its value part is): lets a part of a token be edited.
     offsets: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    # The file ``span`` is in when it is not the launch's own (a settings file a script sources).
+    path: str | None = None
 
     @property
     def known(self) -> bool:

@@ -84,7 +84,8 @@ def _settings(path: str, root: str, seen: set[str], reader) -> dict[str, str | N
     text = _read(path)
     if text is None:
         return {}
-    values, refs = reader(text, path, {})
+    shown = _shown(path)
+    values, refs = reader(text, shown, {})
     if not refs:
         return values
     nested = {}
@@ -92,7 +93,13 @@ def _settings(path: str, root: str, seen: set[str], reader) -> dict[str, str | N
         target = resolve(ref, path, root)
         if target is not None:
             nested[ref] = _settings(target, root, seen, reader)
-    return reader(text, path, nested)[0]
+    return reader(text, shown, nested)[0]
+
+
+def _shown(path: str) -> str:
+    """``path`` as edits and messages name it: relative to the current directory when it is below it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith(".." + os.sep) or rel == ".." else rel
 
 
 def _makefile_settings(text: str, path: str, nested: dict) -> tuple[dict[str, str | None], list[str]]:

@@ -36,7 +36,24 @@ def test_sourced_value_is_found_at_the_launch(tmp_path: Path):
         found = check(r / "scripts" / "serve.sh", tmp_path, "--isolated")
         assert [(f["line"], f["code"]) for f in found] == [(3, "KV401")], line
         assert found[0]["message"].startswith("--kv-cache-dtype nvfp4")
-        assert found[0]["fix"] is None  # the value lives in env.sh, which other scripts may source too
+        # The value lives in env.sh, which other scripts may source too: the fix edits it there, as unsafe.
+        fix = found[0]["fix"]
+        assert fix["applicability"] == "unsafe"
+        assert [(Path(e["path"]).name, e["text"]) for e in fix["edits"]] == [("env.sh", "fp8_e4m3")]
+
+
+def test_sourced_value_fixed_in_the_settings_file_with_unsafe_fixes(tmp_path: Path):
+    r = repo(tmp_path)
+    env = r / "scripts" / "env.sh"
+    env.write_text("# shared\nexport KV=nvfp4\n")
+    script = r / "scripts" / "serve.sh"
+    script.write_text('. "$(dirname "$0")/env.sh"\n' + LAUNCH)
+    before = script.read_text()
+    main(["fix", *ARGS, "--isolated", str(script)])  # safe fixes only: env.sh is left alone
+    assert env.read_text() == "# shared\nexport KV=nvfp4\n"
+    main(["fix", *ARGS, "--isolated", "--unsafe-fixes", str(script)])
+    assert env.read_text() == "# shared\nexport KV=fp8_e4m3\n" and script.read_text() == before
+    assert check(script, tmp_path, "--isolated") == []
 
 
 def test_sourced_chain_cycle_and_missing_file(tmp_path: Path):

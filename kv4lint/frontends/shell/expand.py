@@ -26,10 +26,12 @@ MAX_DEPTH = 60  # nesting of statements / substitutions / bash -c levels
 class Assignment:
     """One assignment (or loop binding, or ``:=`` default) a value may come from."""
 
-    __slots__ = ("name", "span", "sites", "exported", "seeded")
+    __slots__ = ("name", "span", "sites", "exported", "seeded", "path")
 
-    def __init__(self, name: str, span: Span | None, exported: bool = False, seeded: bool = False):
+    def __init__(self, name: str, span: Span | None, exported: bool = False, seeded: bool = False,
+                 path: str | None = None):
         self.name = name
+        self.path = path  # the file the value is written in, when not this one (a sourced settings file)
         self.span = span
         self.sites: set = set()
         self.exported = exported

@@ -101,7 +101,7 @@ class _Scan:
         self.conds: list[str] = []
         # ``source FILE``: the files met (as written), and the variables each sets when the pipeline read it.
         self.sources: list[str] = []
-        self.sourced: dict[str, dict[str, str | None]] = {}
+        self.sourced: dict[str, dict[str, tuple]] = {}  # ref -> name -> (value, file, start)
 
     def nested_too_deep(self, line: int) -> None:
         """Statements nested deeper than ``MAX_DEPTH`` are not walked: say so once, a launch there is unknown."""
@@ -799,10 +799,14 @@ class Walker:
             return
         if ref not in self.scan.sources:
             self.scan.sources.append(ref)
-        for name, value in self.scan.sourced.get(ref, {}).items():
-            a = Assignment(name, None, exported=True)  # written in another file: reported, not edited here
-            self.bind(name, Binding(SCALAR, Chars(value), assign=a) if value is not None else
-                      Binding(UNKNOWN, assign=a))
+        for name, (value, path, start) in self.scan.sourced.get(ref, {}).items():
+            # Written in another file, which other scripts may source too: a fix there is unsafe.
+            a = Assignment(name, None, exported=True, path=path)
+            if value is None:
+                self.bind(name, Binding(UNKNOWN, assign=a))
+                continue
+            pos = list(range(start, start + len(value))) if start is not None and path is not None else None
+            self.bind(name, Binding(SCALAR, Chars(value, pos), assign=a))
 
     def _set_positional(self, words: list[Field]) -> None:
         """``shift [n]`` and ``set -- args``."""
@@ -1059,6 +1063,11 @@ def _to_value(f: Field) -> Value:
                 uses.add(None)
         use = next(iter(uses)) if len(uses) == 1 and None not in uses else f.anchor()
         shared = any(a.shared for a in assigns)
+        paths = {next((a.path for a in r.assigns if a.path), None) if r is not None else None for r in res}
+        if paths != {None}:  # written (in part) in a sourced file: editable there only when all of it is
+            path = next(iter(paths)) if len(paths) == 1 else None
+            return Value(chars.text, span if path else None, Provenance.RESOLVED, use=use, shared=True,
+                         remove=f.rm, quote=f.quote, path=path)
         return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
                      offsets=_offsets(chars))
     return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote, offsets=_offsets(chars))
@@ -1165,7 +1174,7 @@ def _syntax_error(root, src: ShellText, scan: _Scan, origin: OffsetMap | None) -
 
 def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: dict[str, str] | None = None,
                hints: list[Hint] | None = None, file_text: str | None = None,
-               sourced: dict[str, dict[str, str | None]] | None = None) -> ScanResult:
+               sourced: dict[str, dict[str, tuple]] | None = None) -> ScanResult:
     """Find the SGLang launches in a shell script (or a shell text embedded in a file).
 
     ``origin`` maps offsets in ``text`` to offsets in the file when ``text`` is
@@ -1215,9 +1224,12 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     return result
 
 
-def shell_variables(text: str, path: str, sourced: dict[str, dict[str, str | None]] | None = None
-                    ) -> tuple[dict[str, str | None], list[str]]:
-    """What a sourced settings file leaves set (known values; None: set, value unknown) and the files it sources."""
+def shell_variables(text: str, path: str, sourced: dict | None = None) -> tuple[dict, list[str]]:
+    """What a sourced settings file leaves set and the files it sources.
+
+    Each variable is ``(value, file, start)``: the value (None: set, not known statically) and, when it is
+    written verbatim, the file and offset it is written at (``file`` is ``path`` for this file's own).
+    """
     scan = _Scan(path, None)
     scan.sourced = dict(sourced or {})
     walker = Walker(scan, ShellText(text, None, None, None), Variables(), [])
@@ -1225,12 +1237,14 @@ def shell_variables(text: str, path: str, sourced: dict[str, dict[str, str | Non
         walker.walk()
     except (RecursionError, ValueError):
         return {}, scan.sources
-    out: dict[str, str | None] = {}
+    out: dict = {}
     for name, b in walker.env.vars.items():
-        if b.kind == SCALAR:
-            out[name] = b.chars.text if b.chars is not None else None
+        if b.kind == SCALAR and b.chars is not None:
+            span = b.chars.span()
+            where = b.assign.path if b.assign is not None and b.assign.path else path
+            out[name] = (b.chars.text, where if span else None, span.start if span else None)
         elif b.kind != UNSET:
-            out[name] = None
+            out[name] = (None, None, None)
     return out, scan.sources
 
 

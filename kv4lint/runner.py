@@ -142,7 +142,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
 
         scan = attach_sourced(scan, path, text, language)  # settings from files the script sources
     except Exception as e:  # a sourced file's problem must not stop the run
-        rep.errors.append(FileError(path, f"could not read a sourced file ({type(e).__name__}: {e})"))
+        rep.errors.append(internal_error.scan_error(path, "while reading the settings files it refers to", e))
     try:
         from kv4lint.launch_configs import attach_configs
 

@@ -415,7 +415,7 @@ class Walker:
     # -- assignments ----------------------------------------------------------------
     def _assignment(self, n, *, exported: bool = False, local: bool = False, stmt=None) -> None:
         value = n.child_by_field_name("value")
-        if value is None:
+        if value is None or "$" not in self.src.nt(value):  # no expansion: the same value on every path
             self._assign(n, exported, local, stmt)
             return
         probe = (lambda: self._array(value, Assignment("", None))) if value.type == "array" else \

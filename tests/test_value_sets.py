@@ -141,3 +141,14 @@ def test_python_value_shared_or_unknown(tmp_path: Path):
     path.write_text('import sys\nimport sglang as sgl\nkv = sys.argv[1] if sys.argv[2:] else "auto"\n'
                     'sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend="triton")\n')
     assert check(path, tmp_path) == (0, [])
+
+
+def test_value_sets_are_bounded(tmp_path: Path):
+    """Thirty independent choices on one launch: too many paths to read, so those values stay unknown."""
+    lines = [f'if [ "$C{i}" = 1 ]; then V{i}=a; else V{i}=b; fi' for i in range(30)]
+    lines.append('KV=fp8_e4m3; [ -n "$FP4" ] && KV=nvfp4')
+    lines.append(LAUNCH.format(v="$KV") + " " + " ".join(f"--tp $V{i}" for i in range(30)))
+    path = tmp_path / "serve.sh"
+    path.write_text("\n".join(lines) + "\n")
+    code, found = check(path, tmp_path)
+    assert not any(f["message"].startswith("when ") for f in found)

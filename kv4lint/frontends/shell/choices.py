@@ -61,7 +61,13 @@ def consistent(sel: dict[ChoicePoint, int], more: dict[ChoicePoint, int]) -> boo
 
 
 def _expand_selection(points: list[ChoicePoint]) -> list[tuple[dict[ChoicePoint, int], list[str]]]:
-    """Every consistent selection of a path at each point: (selection with what it implies, conditions)."""
+    """Every consistent selection of a path at each point: (selection with what it implies, conditions);
+    [] when there are more than ``MAX_COMBINATIONS`` (or more than 8 times as many to try)."""
+    total = 1
+    for p in points:
+        total *= len(p.conds)
+        if total > 8 * MAX_COMBINATIONS:
+            return []
     out = []
     for ks in itertools.product(*(range(len(p.conds)) for p in points)):
         sel: dict[ChoicePoint, int] = {}

@@ -54,7 +54,12 @@ def selections(paths: Paths, points: list[int]) -> list[dict]:
         total *= len(paths.parts[p])
         if total > MAX_SELECTIONS:
             return []
-    return [dict(zip(points, ks)) for ks in itertools.product(*(paths.parts[p] for p in points))]
+    out = []
+    for ks in itertools.product(*(paths.parts[p] for p in points)):
+        conds = {paths.conds[(p, k)] for p, k in zip(points, ks)}
+        if not any(_negate(c) in conds for c in conds):  # the same test taken both ways: no run does that
+            out.append(dict(zip(points, ks)))
+    return out
 
 
 def condition(paths: Paths, used: list[int], selection: dict) -> str | None:

@@ -92,7 +92,8 @@ def contradictory(conds: list[str]) -> bool:
     """Conditions no run meets at once (``FP4=1`` and ``FP4!=1``): such a path never runs."""
     parts = {c for cond in conds for c in cond.split(" and ")}
     return any(f"{c.replace('!=', '=', 1)}" in parts for c in parts if "!=" in c) or \
-        any(c.replace(" is not empty", " is empty") in parts for c in parts if c.endswith(" is not empty"))
+        any(c.replace(" is not empty", " is empty") in parts for c in parts if c.endswith(" is not empty")) or \
+        any(c[:-len(" succeeds")] + " fails" in parts for c in parts if c.endswith("` succeeds"))
 
 
 def combinations(points, selection: dict[ChoicePoint, int]) -> list[tuple[dict[ChoicePoint, int], str]]:

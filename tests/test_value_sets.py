@@ -167,3 +167,11 @@ def test_the_same_test_in_two_places_is_taken_the_same_way(tmp_path: Path):
                   'backend = "trtllm_mha" if sys.argv[1:] else "triton"\n'
                   'sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend=backend)\n')
     assert check(py, tmp_path) == (0, [])
+
+
+def test_a_branch_that_exits_gives_no_value_to_the_launch(tmp_path: Path):
+    path = tmp_path / "serve.sh"
+    path.write_text('case "$MODE" in\n  fp8) KV=fp8_e4m3 ;;\n'
+                    '  fp4) KV=nvfp4; echo "FP4 needs flashinfer" >&2; exit 1 ;;\n'
+                    'esac\nif [ -n "$OLD" ]; then\n  KV=nvfp4\n  return 1\nfi\n' + LAUNCH.format(v="$KV") + "\n")
+    assert check(path, tmp_path) == (0, [])

@@ -25,7 +25,7 @@ from kv4lint.frontends import nested
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
     Binding, Element, Expander, Field, Variables, elements, merge_variables
-from kv4lint.frontends.shell.choices import case_subject, combinations, describe, merge_choices
+from kv4lint.frontends.shell.branches import Branches
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_bash
 from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
@@ -111,7 +111,7 @@ class _Scan:
                                                     f"line {line}: not scanned further", line=line))
 
 
-class Walker:
+class Walker(Branches):
     """Runs the statements of one source in order, as bash would, and records the launches found.
 
     ``env`` is the variable state at the current statement; branches run on
@@ -208,26 +208,6 @@ class Walker:
     def _subshell_node(self, n) -> None:
         self.subshell(n.named_children)
 
-    def _list(self, n) -> None:
-        # a && b || c: left-nested; walk iteratively.  What follows && / || may not run.
-        chain = []
-        while n.type == "list":
-            kids = n.children
-            chain.append(kids[1:])
-            n = kids[0]
-        self.stmt(n)
-        before = n
-        for rest in reversed(chain):
-            pre = self.env.copy()
-            for k in rest:
-                if k.is_named:
-                    self.stmt(k)
-            ok, fails = describe(self._text(*_status_of(before)))
-            runs_on_success = any(not k.is_named and k.type == "&&" for k in rest)
-            conds = [fails, ok] if runs_on_success else [ok, fails]
-            self.env = merge_choices([pre, self.env], conds)
-            before = rest[-1].parent if rest and rest[-1].parent is not None else before
-
     def _pipeline(self, n) -> None:
         kids = [k for k in n.children if k.is_named]
         for k in kids:
@@ -238,62 +218,6 @@ class Walker:
 
     def _compound(self, n) -> None:
         self.run(n.named_children)
-
-    def _if(self, n) -> None:
-        branches: list[list] = []  # each: (conditions, body)
-        cur_cond: list = []
-        cur_body: list = []
-        in_body = False
-        has_else = False
-        for ch in n.children:
-            t = ch.type
-            if t == "then":
-                in_body = True
-            elif t in ("elif_clause", "else_clause"):
-                if t == "else_clause":
-                    has_else = True
-                branches.append((ch,))
-            elif ch.is_named and t != "comment":
-                (cur_body if in_body else cur_cond).append(ch)
-        self.run(cur_cond)
-        pre = self.env
-        ends = []
-        self.env = pre.copy()
-        self.run(cur_body)
-        ends.append(self.env)
-        ok, fails = describe(self._text(cur_cond[0], cur_cond[-1])) if cur_cond else ("", "")
-        paths = [ok]
-        failed = [fails]
-        for (clause,) in branches:
-            self.env = pre.copy()
-            cond = self._clause(clause)
-            ends.append(self.env)
-            if cond is None:
-                paths.append(" and ".join(failed))
-            else:
-                c_ok, c_fails = describe(cond)
-                paths.append(" and ".join(failed + [c_ok]))
-                failed.append(c_fails)
-        if not has_else:
-            ends.append(pre)
-            paths.append(" and ".join(failed))
-        self.env = merge_choices(ends, paths)
-
-    def _clause(self, c) -> str | None:
-        """Walk ``elif COND; then BODY`` / ``else BODY``; the condition's text (None: else)."""
-        conds, body, in_body = [], [], c.type == "else_clause"
-        for ch in c.children:
-            if ch.type == "then":
-                in_body = True
-            elif ch.is_named and ch.type != "comment":
-                (body if in_body else conds).append(ch)
-        self.run(conds)
-        self.run(body)
-        return self._text(conds[0], conds[-1]) if conds else None
-
-    def _text(self, first, last) -> str:
-        """The source of statements ``first``..``last``, without the ``;`` that ends them."""
-        return self.src.text[self.src.ns(first)[0]:self.src.ns(last)[1]].strip().rstrip(";").strip()
 
     def _loop_body(self, n):
         return n.child_by_field_name("body")
@@ -348,36 +272,6 @@ class Walker:
         body = self._loop_body(n)
         self.touch(n) if body is None else self.stmt(body)
         self.env = merge_variables([pre, self.env])
-
-    def _case(self, n) -> None:
-        value = n.child_by_field_name("value")
-        if value is not None:
-            self.touch(value)
-        subject = case_subject(self.src.nt(value)) if value is not None else "the case word"
-        pre = self.env
-        ends = []
-        conds = []
-        earlier: list[str] = []
-        default = False
-        for item in n.children:
-            if item.type != "case_item":
-                continue
-            pats = item.children_by_field_name("value")
-            words = [self.src.nt(p).strip().strip("\"'") for p in pats]
-            if "*" in words:
-                default = True
-                conds.append(f"{subject} is none of {', '.join(earlier)}" if earlier else f"{subject} is any")
-            else:
-                conds.append(f"{subject}={'|'.join(words)}")
-                earlier.extend(words)
-            pat_ids = {p.id for p in pats}
-            self.env = pre.copy()
-            self.run([c for c in item.named_children if c.id not in pat_ids and c.type != "comment"])
-            ends.append(self.env)
-        if not default:
-            ends.append(pre)
-            conds.append(f"{subject} is none of {', '.join(earlier)}" if earlier else f"{subject} is any")
-        self.env = merge_choices(ends, conds) if ends else pre
 
     def _function(self, n) -> None:
         name = n.child_by_field_name("name")
@@ -647,39 +541,6 @@ class Walker:
     # -- commands -----------------------------------------------------------------
     def command(self, n, stdin: Chars | None = None) -> None:
         self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words))
-
-    def _per_path(self, expand: Callable, act: Callable) -> None:
-        """``act(expand())``; when the expansion used a variable set differently on different paths, once per path.
-
-        Each path runs on its own copy of the variables, with the conditions that
-        select it (a launch records them); the copies are joined again after.
-        """
-        scan = self.scan
-        outer, scan.seen = scan.seen, []
-        try:
-            first = expand()
-            points = scan.seen
-        finally:
-            scan.seen = outer
-        paths = combinations(points, scan.selection) if points else []
-        if not paths:
-            act(first)
-            return
-        pre = self.env
-        ends, conds = [], []
-        for sel, cond in paths:
-            self.env = pre.copy()
-            saved = scan.selection
-            scan.selection = {**saved, **sel}
-            scan.conds.append(cond)
-            try:
-                act(expand())
-            finally:
-                scan.selection = saved
-                scan.conds.pop()
-            ends.append(self.env)
-            conds.append(cond)
-        self.env = merge_choices(ends, conds)
 
     def _command_words(self, n, stdin: Chars | None):
         """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
@@ -987,17 +848,6 @@ def _source_ref(word: Field) -> str | None:
     if full.startswith(HOLE + "/") and HOLE not in full[1:] and _SCRIPT_DIR.search(word.raw):
         return f"script:{full[2:]}"
     return None
-
-
-_ALWAYS_SUCCEEDS = {"variable_assignment", "variable_assignments", "declaration_command"}
-
-
-def _status_of(node) -> tuple:
-    """The statements whose exit status ``node``'s status is: ``A && X=1`` succeeds exactly when ``A`` does."""
-    while node.type == "list" and len(node.children) == 3 and node.children[1].type == "&&" and \
-            node.children[2].type in _ALWAYS_SUCCEEDS:
-        node = node.children[0]
-    return node, node
 
 
 class _FakeNode:

@@ -99,6 +99,9 @@ PY = {
     "presets": ('import sys\nimport sglang as sgl\nP = {"fast": {"kv_cache_dtype": "nvfp4"}, "ok": {"kv_cache_dtype": '
                 '"auto"}}\nsgl.Engine(model_path="m", attention_backend="triton", **P[sys.argv[1]])\n',
                 "when sys.argv[1] == 'fast': kv_cache_dtype='nvfp4'", '"fast": {"kv_cache_dtype": "fp8_e4m3"}'),
+    "loop": ('import sglang as sgl\nfor kv in ["fp8_e4m3", "nvfp4"]:\n'
+             '    sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend="triton")\n',
+             "kv_cache_dtype='nvfp4'", 'for kv in ["fp8_e4m3", "fp8_e4m3"]:'),
     "argv-list": ('import subprocess, sys\nkv = "nvfp4" if sys.argv[1:] == ["fp4"] else "auto"\n'
                   'subprocess.run(["python", "-m", "sglang.launch_server", "--model-path", "m",\n'
                   '                "--kv-cache-dtype", kv, "--attention-backend", "triton"])\n',

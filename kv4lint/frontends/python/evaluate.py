@@ -45,6 +45,9 @@ class EvalEnv:
     nested: bool = False  # the use is in a scope nested inside the one being resolved
 
 
+MAX_LOOP_ITEMS = 16  # a for loop over more items: its variable stays unknown
+
+
 class NotALaunch(Exception):
     """The call is not a launch after all."""
 
@@ -71,6 +74,7 @@ class Evaluator:
         self._shared: dict[tuple, bool] = {}
         self.paths = Paths()  # value sets: the choice points met and the selection being read
         self._ifs: dict[int, object] | None = None
+        self._by_start: dict[type, dict[int, object]] = {}
 
     # -- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -434,6 +438,10 @@ class Evaluator:
 
     def resolve(self, n: str, s: Scope, env: EvalEnv, org: Origin, use_span: Span):
         evs = self.table(s).events.get(n, [])
+        if len(evs) == 1 and evs[0].kind == "other" and s is env.scope:
+            item = self._loop_item(n, evs[0], env, org)
+            if item is not None:
+                return item
         if any(e.kind == "other" for e in evs):
             return UnknownValue(use_span, org)
         same = s is env.scope and not env.nested
@@ -446,6 +454,34 @@ class Evaluator:
         if state is UNBOUND:
             return UnknownValue(use_span, org)
         return restamped(state, org)
+
+    def _loop_item(self, n: str, e: Event, env: EvalEnv, org: Origin):
+        """``for n in [...]:`` used in the loop's body: every item runs, so each is read as a path of its own
+        (with no condition: an item is reported like a literal); None when the loop is not one of those."""
+        loop = self._nodes(cst.For).get(e.pos)
+        if loop is None or not isinstance(loop.target, cst.Name) or loop.target.value != n or \
+                ("l", id(loop), "b") not in env.frames:
+            return None
+        items = self.ev(loop.iter, EvalEnv(env.scope, e.pos, e.frames, org, env.depth + 1, None, env.active))
+        if not isinstance(items, ListValue) or not 1 < len(items.items) <= MAX_LOOP_ITEMS or \
+                any(isinstance(it.val, UnknownValue) and it.val.splat for it in items.items):
+            return None
+        self.paths.point(id(loop), {k: "" for k in range(len(items.items))})
+        k = self.paths.chosen(id(loop))
+        return UnknownValue(self.span(loop.target), org) if k is None else restamped(items.items[k].val, org)
+
+    def _nodes(self, kind) -> dict[int, object]:
+        """The module's nodes of one kind by their start offset (built once per kind)."""
+        cache = self._by_start.get(kind)
+        if cache is None:
+            cache = self._by_start[kind] = {}
+            stack = [self.module]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, kind):
+                    cache[self.start(node)] = node
+                stack.extend(c for _f, c in child_nodes(node))
+        return cache
 
     def _fold(self, n: str, s: Scope, env: EvalEnv, org: Origin, use_span: Span, evs: list, same: bool, ufr: tuple,
               by_path: bool):

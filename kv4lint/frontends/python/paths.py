@@ -64,7 +64,7 @@ def selections(paths: Paths, points: list[int]) -> list[dict]:
 
 def condition(paths: Paths, used: list[int], selection: dict) -> str | None:
     conds = [paths.conds[(p, selection[p])] for p in dict.fromkeys(used) if p in selection]
-    return " and ".join(dict.fromkeys(conds)) or None
+    return " and ".join(c for c in dict.fromkeys(conds) if c) or None  # "": a loop item, which always runs
 
 
 def if_conditions(test_text: str) -> dict:

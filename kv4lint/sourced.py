@@ -22,6 +22,7 @@ import os
 from kv4lint.frontends.makefile import parse as parse_makefile
 from kv4lint.frontends.makefile import scan_makefile
 from kv4lint.frontends.python import scan_python
+from kv4lint.frontends.python.values import ForeignString
 from kv4lint.frontends.shell import scan_shell, shell_variables
 from kv4lint.frontends.yaml import scan_yaml
 from kv4lint.model import ScanResult
@@ -126,7 +127,11 @@ def _module_file(module: str, script: str, root: str) -> str | None:
 
 
 def python_constants(path: str) -> dict[str, object]:
-    """Module-level ``NAME = <literal>`` of a Python file: parsed, never imported or run."""
+    """Module-level ``NAME = <literal>`` of a Python file: parsed, never imported or run.
+
+    Strings are :class:`~kv4lint.frontends.python.values.ForeignString` s: with the file and offset their
+    characters are written at when the literal is plain (``"nvfp4"``), so a fix can edit them there.
+    """
     text = _read(path)
     if text is None:
         return {}
@@ -134,6 +139,33 @@ def python_constants(path: str) -> dict[str, object]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    lines = text.splitlines(keepends=True)
+    shown = _shown(path)
+
+    def offset(lineno: int, col: int) -> int:
+        return starts[lineno - 1] + len(lines[lineno - 1].encode("utf-8")[:col].decode("utf-8", "replace"))
+
+    def literal(node, depth: int = 0):
+        if depth > 20:
+            raise ValueError("too deep")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            s = offset(node.lineno, node.col_offset)
+            v = node.value
+            plain = text[s:s + 1] in "\"'" and text[s + 1:s + 1 + len(v)] == v and text[s + 1 + len(v):s + 2 + len(v)] \
+                == text[s]
+            return ForeignString(v, shown if plain and v else None, s + 1 if plain and v else None)
+        if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float))):
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [literal(e, depth + 1) for e in node.elts]
+        if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                              for k in node.keys):
+            return {k.value: literal(v, depth + 1) for k, v in zip(node.keys, node.values)}
+        raise ValueError("not a literal")
+
     out: dict[str, object] = {}
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
@@ -142,8 +174,8 @@ def python_constants(path: str) -> dict[str, object]:
             if not isinstance(t, ast.Name):
                 continue
             try:
-                out[t.id] = ast.literal_eval(node.value)  # literals only: nothing is run
-            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                out[t.id] = literal(node.value)  # literals only: nothing is run
+            except ValueError:
                 out.pop(t.id, None)
     return out
 

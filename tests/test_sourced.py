@@ -153,6 +153,11 @@ def test_python_sibling_module_constants(tmp_path: Path):
         'sgl.Engine(model_path="m", kv_cache_dtype=COMPUTED, attention_backend="triton")\n')
     found = check(launcher, tmp_path, "--isolated")
     assert [(f["line"], f["code"]) for f in found] == [(4, "KV401"), (5, "KV401")]
-    assert all(f["fix"] is None for f in found)  # written in presets.py, which other launchers may import
-    (r / "serving" / "presets.py").write_text('KV_DTYPE = "fp8_e4m3"\nPRESETS = {"fast": {}}\n')
+    # Written in presets.py, which other launchers may import: fixed there, as an unsafe fix.
+    assert [(f["fix"]["applicability"], [Path(e["path"]).name for e in f["fix"]["edits"]]) for f in found] == \
+        [("unsafe", ["presets.py"])] * 2
+    main(["fix", *ARGS, "--isolated", "--unsafe-fixes", str(launcher)])
+    assert (r / "serving" / "presets.py").read_text() == (
+        'import os\nKV_DTYPE = "fp8_e4m3"\nPRESETS = {"fast": {"kv_cache_dtype": "fp8_e4m3"}}\n'
+        'COMPUTED = os.environ["X"]\nprint("never run")\n')
     assert check(launcher, tmp_path, "--isolated") == []

@@ -98,6 +98,16 @@ class DictValue:
     keyspans: dict = field(default_factory=dict)  # key -> span of the key literal
 
 
+@dataclass(frozen=True)
+class ForeignString:
+    """A string constant of another module (kv4lint.sourced): its text, and the file and offset it is written
+    at when written verbatim there."""
+
+    text: str
+    path: str | None = None
+    start: int | None = None
+
+
 @dataclass
 class ConvertedValue:
     """An already converted Value (a word from the shell frontend's splitter)."""
@@ -333,7 +343,15 @@ _MAX_PARTS = 10_000  # pieces of one string value; past that it is unknown (x = 
 _MAX_ITEMS = 100_000  # items of one list value
 
 
+def as_text(v):
+    """A converted word with known text as a string value (not editable: its characters may be elsewhere)."""
+    if isinstance(v, ConvertedValue) and v.value.known:
+        return StrValue([Segment(v.value.text, [None] * len(v.value.text), v.org)], v.where)
+    return v
+
+
 def add_values(a, b, where: Span, org: Origin):
+    a, b = as_text(a), as_text(b)
     if len(getattr(a, "parts", ())) + len(getattr(b, "parts", ())) > _MAX_PARTS:
         return UnknownValue(where, org)
     if len(getattr(a, "items", ())) + len(getattr(b, "items", ())) > _MAX_ITEMS:

@@ -1,6 +1,6 @@
 """Find the files to scan and their language.
 
-Walks the given paths, honours ``.gitignore`` files and configured excludes,
+Walks the given paths, honours git's ignore rules (:mod:`kv4lint.ignore`) and configured excludes,
 picks files by extension, name (Dockerfile, Makefile) and shebang, and never
 follows a symlink out of the tree it was given.
 """
@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from fnmatch import translate
 
-from kv4lint.regular_file import read_text
+from kv4lint.ignore import GitIgnore
 
 _EXT = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -86,35 +86,19 @@ class Discovery:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-_MAX_GITIGNORE = 1 << 20  # bytes of a .gitignore read
-
-
 class _Ignore:
-    """.gitignore files found on the way down, as pathspec matchers (lazily imported)."""
+    """git's ignore rules (:mod:`kv4lint.ignore`) for the entries of one walk."""
 
-    def __init__(self):
-        self.specs: list[tuple[str, object]] = []
+    def __init__(self, root: str, rules: GitIgnore):
+        self.root = os.path.abspath(root)
+        self.rules = rules
+        self.top = rules.top(self.root, self.root)
 
     def load(self, directory: str) -> None:
-        gi = os.path.join(directory, ".gitignore")
-        try:  # a .gitignore that is a FIFO or a link to /dev/zero is not read
-            lines = read_text(gi, _MAX_GITIGNORE, errors="replace")[:_MAX_GITIGNORE].splitlines()
-        except OSError:
-            return
-        import pathspec
-
-        self.specs.append((directory, pathspec.PathSpec.from_lines("gitwildmatch", lines)))
+        pass  # the rules read each directory's .gitignore when an entry of it is first asked about
 
     def ignored(self, path: str, is_dir: bool) -> bool:
-        for base, spec in self.specs:
-            rel = os.path.relpath(path, base)
-            if rel.startswith(".."):
-                continue
-            if is_dir:
-                rel += "/"
-            if spec.match_file(rel):
-                return True
-        return False
+        return self.rules.entry_ignored(os.path.abspath(path), is_dir, self.top)
 
 
 _NEVER = re.compile(r"(?!)").match
@@ -212,14 +196,17 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
              force_exclude: bool = False) -> Discovery:
     """Files under ``paths`` that kv4lint can scan.
 
-    A path named explicitly is scanned whatever its name or the names of the
-    directories above it (unless ``force_exclude``, as pre-commit needs, and it
-    matches a configured exclude); a named file when its language can be told.
+    A file named explicitly is scanned whatever its name or the names of the
+    directories above it, unless ``force_exclude`` (as pre-commit needs) and it
+    matches a configured exclude or git ignores it; a named file when its
+    language can be told.  A named directory that git ignores is not walked
+    (``Discovery.skipped`` says so), as git does not look inside it.
     """
     excl = DEFAULT_EXCLUDES + list(exclude or [])
     out = Discovery()
     seen: set[tuple[int, int]] = set()
     trees = _trees(paths)
+    rules = GitIgnore()
     for root in paths:
         try:
             st = os.stat(root)
@@ -232,9 +219,13 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
         if stat.S_ISDIR(st.st_mode):
             if force_exclude and excluded(os.path.normpath(root), list(exclude or [])):
                 continue
-            _walk(root, excl, respect_gitignore, out, seen)
+            if respect_gitignore and rules.ignored(root, True):
+                out.skipped.append((root, "ignored by git (.gitignore or .git/info/exclude)"))
+                continue
+            _walk(root, excl, respect_gitignore, out, seen, rules)
         elif stat.S_ISREG(st.st_mode):
-            if force_exclude and excluded(os.path.normpath(root), list(exclude or [])):
+            if force_exclude and (excluded(os.path.normpath(root), list(exclude or []))
+                                  or (respect_gitignore and rules.ignored(root, False))):
                 continue
             out.files.append(Candidate(root, language_of(root), st))
         else:
@@ -242,10 +233,11 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
     return out
 
 
-def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, seen: set) -> None:
+def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, seen: set,
+          rules: GitIgnore | None = None) -> None:
     real_root = os.path.realpath(root)
     is_excluded = _Excluder(excl)
-    ignore = _Ignore()
+    ignore = _Ignore(root, rules or GitIgnore())
     stack = [root]
     seen_files: set[tuple[int, int]] = set()
     linked: list[tuple[str, str | None, tuple[int, int]]] = []  # symlinks to files in the tree: one path per file

@@ -1,0 +1,142 @@
+"""git's ignore rules, as git applies them: the repository's ``.gitignore`` files (nested ones
+too) and ``.git/info/exclude``, for any path, whether a walk meets it or the user names it.
+
+- Patterns follow git's semantics (pathspec's :class:`~pathspec.GitIgnoreSpec`): ``dir/``
+  matches directories only, a leading ``/`` anchors a pattern to its file's directory, ``!``
+  re-includes, the last matching line of a file wins.
+- A ``.gitignore`` deeper in the tree decides before one above it; ``.git/info/exclude``
+  decides last (its patterns are relative to the repository's root).
+- A path inside an ignored directory is ignored, whatever a ``!`` pattern says (git does not
+  look inside an ignored directory).
+
+Outside a git repository, the ``.gitignore`` files from the walk's root down are read (the
+rules a repository made from that directory would have).
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def repository_root(directory: str) -> str | None:
+    """The nearest directory at or above ``directory`` (absolute) holding ``.git``, or None."""
+    d = directory
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _git_dir(root: str) -> str | None:
+    """The repository's git directory: ``.git``, or where a worktree's ``.git`` file points (its
+    common directory holds ``info/exclude``)."""
+    dot = os.path.join(root, ".git")
+    if os.path.isdir(dot):
+        return dot
+    try:
+        with open(dot, encoding="utf-8", errors="replace") as f:
+            line = f.readline().strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    gd = line[len("gitdir:"):].strip()
+    gd = gd if os.path.isabs(gd) else os.path.normpath(os.path.join(root, gd))
+    try:
+        with open(os.path.join(gd, "commondir"), encoding="utf-8", errors="replace") as f:
+            common = f.readline().strip()
+        return common if os.path.isabs(common) else os.path.normpath(os.path.join(gd, common))
+    except OSError:
+        return gd
+
+
+MAX_IGNORE_FILE = 1 << 20  # bytes of a .gitignore (or info/exclude) read
+
+
+def _spec(path: str):
+    from kv4lint.regular_file import read_text
+
+    try:  # a .gitignore that is a FIFO or a link to /dev/zero is not read (kv4lint.regular_file)
+        lines = read_text(path, MAX_IGNORE_FILE, errors="replace")[:MAX_IGNORE_FILE].splitlines()
+    except OSError:
+        return None
+    if not any(ln.strip() and not ln.lstrip().startswith("#") for ln in lines):
+        return None
+    import pathspec  # here: a tree without ignore files never imports it
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+class GitIgnore:
+    """Answers "does git ignore this path?" for the paths of one run (directories read once)."""
+
+    def __init__(self) -> None:
+        self._tops: dict[str, str | None] = {}  # directory -> its repository's root
+        self._specs: dict[str, object] = {}  # directory -> its .gitignore's spec (or None)
+        self._chains: dict[tuple[str, str], tuple] = {}  # (directory, top) -> ((dir, spec), ...) deepest first
+        self._excludes: dict[str, object] = {}  # repository root -> info/exclude's spec (or None)
+        self._dir_ignored: dict[tuple[str, str], bool] = {}
+
+    def top(self, directory: str, fallback: str | None = None) -> str:
+        """The directory whose rules hold at ``directory``: its repository's root, else ``fallback``
+        (a walk's root), else ``directory`` itself."""
+        if directory not in self._tops:
+            self._tops[directory] = repository_root(directory)
+        return self._tops[directory] or fallback or directory
+
+    def ignored(self, path: str, is_dir: bool, *, walk_root: str | None = None) -> bool:
+        """Whether git ignores ``path``: checked from the repository's root down, so an ignored
+        directory above ``path`` counts."""
+        full = os.path.abspath(path)
+        parent = os.path.dirname(full)
+        top = self.top(parent, walk_root and os.path.abspath(walk_root))
+        if full == top or not full.startswith(top.rstrip(os.sep) + os.sep):
+            return False
+        return self._ancestor_ignored(parent, top) or self.entry_ignored(full, is_dir, top)
+
+    def _ancestor_ignored(self, directory: str, top: str) -> bool:
+        if directory == top or not directory.startswith(top.rstrip(os.sep) + os.sep):
+            return False
+        key = (directory, top)
+        r = self._dir_ignored.get(key)
+        if r is None:
+            parent = os.path.dirname(directory)
+            r = self._ancestor_ignored(parent, top) or self.entry_ignored(directory, True, top)
+            self._dir_ignored[key] = r
+        return r
+
+    def entry_ignored(self, full: str, is_dir: bool, top: str) -> bool:
+        """Whether git ignores ``full`` (absolute) when the directories above it are not ignored."""
+        suffix = "/" if is_dir else ""
+        for d, spec in self._chain(os.path.dirname(full), top):
+            r = spec.check_file(os.path.relpath(full, d).replace(os.sep, "/") + suffix)
+            if r.include is not None:
+                return r.include
+        ex = self._info_exclude(top)
+        if ex is not None:
+            r = ex.check_file(os.path.relpath(full, top).replace(os.sep, "/") + suffix)
+            if r.include is not None:
+                return r.include
+        return False
+
+    def _chain(self, directory: str, top: str) -> tuple:
+        key = (directory, top)
+        c = self._chains.get(key)
+        if c is None:
+            if directory not in self._specs:
+                self._specs[directory] = _spec(os.path.join(directory, ".gitignore"))
+            spec = self._specs[directory]
+            above = () if directory == top or not directory.startswith(top.rstrip(os.sep) + os.sep) \
+                else self._chain(os.path.dirname(directory), top)
+            c = ((directory, spec),) + above if spec is not None else above
+            self._chains[key] = c
+        return c
+
+    def _info_exclude(self, top: str):
+        if top not in self._excludes:
+            gd = _git_dir(top) if os.path.exists(os.path.join(top, ".git")) else None
+            self._excludes[top] = _spec(os.path.join(gd, "info", "exclude")) if gd else None
+        return self._excludes[top]

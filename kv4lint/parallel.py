@@ -13,13 +13,16 @@ parsed.  The rules here, measured with ``bench/run.py``:
   empty: a file without a launch comes back as its language, not as a report;
 - a broken pool (a worker killed) finishes the remaining files in this process.
 
-Reports come back in the order of ``files``.
+Reports come back in the order of ``files``.  Each file may have its own settings (the
+nearest configuration above it): the workers receive the few distinct settings once and each
+file the index of its own.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Sequence
 
 from kv4lint.runner import FileReport, announce_scan_started, lint_file
 from kv4lint.settings import Settings
@@ -28,7 +31,7 @@ SEQUENTIAL_BELOW = 256  # files; below this a pool costs more than it saves (for
 CHUNKS_PER_JOB = 8  # more chunks balance uneven files; fewer cost less IPC
 MAX_CHUNK = 512
 
-_settings: Settings | None = None  # the worker's settings (set by _init)
+_settings: tuple[Settings, ...] = ()  # the worker's settings, by index (set by _init)
 
 
 def default_jobs() -> int:
@@ -58,17 +61,16 @@ def is_empty(rep: FileReport) -> bool:
     return (rep.scanned and not rep.findings and not rep.errors and not rep.launches and not rep.targets)
 
 
-def _init(settings: Settings) -> None:
+def _init(settings: tuple[Settings, ...]) -> None:
     global _settings
     _settings = settings
 
 
-def _chunk(items: list[tuple[int, str, str | None]]) -> list[tuple[int, object]]:
+def _chunk(items: list[tuple[int, str, str | None, int]]) -> list[tuple[int, object]]:
     """Worker: lint a chunk; an empty report comes back as its language only (cheap to pickle)."""
-    settings = _settings if _settings is not None else Settings()
     out: list[tuple[int, object]] = []
-    for i, path, language in items:
-        rep = _one(path, language, settings)
+    for i, path, language, k in items:
+        rep = _one(path, language, _settings[k] if _settings else Settings())
         if is_empty(rep):
             out.append((i, rep.language))
         else:
@@ -86,32 +88,42 @@ def _context():
     return multiprocessing.get_context()
 
 
-def lint_many(files: list[tuple[str, str | None]], settings: Settings, *, jobs: int = 0,
+def lint_many(files: list[tuple[str, str | None]], settings: Settings | Sequence[Settings], *, jobs: int = 0,
               progress=None) -> list[FileReport]:
     """Lint ``files`` (path, language or None) and return one report per file, in order.
 
-    ``jobs``: worker processes (0: :func:`default_jobs`).  ``progress``: called
-    with the number of files finished, as they finish.
+    ``settings``: one for every file, or a sequence with each file's own.  ``jobs``: worker
+    processes (0: :func:`default_jobs`).  ``progress``: called with the number of files
+    finished, as they finish.
     """
     announce_scan_started()
+    per_file = [settings] * len(files) if isinstance(settings, Settings) else list(settings)
+    if len(per_file) != len(files):
+        raise ValueError("lint_many: one settings per file")
     jobs = jobs if jobs and jobs > 0 else default_jobs()
     jobs = min(jobs, max(1, len(files) // 32))  # no idle workers on small inputs
     if jobs <= 1 or len(files) < SEQUENTIAL_BELOW:
         out = []
-        for path, language in files:
-            out.append(_one(path, language, settings))
+        for (path, language), s in zip(files, per_file):
+            out.append(_one(path, language, s))
             if progress is not None:
                 progress(1)
         return out
-    return _pool(files, settings, jobs, progress)
+    return _pool(files, per_file, jobs, progress)
 
 
-def _pool(files, settings, jobs, progress) -> list[FileReport]:
+def _pool(files, per_file: list[Settings], jobs, progress) -> list[FileReport]:
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     n_chunks = max(jobs * CHUNKS_PER_JOB, -(-len(files) // MAX_CHUNK))
-    indexed = [(i, p, lang) for i, (p, lang) in enumerate(files)]
+    palette: dict[int, int] = {}  # id(settings) -> its index among the distinct ones
+    distinct: list[Settings] = []
+    for s in per_file:
+        if id(s) not in palette:
+            palette[id(s)] = len(distinct)
+            distinct.append(s)
+    indexed = [(i, p, lang, palette[id(per_file[i])]) for i, (p, lang) in enumerate(files)]
     chunks = [indexed[k::n_chunks] for k in range(n_chunks)]
     chunks = [c for c in chunks if c]
     results: list[object] = [None] * len(files)
@@ -124,7 +136,7 @@ def _pool(files, settings, jobs, progress) -> list[FileReport]:
         if progress is not None:
             progress(len(part))
 
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init, initargs=(settings,))
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init, initargs=(tuple(distinct),))
     try:
         pending = {pool.submit(_chunk, c) for c in chunks}
         while pending:
@@ -142,7 +154,7 @@ def _pool(files, settings, jobs, progress) -> list[FileReport]:
     for i, (path, language) in enumerate(files):
         r = results[i]
         if not done[i]:
-            r = _one(path, language, settings)
+            r = _one(path, language, per_file[i])
             if progress is not None:
                 progress(1)
         elif not isinstance(r, FileReport):

@@ -34,44 +34,38 @@ class FixKV4Cache(CodemodCommand):
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
-        g = arg_parser.add_argument_group("kv4lint")
-        g.add_argument("--sglang-version", dest="sglang_version", metavar="V", default=None,
-                       help="SGLang release to check against (default: the repository's pin, else the newest)")
-        g.add_argument("--platform", dest="platform", metavar="P", default=None, help="cuda, rocm, xpu, cpu, ...")
-        g.add_argument("--gpu", dest="gpu", metavar="G", default=None, help="GPU arch or name: sm90, b200, ...")
-        g.add_argument("--model-attention", dest="model_attention", choices=["mha", "mla"], default=None)
-        g.add_argument("--fix-dtype", dest="fix_dtype", metavar="DTYPE", default=None,
-                       help="KV cache dtype fixes use (default: fp8_e4m3)")
-        g.add_argument("--strict", dest="strict", action="store_true", default=None,
-                       help="also fix launches that fail for some unknown GPU arch / model attention")
-        g.add_argument("--kv4lint-isolated", dest="isolated", action="store_true", default=False,
-                       help="ignore kv4lint configuration files")
+        from kv4lint.cli.options import CODEMOD, add_to_parser
 
-    def __init__(self, context: CodemodContext, sglang_version: str | None = None, platform: str | None = None,
-                 gpu: str | None = None, model_attention: str | None = None, fix_dtype: str | None = None,
-                 strict: bool | None = None, isolated: bool = False, settings: Settings | None = None) -> None:
+        g = arg_parser.add_argument_group("kv4lint")
+        add_to_parser(g, CODEMOD)
+
+    def __init__(self, context: CodemodContext, settings: Settings | None = None, **options) -> None:
+        """``options``: the values of the codemod's options (:data:`kv4lint.cli.options.CODEMOD_OPTIONS`,
+        by their argparse names: ``sglang_version="0.5.21"``, ``isolated=True`` ...)."""
+        from kv4lint.cli.options import CODEMOD_OPTIONS
+
         super().__init__(context)
-        self._options = argparse.Namespace(
-            sglang_version=sglang_version, platform=platform, gpu=gpu, model_attention=model_attention,
-            fix_dtype=fix_dtype, strict=strict, isolated=isolated, config_file=None, select=None,
-            extend_select=None, ignore=None, exclude=None, extend_exclude=None)
+        known = {o.key for o in CODEMOD_OPTIONS}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"FixKV4Cache: unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        self._options = argparse.Namespace(**{k: options.get(k) for k in known})
         self._settings = settings
-        self._by_dir: dict[str, Settings] = {}
+        self._resolver = None
 
     def _settings_for(self, path: str | None) -> Settings:
         if self._settings is not None:
             return self._settings
-        from kv4lint.config import build_settings
+        from kv4lint.cli.options import CODEMOD, ConfigError, Overrides
+        from kv4lint.config import ConfigResolver
 
-        start = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
-        s = self._by_dir.get(start)
-        if s is None:
-            try:
-                s = build_settings(self._options, [path] if path else [])
-            except ValueError as e:
-                raise SkipFile(f"kv4lint configuration: {e}") from None
-            self._by_dir[start] = s
-        return s
+        try:
+            if self._resolver is None:
+                self._resolver = ConfigResolver(Overrides.from_namespace(self._options, CODEMOD),
+                                                isolated=bool(self._options.isolated))
+            return self._resolver.settings_for(path or os.getcwd())
+        except ConfigError as e:
+            raise SkipFile(f"kv4lint configuration: {e}") from None
 
     def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
         # libcst.tool runs in the repository (``python -m`` puts it first on sys.path): kv4lint's own

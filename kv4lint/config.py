@@ -1,14 +1,17 @@
-"""Settings from configuration files and the command line.
+"""Settings from configuration files and the command line, per file (as ruff does).
 
 kv4lint reads ``[tool.kv4lint]`` in ``pyproject.toml``, or the top level of
-``kv4lint.toml`` / ``.kv4lint.toml``.  The file is found by walking up from the
-first path argument (or the current directory); the first file with kv4lint
-settings wins, and the walk stops at a directory holding ``.git``.  In one
-directory ``.kv4lint.toml`` comes before ``kv4lint.toml`` before
-``pyproject.toml``.  ``--config FILE`` names the file; ``--isolated`` reads
-none.  Command-line options override the file.
+``kv4lint.toml`` / ``.kv4lint.toml``.  Each file is judged with the nearest
+configuration above it: the walk up from the file's directory takes the first
+file with kv4lint settings and stops at the repository's root (the directory
+holding ``.git``).  In one directory ``.kv4lint.toml`` comes before
+``kv4lint.toml`` before ``pyproject.toml``.  ``--config FILE`` names one file
+for every path; ``--isolated`` reads none.  Command-line options override the
+file.  So two services of one repository, each with its own configuration, get
+the same findings whatever the order of the paths or the batch pre-commit makes.
 
-Every key is checked: an unknown key or a bad value is a :class:`ValueError`
+Every key is checked (:mod:`kv4lint.cli.options`, the one table of options): an
+unknown key or a bad value is a :class:`ConfigError`
 ``"<file>: [tool.kv4lint] <key>: <problem>"`` (the CLI turns it into exit 2).
 """
 
@@ -16,246 +19,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
 
+from kv4lint.cli.options import (  # noqa: F401 - re-exported: the names readers of settings know
+    ATTENTIONS, FIX_DTYPES, TOML_KEYS as KEYS, ConfigError, Overrides, settings_from_mapping)
 from kv4lint.regular_file import open_file
-from kv4lint.rules.codes import INTERNAL_CODE, RULES
 from kv4lint.settings import Settings
 
 CONFIG_NAMES = (".kv4lint.toml", "kv4lint.toml", "pyproject.toml")
-
-# kv4lint's KV cache fixes may use one of SGLang's non-FP4 dtypes.
-FIX_DTYPES = ("fp8_e4m3", "fp8_e5m2", "bf16", "bfloat16", "auto")
-ATTENTIONS = ("mha", "mla")
-
-
-class ConfigError(ValueError):
-    """A bad configuration file, key or value (message names the file and key)."""
-
-
-# ---------------------------------------------------------------------------
-# Value checkers: each takes the raw value and returns the Settings value or
-# raises ValueError with the problem (without the file and key; added later).
-
-
-def _str(v: Any) -> str:
-    if not isinstance(v, str) or not v.strip():
-        raise ValueError(f"expected a non-empty string, got {_show(v)}")
-    return v.strip()
-
-
-def _show(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (list, tuple)):
-        return "an array"
-    if isinstance(v, dict):
-        return "a table"
-    return repr(v)
-
-
-def _list(v: Any) -> list[str]:
-    """An array of strings, or (as flake8's options come) one comma/space-separated string."""
-    if isinstance(v, str):
-        return [p for p in re.split(r"[,\s]+", v) if p]
-    if isinstance(v, (list, tuple)):
-        out = []
-        for x in v:
-            if not isinstance(x, str):
-                raise ValueError(f"expected an array of strings, found {_show(x)} in it")
-            if x.strip():
-                out.append(x.strip())
-        return out
-    raise ValueError(f"expected an array of strings, got {_show(v)}")
-
-
-_KNOWN_CODES = sorted({*RULES, INTERNAL_CODE})
-
-
-def _code(c: str) -> str:
-    u = c.strip().upper()
-    if u == "ALL":
-        return "KV"
-    if not re.fullmatch(r"[A-Z]+[0-9]*", u) or not any(k.startswith(u) for k in _KNOWN_CODES):
-        raise ValueError(f"unknown code {c!r} (codes: {', '.join(sorted(RULES))}, or a prefix such as KV40)")
-    return u
-
-
-def _codes(v: Any) -> list[str]:
-    return [_code(c) for c in _list(v)]
-
-
-def _bool(v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str) and v.strip().lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
-        return v.strip().lower() in ("true", "yes", "on", "1")
-    raise ValueError(f"expected true or false, got {_show(v)}")
-
-
-def _version(v: Any) -> str:
-    from kv4lint.target import parse_version
-
-    s = _str(v)
-    parse_version(s)  # ValueError: not a version
-    return s
-
-
-def _platform(v: Any) -> str:
-    from kv4lint.target import normalise_platform
-
-    s = _str(v)
-    if s.lower() == "auto":
-        return "auto"
-    return normalise_platform(s)
-
-
-def _gpu(v: Any) -> str:
-    from kv4lint.target import normalise_gpu
-
-    s = _str(v)
-    normalise_gpu(s)  # ValueError: unknown GPU
-    return s
-
-
-def _attention(v: Any) -> str:
-    s = _str(v).lower()
-    if s not in ATTENTIONS:
-        raise ValueError(f"expected \"mha\" or \"mla\", got {v!r}")
-    return s
-
-
-def _fix_dtype(v: Any) -> str:
-    s = _str(v)
-    if s not in FIX_DTYPES:
-        raise ValueError(f"{v!r} is not a KV cache dtype fixes can use (one of {', '.join(FIX_DTYPES)}; "
-                         "FP4 dtypes are what the fixes replace)")
-    return s
-
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b?|b)?\s*$", re.I)
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-          "ki": 1024, "kib": 1024, "mi": 1024**2, "mib": 1024**2, "gi": 1024**3, "gib": 1024**3}
-
-
-def _size(v: Any) -> int:
-    if isinstance(v, bool):
-        raise ValueError(f"expected a size in bytes (or like \"10MB\"), got {_show(v)}")
-    if isinstance(v, int):
-        n = v
-    elif isinstance(v, str) and _SIZE.match(v):
-        m = _SIZE.match(v)
-        n = int(float(m.group(1)) * _UNITS[(m.group(2) or "").lower()])
-    else:
-        raise ValueError(f"expected a size in bytes (or like \"10MB\"), got {_show(v)}")
-    if n <= 0:
-        raise ValueError(f"expected a positive size, got {v!r}")
-    return n
-
-
-def _table(v: Any, what: str) -> dict:
-    if not isinstance(v, dict):
-        raise ValueError(f"expected a table of {what}, got {_show(v)}")
-    return v
-
-
-def _model_overrides(v: Any) -> dict[str, str]:
-    if isinstance(v, str):  # flake8: "glob=mla, glob2=mha"
-        v = dict(_pair(p, "=") for p in re.split(r"[,\s]+", v) if p)
-    out = {}
-    for k, att in _table(v, "model path globs to \"mha\"/\"mla\"").items():
-        try:
-            out[k] = _attention(att)
-        except ValueError as e:
-            raise ValueError(f"{k!r}: {e}") from None
-    return out
-
-
-def _pair(text: str, sep: str) -> tuple[str, str]:
-    k, s, val = text.rpartition(sep)
-    if not s or not k:
-        raise ValueError(f"expected GLOB{sep}VALUE, got {text!r}")
-    return k, val
-
-
-def _per_file_ignores(v: Any) -> dict[str, list[str]]:
-    if isinstance(v, str):  # flake8's format: "glob:CODE,CODE glob2:CODE"
-        d: dict[str, list[str]] = {}
-        for p in re.split(r"\s+", v.strip()):
-            if p:
-                k, codes = _pair(p, ":")
-                d.setdefault(k, []).extend(c for c in codes.split(",") if c)
-        v = d
-    out = {}
-    for k, codes in _table(v, "path globs to arrays of codes").items():
-        try:
-            out[k] = _codes(codes)
-        except ValueError as e:
-            raise ValueError(f"{k!r}: {e}") from None
-    return out
-
-
-@dataclass(frozen=True)
-class _Key:
-    attr: str  # the Settings field
-    check: Callable[[Any], Any]
-    doc: str
-
-
-KEYS: dict[str, _Key] = {
-    "sglang-version": _Key("sglang_version", _version, "SGLang release to check against"),
-    "platform": _Key("platform", _platform, "cuda, rocm, xpu, cpu, npu, musa, mps, hpu, or auto"),
-    "gpu": _Key("gpu", _gpu, "GPU arch or name (sm90, h100, b200, rtx5090 ...)"),
-    "model-attention": _Key("model_attention", _attention, "\"mha\" or \"mla\" for every launch"),
-    "model-overrides": _Key("model_overrides", _model_overrides, "model path glob -> \"mha\"/\"mla\""),
-    "strict": _Key("strict", _bool, "also report launches that fail for some unknown GPU / attention"),
-    "select": _Key("select", _codes, "codes or prefixes to report"),
-    "extend-select": _Key("extend_select", _codes, "codes added to select"),
-    "ignore": _Key("ignore", _codes, "codes or prefixes not to report"),
-    "per-file-ignores": _Key("per_file_ignores", _per_file_ignores, "path glob -> codes not to report there"),
-    "exclude": _Key("exclude", _list, "path globs to skip"),
-    "extend-exclude": _Key("extend_exclude", _list, "path globs to skip, added to exclude"),
-    "fix-dtype": _Key("fix_dtype", _fix_dtype, "the KV cache dtype fixes write"),
-    "max-file-size": _Key("max_file_bytes", _size, "files larger than this are skipped (bytes, or \"10MB\")"),
-}
-
-
-def settings_from_mapping(d: Mapping[str, Any], source: str, *, base: Settings | None = None,
-                          where: str | None = None) -> Settings:
-    """Settings from a mapping of kebab-case keys (a ``[tool.kv4lint]`` table, flake8 options).
-
-    ``source`` is recorded in ``Settings.sources`` for every key set (e.g.
-    ``"pyproject.toml [tool.kv4lint]"``); errors read ``"<where or source>: <key>: <problem>"``.
-    Values may be TOML types or, as flake8 hands them over, strings (lists comma-separated,
-    tables as ``glob:CODES`` / ``glob=mla``).  ``None`` values are skipped (an unset option).
-    """
-    s = base if base is not None else Settings()
-    where = where or f"{source}:"
-    if not isinstance(d, Mapping):
-        raise ConfigError(f"{where}: expected a table of settings")
-    for key, raw in d.items():
-        if raw is None:
-            continue
-        spec = KEYS.get(key)
-        if spec is None:
-            import difflib
-
-            hint = difflib.get_close_matches(str(key).replace("_", "-"), KEYS, n=1)
-            msg = f"{where} {key}: unknown key"
-            if hint:
-                msg += f" (did you mean {hint[0]!r}?)"
-            else:
-                msg += f" (known keys: {', '.join(KEYS)})"
-            raise ConfigError(msg)
-        try:
-            value = spec.check(raw)
-        except ValueError as e:
-            raise ConfigError(f"{where} {key}: {e}") from None
-        setattr(s, spec.attr, value)
-        s.sources[spec.attr] = source
-    return s
 
 
 # ---------------------------------------------------------------------------
@@ -323,20 +94,7 @@ def read_config(path: str, *, named: bool = False) -> ConfigFile | None:
 
 def find_config(start: str) -> ConfigFile | None:
     """The first configuration file with kv4lint settings from ``start`` upwards (stops at ``.git``)."""
-    d = os.path.abspath(start)
-    while True:
-        for name in CONFIG_NAMES:
-            p = os.path.join(d, name)
-            if os.path.isfile(p):
-                cf = read_config(p)
-                if cf is not None:
-                    return cf
-        if os.path.exists(os.path.join(d, ".git")):
-            return None
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+    return ConfigResolver().config_of(os.path.abspath(start))
 
 
 def git_root(start: str) -> str | None:
@@ -362,83 +120,115 @@ def start_dir(paths: list[str] | None) -> str:
 
 
 # ---------------------------------------------------------------------------
-# The CLI: file settings, then the command line over them
+# Settings per file: the nearest configuration, then the command line over it
 
 
-_CLI_SINGLE = {  # argparse attribute -> config key (the option is --KEY)
-    "sglang_version": "sglang-version", "platform": "platform", "gpu": "gpu",
-    "model_attention": "model-attention", "fix_dtype": "fix-dtype",
-}
+class ConfigResolver:
+    """The settings each file is judged with: the nearest configuration file above it (or the one
+    ``config_file`` names), with ``overrides`` (the command line) over it.
+
+    Directories and configuration files are each looked at once per run; files configured by
+    the same configuration file share one :class:`Settings` object (the linter groups files by it).
+    """
+
+    def __init__(self, overrides: Overrides | None = None, *, config_file: str | None = None,
+                 isolated: bool = False, cache_dir: str | None = None) -> None:
+        self.overrides = overrides or Overrides()
+        self.isolated = isolated
+        self.cache_dir = cache_dir
+        self.named = read_config(config_file, named=True) if config_file and not isolated else None
+        self._dirs: dict[str, ConfigFile | None] = {}
+        self._settings: dict[tuple, Settings] = {}
+
+    def config_of(self, directory: str) -> ConfigFile | None:
+        """The configuration file that governs ``directory`` (absolute), or None."""
+        if self.isolated:
+            return None
+        if self.named is not None:
+            return self.named
+        walked = []
+        d = directory
+        found: ConfigFile | None = None
+        while True:
+            if d in self._dirs:
+                found = self._dirs[d]
+                break
+            walked.append(d)
+            found = _config_in(d)
+            if found is not None or os.path.exists(os.path.join(d, ".git")):
+                break
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        for w in walked:
+            self._dirs[w] = found
+        return found
+
+    def check_config(self, directory: str) -> None:
+        """Read and check the configuration that governs ``directory`` (ConfigError when it is bad)."""
+        cfg = self.config_of(os.path.abspath(directory))
+        if cfg is not None:
+            settings_from_mapping(cfg.table, cfg.label, where=cfg.where)
+
+    def settings_for(self, path: str) -> Settings:
+        """The settings of the file (or directory) ``path``."""
+        full = os.path.abspath(path)
+        directory = full if os.path.isdir(full) else os.path.dirname(full)
+        cfg = self.config_of(directory)
+        root = os.path.dirname(cfg.path) if cfg is not None else (git_root(directory) or os.getcwd())
+        key = (cfg.path if cfg is not None else None, root)
+        s = self._settings.get(key)
+        if s is None:
+            s = self._settings[key] = self._build(cfg, root)
+        return s
+
+    def _build(self, cfg: ConfigFile | None, root: str) -> Settings:
+        s = Settings()
+        if cfg is not None:
+            settings_from_mapping(cfg.table, cfg.label, base=s, where=cfg.where)
+            s.config_file = cfg.path
+        s.root = root
+        self.overrides.apply(s)
+        if s.platform == "auto":
+            _resolve_auto(s)
+        if not s.sglang_version:
+            from kv4lint.project import find_sglang_pin
+
+            pin = find_sglang_pin(root)
+            if pin is not None:
+                s.repo_sglang_version, s.repo_sglang_version_source = pin
+            else:
+                from kv4lint.project import sglang_source_installs
+
+                s.repo_sglang_source_installs = sglang_source_installs(root)
+        s.cache_dir = self.cache_dir
+        return s
+
+    def all_settings(self) -> list[Settings]:
+        return list(self._settings.values())
+
+
+def _config_in(directory: str) -> ConfigFile | None:
+    for name in CONFIG_NAMES:
+        p = os.path.join(directory, name)
+        if os.path.isfile(p):
+            cf = read_config(p)
+            if cf is not None:
+                return cf
+    return None
 
 
 def build_settings(ns: argparse.Namespace, paths: list[str]) -> Settings:
-    """Settings for a CLI run: the configuration file, then command-line options over it.
+    """Settings for the first of ``paths`` (or the current directory): its nearest configuration file
+    (or ``ns.config_file``), then the options ``ns`` sets over it.
 
     Also fills the repository's SGLang pin (``repo_sglang_version``) and the project root,
-    and resolves ``--platform auto`` once, here, through torch.
+    and resolves ``platform = auto`` once, here, through torch.
     """
-    start = start_dir(paths)
-    cfg: ConfigFile | None = None
-    config_file = getattr(ns, "config_file", None)
-    if config_file and not getattr(ns, "isolated", False):
-        cfg = read_config(config_file, named=True)
-    elif not getattr(ns, "isolated", False):
-        cfg = find_config(start)
-    s = Settings()
-    if cfg is not None:
-        settings_from_mapping(cfg.table, cfg.label, base=s, where=cfg.where)
-        s.root = os.path.dirname(cfg.path)
-    else:
-        s.root = git_root(start)
-
-    _apply_cli(ns, s)
-
-    if s.platform == "auto":
-        _resolve_auto(s)
-
-    if not s.sglang_version:
-        from kv4lint.project import find_sglang_pin
-
-        pin = find_sglang_pin(s.root or start)
-        if pin is not None:
-            s.repo_sglang_version, s.repo_sglang_version_source = pin
-        else:
-            from kv4lint.project import sglang_source_installs
-
-            s.repo_sglang_source_installs = sglang_source_installs(s.root or start)
-    return s
-
-
-def _cli_value(key: str, raw: Any) -> Any:
-    try:
-        return KEYS[key].check(raw)
-    except ValueError as e:
-        raise ConfigError(f"--{key}: {e}") from None
-
-
-def _apply_cli(ns: argparse.Namespace, s: Settings) -> None:
-    """Command-line options over the file: single values and ``--select``/``--exclude`` replace,
-    ``--extend-select``/``--ignore``/``--extend-exclude`` add to the file's lists."""
-    for attr, key in _CLI_SINGLE.items():
-        v = getattr(ns, attr, None)
-        if v is not None:
-            setattr(s, KEYS[key].attr, _cli_value(key, v))
-            s.sources[KEYS[key].attr] = f"--{key}"
-    if getattr(ns, "strict", None):
-        s.strict = True
-        s.sources["strict"] = "--strict"
-    for key in ("select", "exclude"):
-        v = getattr(ns, key, None)
-        if v is not None:
-            setattr(s, key, _cli_value(key, v))
-            s.sources[key] = f"--{key}"
-    for key in ("extend-select", "ignore", "extend-exclude"):
-        v = getattr(ns, key.replace("-", "_"), None)
-        if v:
-            attr = KEYS[key].attr
-            have = list(getattr(s, attr))
-            setattr(s, attr, have + [c for c in _cli_value(key, v) if c not in have])
-            s.sources[attr] = f"{s.sources[attr]} and --{key}" if attr in s.sources else f"--{key}"
+    resolver = ConfigResolver(Overrides.from_namespace(ns), config_file=getattr(ns, "config_file", None),
+                              isolated=bool(getattr(ns, "isolated", False)))
+    return resolver.settings_for(start_dir(paths))
 
 
 def _resolve_auto(s: Settings) -> None:

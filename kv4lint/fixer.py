@@ -1,4 +1,5 @@
-"""``kv4lint fix`` (and ``kv4lint check --fix`` / ``--diff``): apply the findings' fixes.
+"""The fix engine: apply the findings' fixes (``kv4lint fix``, ``check --fix`` / ``--diff``, the
+codemod and the stdin mode use it; the command itself is :mod:`kv4lint.cli.fix`).
 
 One engine for every language.  Per file:
 
@@ -17,9 +18,7 @@ launch) are applied to that file in the same run.  Files are written by
 :mod:`kv4lint.writer` (atomic, same encoding, BOM and line endings, same
 mode), or shown as a unified diff with ``--diff`` (nothing written).
 
-Exit codes: 0 nothing remains, 1 findings remain (or, with
-``--exit-non-zero-on-fix``, a file changed; with ``--diff``, there is a diff),
-2 when a fix could not be applied or written.
+This module imports nothing of the command line (:mod:`kv4lint.cli`).
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -249,7 +247,7 @@ def fix_text(path: str, text: str, settings: Settings, language: str | None, *, 
 
 
 # ---------------------------------------------------------------------------
-# The command
+# Files: read, fix, write (or diff)
 
 
 def _display(path: str) -> str:
@@ -310,30 +308,36 @@ def _on_disk(ch) -> bool:
         return False
 
 
-class _Reported(KeyboardInterrupt):
-    """An interrupt whose consequences were already told to the user."""
+class FixInterrupted(KeyboardInterrupt):
+    """Ctrl-C while files were being written: ``done`` were replaced, ``left`` others were not.
+
+    The writer never leaves a partial file, so this is exactly what changed."""
+
+    def __init__(self, done: list[str], left: int) -> None:
+        super().__init__()
+        self.done, self.left = done, left
 
 
-def run_fix(ns) -> int:
-    try:
-        return _run_fix(ns)
-    except _Reported:
-        return 130
-    except KeyboardInterrupt:
-        if not getattr(ns, "diff", False):
-            print("kv4lint: interrupted before any file was written; no file was changed", file=sys.stderr)
-        return 130
+@dataclass
+class FixRun:
+    """What :func:`fix_files` did: the files changed (or, with ``diff_only``, that would change)."""
+
+    written: list[_Change] = field(default_factory=list)
+    fixed: list[Finding] = field(default_factory=list)  # the findings fixed, in the order of the files
+    remaining: list[Finding] = field(default_factory=list)  # sorted
+    errors: list[FileError] = field(default_factory=list)  # fixes that could not be applied or written
+    diff: str = ""  # with diff_only: the unified diff of every change
 
 
-def _run_fix(ns) -> int:
-    from kv4lint import cli
+def fix_files(reports: list[FileReport], settings_of, *, unsafe: bool = False, diff_only: bool = False,
+              roots: list[str] | None = None) -> FixRun:
+    """Fix the files of a run's ``reports`` (their findings and decoded text): plan every file's
+    fixes, apply edits in other files (``--config`` YAMLs) once, and write each changed file
+    (:mod:`kv4lint.writer`), or with ``diff_only`` only describe the changes.
 
-    settings = cli.settings_for(ns)
-    result, reports = cli.collect(ns, settings)
-    unsafe = bool(getattr(ns, "unsafe_fixes", False))
-    diff_only = bool(getattr(ns, "diff", False))
-    roots = writer.roots_of(ns.paths or ["."])
-
+    ``settings_of(path)``: the settings that file is judged with (for re-linting).  Raises
+    :class:`FixInterrupted` on Ctrl-C during the writes.
+    """
     remaining: list[Finding] = []
     fix_errors: list[FileError] = []
     changes: list[_Change] = []
@@ -352,7 +356,8 @@ def _run_fix(ns) -> int:
             remaining.extend(rep.findings)
             continue
         same = original.text == rep.text.text and original.encoding == rep.text.encoding
-        tf = fix_text(rep.path, original.text, settings, rep.language, unsafe=unsafe, report=rep if same else None)
+        tf = fix_text(rep.path, original.text, settings_of(rep.path), rep.language, unsafe=unsafe,
+                      report=rep if same else None)
         fix_errors.extend(tf.errors)
         for fs, edits in tf.external:
             target = _resolve_external(edits[0].path or "", rep.path)
@@ -363,7 +368,53 @@ def _run_fix(ns) -> int:
         else:
             remaining.extend(tf.remaining if not same else rep.findings)
 
-    # Edits in other files (--config YAMLs): applied to that file's text as read now.
+    internal_error.current_file = None
+    ext_changes = _external_changes(external, changes, fix_errors)
+
+    # Write (or show) the changes.
+    run = FixRun(errors=fix_errors)
+    diffs: list[str] = []
+    for ch in changes:
+        if diff_only:
+            diffs.append(unified_diff(ch.path, ch.original.text, ch.new_text))
+            run.written.append(ch)
+            continue
+        try:
+            writer.write_text(ch.path, ch.original, ch.new_text, ch.snap, roots=roots or writer.roots_of(["."]))
+        except writer.WriteError as e:
+            fix_errors.append(FileError(ch.path, e.reason))
+            continue
+        except KeyboardInterrupt:
+            done = [c.path for c in run.written] + ([ch.path] if _on_disk(ch) else [])
+            raise FixInterrupted(done, len(changes) - len(done)) from None
+        run.written.append(ch)
+    run.diff = "".join(diffs)
+    written_ids = {id(ch) for ch in run.written}
+
+    # Findings of files that could not be written stay as they were.
+    final: list[Finding] = []
+    failed = {os.path.abspath(ch.path) for ch in changes if id(ch) not in written_ids}
+    by_path: dict[str, list[Finding]] = {}
+    for rep in reports:
+        by_path.setdefault(os.path.abspath(rep.path), []).extend(rep.findings)
+    for f in remaining:
+        if os.path.abspath(f.path) in failed:
+            continue
+        final.append(f)
+    for p in failed:
+        final.extend(by_path.get(p, []))
+    run.fixed = [f for ch in run.written for f in ch.fixed]
+    applied_external = {id(f) for ch, groups in ext_changes if id(ch) in written_ids for fs in groups for f in fs}
+    final = [f for f in final if id(f) not in applied_external]
+    final.sort(key=Finding.sort_key)
+    run.remaining = final
+    return run
+
+
+def _external_changes(external: dict, changes: list[_Change], fix_errors: list[FileError]
+                      ) -> list[tuple[_Change, list[list[Finding]]]]:
+    """Edits in other files (--config YAMLs): applied to that file's text as read now (appended to
+    ``changes``); returns each such change with the groups of findings it fixes."""
     changed_paths = {os.path.abspath(c.path) for c in changes}
     ext_changes: list[tuple[_Change, list[list[Finding]]]] = []
     for target, items in external.items():
@@ -399,92 +450,4 @@ def _run_fix(ns) -> int:
             ch = _Change(target, original, snap, new_text, [fs[0] for fs in fixed])
             changes.append(ch)
             ext_changes.append((ch, fixed))
-
-    # Write (or show) the changes.
-    written: list[_Change] = []
-    out_parts: list[str] = []
-    for k, ch in enumerate(changes):
-        if diff_only:
-            out_parts.append(unified_diff(ch.path, ch.original.text, ch.new_text))
-            written.append(ch)
-            continue
-        try:
-            writer.write_text(ch.path, ch.original, ch.new_text, ch.snap, roots=roots)
-        except writer.WriteError as e:
-            fix_errors.append(FileError(ch.path, e.reason))
-            continue
-        except KeyboardInterrupt:
-            # The writer never leaves a partial file: say exactly what was and was not changed.
-            done = [c.path for c in written] + ([ch.path] if _on_disk(ch) else [])
-            left = len(changes) - len(done)
-            msg = "kv4lint: interrupted; "
-            msg += ("fixed before the interrupt: " + ", ".join(done) + "; ") if done else "no file was changed; "
-            if done:
-                msg += f"{left} other file{'s' if left != 1 else ''} not changed"
-            print(msg.rstrip("; "), file=sys.stderr)
-            raise _Reported() from None
-        written.append(ch)
-    written_ids = {id(ch) for ch in written}
-
-    # Findings of files that could not be written stay as they were.
-    final: list[Finding] = []
-    failed = {os.path.abspath(ch.path) for ch in changes if id(ch) not in written_ids}
-    by_path: dict[str, list[Finding]] = {}
-    for rep in reports:
-        by_path.setdefault(os.path.abspath(rep.path), []).extend(rep.findings)
-    for f in remaining:
-        if os.path.abspath(f.path) in failed:
-            continue
-        final.append(f)
-    for p in failed:
-        final.extend(by_path.get(p, []))
-    fixed_total = [f for ch in written for f in ch.fixed]
-    applied_external = {id(f) for ch, groups in ext_changes if id(ch) in written_ids for fs in groups for f in fs}
-    final = [f for f in final if id(f) not in applied_external]
-    final.sort(key=Finding.sort_key)
-
-    stdout_ok = getattr(ns, "format", "text") in ("text", "concise") and not diff_only
-    if out_parts:
-        _write_out(ns, "".join(out_parts))
-    if getattr(ns, "show_fixes", False):
-        stream = sys.stdout if stdout_ok else sys.stderr
-        for f in sorted(fixed_total, key=Finding.sort_key):
-            pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
-            print(f"{pos}: {f.code} fixed ({f.fix.description})", file=stream)  # type: ignore[union-attr]
-        stream.flush()
-
-    result.findings = final
-    result.errors.extend(fix_errors)
-    if not diff_only:
-        cli.emit(ns, result)
-    elif fix_errors:
-        for e in fix_errors:
-            print(f"{e.path}:{e.line}: error: {e.message}" if e.line else f"{e.path}: error: {e.message}",
-                  file=sys.stderr)
-
-    if not getattr(ns, "quiet", False):
-        nfix, nfiles, nleft = len(fixed_total), len(written), len(final)
-        verb = "Would fix" if diff_only else "Fixed"
-        print(f"{verb} {nfix} finding{'s' if nfix != 1 else ''} in {nfiles} file{'s' if nfiles != 1 else ''} "
-              f"({nleft} remaining).", file=sys.stderr)
-
-    internal_error.current_file = None
-    if internal_error.has_internal(result.errors):
-        return cli.EXIT_ERROR  # a bug in kv4lint, not a finding
-    if fix_errors:
-        return cli.EXIT_FINDINGS  # a file that could not be fixed (or written) is named above; it is unchanged
-    if final and not getattr(ns, "exit_zero", False):
-        return cli.EXIT_FINDINGS
-    if written and (diff_only or getattr(ns, "exit_non_zero_on_fix", False)):
-        return cli.EXIT_FINDINGS
-    return cli.EXIT_OK
-
-
-def _write_out(ns, text: str) -> None:
-    out_file = getattr(ns, "output_file", None)
-    if out_file and getattr(ns, "diff", False):
-        with open(out_file, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        return
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    return ext_changes

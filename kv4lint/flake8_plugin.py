@@ -5,14 +5,25 @@ group.  The same frontend and rules as ``kv4lint check``; each finding is
 reported at the line and column of the offending value, so ``# noqa: KV401``
 on that line works as for any flake8 code.
 
-Options (command line, or ``[flake8]`` in setup.cfg / tox.ini / .flake8)::
+Configuration: each file is judged with the nearest ``kv4lint.toml`` /
+``pyproject.toml [tool.kv4lint]`` above it, as ``kv4lint check`` judges it, and
+flake8's options override it (command line, or ``[flake8]`` in setup.cfg /
+tox.ini / .flake8), built from kv4lint's one option table
+(:mod:`kv4lint.cli.options`)::
 
     --kv4-sglang-version 0.5.23   the SGLang release the launches run on
     --kv4-platform rocm           cuda, rocm, xpu, cpu, npu, ... (default: hints, then cuda)
     --kv4-gpu b200                a GPU name or arch (sm90, sm100, sm120 ...)
     --kv4-model-attention mla     mha or mla, when the model cannot be told from its path
+    --kv4-model-overrides G=mla   model path glob -> mha/mla
     --kv4-strict                  report what fails on some possible target too
     --kv4-fix-dtype fp8_e4m3      the dtype fixes suggest
+
+A bad option value stops flake8 with a message naming the option and the value
+and exit status 2, whatever ``select`` says (never a finding a selection could
+hide); so does a bad ``[tool.kv4lint]`` above the current directory, and one
+below it (read when a file under it is checked) fails the run (flake8 reports the
+plugin's failure and exits 1).
 
 Cost: flake8 builds the AST for its own checks; this plugin ignores it (it asks
 for ``tree`` only because flake8 needs one of tree/logical_line/physical_line
@@ -23,8 +34,7 @@ flake8 runs in the repository it checks, and ``python -m flake8`` puts that
 directory first on ``sys.path``: the plugin does its work with it (and any
 entry inside it) removed, so a ``libcst.py`` of the repository is never
 imported (:mod:`kv4lint.isolation`).
-Any internal failure becomes one ``KV400`` finding on line 1; nothing is raised
-into flake8.
+Any other internal failure becomes one ``KV400`` finding on line 1.
 """
 
 from __future__ import annotations
@@ -42,24 +52,13 @@ try:
 except Exception:  # pragma: no cover - not installed as a distribution
     __version__ = "0"
 
-OPTIONS = (
-    # (flag, Settings field, help)
-    ("--kv4-sglang-version", "sglang_version", "SGLang release the launches run on (e.g. 0.5.23)"),
-    ("--kv4-platform", "platform", "platform the launches run on: cuda, rocm, xpu, cpu, npu, ... or auto"),
-    ("--kv4-gpu", "gpu", "GPU the launches run on: a name (h100, b200, rtx5090) or an arch (sm90, sm100)"),
-    ("--kv4-model-attention", "model_attention", "attention of the served model when kv4lint cannot tell: "
-                                                 "mha or mla"),
-    ("--kv4-fix-dtype", "fix_dtype", "KV cache dtype suggested by fixes (default fp8_e4m3)"),
-)
-
 
 class Plugin:
     name = "kv4lint"
     version = __version__
 
-    # Settings from flake8's options (class-wide, as flake8 parses options once).
-    _options: dict[str, Any] = {}
-    _option_error: str | None = None
+    # flake8 parses options once per process: the settings every file starts from (class-wide).
+    _resolver: Any = None
 
     def __init__(self, tree: Any = None, lines: list[str] | None = None, filename: str = "stdin") -> None:
         self.tree = tree
@@ -68,30 +67,43 @@ class Plugin:
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
-        for flag, _field, help_ in OPTIONS:
-            option_manager.add_option(flag, default=None, parse_from_config=True, help=help_)
-        option_manager.add_option("--kv4-strict", default=False, action="store_true", parse_from_config=True,
-                                  help="also report launches that fail on some possible target (unknown GPU/model)")
+        from kv4lint.cli.options import FLAKE8_OPTIONS, FLAKE8_PREFIX
+
+        for opt in FLAKE8_OPTIONS:
+            flag = f"--{FLAKE8_PREFIX}{opt.name}"
+            if opt.flag:  # a value, not store_true: kv4lint checks "kv4-strict = maybe", not configparser
+                option_manager.add_option(flag, default=None, nargs="?", const="true", metavar="BOOL",
+                                          parse_from_config=True, help=opt.help)
+            else:
+                option_manager.add_option(flag, default=None, parse_from_config=True, help=opt.help)
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        opts: dict[str, Any] = {}
-        for flag, field, _help in OPTIONS:
-            value = getattr(options, flag[2:].replace("-", "_"), None)
-            if value not in (None, ""):
-                opts[field] = str(value).strip()
-        if "model_attention" in opts:
-            opts["model_attention"] = opts["model_attention"].lower()
-        if getattr(options, "kv4_strict", False):
-            opts["strict"] = True
-        cls._options = opts
-        with trusted_imports():
-            cls._option_error = _check_options(opts)
+        """Check every kv4 option once; a bad one stops flake8 (exit 2), whatever ``select`` says."""
+        import sys
+        import types
+
+        from kv4lint.cli.options import FLAKE8, FLAKE8_OPTIONS, FLAKE8_PREFIX, ConfigError, Overrides
+        from kv4lint.config import ConfigResolver
+
+        ns = types.SimpleNamespace(**{opt.key: _option_value(options, opt) for opt in FLAKE8_OPTIONS})
+        try:
+            with trusted_imports():
+                overrides = Overrides.from_namespace(ns, FLAKE8, prefix=f"--{FLAKE8_PREFIX}")
+                cls._resolver = ConfigResolver(overrides, isolated=bool(getattr(options, "isolated", False)))
+                cls._resolver.check_config(os.getcwd())  # the configuration here, checked now
+        except ConfigError as e:
+            print(f"flake8: error: kv4lint: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        from kv4lint.cli.options import ConfigError
+
         try:
             with trusted_imports(self._roots()):
                 results = self._run()
+        except ConfigError:
+            raise  # a bad kv4lint configuration file: flake8 fails, whatever select says
         except Exception as e:  # noqa: BLE001 - never raise into flake8
             from kv4lint.internal_error import describe
 
@@ -112,16 +124,20 @@ class Plugin:
 
         if self.tree is not None and not python_may_launch(text, self.tree):
             return []  # flake8's own syntax tree: no launch call with a KV option
-        if self._option_error:
-            return [(1, 0, f"KV400 kv4lint: {self._option_error}", type(self))]
-        return list(self._check(text))
+        return list(self._check(text, self._settings()))
 
-    def _check(self, text: str) -> Iterator[tuple[int, int, str, type]]:
+    def _settings(self):
+        from kv4lint.config import ConfigResolver
+
+        cls = type(self)
+        if cls._resolver is None:  # run without flake8's option parsing (tests, the API)
+            cls._resolver = ConfigResolver()
+        name = self.filename if self.filename not in ("stdin", "-") else os.path.join(os.getcwd(), "stdin.py")
+        return cls._resolver.settings_for(name)
+
+    def _check(self, text: str, settings) -> Iterator[tuple[int, int, str, type]]:
         from kv4lint.runner import lint_text
-        from kv4lint.settings import Settings
 
-        settings = Settings(**self._options)
-        settings.sources.update({f: flag for flag, f, _h in OPTIONS if f in self._options})
         report = lint_text(self.filename, text, settings, language="python")
         problems = [e for e in report.errors if not e.message.startswith("syntax error")]
         if problems:
@@ -134,24 +150,13 @@ class Plugin:
             yield line, col, f"{f.code} {f.message}", type(self)
 
 
-def _check_options(opts: dict[str, Any]) -> str | None:
-    """A message for an option value kv4lint cannot use, else None (checked once, not per file)."""
-    try:
-        from kv4lint.target import normalise_gpu, normalise_platform, parse_version
+def _option_value(options: Any, opt) -> Any:
+    from kv4lint.cli.options import FLAKE8_PREFIX
 
-        if opts.get("platform") and opts["platform"] != "auto":
-            normalise_platform(opts["platform"])
-        if opts.get("gpu"):
-            normalise_gpu(opts["gpu"])
-        if opts.get("sglang_version"):
-            parse_version(opts["sglang_version"])
-        if opts.get("model_attention") and opts["model_attention"].lower() not in ("mha", "mla"):
-            raise ValueError(f"unknown model attention {opts['model_attention']!r} (mha or mla)")
-    except ValueError as e:
-        return f"bad option value: {e}"
-    except Exception as e:  # noqa: BLE001
-        return f"cannot read the kv4 options: {type(e).__name__}: {e}"
-    return None
+    value = getattr(options, (FLAKE8_PREFIX + opt.name).replace("-", "_"), None)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return str(value).strip()
 
 
 def _short(s: str, limit: int = 200) -> str:

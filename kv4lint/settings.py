@@ -33,6 +33,8 @@ class Settings:
     repo_sglang_source_installs: list[str] = field(default_factory=list)
     root: str | None = None  # the project root (where the config was found), for relative paths
     cache_dir: str | None = None  # kv4lint.cache's directory; None: no cache (the CLI turns it on)
+    config_file: str | None = None  # the configuration file these settings came from (--show-target)
+    rule_docs_url: str | None = None  # SARIF helpUri base (None: the project's docs/rules/)
 
     def enabled(self, code: str) -> bool:
         def match(prefixes):

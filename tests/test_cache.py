@@ -304,7 +304,7 @@ def test_an_index_of_other_code_or_corrupt_is_ignored(reads, monkeypatch):
 
 
 def test_a_file_grown_past_the_size_limit_is_reported(tmp_path, monkeypatch):
-    from kv4lint.cli import _lint
+    from kv4lint.cli.check import lint_files as _lint
     from kv4lint.discover import discover
     from kv4lint.settings import Settings
 

@@ -230,15 +230,19 @@ def test_bad_config_exits_2_with_the_message(repo, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--fix-dtype", "nvfp4"], "--fix-dtype: 'nvfp4' is not a KV cache dtype"),
-    (["--select", "KV4,XYZ1"], "--select: unknown code 'XYZ1'"),
-    (["--ignore", "KV4O1"], "--ignore: unknown code 'KV4O1'"),
-    (["--platform", "tpu"], "--platform: unknown platform 'tpu'"),
+    (["--fix-dtype", "nvfp4"], "argument --fix-dtype: 'nvfp4' is not a KV cache dtype"),
+    (["--select", "KV4,XYZ1"], "argument --select: unknown code 'XYZ1'"),
+    (["--ignore", "KV4O1"], "argument --ignore: unknown code 'KV4O1'"),
+    (["--platform", "tpu"], "argument --platform: unknown platform 'tpu'"),
+    (["--sglang-version", "latest"], "argument --sglang-version: not a version: 'latest'"),
 ])
-def test_bad_cli_values_name_the_option(repo, monkeypatch, argv, message):
+def test_bad_cli_values_name_the_option(repo, monkeypatch, capsys, argv, message):
+    """A bad value is a usage error of the command line (exit 2), checked by the option table's check."""
     monkeypatch.chdir(repo)
-    with pytest.raises(ValueError, match=message):
-        build_settings(ns_for(argv), ["."])
+    with pytest.raises(SystemExit) as exc:
+        main(["check", *argv, "."])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_codes_all_and_prefixes(repo, monkeypatch):

@@ -175,7 +175,7 @@ def test_only_the_breaking_fix_is_rolled_back(fake, tmp_path, capsys, monkeypatc
 def test_preexisting_syntax_error_does_not_block_fixes(fake, tmp_path):
     src = 'echo "unterminated\n' + HEAD.split("\n", 1)[1] + " --kv-cache-dtype fp4_e2m1\n"
     p = write(tmp_path / "serve.sh", src)
-    assert run(p) == 0
+    assert run(p) == 1  # fixed, but the file could not be parsed in full: not everything was checked
     assert p.read_text() == src.replace("fp4_e2m1", "fp8_e4m3")
 
 

@@ -36,6 +36,7 @@ LAUNCH = textwrap.dedent('''\
 
 
 def flake8(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """flake8 without configuration files (``--isolated``: kv4lint's are not read either)."""
     return subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "KV4", *args],
                           capture_output=True, text=True, cwd=cwd, timeout=600)
 
@@ -127,23 +128,76 @@ def test_internal_failure_is_one_kv400_on_line_1(monkeypatch):
     assert ISSUES_URL in msg and "--verbose" not in msg
 
 
-def test_bad_option_value_is_reported_not_raised():
-    class Opts:
-        kv4_sglang_version = "0.5.23"
-        kv4_platform = "no-such-platform"
-        kv4_gpu = None
-        kv4_model_attention = None
-        kv4_fix_dtype = None
-        kv4_strict = False
+NVFP4 = ('import subprocess\nsubprocess.run(["python", "-m", "sglang.launch_server", "--model-path", '
+         '"meta-llama/Llama-3.1-8B", "--kv-cache-dtype", "nvfp4"])\n')  # refused on Hopper (KV404), not on B200
 
-    old = dict(Plugin._options)
-    try:
-        Plugin.parse_options(Opts)
-        out = list(Plugin(None, LAUNCH.format(noqa="").splitlines(keepends=True), "x.py").run())
-    finally:
-        Plugin._options = old
-    assert len(out) == 1 and out[0][:2] == (1, 0) and out[0][2].startswith("KV400 kv4lint: bad option value")
-    assert "no-such-platform" in out[0][2]
+
+def flake8_here(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """flake8 reading the configuration files of ``cwd`` (no --isolated)."""
+    return subprocess.run([sys.executable, "-m", "flake8", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+@pytest.mark.parametrize("setup_cfg", ["kv4-gpu = h1OO", "kv4-sglang-version = latest", "kv4-strict = maybe"])
+def test_a_bad_option_stops_flake8_whatever_select_says(tmp_path, setup_cfg):
+    """A bad kv4 option is a usage error (exit 2, the option and value named), not a KV400 finding that
+    ``select = KV401`` would hide."""
+    (tmp_path / "setup.cfg").write_text(f"[flake8]\nselect = KV401\n{setup_cfg}\n")
+    (tmp_path / "serve.py").write_text(NVFP4)
+    cp = flake8_here("serve.py", cwd=tmp_path)
+    key, value = (x.strip() for x in setup_cfg.split("="))
+    assert cp.returncode == 2, (cp.stdout, cp.stderr)
+    assert f"--{key}" in cp.stderr and value in cp.stderr and "Traceback" not in cp.stderr
+    assert cp.stdout == ""
+
+
+def test_a_bad_option_on_the_command_line_stops_flake8(tmp_path):
+    (tmp_path / "serve.py").write_text(NVFP4)
+    cp = flake8("--kv4-platform", "no-such-platform", "serve.py", cwd=tmp_path)
+    assert cp.returncode == 2 and "--kv4-platform no-such-platform: unknown platform" in cp.stderr
+
+
+def test_the_plugin_reads_the_nearest_tool_kv4lint_per_file(tmp_path):
+    """Two services, two configurations: flake8 judges each file by its own, as ``kv4lint check`` does."""
+    for svc, gpu in (("svc_a", "h100"), ("svc_b", "b200")):
+        (tmp_path / svc).mkdir()
+        (tmp_path / svc / "pyproject.toml").write_text(f'[tool.kv4lint]\ngpu = "{gpu}"\n')
+        (tmp_path / svc / "serve.py").write_text(NVFP4)
+    (tmp_path / ".git").mkdir()
+    for order in (["svc_a/serve.py", "svc_b/serve.py"], ["svc_b/serve.py", "svc_a/serve.py"]):
+        cp = flake8_here("--select", "KV4", *order, cwd=tmp_path)
+        assert cp.returncode == 1, cp.stderr
+        assert [ln.split(":")[0] for ln in cp.stdout.splitlines()] == ["svc_a/serve.py"]
+        assert "KV404" in cp.stdout
+        ck = subprocess.run([sys.executable, "-m", "kv4lint", "check", "--no-cache", "--format", "concise", *order],
+                            capture_output=True, text=True, cwd=tmp_path)
+        assert [ln.split(":")[0] for ln in ck.stdout.splitlines()] == ["svc_a/serve.py"]
+
+
+def test_flake8_options_override_tool_kv4lint(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.kv4lint]\ngpu = "b200"\n')
+    (tmp_path / "serve.py").write_text(NVFP4)
+    assert flake8_here("--select", "KV4", "serve.py", cwd=tmp_path).returncode == 0
+    cp = flake8_here("--select", "KV4", "--kv4-gpu", "h100", "serve.py", cwd=tmp_path)
+    assert cp.returncode == 1 and "KV404" in cp.stdout and "from --kv4-gpu" in cp.stdout
+
+
+def test_a_bad_tool_kv4lint_fails_flake8(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.kv4lint]\ngpu = "h1OO"\n')
+    (tmp_path / "serve.py").write_text(NVFP4)
+    cp = flake8_here("--select", "KV401", "serve.py", cwd=tmp_path)
+    assert cp.returncode == 2, (cp.stdout, cp.stderr)
+    assert "pyproject.toml: [tool.kv4lint] gpu: unknown GPU 'h1OO'" in cp.stderr
+
+
+def test_a_bad_nested_tool_kv4lint_fails_flake8(tmp_path):
+    """A configuration below the current directory is read when a file under it is checked: flake8 fails."""
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "kv4lint.toml").write_text('gpu = "h1OO"\n')
+    (tmp_path / "svc" / "serve.py").write_text(NVFP4)
+    cp = flake8_here("--select", "KV401", "svc/serve.py", cwd=tmp_path)
+    assert cp.returncode != 0, (cp.stdout, cp.stderr)
+    assert "kv4lint.toml: gpu: unknown GPU 'h1OO'" in cp.stdout + cp.stderr
 
 
 def test_flake8_and_kv4lint_check_agree_on_the_python_fixtures(tmp_path):

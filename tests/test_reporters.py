@@ -279,10 +279,24 @@ def test_text(run):
     assert out[1].endswith(": KV403 prefill and decode backends differ: 100% untested, see KV403")  # one line each
     assert out[2].endswith(": KV404 needs sm100: the target is h100")  # an unsafe fix is not marked [*]
     assert out[4] == f"{run.errors[0].path}:7: error: cannot parse: unexpected indent"
-    assert out[-2] == "note: judged by SGLang 0.5.23 (pyproject.toml)"
-    assert out[-1] == "Found 4 findings in 3 files (1 fixable with `kv4lint fix`); 2 file errors."
+    assert out[-3] == "note: judged by SGLang 0.5.23 (pyproject.toml)"
+    assert out[-2] == "Found 4 findings in 3 files (1 fixable with `kv4lint fix`); 2 file errors (not fully checked)."
+    # KV404's fix is unsafe: one line says it exists and how to apply it
+    assert out[-1] == ("1 more fix is available but unsafe (they edit a shared value or another file): review with "
+                       "`kv4lint fix --diff --unsafe-fixes`, apply with `kv4lint fix --unsafe-fixes`.")
+    run.unsafe_fixes_applied = True
+    assert render("text", run).splitlines()[-1].startswith("Found 4 findings")
     assert "\033[" not in render("text", run)
     assert "\033[31mKV401\033[0m" in render("text", run, color=True)
+
+
+def test_quiet(run):
+    """-q: the findings and the files not checked, nothing else; -qq: nothing."""
+    out = render("text", run, quiet=1).splitlines()
+    assert len(out) == len(run.findings) + len(run.errors)
+    assert not any(ln.startswith(("note:", "Found", "1 more fix")) for ln in out)
+    assert render("text", run, quiet=2) == ""
+    assert render("text", run, quiet=1, statistics=True).splitlines()[-1].startswith("1  KV404")
 
 
 def test_concise(run):
@@ -294,7 +308,9 @@ def test_concise(run):
 
 def test_statistics(run):
     out = render("text", run, statistics=True).splitlines()
-    stats = out[out.index("note: judged by SGLang 0.5.23 (pyproject.toml)") + 1:-1]
+    stats = out[out.index("note: judged by SGLang 0.5.23 (pyproject.toml)") + 1:]
+    assert not any(ln.startswith(run.findings[0].path + ":") for ln in out)  # counts only: no finding ...
+    assert not any(ln.startswith("Found") for ln in out)  # ... and no summary
     assert stats == [
         f"1  KV401  [*] {RULES['KV401'].summary}",
         f"1  KV402      {RULES['KV402'].summary}",

@@ -15,12 +15,20 @@ class RunResult:
     notices: list[str] = field(default_factory=list)
     targets: dict[str, list[dict]] = field(default_factory=dict)  # path -> per-launch target descriptions
     root: str | None = None  # for repo-relative paths (SARIF)
+    rule_docs_url: str | None = None  # SARIF helpUri base (None: the project's rule pages)
+    # The command line's view of the run (text output and exit status):
+    usage_errors: list[str] = field(default_factory=list)  # a named path that does not exist ...
+    version_notes: list[str] = field(default_factory=list)  # an SGLang version kv4lint has no rule pack for
+    fixed: int | None = None  # kv4lint fix: findings fixed (None: a check)
+    fixed_files: int = 0
+    would_fix: bool = False  # --diff: the fixes were shown, not written
+    unsafe_fixes_applied: bool = False  # --unsafe-fixes
 
 
 FORMATS = ("text", "full", "concise", "json", "sarif", "github")
 
 
-def render(fmt: str, result: RunResult, *, color: bool = False, statistics: bool = False) -> str:
+def render(fmt: str, result: RunResult, *, color: bool = False, statistics: bool = False, quiet: int = 0) -> str:
     if fmt == "json":
         from kv4lint.reporters.json_ import render as r
         return r(result)
@@ -31,4 +39,4 @@ def render(fmt: str, result: RunResult, *, color: bool = False, statistics: bool
         from kv4lint.reporters.github import render as r
         return r(result)
     from kv4lint.reporters.text import render as r
-    return r(result, color=color, concise=fmt == "concise", full=fmt == "full", statistics=statistics)
+    return r(result, color=color, concise=fmt == "concise", full=fmt == "full", statistics=statistics, quiet=quiet)

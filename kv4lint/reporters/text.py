@@ -12,50 +12,99 @@ _RED, _YELLOW, _BOLD, _DIM, _RESET = "\033[31m", "\033[33m", "\033[1m", "\033[2m
 
 
 def render(result: RunResult, *, color: bool = False, concise: bool = False, full: bool = False,
-           statistics: bool = False) -> str:
+           statistics: bool = False, quiet: int = 0) -> str:
+    """The findings, the files that could not be checked, then a summary.
+
+    ``statistics``: one line per code instead of the findings.  ``quiet`` 1: findings and file
+    errors only; 2: nothing.  After ``kv4lint fix`` (``result.fixed`` set) the summary counts the
+    findings fixed and those remaining; a hint says when fixes were left because they are unsafe.
+    """
+    if quiet >= 2:
+        return ""
+
     def c(code: str, s: str) -> str:
         return f"{code}{s}{_RESET}" if color else s
 
     lines = []
     sources: dict[str, list[str] | None] = {}
-    for f in result.findings:
-        msg = _one_line(f.message)
-        if f.cell:
-            pos = f"{f.path}:cell {f.cell[0]}:{f.cell[1]}"
-        else:
-            pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
-        sev = _RED if f.severity.value == "error" else _YELLOW
-        if concise:
-            lines.append(f"{pos}: {f.code} {msg}")
-        else:
-            fixable = " [*]" if f.fix and f.fix.edits and f.fix.applicability == "safe" else ""
-            lines.append(f"{c(_BOLD, pos)}: {c(sev, f.code)}{fixable} {msg}")
-            if full:
-                lines += _full(f, sources, lambda s: c(sev, s), lambda s: c(_DIM, s))
+    if not statistics and not result.would_fix:  # with --diff the diff shows the fixes; the remaining ones are counted below
+        for f in result.findings:
+            msg = _one_line(f.message)
+            if f.cell:
+                pos = f"{f.path}:cell {f.cell[0]}:{f.cell[1]}"
+            else:
+                pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
+            sev = _RED if f.severity.value == "error" else _YELLOW
+            if concise:
+                lines.append(f"{pos}: {f.code} {msg}")
+            else:
+                lines.append(f"{c(_BOLD, pos)}: {c(sev, f.code)}{' [*]' if _safe(f) else ''} {msg}")
+                if full:
+                    lines += _full(f, sources, lambda s, sev=sev: c(sev, s), lambda s: c(_DIM, s))
     for e in result.errors:
         loc = f"{e.path}:{e.line}" if e.line else e.path
         lines.append(f"{loc}: {c(_RED, 'error')}: {_one_line(e.message)}")
+    if quiet:
+        lines += _statistics(result) if statistics else []
+        return "\n".join(lines) + ("\n" if lines else "")
     for n in result.notices:
         lines.append(c(_DIM, f"note: {n}"))
-    if statistics and result.findings:
-        lines += _statistics(result)
-    if not concise:
-        nf = len(result.findings)
-        fixable = sum(1 for f in result.findings if f.fix and f.fix.edits and f.fix.applicability == "safe")
-        summary = (f"Found {nf} finding{'s' if nf != 1 else ''} in {result.files_scanned} "
-                   f"file{'s' if result.files_scanned != 1 else ''}")
+    if statistics:  # counts by code, no finding and no summary
+        return "\n".join(lines + _statistics(result)) + "\n"
+    if not concise and not statistics and result.fixed is None:  # kv4lint fix tells its own (stderr)
+        lines.append(summary(result))
+        hint = unsafe_hint(result)
+        if hint:
+            lines.append(hint)
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _safe(f) -> bool:
+    return bool(f.fix and f.fix.edits and f.fix.applicability == "safe")
+
+
+def _unsafe(f) -> bool:
+    return bool(f.fix and f.fix.edits and f.fix.applicability == "unsafe")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{('es' if word.endswith('x') else 's') if n != 1 else ''}"
+
+
+def summary(result: RunResult) -> str:
+    """``Found N findings in M files ...``, or after a fix ``Fixed F findings in W files (R remaining)``."""
+    nf = len(result.findings)
+    if result.fixed is not None:
+        verb = "Would fix" if result.would_fix else "Fixed"
+        return (f"{verb} {_plural(result.fixed, 'finding')} in {_plural(result.fixed_files, 'file')} "
+                f"({nf} remaining).")  # the errors are listed above it
+    else:
+        summary = f"Found {_plural(nf, 'finding')} in {_plural(result.files_scanned, 'file')}"
+        fixable = sum(1 for f in result.findings if _safe(f))
         if fixable:
             summary += f" ({fixable} fixable with `kv4lint fix`)"
-        if result.errors:
-            summary += f"; {len(result.errors)} file error{'s' if len(result.errors) != 1 else ''}"
-        lines.append(summary + ".")
-    return "\n".join(lines) + ("\n" if lines else "")
+    if result.errors:
+        summary += f"; {_plural(len(result.errors), 'file error')} (not fully checked)"
+    return summary + "."
+
+
+def unsafe_hint(result: RunResult) -> str | None:
+    if result.unsafe_fixes_applied:
+        return None
+    n = sum(1 for f in result.findings if _unsafe(f))
+    if not n:
+        return None
+    return (f"{_plural(n, 'more fix')} {'is' if n == 1 else 'are'} available but unsafe (they edit a shared value "
+            "or another file): review with `kv4lint fix --diff --unsafe-fixes`, apply with "
+            "`kv4lint fix --unsafe-fixes`.")
 
 
 def _statistics(result: RunResult) -> list[str]:
     """``--statistics``: one line per code: count, code, ``[*]`` when some are safely fixable, summary."""
     from kv4lint.rules.codes import RULES
 
+    if not result.findings:
+        return []
     counts = Counter(f.code for f in result.findings)
     fixable = {f.code for f in result.findings if f.fix and f.fix.edits and f.fix.applicability == "safe"}
     width = max(len(str(k)) for k in counts.values())

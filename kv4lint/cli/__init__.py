@@ -1,0 +1,36 @@
+"""The ``kv4lint`` command (and ``python -m kv4lint``): check, fix, explain, matrix.
+
+- :mod:`kv4lint.cli.options` -- the one table of options (argparse, flake8, the codemod and the
+  ``[tool.kv4lint]`` keys are built from it) and the check of every value;
+- :mod:`kv4lint.cli.app` -- the argument parser, the commands' dispatch and the exit status;
+- :mod:`kv4lint.cli.check` -- ``kv4lint check``: discover, lint each file with its own settings,
+  report;
+- :mod:`kv4lint.cli.fix` -- ``kv4lint fix`` (``check --fix``, ``--diff``) over the fix engine
+  (:mod:`kv4lint.fixer`), which imports nothing of this package.
+
+Exit status: 0 -- everything named was checked and nothing was found; 1 -- findings, or a file
+that could not be read or parsed; 2 -- usage errors (an unknown option or command, a bad
+configuration, a named path that does not exist) and internal errors.
+
+Importing this package costs nothing: the flake8 plugin and the codemod import the option table
+in every run, the commands are imported when called.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The console script's entry point (``kv4lint = kv4lint.cli:main``)."""
+    from kv4lint.cli.app import main as run
+
+    return run(argv)
+
+
+def build_parser():
+    from kv4lint.cli.app import build_parser as build
+
+    return build()

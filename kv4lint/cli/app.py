@@ -1,0 +1,159 @@
+"""The argument parser (built from :mod:`kv4lint.cli.options`), the commands' dispatch, the exit status."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from typing import Sequence
+
+from kv4lint import __version__
+from kv4lint.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK  # noqa: F401 - the exit status, named once
+from kv4lint.cli.options import CLI, ConfigError, add_to_parser
+
+COMMANDS = ("check", "fix", "explain", "matrix")
+
+EXIT_STATUS_HELP = """\
+exit status:
+  0  everything named was checked and nothing was found
+  1  findings, or a file that could not be read or parsed
+  2  usage errors (an unknown option or command, a bad configuration, a path that
+     does not exist) and internal errors
+The same for `kv4lint fix`, `--diff` and the flake8 plugin."""
+
+
+class UsageError(Exception):
+    """A bad option value, path or configuration: exit 2 with a message, no traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 2, as documented
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def _file_options(p: argparse.ArgumentParser) -> None:
+    groups = {
+        "target": p.add_argument_group("target (what the launches are judged against)"),
+        "selection": p.add_argument_group("selection"),
+        "output": p.add_argument_group("output"),
+    }
+    add_to_parser(p, CLI, groups=groups)
+    groups["output"].add_argument("-q", "--quiet", action="count", default=0,
+                                  help="-q: print findings only; -qq: print nothing (the exit status tells)")
+
+
+def _fix_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("fixing")
+    g.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that edit shared values")
+    g.add_argument("--diff", action="store_true", help="print a unified diff of the fixes; write nothing")
+    g.add_argument("--show-fixes", action="store_true", help="list the fixes applied")
+    g.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="kv4lint", description="Catch SGLang launches whose FP4 (KV4) KV cache SGLang will refuse.",
+                epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"kv4lint {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    kw = {"epilog": EXIT_STATUS_HELP, "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+    c = sub.add_parser("check", help="report problems (default command)", **kw)
+    c.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files and directories (- : stdin)")
+    _file_options(c)
+    c.add_argument("--fix", action="store_true", help="apply safe fixes (same as `kv4lint fix`)")
+    _fix_options(c)
+    c.add_argument("--add-suppressions", action="store_true",
+                   help="add a suppression comment for every finding (adopt kv4lint on an existing repository)")
+
+    f = sub.add_parser("fix", help="rewrite FP4 KV caches that SGLang would refuse to an fp8 KV cache", **kw)
+    f.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                   help="files and directories (- : stdin, the fixed text goes to stdout)")
+    _file_options(f)
+    _fix_options(f)
+
+    e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
+    e.add_argument("code", nargs="?", help="KV401 ... (omit to list all codes)")
+
+    m = sub.add_parser("matrix", help="print a release's KV4 support table (backends x MHA/MLA x FP4 dtype)")
+    m.add_argument("--sglang-version", metavar="V")
+    m.add_argument("--format", choices=["text", "markdown"], default="text")
+    return p
+
+
+def _command_argv(argv: list[str]) -> list[str]:
+    """``kv4lint PATH...`` means ``kv4lint check PATH...``; a word that is neither a command nor an
+    existing path but looks like a mistyped command (``kv4lint chek``) is a usage error."""
+    if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):
+        return argv
+    if argv and not argv[0].startswith("-") and not os.path.lexists(argv[0]) and os.sep not in argv[0] \
+            and "." not in argv[0]:
+        near = difflib.get_close_matches(argv[0], COMMANDS, n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise UsageError(f"unknown command {argv[0]!r}{hint}; commands: {', '.join(COMMANDS)} "
+                         f"(a path that does not exist is an error too)")
+    return ["check", *argv]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        ns = build_parser().parse_args(_command_argv(argv))
+    except UsageError as e:
+        build_parser().print_usage(sys.stderr)
+        print(f"kv4lint: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        if ns.command == "explain":
+            return _explain(ns)
+        if ns.command == "matrix":
+            return _matrix(ns)
+        if ns.command == "fix" or getattr(ns, "fix", False) or getattr(ns, "diff", False):
+            from kv4lint.cli.fix import run_fix
+
+            return run_fix(ns)
+        from kv4lint.cli.check import run_check
+
+        return run_check(ns)
+    except KeyboardInterrupt:
+        print("kv4lint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except (UsageError, ConfigError) as e:
+        print(f"kv4lint: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _explain(ns: argparse.Namespace) -> int:
+    from kv4lint.rules.codes import RULES
+
+    if not ns.code:
+        for r in RULES.values():
+            print(f"{r.code}  {r.severity.value:7}  {r.summary}")
+        return EXIT_OK
+    code = ns.code.upper()
+    r = RULES.get(code)
+    if r is None:
+        print(f"kv4lint: unknown code {ns.code!r}; known: {', '.join(RULES)}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"{r.code} ({r.name}, {r.severity.value}): {r.summary}\n")
+    print(f"What it does\n  {r.what}\n")
+    print(f"Why SGLang refuses it\n  {r.why}\n")
+    print("Example\n" + "\n".join("  " + ln for ln in r.example.splitlines()) + "\n")
+    print("Fix\n  " + r.fix + "\n" + "\n".join("  " + ln for ln in r.fixed_example.splitlines()) + "\n")
+    print(f"Fix safety\n  {r.fix_safety}\n")
+    print(f"Since\n  SGLang {r.since}")
+    return EXIT_OK
+
+
+def _matrix(ns: argparse.Namespace) -> int:
+    from kv4lint.rules.matrix import matrix
+
+    try:
+        print(matrix(ns.sglang_version, markdown=ns.format == "markdown"), end="")
+    except ValueError as e:
+        print(f"kv4lint: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK

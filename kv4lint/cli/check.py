@@ -1,0 +1,282 @@
+"""``kv4lint check``: discover the files, lint each with its own settings, report, and say by the
+exit status whether everything named was checked.
+
+Each file is judged with the nearest configuration above it (:class:`kv4lint.config.ConfigResolver`),
+the command line over it, so the findings do not depend on the order of the paths or on how
+pre-commit batches them.  ``PATH`` ``-`` (with ``--stdin-filename``) reads one file from stdin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from kv4lint.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from kv4lint.cli.app import UsageError
+from kv4lint.cli.options import ConfigError, Overrides, version_note
+from kv4lint.config import ConfigResolver
+from kv4lint.model import FileError
+from kv4lint.reporters import RunResult, render
+from kv4lint.settings import Settings
+
+
+def resolver_for(ns: argparse.Namespace) -> ConfigResolver:
+    """The settings of every file of this run: configuration files, then the command line."""
+    cache_dir = None
+    if not (ns.no_cache or os.environ.get("KV4LINT_NO_CACHE", "") not in ("", "0")):
+        from kv4lint.cache import default_dir
+
+        cache_dir = ns.cache_dir or os.environ.get("KV4LINT_CACHE_DIR") or default_dir()
+    try:
+        return ConfigResolver(Overrides.from_namespace(ns), config_file=ns.config_file,
+                              isolated=bool(ns.isolated), cache_dir=cache_dir)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def settings_of(resolver: ConfigResolver, path: str) -> Settings:
+    try:
+        return resolver.settings_for(path)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def reads_stdin(ns: argparse.Namespace) -> bool:
+    """``PATH`` ``-``, or ``--stdin-filename`` with no path: the file comes on stdin."""
+    if "-" in ns.paths:
+        if len(ns.paths) > 1:
+            raise UsageError("`-` (standard input) cannot be checked together with other paths")
+        return True
+    return bool(ns.stdin_filename) and ns.paths == ["."]
+
+
+def quiet(ns: argparse.Namespace) -> int:
+    return int(getattr(ns, "quiet", 0) or 0)
+
+
+# ---------------------------------------------------------------------------
+# Discovery and linting
+
+
+def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult, list]:
+    """Discover and lint every file named; returns the run result and the per-file reports.
+
+    A named path that does not exist is a usage error (``RunResult.usage_errors``); the other
+    paths are still checked.
+    """
+    from kv4lint.discover import discover, excluded
+    from kv4lint.progress import Progress
+
+    result = RunResult(root=os.getcwd())
+    force = bool(ns.force_exclude)
+    paths = []
+    for p in ns.paths:
+        if not os.path.lexists(p):
+            result.usage_errors.append(f"{p}: no such file or directory")
+        elif force and _excluded_by_config(p, settings_of(resolver, p)):
+            continue  # pre-commit names files the configuration excludes
+        else:
+            paths.append(p)
+    if not paths:
+        return result, []
+    roots = {id(settings_of(resolver, p)): settings_of(resolver, p) for p in paths}
+    # The walk prunes with the excludes of the configuration the named paths share; files below a
+    # nested configuration are judged by its excludes too (below).
+    prune = next(iter(roots.values())) if len(roots) == 1 else Settings(**_cli_excludes(resolver))
+    disc = discover(paths, exclude=prune.exclude + prune.extend_exclude, force_exclude=force)
+    result.errors.extend(FileError(p, m) for p, m in disc.errors)
+    result.notices.extend(f"{p}: {why}; not checked" for p, why in disc.skipped if "ignored by git" in why)
+    named = set(paths)
+    files, per_file = [], []
+    for c in disc.files:
+        s = settings_of(resolver, c.path)
+        if c.path not in named and s is not prune and _excluded_by_config(c.path, s):
+            continue
+        files.append(c)
+        per_file.append(s)
+    result.root = (per_file[0].root if per_file else None) or os.getcwd()
+
+    index = None
+    cache_dir = resolver.cache_dir
+    if cache_dir and any(os.path.isdir(p) for p in paths):  # a walk, not files named (pre-commit)
+        from kv4lint.cache import FileIndex
+
+        index = FileIndex(cache_dir, list(paths))
+    with Progress(len(files), enabled=False if quiet(ns) else None) as prog:
+        reports = lint_files(files, per_file, index, ns.jobs, prog.advance)
+    for rep, s in zip(reports, per_file):
+        if rep.scanned:
+            result.files_scanned += 1
+        result.findings.extend(rep.findings)
+        result.errors.extend(rep.errors)
+        if rep.targets:
+            for t in rep.targets:
+                t["config"] = s.config_file
+            result.targets[rep.path] = rep.targets
+    return result, reports
+
+
+def _cli_excludes(resolver: ConfigResolver) -> dict:
+    v = resolver.overrides.values
+    return {"exclude": list(v.get("exclude", [])), "extend_exclude": list(v.get("extend-exclude", []))}
+
+
+def _excluded_by_config(path: str, s: Settings) -> bool:
+    from kv4lint.discover import excluded
+
+    pats = s.exclude + s.extend_exclude
+    if not pats:
+        return False
+    if excluded(os.path.normpath(path), pats):
+        return True
+    if s.root:  # the configuration's globs are relative to its directory, as ruff reads them
+        rel = os.path.relpath(os.path.abspath(path), s.root)
+        return not rel.startswith("..") and excluded(rel, pats)
+    return False
+
+
+def lint_files(files, settings, index, jobs: int, progress) -> list:
+    """Reports for the discovered ``files``, in order (``settings``: one, or each file's own); with a
+    file index, unchanged files that held nothing are not read again, and the index learns this run's."""
+    from kv4lint.parallel import is_empty, lint_many
+    from kv4lint.runner import FileReport
+
+    per_file = [settings] * len(files) if isinstance(settings, Settings) else list(settings)
+    if index is None:
+        return lint_many([(c.path, c.language) for c in files], per_file, jobs=jobs, progress=progress)
+    reports: list = [None] * len(files)
+    todo = []
+    for i, c in enumerate(files):
+        lang = False if c.stat is None or c.stat.st_size > per_file[i].max_file_bytes else \
+            index.known(c.path, c.language, c.stat)
+        if lang is False:
+            todo.append(i)
+        else:
+            reports[i] = FileReport(c.path, lang, scanned=lang is not None)
+    if len(todo) < len(files):
+        progress(len(files) - len(todo))
+    for i, rep in zip(todo, lint_many([(files[i].path, files[i].language) for i in todo],
+                                      [per_file[i] for i in todo], jobs=jobs, progress=progress)):
+        reports[i] = rep
+        if is_empty(rep) or (not rep.scanned and rep.language is None and not rep.errors):
+            index.add(files[i].path, rep.language, files[i].stat)
+    index.save()
+    return reports
+
+
+# ---------------------------------------------------------------------------
+# Output and exit status
+
+
+def _use_color(ns, stream) -> bool:
+    if ns.color == "always":
+        return True
+    if ns.color == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: bool = True) -> None:
+    """Write the report (``-q``: findings and file errors only; ``-qq``: nothing but an ``--output-file``).
+
+    ``stream``: where the report goes instead of stdout; ``to_file``: False when ``--output-file``
+    holds something else (the diff)."""
+    q = quiet(ns)
+    for msg in result.usage_errors:
+        if q < 2:
+            print(f"kv4lint: error: {msg}", file=sys.stderr)
+    for note in result.version_notes:
+        if q < 1:
+            print(f"kv4lint: note: {note}", file=sys.stderr)
+    out_file = ns.output_file if to_file else None
+    if q >= 2 and not out_file:
+        return
+    stream = open(out_file, "w", encoding="utf-8") if out_file else (stream or sys.stdout)
+    try:
+        text = render(ns.format, result, color=_use_color(ns, stream) and not out_file,
+                      statistics=bool(ns.statistics), quiet=q)
+        stream.write(text)
+        if ns.show_target and q < 1:
+            show = sys.stderr if ns.format not in ("text", "concise") else stream
+            for path, targets in result.targets.items():
+                for t in targets:
+                    print(describe_target(path, t), file=show)
+    finally:
+        if out_file:
+            stream.close()
+
+
+def emit_fixed(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: bool = True) -> None:
+    """:func:`emit` after ``kv4lint fix``, then (stderr) how many findings were fixed and remain, and a hint
+    when fixes were left because they are unsafe."""
+    from kv4lint.reporters.text import summary, unsafe_hint
+
+    emit(ns, result, stream, to_file=to_file)
+    if quiet(ns) < 1:
+        print(summary(result), file=sys.stderr)
+        hint = unsafe_hint(result)
+        if hint:
+            print(hint, file=sys.stderr)
+
+
+def describe_target(path: str, t: dict) -> str:
+    """One ``--show-target`` line: what the launch was judged against, why, and the configuration file."""
+    src = t.get("sources", {})
+    cfg = t.get("config")
+    cfg_text = _display(cfg) if cfg else "none (no kv4lint.toml or [tool.kv4lint] above it)"
+    return (f"{path}:{t['line']}: {t['entry']}: platform={t['platform']} ({src.get('platform')}), "
+            f"gpu={t['gpu']} ({src.get('gpu')}), model_attention={t['model_attention']} "
+            f"({src.get('model_attention')}), sglang={t['sglang_version'] or 'newest'} "
+            f"({src.get('sglang_version')}); configuration: {cfg_text}")
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith(".." + os.sep + "..") else rel
+
+
+def note_versions(resolver: ConfigResolver, result: RunResult) -> None:
+    """A note for each SGLang version set (command line, configuration) that kv4lint has no rule pack of
+    its own for."""
+    seen = set()
+    for s in resolver.all_settings():
+        v = s.sglang_version
+        if v and v not in seen:
+            seen.add(v)
+            note = version_note(v)
+            if note:
+                where = s.sources.get("sglang_version", "--sglang-version")
+                result.version_notes.append(f"{note} ({where})")
+
+
+def exit_status(ns: argparse.Namespace, result: RunResult, *, changed: bool = False) -> int:
+    """2 usage errors; 1 a file not read or parsed, or findings (unless ``--exit-zero``); else 0."""
+    if result.usage_errors:
+        return EXIT_ERROR
+    if result.errors:
+        return EXIT_FINDINGS  # not everything was checked: never green, even with --exit-zero
+    if result.findings and not ns.exit_zero:
+        return EXIT_FINDINGS
+    if changed:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def run_check(ns: argparse.Namespace) -> int:
+    resolver = resolver_for(ns)
+    if reads_stdin(ns):
+        from kv4lint.cli.stdin import check_stdin
+
+        return check_stdin(ns, resolver)
+    result, _ = collect(ns, resolver)
+    note_versions(resolver, result)
+    if getattr(ns, "add_suppressions", False):
+        from kv4lint.suppress import add_suppressions
+
+        n = add_suppressions(result.findings)
+        print(f"Added {n} suppression comment{'s' if n != 1 else ''}.", file=sys.stderr)
+        result.findings = []
+        return exit_status(ns, result)
+    emit(ns, result)
+    return exit_status(ns, result)

@@ -234,6 +234,7 @@ class Finding:
     # SGLang's side of a finding: the function that refuses and the resolution steps that led there
     # (JSON, SARIF, the full text format and --show-target; never the headline).
     detail: str | None = None
+    fingerprint: str | None = None  # the launch's text and the code, hashed: stable when lines move (SARIF)
 
     def sort_key(self):
         s = self.start or Position(0, 0)

@@ -164,6 +164,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
             f = _to_finding(rf, launch, args, path, index)
             f.target = target.describe()
+            f.fingerprint = fingerprint(f, text[launch.span.start:launch.span.end])
             if language == "notebook" and f.span is not None:
                 from kv4lint.frontends.notebook import cell_position
 
@@ -215,6 +216,15 @@ def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: L
     fix = plan(rf.fix, args, launch) if rf.fix is not None else None
     return Finding(rf.code, rf.severity, rf.message, path, span, index.position(span.start),
                    index.position(span.end), fix, field=rf.field, detail=rf.detail or None)
+
+
+def fingerprint(f: Finding, launch_text: str) -> str:
+    """A finding's identity that survives lines moving: its code, field and the launch's text (blanks
+    collapsed), hashed; not its line, column or path."""
+    import hashlib
+
+    key = "\0".join((f.code, f.field or "", " ".join(launch_text.split())))
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

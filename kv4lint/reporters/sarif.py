@@ -9,6 +9,13 @@ replacements delete a ``charOffset``/``charLength`` region of the decoded text
 (columns and offsets count Unicode code points: ``columnKind``
 ``unicodeCodePoints``), and files that could not be read as
 ``toolExecutionNotifications``.
+
+For GitHub code scanning: every result has ``partialFingerprints``
+(``kv4lint/v1``: the launch's text and the code hashed, with the occurrence
+number among equal ones in its file), so an alert keeps its identity when
+lines above it move; every rule a ``helpUri`` (its page,
+``docs/rules/CODE.md``, under ``rule-docs-url`` or the project's documented
+home) and the tool an ``informationUri``.
 """
 
 from __future__ import annotations
@@ -26,16 +33,32 @@ from kv4lint.reporters.ruledoc import rule_markdown, rule_text
 from kv4lint.rules.codes import RULES
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/kv4lint/"
 SRCROOT = "%SRCROOT%"
+FINGERPRINT = "kv4lint/v1"
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning"}
 
 
-def _rule(code: str) -> dict:
+def project_urls() -> tuple[str | None, str | None]:
+    """(the project's home, its rule pages' base URL) from the installed distribution's metadata
+    (``[project.urls]`` ``Homepage`` and ``Rules``), each None when not declared."""
+    try:
+        from importlib.metadata import metadata
+
+        urls = {}
+        for entry in metadata("kv4lint").get_all("Project-URL") or []:
+            label, _, url = entry.partition(",")
+            urls[label.strip().lower()] = url.strip()
+    except Exception:  # noqa: BLE001 - not installed as a distribution
+        return None, None
+    return urls.get("homepage"), urls.get("rules")
+
+
+def _rule(code: str, docs: str | None) -> dict:
     r = RULES.get(code)
+    help_uri = {"helpUri": f"{docs}{code}.md"} if docs else {}
     if r is None:  # e.g. KV400, an internal failure surfaced as a finding
-        return {"id": code, "name": "kv4lint-internal",
+        return {"id": code, "name": "kv4lint-internal", **help_uri,
                 "shortDescription": {"text": "kv4lint could not check this launch"},
                 "fullDescription": {"text": "An internal error of kv4lint while checking a launch."},
                 "help": {"text": "Report it with the file that triggers it."},
@@ -46,6 +69,7 @@ def _rule(code: str) -> dict:
         "shortDescription": {"text": r.summary},
         "fullDescription": {"text": r.what},
         "help": {"text": rule_text(r), "markdown": rule_markdown(r, title=False)},
+        **help_uri,
         "defaultConfiguration": {"level": _LEVEL[r.severity]},
         "properties": {"tags": ["sglang", "kv-cache", "fp4"], "precision": "very-high",
                        "problem.severity": "error" if r.severity is Severity.ERROR else "warning"},
@@ -88,7 +112,7 @@ def _fixes(f: Finding, root: str | None) -> list[dict]:
     return [{"description": {"text": desc}, "artifactChanges": changes}]
 
 
-def _result(f: Finding, index: dict[str, int], root: str | None) -> dict:
+def _result(f: Finding, index: dict[str, int], root: str | None, occurrence: int) -> dict:
     res = {
         "ruleId": f.code,
         "ruleIndex": index[f.code],
@@ -96,6 +120,8 @@ def _result(f: Finding, index: dict[str, int], root: str | None) -> dict:
         "message": {"text": f.message},
         "locations": [{"physicalLocation": {"artifactLocation": _artifact(f.path, root), "region": _region(f)}}],
     }
+    if f.fingerprint:
+        res["partialFingerprints"] = {FINGERPRINT: f"{f.fingerprint}:{occurrence}"}
     fixes = _fixes(f, root)
     if fixes:
         res["fixes"] = fixes
@@ -125,12 +151,25 @@ def to_sarif(result: RunResult) -> dict:
     index = {c: i for i, c in enumerate(codes)}
     notes = [_notification(e.path, e.message, e.line, root, "error") for e in result.errors]
     notes += [{"level": "note", "message": {"text": n}} for n in result.notices]
+    home, docs = project_urls()
+    docs = result.rule_docs_url or docs
+    if docs and not docs.endswith("/"):
+        docs += "/"
+    driver = {"name": "kv4lint", "version": __version__, "semanticVersion": __version__}
+    if home or docs:
+        driver["informationUri"] = home or docs
+    driver["rules"] = [_rule(c, docs) for c in codes]
+    seen: dict[tuple[str, str], int] = {}
+    results = []
+    for f in result.findings:
+        k = (f.path, f.fingerprint or "")
+        seen[k] = seen.get(k, 0) + 1
+        results.append(_result(f, index, root, seen[k]))
     run: dict = {
-        "tool": {"driver": {"name": "kv4lint", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": INFORMATION_URI, "rules": [_rule(c) for c in codes]}},
-        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],
+        "tool": {"driver": driver},
+        "invocations": [{"executionSuccessful": not result.usage_errors, "toolExecutionNotifications": notes}],
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index, root) for f in result.findings],
+        "results": results,
     }
     run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}}
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

@@ -43,7 +43,7 @@ def default_dir() -> str:
 
 
 # The parsers the frontends use, by their top-level module.
-PARSERS = ("libcst", "tree_sitter", "tree_sitter_bash", "ruamel.yaml", "markdown_it", "nbformat")
+PARSERS = ("libcst", "tree_sitter", "tree_sitter_bash", "ruamel.yaml", "markdown_it")
 
 
 def code_fingerprint() -> str:
@@ -111,10 +111,31 @@ def cached_scan(directory: str, path: str, text: str, language: str, scan) -> mo
         return scan(path, text, language)
     result = scan(path, text, language)
     try:
+        mark(directory)
         _store(entry_path, result)
     except Exception:  # noqa: BLE001
         pass
     return result
+
+
+_marked: set[str] = set()
+GITIGNORE = "# Written by kv4lint: this folder is its cache; git need not see it.\n*\n"
+CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# This file is a cache directory tag created by kv4lint.\n"
+                "# For information about cache directory tags see https://bford.info/cachedir/\n")
+
+
+def mark(directory: str) -> None:
+    """Before the first entry: the cache folder ignores itself (a ``.gitignore`` of ``*``, as ruff's
+    does) and says it is a cache (``CACHEDIR.TAG``, for backup tools), wherever it is put
+    (``--cache-dir .kv4lint_cache`` inside a repository stays out of ``git status``)."""
+    if directory in _marked:
+        return
+    for name, text in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
+        p = os.path.join(directory, name)
+        if not os.path.exists(p):
+            _write(p, text)
+    _marked.add(directory)
 
 
 def _load(entry_path: str) -> model.ScanResult | None:
@@ -213,6 +234,7 @@ class FileIndex:
         try:
             data = json.dumps({"format": FORMAT, "code": code_fingerprint(), "files": self.new},
                               separators=(",", ":"))
+            mark(os.path.dirname(os.path.dirname(self.path)))
             _write(self.path, data)
         except Exception:  # noqa: BLE001
             pass

@@ -68,7 +68,7 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
     from kv4lint.discover import discover, excluded
     from kv4lint.progress import Progress
 
-    result = RunResult(root=os.getcwd())
+    result = RunResult(root=os.getcwd(), rule_docs_url=resolver.overrides.values.get("rule-docs-url"))
     force = bool(ns.force_exclude)
     paths = []
     for p in ns.paths:
@@ -96,6 +96,8 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
         files.append(c)
         per_file.append(s)
     result.root = (per_file[0].root if per_file else None) or os.getcwd()
+    result.rule_docs_url = next((s.rule_docs_url for s in per_file if s.rule_docs_url), None) or \
+        resolver.overrides.values.get("rule-docs-url")
 
     index = None
     cache_dir = resolver.cache_dir
@@ -114,6 +116,7 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
             for t in rep.targets:
                 t["config"] = s.config_file
             result.targets[rep.path] = rep.targets
+    result.findings.sort(key=lambda f: f.sort_key())  # the same report whatever the order of the paths
     return result, reports
 
 

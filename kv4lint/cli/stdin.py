@@ -101,6 +101,8 @@ def fix_stdin(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
     result.findings = sorted(tf.remaining, key=lambda f: f.sort_key())
     result.errors = list((tf.report or rep).errors) + tf.errors
     result.fixed = len(tf.fixed)
+    result.fixed_files = int(tf.changed)
+    result.would_fix = bool(ns.diff)
     result.unsafe_fixes_applied = bool(ns.unsafe_fixes)
-    emit(ns, result, stream=sys.stderr)
+    emit_fixed(ns, result, stream=sys.stderr, to_file=not ns.diff)
     return exit_status(ns, result, changed=tf.changed and (ns.diff or ns.exit_non_zero_on_fix))

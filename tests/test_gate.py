@@ -54,11 +54,11 @@ def codes(out: str) -> list[tuple[str, str]]:
 
 def test_a_path_that_does_not_exist_is_a_usage_error(repo, capsys):
     assert main(["check", "nosuch/"]) == 2
-    assert "nosuch/: no such file or directory" in capsys.readouterr().err
+    assert "nosuch/: error: no such file or directory" in capsys.readouterr().out
     # the other paths are still checked, and the run still fails
     assert main(["check", "nosuch/", "svc_a/run.sh"]) == 2
-    out = capsys.readouterr()
-    assert "svc_a/run.sh:3:" in out.out and "nosuch/" in out.err
+    out = capsys.readouterr().out
+    assert "svc_a/run.sh:3:" in out and "nosuch/: error:" in out
     assert main(["fix", "--diff", "nosuch.sh"]) == 2
 
 

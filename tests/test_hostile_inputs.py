@@ -81,6 +81,13 @@ def _no_crash(problems: list[str], what: str, cp: subprocess.CompletedProcess, o
     return out, err
 
 
+def _expected_exit(case: Case, root: Path, usual: tuple[int, ...]) -> tuple[int, ...]:
+    """The exit status contract: a path named on the command line that does not exist is a usage error (2)."""
+    if any(not os.path.lexists(root / rel) for rel in case.explicit):
+        return (2,)
+    return usual
+
+
 def _finish(problems: list[str], out: str, err: str) -> None:
     if problems:
         pytest.fail("\n".join(problems) + f"\n--- stdout (tail) ---\n{out[-4000:]}"
@@ -99,7 +106,7 @@ def test_check_survives(tree):
     case, root = tree
     problems: list[str] = []
     cp = hostile.kv4lint("check", *CLI_TARGET, "--jobs", "1", *_args(case, root))
-    out, err = _no_crash(problems, "kv4lint check", cp, ok_codes=(1,))
+    out, err = _no_crash(problems, "kv4lint check", cp, ok_codes=_expected_exit(case, root, (1,)))
     _internal_errors(problems, "kv4lint check", out)
     for rel in case.messages:
         if not _has_message(out, root / rel):
@@ -128,7 +135,7 @@ def test_check_with_jobs(tree):
         hostile.write(root / "pad" / f"p{i}.sh", "#!/bin/sh\necho nothing to see\n")
     problems: list[str] = []
     cp = hostile.kv4lint("check", *CLI_TARGET, "--jobs", "2", *_args(case, root))
-    out, err = _no_crash(problems, "kv4lint check -j2", cp, ok_codes=(1,))
+    out, err = _no_crash(problems, "kv4lint check -j2", cp, ok_codes=_expected_exit(case, root, (1,)))
     if not _reported(out, root / "good.sh"):
         problems.append("kv4lint check -j2: good.sh is not reported")
     _finish(problems, out, err)
@@ -173,7 +180,7 @@ def test_fix_survives_and_changes_only_dtype_values(tree):
     outside_before = hostile.snapshot(root.parent, follow=False)
     problems: list[str] = []
     cp = hostile.kv4lint("fix", *CLI_TARGET, "--jobs", "1", *_args(case, root))
-    out, err = _no_crash(problems, "kv4lint fix", cp)
+    out, err = _no_crash(problems, "kv4lint fix", cp, ok_codes=_expected_exit(case, root, (0, 1)))
     _internal_errors(problems, "kv4lint fix", out)
     after = hostile.snapshot(root)
 

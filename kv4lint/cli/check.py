@@ -72,8 +72,9 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
     force = bool(ns.force_exclude)
     paths = []
     for p in ns.paths:
-        if not os.path.lexists(p):
-            result.usage_errors.append(f"{p}: no such file or directory")
+        if not os.path.lexists(p):  # reported as a file error, and the run exits 2
+            result.usage_errors.append(p)
+            result.errors.append(FileError(p, "no such file or directory (named on the command line)"))
         elif force and _excluded_by_config(p, settings_of(resolver, p)):
             continue  # pre-commit names files the configuration excludes
         else:
@@ -186,9 +187,6 @@ def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: boo
     ``stream``: where the report goes instead of stdout; ``to_file``: False when ``--output-file``
     holds something else (the diff)."""
     q = quiet(ns)
-    for msg in result.usage_errors:
-        if q < 2:
-            print(f"kv4lint: error: {msg}", file=sys.stderr)
     for note in result.version_notes:
         if q < 1:
             print(f"kv4lint: note: {note}", file=sys.stderr)

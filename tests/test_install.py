@@ -1,6 +1,6 @@
 """The documented install routes, each run as someone outside this checkout would (issue 15):
 
-- ``pip install PATH`` from a clone, and ``pip install "kv4lint @ git+file://…@SHA"``, each into a fresh
+- ``pip install PATH`` from a clone, and ``pip install "git+file://…@SHA"``, each into a fresh
   virtual environment: the console script, ``python -m kv4lint`` and the flake8 plugin work, and the
   package imported is the installed one, not a checkout;
 - pre-commit with ``repo:`` (a file URL to a clone) and ``rev:`` a commit that exists (what docs/ci.md
@@ -99,7 +99,7 @@ def test_pip_install_from_a_clone(clone, pip_env, tmp_path):
 def test_pip_install_from_a_git_url_at_a_commit(clone, pip_env, tmp_path):
     repo, sha = clone
     bin_dir = fresh_venv(tmp_path / "venv")
-    r = subprocess.run([str(bin_dir / "pip"), "install", "-q", f"kv4lint @ git+{repo.as_uri()}@{sha}"],
+    r = subprocess.run([str(bin_dir / "pip"), "install", "-q", f"git+{repo.as_uri()}@{sha}"],
                        env=pip_env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
     assert_installed_works(bin_dir, tmp_path / "venv", project(tmp_path), pip_env)

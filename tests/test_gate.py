@@ -326,3 +326,57 @@ def test_the_cache_folder_ignores_itself(repo, monkeypatch):
         st = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo,
                             capture_output=True, text=True, check=True).stdout
         assert ".kv4lint_cache" not in st and "svc_a/run.sh" in st
+
+
+# ---------------------------------------------------------------------------
+# One option table (issue 17, item 4): argparse, flake8, the codemod and the TOML keys come from it
+
+
+def test_every_front_door_takes_the_tables_options():
+    import argparse
+
+    from kv4lint.cli import build_parser
+    from kv4lint.cli.options import CLI, CODEMOD, FLAKE8, OPTIONS, TOML, TOML_KEYS
+    from kv4lint.codemod import FixKV4Cache
+    from kv4lint.config import KEYS
+    from kv4lint.flake8_plugin import Plugin
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command in ("check", "fix"):
+        flags = {s for a in sub.choices[command]._actions for s in a.option_strings}
+        want = {f"--{o.name}" for o in OPTIONS if CLI in o.where and command in o.commands}
+        assert want <= flags and flags - want <= {"-h", "--help", "-o", "-j", "-q"}, command
+
+    class Manager:
+        def __init__(self):
+            self.flags = []
+
+        def add_option(self, flag, **kw):
+            self.flags.append(flag)
+
+    m = Manager()
+    Plugin.add_options(m)
+    assert m.flags == [f"--kv4-{o.name}" for o in OPTIONS if FLAKE8 in o.where]
+
+    p = argparse.ArgumentParser()
+    FixKV4Cache.add_args(p)
+    codemod = {s for a in p._actions for s in a.option_strings} - {"-h", "--help"}
+    assert codemod == {o.codemod_flag or f"--{o.name}" for o in OPTIONS if CODEMOD in o.where}
+
+    assert set(TOML_KEYS) == set(KEYS) == {o.name for o in OPTIONS if TOML in o.where}
+
+
+def test_a_bad_value_reads_the_same_from_every_front_door(repo, capsys):
+    """One check per option: the command line, [tool.kv4lint] and flake8 name the same problem."""
+    with pytest.raises(SystemExit):
+        main(["check", "--gpu", "h1OO", "svc_a"])
+    cli = capsys.readouterr().err
+    write(repo / "svc_a" / "pyproject.toml", '[tool.kv4lint]\ngpu = "h1OO"\n')
+    assert main(["check", "svc_a"]) == 2
+    toml = capsys.readouterr().err
+    write(repo / "svc_a" / "pyproject.toml", '[tool.kv4lint]\n')
+    r = subprocess.run([sys.executable, "-m", "flake8", "--kv4-gpu", "h1OO", "svc_a"], cwd=repo, capture_output=True,
+                       text=True)
+    problem = "unknown GPU 'h1OO'"
+    assert problem in cli and problem in toml and problem in r.stderr and r.returncode == 2

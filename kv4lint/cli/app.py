@@ -33,23 +33,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
 
 
-def _file_options(p: argparse.ArgumentParser) -> None:
+def _command_options(p: argparse.ArgumentParser, command: str) -> None:
     groups = {
         "target": p.add_argument_group("target (what the launches are judged against)"),
         "selection": p.add_argument_group("selection"),
         "output": p.add_argument_group("output"),
+        "fixing": p.add_argument_group("fixing"),
     }
-    add_to_parser(p, CLI, groups=groups)
-    groups["output"].add_argument("-q", "--quiet", action="count", default=0,
-                                  help="-q: print findings only; -qq: print nothing (the exit status tells)")
-
-
-def _fix_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("fixing")
-    g.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that edit shared values")
-    g.add_argument("--diff", action="store_true", help="print a unified diff of the fixes; write nothing")
-    g.add_argument("--show-fixes", action="store_true", help="list the fixes applied")
-    g.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was changed")
+    add_to_parser(p, CLI, groups=groups, command=command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,17 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="report problems (default command)", **kw)
     c.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files and directories (- : stdin)")
-    _file_options(c)
-    c.add_argument("--fix", action="store_true", help="apply safe fixes (same as `kv4lint fix`)")
-    _fix_options(c)
-    c.add_argument("--add-suppressions", action="store_true",
-                   help="add a suppression comment for every finding (adopt kv4lint on an existing repository)")
+    _command_options(c, "check")
 
     f = sub.add_parser("fix", help="rewrite FP4 KV caches that SGLang would refuse to an fp8 KV cache", **kw)
     f.add_argument("paths", nargs="*", default=["."], metavar="PATH",
                    help="files and directories (- : stdin, the fixed text goes to stdout)")
-    _file_options(f)
-    _fix_options(f)
+    _command_options(f, "fix")
 
     e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
     e.add_argument("code", nargs="?", help="KV401 ... (omit to list all codes)")

@@ -250,6 +250,8 @@ class Option:
     short: str | None = None  # -o, -j
     dest: str | None = None  # argparse's name, when not the option's
     codemod_flag: str | None = None  # the codemod's flag, when libcst's own options could clash
+    commands: frozenset = frozenset({"check", "fix"})  # the kv4lint commands that take it
+    count: bool = False  # -q, -qq: how many times it was given
 
     @property
     def key(self) -> str:
@@ -318,6 +320,20 @@ OPTIONS: tuple[Option, ...] = (
            group="output", flag=True),
     Option("cache-dir", "where parse results are cached (default: $KV4LINT_CACHE_DIR, else "
            "~/.cache/kv4lint/scan)", where=frozenset({CLI}), group="output", metavar="DIR"),
+    Option("quiet", "-q: print findings only; -qq: print nothing (the exit status tells)", where=frozenset({CLI}),
+           group="output", short="-q", count=True),
+    # Fixing
+    Option("fix", "apply safe fixes (same as `kv4lint fix`)", where=frozenset({CLI}), group="fixing", flag=True,
+           commands=frozenset({"check"})),
+    Option("unsafe-fixes", "also apply fixes that edit shared values", where=frozenset({CLI}), group="fixing",
+           flag=True),
+    Option("diff", "print a unified diff of the fixes; write nothing", where=frozenset({CLI}), group="fixing",
+           flag=True),
+    Option("show-fixes", "list the fixes applied", where=frozenset({CLI}), group="fixing", flag=True),
+    Option("exit-non-zero-on-fix", "exit 1 when a file was changed", where=frozenset({CLI}), group="fixing",
+           flag=True),
+    Option("add-suppressions", "add a suppression comment for every finding (adopt kv4lint on an existing "
+           "repository)", where=frozenset({CLI}), group="fixing", flag=True, commands=frozenset({"check"})),
 )
 
 BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -342,20 +358,22 @@ def argparse_type(opt: Option) -> Callable[[str], Any]:
 
 
 def add_to_parser(parser: Any, where: str, *, prefix: str = "", groups: dict[str, Any] | None = None,
-                  names: tuple[str, ...] | None = None) -> None:
+                  command: str | None = None) -> None:
     """Add the table's options for ``where`` (``cli``/``codemod``) to an argparse parser.
 
     ``groups`` maps a group name to an argument group (default: the parser itself);
-    ``names`` restricts to those options.
+    ``command``: only the options that kv4lint command takes.
     """
     for opt in OPTIONS:
-        if where not in opt.where or (names is not None and opt.name not in names):
+        if where not in opt.where or (command is not None and command not in opt.commands):
             continue
         target = (groups or {}).get(opt.group, parser)
         flags = [opt.codemod_flag if where == CODEMOD and opt.codemod_flag else f"--{prefix}{opt.name}"]
         flags += [opt.short] if opt.short else []
         kw: dict[str, Any] = {"dest": opt.key, "help": opt.help}
-        if opt.flag:
+        if opt.count:
+            kw.update(action="count", default=0)
+        elif opt.flag:
             kw.update(action="store_true", default=None)
         else:
             kw.update(default=opt.default, metavar=opt.metavar)

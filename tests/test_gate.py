@@ -183,6 +183,7 @@ def test_nested_gitignore_and_info_exclude(repo, capsys):
     assert "svc_a/run.sh" not in out  # *.sh after !keep.sh: the last matching line wins, as in git
     assert "svc_a/keep.sh" not in out
     write(repo / "svc_a" / ".gitignore", "gen/\n*.sh\n!keep.sh\n")
+    write(repo / ".gitignore", "keep.sh\n")  # the deeper file's !keep.sh decides, as in git
     main(["check", "--format", "concise", "svc_a"])
     out = capsys.readouterr().out
     assert "svc_a/keep.sh" in out and "svc_a/run.sh" not in out
@@ -235,6 +236,8 @@ def test_quiet_levels(repo, capsys):
     assert main(["check", "-qq", "svc_a"]) == 1
     assert capsys.readouterr() == ("", "")
     assert main(["check", "-qq", "nosuch"]) == 2
+    assert capsys.readouterr() == ("", "")
+    assert main(["check", "-qq", "--format", "json", "svc_a"]) == 1  # nothing, whatever the format
     assert capsys.readouterr() == ("", "")
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from kv4lint.cli.options import (  # noqa: F401 - re-exported: the names readers of settings know
     ATTENTIONS, FIX_DTYPES, TOML_KEYS as KEYS, ConfigError, Overrides, settings_from_mapping)
+from kv4lint.ignore import repository_root
 from kv4lint.regular_file import open_file
 from kv4lint.settings import Settings
 
@@ -98,14 +99,7 @@ def find_config(start: str) -> ConfigFile | None:
 
 
 def git_root(start: str) -> str | None:
-    d = os.path.abspath(start)
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+    return repository_root(os.path.abspath(start))
 
 
 def start_dir(paths: list[str] | None) -> str:

@@ -100,12 +100,18 @@ def test_sarif_empty_run_validates():
     assert doc["runs"][0]["results"] == []
 
 
-def test_sarif_driver_and_rules(run):
-    driver = sarif_of(run)["runs"][0]["tool"]["driver"]
+def test_sarif_driver_and_rules(run, monkeypatch):
     from kv4lint import __version__
+    from kv4lint.reporters import sarif
 
+    monkeypatch.setattr(sarif, "project_urls", lambda: (None, None))  # no URL declared: none invented
+    driver = sarif_of(run)["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver and not any("helpUri" in r for r in driver["rules"])
+    monkeypatch.setattr(sarif, "project_urls", lambda: ("https://example.org/kv4lint", "https://example.org/r/"))
+    driver = sarif_of(run)["runs"][0]["tool"]["driver"]
     assert driver["name"] == "kv4lint" and driver["version"] == __version__
-    assert driver["informationUri"].startswith("https://")
+    assert driver["informationUri"] == "https://example.org/kv4lint"
+    assert all(r["helpUri"] == f"https://example.org/r/{r['id']}.md" for r in driver["rules"])
     assert [r["id"] for r in driver["rules"]] == sorted(RULES)
     for r in driver["rules"]:
         rule = RULES[r["id"]]

@@ -23,12 +23,7 @@ def relative(path: str, root: str | None) -> str | None:
 
 def repository_root(root: str | None) -> str:
     """The top of the git repository holding ``root`` (where GitHub resolves paths), else ``root`` itself."""
+    from kv4lint.ignore import repository_root as top
+
     base = os.path.abspath(root or os.getcwd())
-    d = base
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return base
-        d = parent
+    return top(base) or base

@@ -108,20 +108,13 @@ def check_version(v: Any) -> str:
 
 
 def version_note(text: str) -> str | None:
-    """What kv4lint tells about an SGLang version it has no rule pack of its own for, else None.
+    """What kv4lint tells about an SGLang version newer than every release it knows, else None: such a
+    release is judged by the newest rule pack (:mod:`kv4lint.sglang.releases`), and the user is told which."""
+    from kv4lint.sglang.releases import NEWEST_LABEL, beyond_newest
 
-    A newer release than kv4lint knows is judged by the newest rule pack, and the user is told
-    which; a release before the first KV4 check has nothing to judge.  (One small function, so
-    that it moves with the releases table when that lands.)
-    """
-    from kv4lint.rules.engine import NEWEST, release
-    from kv4lint.target import parse_version
-
-    v = parse_version(text)
-    major, minor, patch = (list(v.release) + [0, 0, 0])[:3]
-    if release(v) == NEWEST and (major, minor, patch) > (0, 5, NEWEST):
-        return (f"SGLang {text} is newer than the releases kv4lint knows (up to 0.5.{NEWEST}); "
-                f"its launches are judged by the 0.5.{NEWEST} rule pack")
+    if beyond_newest(text):
+        return (f"SGLang {text} is newer than the releases kv4lint knows (up to {NEWEST_LABEL}); "
+                f"its launches are judged by the {NEWEST_LABEL} rule pack")
     return None
 
 

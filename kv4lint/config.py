@@ -165,10 +165,10 @@ class ConfigResolver:
         if cfg is not None:
             settings_from_mapping(cfg.table, cfg.label, where=cfg.where)
 
-    def settings_for(self, path: str) -> Settings:
-        """The settings of the file (or directory) ``path``."""
+    def settings_for(self, path: str, *, is_dir: bool | None = None) -> Settings:
+        """The settings of the file (or directory) ``path`` (``is_dir``: known already, no ``stat``)."""
         full = os.path.abspath(path)
-        directory = full if os.path.isdir(full) else os.path.dirname(full)
+        directory = full if (os.path.isdir(full) if is_dir is None else is_dir) else os.path.dirname(full)
         cfg = self.config_of(directory)
         root = os.path.dirname(cfg.path) if cfg is not None else (git_root(directory) or os.getcwd())
         key = (cfg.path if cfg is not None else None, root)

@@ -56,6 +56,12 @@ def _git_dir(root: str) -> str | None:
 MAX_IGNORE_FILE = 1 << 20  # bytes of a .gitignore (or info/exclude) read
 
 
+def _below(full: str, directory: str) -> str:
+    """``full`` relative to ``directory`` (which holds it), with ``/``."""
+    rel = full[len(directory.rstrip(os.sep)) + 1:]
+    return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+
 def _spec(path: str):
     from kv4lint.regular_file import read_text
 
@@ -112,12 +118,12 @@ class GitIgnore:
         """Whether git ignores ``full`` (absolute) when the directories above it are not ignored."""
         suffix = "/" if is_dir else ""
         for d, spec in self._chain(os.path.dirname(full), top):
-            r = spec.check_file(os.path.relpath(full, d).replace(os.sep, "/") + suffix)
+            r = spec.check_file(_below(full, d) + suffix)
             if r.include is not None:
                 return r.include
         ex = self._info_exclude(top)
         if ex is not None:
-            r = ex.check_file(os.path.relpath(full, top).replace(os.sep, "/") + suffix)
+            r = ex.check_file(_below(full, top) + suffix)
             if r.include is not None:
                 return r.include
         return False

@@ -35,9 +35,9 @@ def resolver_for(ns: argparse.Namespace) -> ConfigResolver:
         raise UsageError(str(e)) from None
 
 
-def settings_of(resolver: ConfigResolver, path: str) -> Settings:
+def settings_of(resolver: ConfigResolver, path: str, *, is_dir: bool | None = None) -> Settings:
     try:
-        return resolver.settings_for(path)
+        return resolver.settings_for(path, is_dir=is_dir)
     except ConfigError as e:
         raise UsageError(str(e)) from None
 
@@ -91,7 +91,7 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
     named = set(paths)
     files, per_file = [], []
     for c in disc.files:
-        s = settings_of(resolver, c.path)
+        s = settings_of(resolver, c.path, is_dir=False)
         if c.path not in named and s is not prune and _excluded_by_config(c.path, s):
             continue
         files.append(c)

@@ -65,10 +65,10 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
     A named path that does not exist is a usage error (``RunResult.usage_errors``); the other
     paths are still checked.
     """
-    from kv4lint.discover import discover, excluded
+    from kv4lint.discover import discover
     from kv4lint.progress import Progress
 
-    result = RunResult(root=os.getcwd(), rule_docs_url=resolver.overrides.values.get("rule-docs-url"))
+    result = RunResult(root=os.getcwd())
     force = bool(ns.force_exclude)
     paths = []
     for p in ns.paths:
@@ -81,9 +81,9 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
             paths.append(p)
     if not paths:
         return result, []
-    roots = {id(settings_of(resolver, p)): settings_of(resolver, p) for p in paths}
     # The walk prunes with the excludes of the configuration the named paths share; files below a
     # nested configuration are judged by its excludes too (below).
+    roots = {id(s): s for s in (settings_of(resolver, p) for p in paths)}
     prune = next(iter(roots.values())) if len(roots) == 1 else Settings(**_cli_excludes(resolver))
     disc = discover(paths, exclude=prune.exclude + prune.extend_exclude, force_exclude=force)
     result.errors.extend(FileError(p, m) for p, m in disc.errors)
@@ -97,8 +97,7 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
         files.append(c)
         per_file.append(s)
     result.root = (per_file[0].root if per_file else None) or os.getcwd()
-    result.rule_docs_url = next((s.rule_docs_url for s in per_file if s.rule_docs_url), None) or \
-        resolver.overrides.values.get("rule-docs-url")
+    result.rule_docs_url = next((s.rule_docs_url for s in [*per_file, prune] if s.rule_docs_url), None)
 
     index = None
     cache_dir = resolver.cache_dir

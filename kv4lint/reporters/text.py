@@ -27,7 +27,8 @@ def render(result: RunResult, *, color: bool = False, concise: bool = False, ful
 
     lines = []
     sources: dict[str, list[str] | None] = {}
-    if not statistics and not result.would_fix:  # with --diff the diff shows the fixes; the remaining ones are counted below
+    # With --diff the diff shows the fixes, and the summary counts the rest.
+    if not statistics and not result.would_fix:
         for f in result.findings:
             msg = _one_line(f.message)
             if f.cell:

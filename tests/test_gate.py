@@ -205,11 +205,12 @@ def test_check_stdin_takes_language_and_configuration_from_the_name(repo):
 
 
 def test_fix_stdin_writes_the_fixed_text_to_stdout(repo):
-    r = kv4lint("fix", "--stdin-filename", "svc_b/serve.sh", "-", cwd=repo, stdin=FP4_SH)
+    r = kv4lint("fix", "--sglang-version", "0.5.23", "--stdin-filename", "svc_b/serve.sh", "-", cwd=repo, stdin=FP4_SH)
     assert r.returncode == 0, r.stderr
     assert r.stdout == FP4_SH.replace("fp4_e2m1", "fp8_e4m3")
     assert "Fixed 1 finding in 1 file (0 remaining)." in r.stderr
-    r = kv4lint("fix", "--stdin-filename", "svc_b/serve.sh", "--diff", "-", cwd=repo, stdin=FP4_SH)
+    r = kv4lint("fix", "--sglang-version", "0.5.23", "--stdin-filename", "svc_b/serve.sh", "--diff", "-", cwd=repo,
+                stdin=FP4_SH)
     assert r.returncode == 1 and "+  --kv-cache-dtype fp8_e4m3" in r.stdout
     r = kv4lint("fix", "--stdin-filename", "svc_b/serve.sh", "-", cwd=repo, stdin="echo hi\n")
     assert (r.returncode, r.stdout) == (0, "echo hi\n")
@@ -249,19 +250,19 @@ def test_statistics_counts_by_code_only(repo, capsys):
 
 def test_fix_reports_fixed_and_remaining_and_unsafe_hint(repo, capsys):
     write(repo / "svc_b" / "serve.sh", FP4_SH)
-    assert main(["fix", "svc_b"]) == 0
+    assert main(["fix", "--sglang-version", "0.5.23", "svc_b"]) == 0  # a fix needs the release it fixes for
     err = capsys.readouterr().err
     assert "Fixed 1 finding in 1 file (0 remaining)." in err and "Found 0" not in err
     # a shared value: the fix is unsafe, so it is left, and a hint says so
     write(repo / "svc_b" / "shared.sh", "#!/bin/bash\nDT=fp4_e2m1\necho $DT\n"
                                         "python -m sglang.launch_server --model-path m --kv-cache-dtype $DT\n")
-    assert main(["fix", "svc_b/shared.sh"]) == 1
+    assert main(["fix", "--sglang-version", "0.5.23", "svc_b/shared.sh"]) == 1
     err = capsys.readouterr().err
     assert "Fixed 0 findings in 0 files (1 remaining)." in err
     assert "1 more fix is available but unsafe" in err
     assert main(["check", "svc_b/shared.sh"]) == 1
     assert "1 more fix is available but unsafe" in capsys.readouterr().out
-    assert main(["fix", "--unsafe-fixes", "svc_b/shared.sh"]) == 0
+    assert main(["fix", "--sglang-version", "0.5.23", "--unsafe-fixes", "svc_b/shared.sh"]) == 0
     assert "unsafe" not in capsys.readouterr().err
 
 

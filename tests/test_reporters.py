@@ -288,7 +288,7 @@ def test_text(run):
     assert out[-3] == "note: judged by SGLang 0.5.23 (pyproject.toml)"
     assert out[-2] == "Found 4 findings in 3 files (1 fixable with `kv4lint fix`); 2 file errors (not fully checked)."
     # KV404's fix is unsafe: one line says it exists and how to apply it
-    assert out[-1] == ("1 more fix is available but unsafe (they edit a shared value or another file): review with "
+    assert out[-1] == ("1 more fix is available but unsafe (see each finding): review with "
                        "`kv4lint fix --diff --unsafe-fixes`, apply with `kv4lint fix --unsafe-fixes`.")
     run.unsafe_fixes_applied = True
     assert render("text", run).splitlines()[-1].startswith("Found 4 findings")

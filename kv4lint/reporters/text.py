@@ -95,9 +95,8 @@ def unsafe_hint(result: RunResult) -> str | None:
     n = sum(1 for f in result.findings if _unsafe(f))
     if not n:
         return None
-    return (f"{_plural(n, 'more fix')} {'is' if n == 1 else 'are'} available but unsafe (they edit a shared value "
-            "or another file): review with `kv4lint fix --diff --unsafe-fixes`, apply with "
-            "`kv4lint fix --unsafe-fixes`.")
+    return (f"{_plural(n, 'more fix')} {'is' if n == 1 else 'are'} available but unsafe (see each finding): "
+            "review with `kv4lint fix --diff --unsafe-fixes`, apply with `kv4lint fix --unsafe-fixes`.")
 
 
 def _statistics(result: RunResult) -> list[str]:

@@ -65,6 +65,7 @@ def fresh_venv(where: Path) -> Path:
 def project(tmp: Path) -> Path:
     p = tmp / "project"
     p.mkdir()
+    (p / "pyproject.toml").write_text('[tool.kv4lint]\nsglang-version = "0.5.23"\n')  # the release fixes are for
     (p / "serve.sh").write_text(BAD)
     (p / "launch.py").write_text('import subprocess\nsubprocess.run(["python", "-m", "sglang.launch_server", '
                                  '"--model-path", "m", "--kv-cache-dtype", "fp4_e2m1"])\n')

@@ -36,9 +36,10 @@ def _git_dir(root: str) -> str | None:
     dot = os.path.join(root, ".git")
     if os.path.isdir(dot):
         return dot
-    try:
-        with open(dot, encoding="utf-8", errors="replace") as f:
-            line = f.readline().strip()
+    from kv4lint.regular_file import read_text
+
+    try:  # never a FIFO or device (kv4lint.regular_file)
+        line = read_text(dot, 4096, errors="replace").split("\n", 1)[0].strip()
     except OSError:
         return None
     if not line.startswith("gitdir:"):
@@ -46,8 +47,7 @@ def _git_dir(root: str) -> str | None:
     gd = line[len("gitdir:"):].strip()
     gd = gd if os.path.isabs(gd) else os.path.normpath(os.path.join(root, gd))
     try:
-        with open(os.path.join(gd, "commondir"), encoding="utf-8", errors="replace") as f:
-            common = f.readline().strip()
+        common = read_text(os.path.join(gd, "commondir"), 4096, errors="replace").split("\n", 1)[0].strip()
         return common if os.path.isabs(common) else os.path.normpath(os.path.join(gd, common))
     except OSError:
         return gd

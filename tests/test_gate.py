@@ -163,7 +163,7 @@ def test_a_named_folder_that_git_ignores_is_not_walked(repo, capsys):
     write(repo / ".gitignore", "scripts/\n")
     write(repo / "scripts" / "serve.sh", FP4_SH)
     assert main(["check", "scripts/"]) == 0
-    assert "scripts/: ignored by git" in capsys.readouterr().out
+    assert "scripts/: skipped: ignored by git" in capsys.readouterr().out
     assert main(["check", "."]) == 1  # svc_a; scripts/ skipped as before
     assert "scripts/serve.sh" not in capsys.readouterr().out
     # a file named explicitly is checked, unless --force-exclude
@@ -370,6 +370,11 @@ def test_every_front_door_takes_the_tables_options():
     assert codemod == {o.codemod_flag or f"--{o.name}" for o in OPTIONS if CODEMOD in o.where}
 
     assert set(TOML_KEYS) == set(KEYS) == {o.name for o in OPTIONS if TOML in o.where}
+
+    from kv4lint.cli.options import BY_NAME
+    from kv4lint.reporters import FORMATS
+
+    assert BY_NAME["format"].choices == FORMATS
 
 
 def test_a_bad_value_reads_the_same_from_every_front_door(repo, capsys):

@@ -62,9 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
     e.add_argument("code", nargs="?", help="KV401 ... (omit to list all codes)")
 
-    m = sub.add_parser("matrix", help="print a release's KV4 support table (backends x MHA/MLA x FP4 dtype)")
+    m = sub.add_parser("matrix", help="print a release's KV4 support table (backends x MHA/MLA x FP4 dtype), "
+                       "computed by check itself")
     m.add_argument("--sglang-version", metavar="V")
-    m.add_argument("--format", choices=["text", "markdown"], default="text")
+    m.add_argument("--gpu", metavar="G", action="append",
+                   help="GPU arch or name (repeatable; default: sm90, sm100 and sm120)")
+    m.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     return p
 
 
@@ -83,7 +86,17 @@ def _command_argv(argv: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The console script (and ``python -m kv4lint``): no module of the scanned tree is importable while
+    it runs (kv4lint.isolation), and an unexpected exception exits 2 (kv4lint.internal_error)."""
+    from kv4lint.internal_error import guarded
+    from kv4lint.isolation import path_arguments, trusted_imports
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    with trusted_imports(path_arguments(argv)):
+        return guarded(_main, argv)
+
+
+def _main(argv: list[str]) -> int:
     try:
         ns = build_parser().parse_args(_command_argv(argv))
     except UsageError as e:
@@ -127,18 +140,19 @@ def _explain(ns: argparse.Namespace) -> int:
     print(f"{r.code} ({r.name}, {r.severity.value}): {r.summary}\n")
     print(f"What it does\n  {r.what}\n")
     print(f"Why SGLang refuses it\n  {r.why}\n")
-    print("Example\n" + "\n".join("  " + ln for ln in r.example.splitlines()) + "\n")
-    print("Fix\n  " + r.fix + "\n" + "\n".join("  " + ln for ln in r.fixed_example.splitlines()) + "\n")
+    print("Example (reported)\n" + "\n".join(("  " + ln).rstrip() for ln in r.example.splitlines()) + "\n")
+    print("Fix\n  " + r.fix + "\n\nNot reported\n"
+          + "\n".join(("  " + ln).rstrip() for ln in r.fixed_example.splitlines()) + "\n")
     print(f"Fix safety\n  {r.fix_safety}\n")
     print(f"Since\n  SGLang {r.since}")
     return EXIT_OK
 
 
 def _matrix(ns: argparse.Namespace) -> int:
-    from kv4lint.rules.matrix import matrix
+    from kv4lint.matrix import matrix
 
     try:
-        print(matrix(ns.sglang_version, markdown=ns.format == "markdown"), end="")
+        print(matrix(ns.sglang_version, gpus=ns.gpu, fmt=ns.format), end="")
     except ValueError as e:
         print(f"kv4lint: error: {e}", file=sys.stderr)
         return EXIT_ERROR

@@ -87,7 +87,7 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
     prune = next(iter(roots.values())) if len(roots) == 1 else Settings(**_cli_excludes(resolver))
     disc = discover(paths, exclude=prune.exclude + prune.extend_exclude, force_exclude=force)
     result.errors.extend(FileError(p, m) for p, m in disc.errors)
-    result.notices.extend(f"{p}: {why}; not checked" for p, why in disc.skipped if "ignored by git" in why)
+    result.notices.extend(f"{p}: skipped: {why}" for p, why in disc.skipped)
     named = set(paths)
     files, per_file = [], []
     for c in disc.files:
@@ -198,10 +198,13 @@ def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: boo
                       statistics=bool(ns.statistics), quiet=q)
         stream.write(text)
         if ns.show_target and q < 1:
-            show = sys.stderr if ns.format not in ("text", "concise") else stream
+            show = stream if ns.format in ("text", "full", "concise") else sys.stderr
             for path, targets in result.targets.items():
                 for t in targets:
                     print(describe_target(path, t), file=show)
+            for f in result.findings:  # SGLang's side of each finding: its function and the resolution trace
+                if f.detail:
+                    print(f"{f.path}:{f.start.line if f.start else 0}: {f.code} sglang: {f.detail}", file=show)
     finally:
         if out_file:
             stream.close()
@@ -251,8 +254,10 @@ def note_versions(resolver: ConfigResolver, result: RunResult) -> None:
 
 
 def exit_status(ns: argparse.Namespace, result: RunResult, *, changed: bool = False) -> int:
-    """2 usage errors; 1 a file not read or parsed, or findings (unless ``--exit-zero``); else 0."""
-    if result.usage_errors:
+    """2 usage and internal errors; 1 a file not read or parsed, or findings (unless ``--exit-zero``); else 0."""
+    from kv4lint.internal_error import has_internal
+
+    if result.usage_errors or has_internal(result.errors):
         return EXIT_ERROR
     if result.errors:
         return EXIT_FINDINGS  # not everything was checked: never green, even with --exit-zero

@@ -296,8 +296,9 @@ OPTIONS: tuple[Option, ...] = (
            "configuration and target come from that name", where=frozenset({CLI}), group="selection",
            metavar="FILE"),
     # Output
-    Option("format", "output format", where=frozenset({CLI}), group="output", default="text",
-           choices=("text", "concise", "json", "sarif", "github")),
+    Option("format", "output format (full: each finding with its source line, the fix and SGLang's side)",
+           where=frozenset({CLI}), group="output", default="text",
+           choices=("text", "full", "concise", "json", "sarif", "github")),  # = kv4lint.reporters.FORMATS
     Option("output-file", "write the report to FILE", where=frozenset({CLI}), group="output", metavar="FILE",
            short="-o"),
     Option("statistics", "print how many findings of each code, not the findings", where=frozenset({CLI}),
@@ -309,6 +310,8 @@ OPTIONS: tuple[Option, ...] = (
            choices=("auto", "always", "never")),
     Option("jobs", "processes (default: all cores)", where=frozenset({CLI}), group="output", metavar="N",
            default=0, check=int, short="-j"),
+    Option("verbose", "print the traceback of an internal error", where=frozenset({CLI}), group="output",
+           flag=True),
     Option("no-cache", "parse every file afresh (also: KV4LINT_NO_CACHE=1)", where=frozenset({CLI}),
            group="output", flag=True),
     Option("cache-dir", "where parse results are cached (default: $KV4LINT_CACHE_DIR, else "

@@ -34,7 +34,8 @@ class FixKV4Cache(CodemodCommand):
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
-        from kv4lint.cli.options import CODEMOD, add_to_parser
+        with trusted_imports():  # libcst.tool runs in the repository: kv4lint's imports must not come from it
+            from kv4lint.cli.options import CODEMOD, add_to_parser
 
         g = arg_parser.add_argument_group("kv4lint")
         add_to_parser(g, CODEMOD)
@@ -42,7 +43,8 @@ class FixKV4Cache(CodemodCommand):
     def __init__(self, context: CodemodContext, settings: Settings | None = None, **options) -> None:
         """``options``: the values of the codemod's options (:data:`kv4lint.cli.options.CODEMOD_OPTIONS`,
         by their argparse names: ``sglang_version="0.5.21"``, ``isolated=True`` ...)."""
-        from kv4lint.cli.options import CODEMOD_OPTIONS
+        with trusted_imports():
+            from kv4lint.cli.options import CODEMOD_OPTIONS
 
         super().__init__(context)
         known = {o.key for o in CODEMOD_OPTIONS}

@@ -67,7 +67,8 @@ class Plugin:
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
-        from kv4lint.cli.options import FLAKE8_OPTIONS, FLAKE8_PREFIX
+        with trusted_imports():
+            from kv4lint.cli.options import FLAKE8_OPTIONS, FLAKE8_PREFIX
 
         for opt in FLAKE8_OPTIONS:
             flag = f"--{FLAKE8_PREFIX}{opt.name}"
@@ -83,8 +84,9 @@ class Plugin:
         import sys
         import types
 
-        from kv4lint.cli.options import FLAKE8, FLAKE8_OPTIONS, FLAKE8_PREFIX, ConfigError, Overrides
-        from kv4lint.config import ConfigResolver
+        with trusted_imports():
+            from kv4lint.cli.options import FLAKE8, FLAKE8_OPTIONS, FLAKE8_PREFIX, ConfigError, Overrides
+            from kv4lint.config import ConfigResolver
 
         ns = types.SimpleNamespace(**{opt.key: _option_value(options, opt) for opt in FLAKE8_OPTIONS})
         try:
@@ -97,7 +99,8 @@ class Plugin:
             raise SystemExit(2) from None
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from kv4lint.cli.options import ConfigError
+        with trusted_imports():
+            from kv4lint.cli.options import ConfigError
 
         try:
             with trusted_imports(self._roots()):

@@ -61,11 +61,12 @@ def test_fix_with_a_crash_exits_2(tmp_path):
 
 def test_a_crash_outside_any_file_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
     from kv4lint import cli
+    from kv4lint.cli import check
 
-    def boom(ns, settings):
+    def boom(ns, resolver):
         raise ValueError("no such thing\nsecond line")
 
-    monkeypatch.setattr(cli, "collect", boom)
+    monkeypatch.setattr(check, "collect", boom)
     root = hostile.good_tree(tmp_path / "t")
     assert cli.main(["check", "--isolated", "--no-cache", str(root)]) == 2
     err = capsys.readouterr().err

@@ -98,7 +98,7 @@ def _findings(cp: subprocess.CompletedProcess) -> list[str]:
 def _outcome(cp: subprocess.CompletedProcess) -> tuple[list[str], str]:
     """The findings reported, or (none: fix, --diff) the whole output."""
     found = _findings(cp)
-    return (found, "") if found else ([], re.sub(r" in \d+ files?", "", cp.stdout))
+    return (found, "") if found else ([], re.sub(r" in \d+ files?", "", cp.stdout + cp.stderr))
 
 
 def _launch_bytes(root: Path) -> dict[str, bytes]:

@@ -344,8 +344,11 @@ def argparse_type(opt: Option) -> Callable[[str], Any]:
     import argparse
 
     def convert(text: str) -> Any:
+        from kv4lint.isolation import trusted_imports
+
         try:
-            return opt.check(text)  # type: ignore[misc]
+            with trusted_imports():  # the codemod's parser runs in the scanned repository (libcst.tool)
+                return opt.check(text)  # type: ignore[misc]
         except ValueError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
 

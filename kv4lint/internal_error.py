@@ -22,13 +22,29 @@ import traceback
 
 from kv4lint import __version__
 
-ISSUES_URL = "https://github.com/OWNER/kv4lint/issues"
+# Where to report a bug when the installed metadata names no tracker (``[project.urls]`` "Issues").
+REPORT_FALLBACK = "the issue tracker of the repository kv4lint was installed from"
 EXIT_INTERNAL = 2
 
 # Set by the CLI from --verbose; worker processes are forked after it is set.
 verbose = False
 # The file being linted in this process, for an exception that escapes the per-file guard.
 current_file: str | None = None
+
+
+def report_to() -> str:
+    """Where to report a bug: the installed distribution's "Issues" / "Bug Tracker" URL, else
+    :data:`REPORT_FALLBACK`. Read only when an error is reported (importlib.metadata costs start-up time)."""
+    try:
+        from importlib.metadata import metadata
+
+        for entry in metadata("kv4lint").get_all("Project-URL") or []:
+            label, _, url = entry.partition(",")
+            if label.strip().lower() in ("issues", "bug tracker", "tracker") and url.strip():
+                return url.strip()
+    except Exception:  # noqa: BLE001 - not installed, or odd metadata: the fallback
+        pass
+    return REPORT_FALLBACK
 
 
 def _short(text: str, limit: int = 120) -> str:
@@ -46,7 +62,7 @@ def describe(exc: BaseException, path: str | None = None, *, during: str | None 
     where += f" {during}" if during else ""
     hint = " (--verbose prints the traceback)" if hint and not verbose else ""
     return (f"internal error{where} ({what}): a bug in kv4lint {__version__}, not a finding; "
-            f"please report it at {ISSUES_URL}{hint}")
+            f"please report it to {report_to()}{hint}")
 
 
 def file_error(path: str, exc: BaseException):

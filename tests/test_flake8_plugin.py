@@ -123,9 +123,9 @@ def test_internal_failure_is_one_kv400_on_line_1(monkeypatch):
     line, col, msg, _cls = out[0]
     assert (line, col) == (1, 0) and msg.startswith("KV400 kv4lint internal error (RuntimeError: boom): a bug in "
                                                     "kv4lint ")
-    from kv4lint.internal_error import ISSUES_URL
+    from kv4lint.internal_error import report_to
 
-    assert ISSUES_URL in msg and "--verbose" not in msg
+    assert report_to() in msg and "--verbose" not in msg
 
 
 NVFP4 = ('import subprocess\nsubprocess.run(["python", "-m", "sglang.launch_server", "--model-path", '

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hostile
 from kv4lint import __version__
-from kv4lint.internal_error import ISSUES_URL
+from kv4lint.internal_error import report_to
 
 # Run as a user runs it (a subprocess), with a bug planted: the launcher below makes linting
 # good.sh raise (kv4lint has no switch for that), then calls the CLI's main as the console script does.
@@ -41,7 +41,7 @@ def test_a_crash_while_reading_a_file_exits_2_and_names_it(tmp_path):
     assert len(lines) == 1, out
     line = lines[0]
     assert line.startswith(f"{root / 'good.sh'}: error: internal error (RuntimeError: planted bug")
-    assert f"kv4lint {__version__}" in line and ISSUES_URL in line and "--verbose" in line
+    assert f"kv4lint {__version__}" in line and report_to() in line and "--verbose" in line
     assert len(line) < 400, "the exception's text is shortened"
     assert "Traceback" not in out + err
     assert f"{root / 'good.py'}:" in out and " KV406" in out  # the other files are still checked
@@ -71,7 +71,7 @@ def test_a_crash_outside_any_file_is_one_line_and_exit_2(monkeypatch, capsys, tm
     assert cli.main(["check", "--isolated", "--no-cache", str(root)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("kv4lint: internal error (ValueError: no such thing second line)")
-    assert f"kv4lint {__version__}" in err and ISSUES_URL in err
+    assert f"kv4lint {__version__}" in err and report_to() in err
     assert cli.main(["check", "--isolated", "--no-cache", "--verbose", str(root)]) == 2
     assert "Traceback (most recent call last)" in capsys.readouterr().err
 
@@ -112,3 +112,18 @@ def test_a_crash_in_one_block_of_a_document_exits_2(monkeypatch, capsys, tmp_pat
     assert f"{doc}:2: error: internal error while scanning a bash block (IndexError: planted): a bug in kv4lint" \
         in out, out
     assert f"{doc}:7:" in out and " KV406" in out, out
+
+
+def test_report_to_names_the_tracker_the_metadata_declares(monkeypatch):
+    import importlib.metadata as md
+
+    from kv4lint import internal_error
+
+    class Meta:
+        def get_all(self, key):
+            return ["Homepage, https://example.org/kv4lint", "Issues, https://example.org/kv4lint/issues"]
+
+    monkeypatch.setattr(md, "metadata", lambda name: Meta())
+    assert internal_error.report_to() == "https://example.org/kv4lint/issues"
+    monkeypatch.setattr(md, "metadata", lambda name: (_ for _ in ()).throw(md.PackageNotFoundError(name)))
+    assert internal_error.report_to() == internal_error.REPORT_FALLBACK

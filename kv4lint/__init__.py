@@ -7,10 +7,10 @@ Python API (no files needed; for launch templates)::
     findings = kv4lint.check_server_args({"model_path": "m", "kv_cache_dtype": "nvfp4"}, platform="rocm")
 """
 
-# No imports here (not even ``from __future__``): under ``python -m kv4lint`` this runs while the
-# working directory is still first on sys.path (kv4lint.isolation).
-
-__version__ = "0.1.0"
+# No imports here but kv4lint's own leaves (not even ``from __future__``): under ``python -m kv4lint``
+# this runs while the working directory is still first on sys.path (kv4lint.isolation); a module of
+# this package is found through the package's folder, never through sys.path.
+from kv4lint.version import __version__
 
 __all__ = ["check_argv", "check_server_args", "__version__"]
 

@@ -27,9 +27,11 @@ import os
 import sys
 import tempfile
 import time
+from importlib.util import find_spec
 
-from kv4lint import __version__
 from kv4lint import model
+from kv4lint.version import __version__
+from kv4lint.writer import signals_held
 
 FORMAT = 2
 RACY_S = 2.0  # do not trust a stat signature younger than this
@@ -56,8 +58,6 @@ def code_fingerprint() -> str:
     """
     global _fingerprint
     if _fingerprint is None:
-        from importlib.util import find_spec
-
         h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version}".encode())
         pkg = os.path.dirname(os.path.abspath(__file__))
         for d, dirs, files in sorted(os.walk(pkg)):
@@ -156,8 +156,6 @@ def _store(entry_path: str, result: model.ScanResult) -> None:
 
 def _write(path: str, data: str) -> None:
     """Write ``path`` whole or not at all (a reader never sees half of it, Ctrl-C leaves no temporary file)."""
-    from kv4lint.writer import signals_held
-
     with signals_held():
         _write_held(path, data)
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import sys
 import traceback
 
-from kv4lint import __version__
+from kv4lint.model import FileError
+from kv4lint.version import __version__
 
 # Where to report a bug when the installed metadata names no tracker (``[project.urls]`` "Issues").
 REPORT_FALLBACK = "the issue tracker of the repository kv4lint was installed from"
@@ -67,8 +68,6 @@ def describe(exc: BaseException, path: str | None = None, *, during: str | None 
 
 def file_error(path: str, exc: BaseException):
     """The per-file error for an exception raised while ``path`` was linted (the run goes on)."""
-    from kv4lint.model import FileError
-
     if verbose:
         traceback.print_exception(exc, file=sys.stderr)
     return FileError(path, describe(exc), internal=True)
@@ -77,8 +76,6 @@ def file_error(path: str, exc: BaseException):
 def scan_error(path: str, during: str, exc: BaseException, line: int | None = None):
     """The error a frontend records when part of a file (a block, a recipe, a cell) raised: the rest of
     the file is still scanned, and the run exits 2."""
-    from kv4lint.model import FileError
-
     if verbose:
         traceback.print_exception(exc, file=sys.stderr)
     return FileError(path, describe(exc, during=during), line, internal=True)

@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from kv4lint import __version__
+from kv4lint.version import __version__
 from kv4lint.model import Finding, Position, Severity
 from kv4lint.reporters import RunResult
 from kv4lint.reporters.paths import relative, repository_root

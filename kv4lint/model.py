@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from kv4lint.source import Text
 
 
 @dataclass(frozen=True, order=True)
@@ -291,3 +294,17 @@ class ScanResult:
     # Files the text reads settings from (a shell ``source``), as written: ``script:env.sh`` (beside the
     # script: ``$(dirname "$0")/env.sh``) or ``cwd:./env.sh``.  Read after the cache (kv4lint.sourced).
     sources: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FileReport:
+    """What one file gave: its findings and errors (the CLI, the fix engine and the reporters read it)."""
+
+    path: str
+    language: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    launches: int = 0
+    text: Text | None = None  # the decoded file (for the fix engine)
+    targets: list[dict] = field(default_factory=list)  # per launch, for --show-target
+    scanned: bool = True  # False when skipped before reading (size, not text)

@@ -24,7 +24,9 @@ import os
 import sys
 from typing import Sequence
 
-from kv4lint.runner import FileReport, announce_scan_started, lint_file
+from kv4lint import internal_error
+from kv4lint.model import FileReport
+from kv4lint.read import lint_file
 from kv4lint.settings import Settings
 
 SEQUENTIAL_BELOW = 256  # files; below this a pool costs more than it saves (fork + IPC ~ 30-60 ms)
@@ -42,9 +44,23 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _one(path: str, language: str | None, settings: Settings) -> FileReport:
-    from kv4lint import internal_error
+# Test harnesses only: when this environment variable holds the number of an open file descriptor (a pipe the
+# harness made), kv4lint writes one line to it as the scan of the files begins.  Unset in every normal run.
+READY_FD_ENV = "KV4LINT_TEST_READY_FD"
 
+
+def announce_scan_started() -> None:
+    """Tell a test harness that the scan has begun (see ``READY_FD_ENV``): the Ctrl-C tests wait for this line
+    instead of guessing from outside when kv4lint is busy."""
+    fd = os.environ.get(READY_FD_ENV)
+    if fd:
+        try:
+            os.write(int(fd), b"scanning\n")
+        except (OSError, ValueError):
+            pass
+
+
+def _one(path: str, language: str | None, settings: Settings) -> FileReport:
     internal_error.current_file = path
     try:
         return lint_file(path, settings, language)

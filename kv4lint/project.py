@@ -23,6 +23,7 @@ import glob
 import json
 import os
 import re
+import sys
 import tomllib
 from dataclasses import dataclass
 
@@ -459,8 +460,6 @@ def _maybe_installed() -> bool:
     is not installed, as in most lint environments; where it may be,
     importlib.metadata decides.
     """
-    import sys
-
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")

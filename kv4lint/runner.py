@@ -1,115 +1,34 @@
-"""The pipeline for one file: read -> prefilter -> frontend -> target -> rules -> findings.
+"""The pipeline for one file's text past the pre-filter: frontend -> --config files -> target -> rules ->
+findings (suppressions applied).
 
-Used by the CLI, the flake8 plugin, the fix engine and the Python API.
+Used by :mod:`kv4lint.read` (a file on disk that passed the pre-filter), the
+flake8 plugin, the fix engine and the Python API (:func:`resolve_target`).
+Importing it loads the frontends' registry, the rules and SGLang's option
+tables: the cheap stages before it (:mod:`kv4lint.read`, the flake8 plugin's
+screen) import it only for a file that may launch.
 """
 
 from __future__ import annotations
 
-import codecs
 import os
-import stat
-from dataclasses import dataclass, field
 from fnmatch import fnmatch
-from typing import TYPE_CHECKING
 
-from kv4lint import internal_error, suppression
+from kv4lint import frontends, internal_error, platform_detect, suppression
+from kv4lint.cache import cached_scan
 from kv4lint.discover import language_of
-from kv4lint.model import FileError, Finding, Launch, ScanResult
-from kv4lint.prefilter import might_launch, might_launch_bytes
-from kv4lint.regular_file import read_bytes
+from kv4lint.fix import plan
+from kv4lint.frontends.notebook import cell_position
+from kv4lint.launch_configs import attach_configs
+from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
+from kv4lint.prefilter import might_launch
+from kv4lint.rules.check import RuleFinding
+from kv4lint.rules.parser import judge, refused
 from kv4lint.settings import Settings
-from kv4lint.source import DecodeError, LineIndex, Text, decode
-
-# The frontends, the rules and the SGLang option tables are imported on the
-# first file that passes the pre-filter (kv4lint.runner must stay cheap to
-# import: the flake8 plugin imports it in every flake8 run).
-if TYPE_CHECKING:
-    from kv4lint.rules.check import RuleFinding
-    from kv4lint.sglang.options import Args
-    from kv4lint.target import Target
-
-
-@dataclass
-class FileReport:
-    path: str
-    language: str | None = None
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    launches: int = 0
-    text: Text | None = None  # the decoded file (for the fix engine)
-    targets: list[dict] = field(default_factory=list)  # per launch, for --show-target
-    scanned: bool = True  # False when skipped before reading (size, not text)
-
-
-# Test harnesses only: when this environment variable holds the number of an open file descriptor (a pipe the
-# harness made), kv4lint writes one line to it as the scan of the files begins.  Unset in every normal run.
-READY_FD_ENV = "KV4LINT_TEST_READY_FD"
-
-
-def announce_scan_started() -> None:
-    """Tell a test harness that the scan has begun (see ``READY_FD_ENV``): the Ctrl-C tests wait for this line
-    instead of guessing from outside when kv4lint is busy."""
-    fd = os.environ.get(READY_FD_ENV)
-    if fd:
-        try:
-            os.write(int(fd), b"scanning\n")
-        except (OSError, ValueError):
-            pass
-
-
-_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
-
-
-def read_file(path: str, settings: Settings, language: str | None = None) -> tuple[FileReport, bytes | None]:
-    """Read a file's bytes with the checks every reader needs (regular file, size)."""
-    rep = FileReport(path, language)
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
-        return rep, None
-    if not stat.S_ISREG(st.st_mode):
-        rep.errors.append(FileError(path, "not a regular file; skipped"))
-        rep.scanned = False
-        return rep, None
-    if st.st_size > settings.max_file_bytes:
-        rep.errors.append(FileError(path, f"skipped: {st.st_size / 1e6:.1f} MB is larger than the "
-                                          f"{settings.max_file_bytes / 1e6:.0f} MB limit"))
-        rep.scanned = False
-        return rep, None
-    try:
-        data = read_bytes(path, settings.max_file_bytes)  # never a FIFO or device swapped in after the stat
-    except OSError as e:
-        rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
-        return rep, None
-    return rep, data
-
-
-def lint_file(path: str, settings: Settings, language: str | None = None) -> FileReport:
-    rep, data = read_file(path, settings, language)
-    if data is None:
-        return rep
-    if rep.language is None:
-        rep.language = language_of(path, data[:256])
-        if rep.language is None:
-            rep.scanned = False
-            return rep
-    wide = data.startswith(_UTF16_BOMS)
-    if not wide and not might_launch_bytes(data, rep.language):
-        return rep
-    if data.find(b"\0", 0, 8192) >= 0 and not wide and rep.language != "notebook":
-        rep.errors.append(FileError(path, "binary file (NUL bytes); skipped"))
-        return rep
-    try:
-        text = decode(data, python=rep.language == "python")
-    except DecodeError as e:
-        rep.errors.append(FileError(path, str(e), e.line))
-        return rep
-    if wide and not might_launch(text.text, rep.language):
-        return rep
-    out = lint_text(path, text.text, settings, language=rep.language)
-    out.text = text
-    return out
+from kv4lint.sglang.options import Args, normalise, unreleased
+from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest
+from kv4lint.source import LineIndex
+from kv4lint.sourced import attach_sourced
+from kv4lint.target import ModelInfo, Target, infer_model, normalise_gpu, normalise_platform, parse_version
 
 
 # ---------------------------------------------------------------------------
@@ -121,13 +40,8 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
     rep = FileReport(path, language)
     if not might_launch(text, language):
         return rep
-    from kv4lint import frontends
-    from kv4lint.rules.parser import judge
-
     try:
         if settings.cache_dir:
-            from kv4lint.cache import cached_scan
-
             scan = cached_scan(settings.cache_dir, path, text, language, frontends.scan)
         else:
             scan = frontends.scan(path, text, language)
@@ -138,14 +52,10 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         rep.errors.append(internal_error.scan_error(path, "while scanning", e))
         return rep
     try:
-        from kv4lint.sourced import attach_sourced
-
         scan = attach_sourced(scan, path, text, language)  # settings from files the script sources
     except Exception as e:  # a sourced file's problem must not stop the run
         rep.errors.append(internal_error.scan_error(path, "while reading the settings files it refers to", e))
     try:
-        from kv4lint.launch_configs import attach_configs
-
         attach_configs(scan, path)  # the --config files launches name: read after the cache, on every run
     except Exception as e:  # a config file problem must not stop the run
         rep.errors.append(FileError(path, f"could not read a --config file ({type(e).__name__}: {e})"))
@@ -166,8 +76,6 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
             f.target = target.describe()
             f.fingerprint = fingerprint(f, text[launch.span.start:launch.span.end])
             if language == "notebook" and f.span is not None:
-                from kv4lint.frontends.notebook import cell_position
-
                 f.cell = cell_position(text, f.span.start)
             if _suppressed(f, launch, scan, index, language, settings):
                 continue
@@ -206,8 +114,6 @@ def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Fin
 
 
 def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: LineIndex) -> Finding:
-    from kv4lint.fix import plan
-
     span = None
     if rf.value is not None:
         span = rf.value.anchor
@@ -273,10 +179,6 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
 
 
 def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None = None) -> tuple[Target, Args]:
-    from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest
-    from kv4lint.sglang.options import normalise
-    from kv4lint.target import ModelInfo, Target, infer_model, normalise_gpu, normalise_platform, parse_version
-
     sources: dict[str, str] = {}
     hints = {h.kind: h for h in reversed(launch.hints)}  # first hint of each kind wins
     inferred = False
@@ -316,8 +218,6 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         platform = normalise_platform(settings.platform)
         reason = settings.sources.get("platform", "--platform")
     elif settings.platform == "auto":
-        from kv4lint import platform_detect
-
         det = platform_detect.detect()
         platform, reason = det.platform, det.reason
         if det.arch and not settings.gpu:
@@ -345,8 +245,6 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         arch = normalise_gpu(settings.gpu)
         sources["gpu"] = settings.sources.get("gpu", "--gpu")
     elif settings.platform == "auto":
-        from kv4lint import platform_detect
-
         arch = platform_detect.detect().arch
     elif "gpu" in hints:
         arch, sources["gpu"] = hints["gpu"].value, hints["gpu"].reason
@@ -375,9 +273,6 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
 
 def _build_evidence(launch: Launch, args: Args, version: str | None, settings: Settings) -> tuple[str, ...]:
     """What says a launch whose release was not stated targets an SGLang build kv4lint does not know."""
-    from kv4lint.rules.parser import refused
-    from kv4lint.sglang.options import unreleased
-
     out = [p for p in (unreleased(p) for p in refused(launch, args, version)) if p]
     out += [f"{h.reason} (a {h.value} build, not a release)" for h in launch.hints if h.kind == "sglang_build"]
     out += [f"{where}: SGLang installed from git or source" for where in settings.repo_sglang_source_installs]

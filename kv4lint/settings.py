@@ -43,9 +43,3 @@ class Settings:
         selected = match(self.select) if self.select is not None else True
         selected = selected or match(self.extend_select)
         return selected and not match(self.ignore)
-
-
-def all_codes() -> list[str]:
-    from kv4lint.rules.codes import RULES
-
-    return sorted(RULES)

@@ -28,7 +28,7 @@ import sys
 import tokenize
 from collections import defaultdict
 
-from kv4lint import suppression, writer
+from kv4lint import frontends, suppression, writer
 from kv4lint.discover import language_of
 from kv4lint.fix import apply_edits
 from kv4lint.model import Edit, Finding, Span
@@ -283,8 +283,6 @@ def suppress_text(text: str, findings: list[Finding], language: str | None,
 def _launch_spans(path: str, text: str, language: str | None) -> list[Span]:
     if language in (None, "python", "notebook"):
         return []
-    from kv4lint import frontends
-
     try:
         return [launch.span for launch in frontends.scan(path, text, language).launches]
     except Exception:  # noqa: BLE001 - a frontend problem only costs the precise placement

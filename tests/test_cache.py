@@ -209,16 +209,16 @@ def test_the_default_directory_is_the_users_cache(monkeypatch, tmp_path):
 @pytest.fixture
 def reads(counted, monkeypatch):
     """``counted``, also counting the files read."""
-    from kv4lint import runner
+    from kv4lint import read as reading
 
     got = []
-    real = runner.read_bytes
+    real = reading.read_bytes
 
     def read(path, limit=None):
         got.append(os.path.relpath(path, counted.work))
         return real(path, limit)
 
-    monkeypatch.setattr(runner, "read_bytes", read)
+    monkeypatch.setattr(reading, "read_bytes", read)
     counted.reads = got
     return counted
 

@@ -28,7 +28,7 @@ import hostile
 from hostile import CLI_TARGET, GOOD_SH, GOOD_SH_FIXED
 from kv4lint import writer
 from kv4lint.cli import main
-from kv4lint.runner import READY_FD_ENV
+from kv4lint.parallel import READY_FD_ENV
 
 TMP_SUFFIX = writer.TEMP_SUFFIX
 
@@ -156,7 +156,7 @@ def test_modified_after_lint_before_fix_read(tmp_path, monkeypatch, capsys):
 # Ctrl-C
 #
 # kv4lint runs in its own process group with its output drained by threads (a full pipe never blocks it).  It
-# tells the harness when its scan begins through a pipe named by KV4LINT_TEST_READY_FD (kv4lint.runner); the
+# tells the harness when its scan begins through a pipe named by KV4LINT_TEST_READY_FD (kv4lint.parallel); the
 # harness sends SIGINT to the group at that moment, or at the first file written.  A 1,500-file tree takes
 # seconds to scan and write, so the signal lands mid-run; should the run still end before the signal arrives
 # (exit 0/1, the normal report), that attempt is retried on a fresh tree, ATTEMPTS times at most, and then the

@@ -100,14 +100,14 @@ def test_a_fifo_swapped_in_after_the_stat_is_not_opened(tmp_path):
     os.mkfifo(fifo)
     code = (
         "import os, stat, sys\n"
-        "from kv4lint import regular_file, runner\n"
+        "from kv4lint import read, regular_file\n"
         "from kv4lint.settings import Settings\n"
         "real = os.stat\n"
         "def lying_stat(p, *a, **k):\n"
         "    st = real(p, *a, **k)\n"
         "    return os.stat_result((stat.S_IFREG | 0o644,) + tuple(st)[1:]) if str(p) == sys.argv[1] else st\n"
         "os.stat = lying_stat\n"
-        "rep = runner.lint_file(sys.argv[1], Settings(), 'shell')\n"
+        "rep = read.lint_file(sys.argv[1], Settings(), 'shell')\n"
         "print([e.message for e in rep.errors])\n"
         "try:\n"
         "    regular_file.read_bytes(sys.argv[1])\n"

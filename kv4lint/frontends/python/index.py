@@ -10,6 +10,7 @@ nodes, computed only when a launch call exists.
 from __future__ import annotations
 
 import dataclasses
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -572,8 +573,6 @@ def _single_index(sub) -> object | None:
 def node_offsets(module, node=None) -> tuple[dict[int, tuple[int, int]], str]:
     """id(n) -> (start, end) character offsets (syntactic: without the whitespace a node owns) of
     ``node`` (default: the module) and everything in it, counted from the start of its code; and the code."""
-    from contextlib import contextmanager
-
     from libcst._nodes.internal import CodegenState
 
     spans: dict[int, tuple[int, int]] = {}

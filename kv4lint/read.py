@@ -1,0 +1,79 @@
+"""One file on disk into the pipeline: read it (a regular file, within the size limit), the pre-filter on
+its bytes, decode it.
+
+Most files of a tree stop here, so this stage imports only what reading and
+the pre-filter need; a file that may launch goes on to :mod:`kv4lint.runner`,
+which is imported then (the frontends, the rules and SGLang's option tables
+load on the first such file, not at start-up).
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+
+from kv4lint.discover import language_of
+from kv4lint.model import FileError, FileReport
+from kv4lint.prefilter import might_launch, might_launch_bytes
+from kv4lint.regular_file import read_bytes
+from kv4lint.settings import Settings
+from kv4lint.source import DecodeError, decode
+
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+
+
+def read_file(path: str, settings: Settings, language: str | None = None) -> tuple[FileReport, bytes | None]:
+    """Read a file's bytes with the checks every reader needs (regular file, size)."""
+    rep = FileReport(path, language)
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
+        return rep, None
+    if not stat.S_ISREG(st.st_mode):
+        rep.errors.append(FileError(path, "not a regular file; skipped"))
+        rep.scanned = False
+        return rep, None
+    if st.st_size > settings.max_file_bytes:
+        rep.errors.append(FileError(path, f"skipped: {st.st_size / 1e6:.1f} MB is larger than the "
+                                          f"{settings.max_file_bytes / 1e6:.0f} MB limit"))
+        rep.scanned = False
+        return rep, None
+    try:
+        data = read_bytes(path, settings.max_file_bytes)  # never a FIFO or device swapped in after the stat
+    except OSError as e:
+        rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
+        return rep, None
+    return rep, data
+
+
+def lint_file(path: str, settings: Settings, language: str | None = None) -> FileReport:
+    """The whole pipeline for the file at ``path`` (``language``: as discovery told it, else from its name
+    and first bytes)."""
+    rep, data = read_file(path, settings, language)
+    if data is None:
+        return rep
+    if rep.language is None:
+        rep.language = language_of(path, data[:256])
+        if rep.language is None:
+            rep.scanned = False
+            return rep
+    wide = data.startswith(_UTF16_BOMS)
+    if not wide and not might_launch_bytes(data, rep.language):
+        return rep
+    if data.find(b"\0", 0, 8192) >= 0 and not wide and rep.language != "notebook":
+        rep.errors.append(FileError(path, "binary file (NUL bytes); skipped"))
+        return rep
+    try:
+        text = decode(data, python=rep.language == "python")
+    except DecodeError as e:
+        rep.errors.append(FileError(path, str(e), e.line))
+        return rep
+    if wide and not might_launch(text.text, rep.language):
+        return rep
+    from kv4lint import runner  # the stages past the pre-filter: loaded for a file that may launch
+
+    out = runner.lint_text(path, text.text, settings, language=rep.language)
+    out.text = text
+    return out

@@ -50,7 +50,7 @@ from __future__ import annotations
 import functools
 import re
 
-from kv4lint.sglang.commands import DOC_HELPERS, HELPERS, PY_API, PY_COMMAND_CALLS
+from kv4lint.sglang.commands import DOC_HELPERS, HELPERS, PY_API, PY_COMMAND_CALLS, SERVER_MODULES
 
 # Stage 1 needles (plain substrings).
 ENTRY_NEEDLE = "sglang"
@@ -59,6 +59,18 @@ CONFIG_NEEDLE = "--config"
 NEEDLES = (ENTRY_NEEDLE, *OPTION_NEEDLES, CONFIG_NEEDLE)
 
 GREP_PATTERN = "|".join(NEEDLES)  # no regex metacharacters in the needles
+
+# The Python API's entry points: SGLang's classes and functions, and the test and doc helpers
+# (kv4lint.sglang.commands, shared with the Python frontend).
+PY_HELPERS = (*HELPERS, *DOC_HELPERS)
+PY_ENTRY_WORDS = (*PY_API, "from_cli_args", "run_server", "launch_server", *PY_HELPERS)
+# Substrings that find every word above (the whole identifier is then compared; tests/test_prefilter_tables.py
+# checks that they do).
+_PY_ENTRY_NEEDLES = ("ServerArgs", "Engine", "Runtime", "launch_server", "run_server", "prepare_server_args",
+                     "from_cli_args", "popen_launch_pd_server", "run_bench_", "run_score_benchmark",
+                     "run_embeddings_benchmark")
+# python -m MODULE, or the module named in a string: the server modules (kv4lint.sglang.commands).
+_SERVER_MODULE = "|".join(re.escape(m) for m in SERVER_MODULES)
 
 # The definition, as regular expressions over the whole text (see might_launch).
 SPEC = {
@@ -76,12 +88,8 @@ SPEC = {
                   r"|(?<=[-\"'])(?:kv-c|prefill-k)"),
     # Python: an entry point of spec section 6 called (the frontend resolves a callee through imports only:
     # it is called under its own name or imported under an alias), or named as a command string.
-    "py_entry": (r"(?<!\w)(?:ServerArgs|Engine|Runtime|prepare_server_args|from_cli_args|run_server|launch_server"
-                 r"|popen_launch_server|launch_server_cmd|popen_launch_pd_server|run_bench_serving"
-                 r"|run_bench_serving_multi|run_bench_one_batch_server|run_score_benchmark|run_score_benchmark_multi"
-                 r"|run_embeddings_benchmark|run_embeddings_benchmark_multi|run_bench_one_batch"
-                 r"|run_bench_offline_throughput)(?:\s*\(|\s+as\s+\w)"  # called, or imported under an alias
-                 r"|sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)"  # -m MODULE
+    "py_entry": (r"(?<!\w)(?:" + "|".join(PY_ENTRY_WORDS) + r")(?:\s*\(|\s+as\s+\w)"  # called, or aliased
+                 r"|" + _SERVER_MODULE +  # -m MODULE
                  # sglang serve, ["sglang", "serve"], -m sglang.cli.main serve
                  r"|sglang(?:\.[\w.]+)?[\s\"',\[\]-]+serve\b"),
     # ... or both of these, anywhere: the CLI or the package as a word, and "serve" starting a string or
@@ -89,15 +97,6 @@ SPEC = {
     "sglang_word": r"sglang(?![\w.])|sglang\.cli\b",
     "serve_string": r"[\"'}][ \t]*serve\b",
 }
-
-# The Python API's entry points: SGLang's classes and functions, and the test and doc helpers
-# (kv4lint.sglang.commands, shared with the Python frontend).
-PY_HELPERS = (*HELPERS, *DOC_HELPERS)
-PY_ENTRY_WORDS = (*PY_API, "from_cli_args", "run_server", "launch_server", *PY_HELPERS)
-# Substrings that find every word above (the whole identifier is then compared).
-_PY_ENTRY_NEEDLES = ("ServerArgs", "Engine", "Runtime", "launch_server", "run_server", "prepare_server_args",
-                     "from_cli_args", "popen_launch_pd_server", "run_bench_", "run_score_benchmark",
-                     "run_embeddings_benchmark")
 
 
 class _Flavour:
@@ -151,8 +150,7 @@ class _Flavour:
 
     @functools.cached_property
     def module_at(self):
-        return self._re(r"sglang\.(?:launch_server|bench_|benchmark\.|compile_deep_gemm)"
-                        r"|sglang(?:\.[\w.]+)?[\s\"',\[\]-]+serve\b")
+        return self._re(_SERVER_MODULE + r"|sglang(?:\.[\w.]+)?[\s\"',\[\]-]+serve\b")
 
     @functools.cached_property
     def sglang_word_at(self):

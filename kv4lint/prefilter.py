@@ -64,7 +64,7 @@ GREP_PATTERN = "|".join(NEEDLES)  # no regex metacharacters in the needles
 # (kv4lint.sglang.commands, shared with the Python frontend).
 PY_HELPERS = (*HELPERS, *DOC_HELPERS)
 PY_ENTRY_WORDS = (*PY_API, "from_cli_args", "run_server", "launch_server", *PY_HELPERS)
-# Substrings that find every word above (the whole identifier is then compared; tests/test_prefilter_tables.py
+# Substrings that find every word above (the whole identifier is then compared; tests/test_knowledge_tables.py
 # checks that they do).
 _PY_ENTRY_NEEDLES = ("ServerArgs", "Engine", "Runtime", "launch_server", "run_server", "prepare_server_args",
                      "from_cli_args", "popen_launch_pd_server", "run_bench_", "run_score_benchmark",

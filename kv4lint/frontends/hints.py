@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from kv4lint.model import Hint, Span
+from kv4lint.sglang.gpus import GPU_ARCH
 
 # Environment variables whose mere presence says which platform a script runs on
 # (device-selection variables of each vendor's runtime).
@@ -37,13 +38,10 @@ PLATFORM_SWITCH_ENV: dict[str, str] = {
 
 _TRUE = {"1", "true", "yes", "on", "y"}
 
-# GPU names that appear as whole tokens in image tags (``...-cu129-b200``).
-_TAG_GPUS: dict[str, str] = {
-    "b100": "sm100", "b200": "sm100", "gb200": "sm100", "b300": "sm103", "gb300": "sm103",
-    "h100": "sm90", "h200": "sm90", "h800": "sm90", "h20": "sm90", "gh200": "sm90",
-    "a100": "sm80", "a800": "sm80", "l40s": "sm89", "rtx5090": "sm120", "rtx4090": "sm89",
-    "gb10": "sm121", "spark": "sm121",
-}
+# GPU names that appear as whole tokens in image tags (``...-cu129-b200``); their arch from the one table.
+_TAG_GPUS: dict[str, str] = {name: GPU_ARCH[name] for name in (
+    "b100", "b200", "gb200", "b300", "gb300", "h100", "h200", "h800", "h20", "gh200",
+    "a100", "a800", "l40s", "rtx5090", "rtx4090", "gb10", "spark")}
 
 # Image tag words that name no release but a moving development build (lmsysorg/sglang:dev, :nightly-...).
 UNRELEASED_TAGS = frozenset({"dev", "nightly", "latest", "main"})

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from fnmatch import translate
 
 from kv4lint.ignore import GitIgnore
+from kv4lint.sglang.commands import SHELLS
 
 _EXT = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -31,7 +32,6 @@ _NAMES = {"dockerfile": "dockerfile", "containerfile": "dockerfile", "makefile":
           "gnumakefile": "makefile", "procfile": "procfile", "justfile": "justfile", ".justfile": "justfile",
           "tox.ini": "tox", "pyproject.toml": "pyproject", "supervisord.conf": "supervisord"}
 _SHEBANG = re.compile(rb"^#!\s*(?:/usr/bin/env\s+(?:-S\s+)?)?(?:\S*/)?(\w+?)(?:[\d.]*)(?:\s|$)")
-_SHELLS = {"sh", "bash", "dash", "ksh", "zsh"}
 _SUPERVISOR_DIR = re.compile(r"(?:^|[/\\])supervisor[d]?(?:[/\\]conf\.d)?[/\\][^/\\]+$")  # supervisor/conf.d/x.conf
 
 DEFAULT_EXCLUDES = [".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
@@ -49,7 +49,7 @@ def language_of(path: str, head: bytes | None = None) -> str | None:
         m = _SHEBANG.match(head)
         if m:
             prog = m.group(1).decode("ascii", "replace")
-            if prog in _SHELLS:
+            if prog in SHELLS:
                 return "shell"
             if prog.startswith(("python", "pypy")):
                 return "python"

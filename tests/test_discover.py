@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kv4lint.discover import DEFAULT_EXCLUDES, discover, excluded, language_of
+from kv4lint.sglang.commands import SHELLS
 
 
 def _names(disc) -> list[str]:
@@ -34,6 +35,13 @@ def _touch(root: Path, *rels: str) -> None:
 ])
 def test_language_of_name(name, lang):
     assert language_of(name) == lang
+
+
+@pytest.mark.parametrize("shell", sorted(SHELLS))
+def test_a_shebang_naming_any_shell_the_readers_know_is_shell(shell):
+    """Discovery and the readers share one list of shells (kv4lint.sglang.commands.SHELLS)."""
+    assert language_of("tools/serve", f"#!/bin/{shell}\n".encode()) == "shell"
+    assert language_of("tools/serve", f"#!/usr/bin/env {shell}\n".encode()) == "shell"
 
 
 def test_default_excludes_apply_below_the_root(tmp_path):

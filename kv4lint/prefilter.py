@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 
 from kv4lint.sglang.commands import DOC_HELPERS, HELPERS, PY_API, PY_COMMAND_CALLS, SERVER_MODULES
 
@@ -323,7 +324,6 @@ def python_may_launch(text: str, tree=None) -> bool:
     """
     if tree is None:
         import ast
-        import warnings
 
         try:
             with warnings.catch_warnings():

@@ -7,15 +7,17 @@ Python API (no files needed; for launch templates)::
     findings = kv4lint.check_server_args({"model_path": "m", "kv_cache_dtype": "nvfp4"}, platform="rocm")
 """
 
-# No imports here but kv4lint's own leaves (not even ``from __future__``): under ``python -m kv4lint``
-# this runs while the working directory is still first on sys.path (kv4lint.isolation); a module of
-# this package is found through the package's folder, never through sys.path.
-from kv4lint.version import __version__
+# No imports here (not even ``from __future__``): under ``python -m kv4lint`` this runs while the
+# working directory is still first on sys.path (kv4lint.isolation).
 
 __all__ = ["check_argv", "check_server_args", "__version__"]
 
 
 def __getattr__(name: str):
+    if name == "__version__":  # kv4lint.version, a leaf: read on use, so that ``import kv4lint`` imports nothing
+        from kv4lint.version import __version__
+
+        return __version__
     # The API pulls in the rules and SGLang's option tables: imported on first
     # use, so that ``import kv4lint`` (every CLI start, the flake8 plugin) stays cheap.
     if name in ("check_argv", "check_server_args"):

@@ -31,7 +31,6 @@ from importlib.util import find_spec
 
 from kv4lint import model
 from kv4lint.version import __version__
-from kv4lint.writer import signals_held
 
 FORMAT = 2
 RACY_S = 2.0  # do not trust a stat signature younger than this
@@ -156,6 +155,8 @@ def _store(entry_path: str, result: model.ScanResult) -> None:
 
 def _write(path: str, data: str) -> None:
     """Write ``path`` whole or not at all (a reader never sees half of it, Ctrl-C leaves no temporary file)."""
+    from kv4lint.writer import signals_held  # a cached run over an unchanged tree writes nothing
+
     with signals_held():
         _write_held(path, data)
 

@@ -14,10 +14,8 @@ import os
 from fnmatch import fnmatch
 
 from kv4lint import frontends, internal_error, platform_detect, suppression
-from kv4lint.cache import cached_scan
 from kv4lint.discover import language_of
 from kv4lint.fix import plan
-from kv4lint.frontends.notebook import cell_position
 from kv4lint.launch_configs import attach_configs
 from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch
@@ -42,6 +40,8 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         return rep
     try:
         if settings.cache_dir:
+            from kv4lint.cache import cached_scan  # off with --no-cache and in the flake8 plugin
+
             scan = cached_scan(settings.cache_dir, path, text, language, frontends.scan)
         else:
             scan = frontends.scan(path, text, language)
@@ -75,8 +75,8 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
             f = _to_finding(rf, launch, args, path, index)
             f.target = target.describe()
             f.fingerprint = fingerprint(f, text[launch.span.start:launch.span.end])
-            if language == "notebook" and f.span is not None:
-                f.cell = cell_position(text, f.span.start)
+            if f.span is not None:
+                f.cell = frontends.cell_position(language, text, f.span.start)
             if _suppressed(f, launch, scan, index, language, settings):
                 continue
             found.append(f)

@@ -228,6 +228,16 @@ def test_cell_position():
     assert cell_position(one_string, one_string.index("nvfp4")) == (1, 2)
 
 
+def test_a_finding_in_a_notebook_names_its_cell():
+    """The runner asks the frontend registry where a finding lies in a notebook: the text report says the cell."""
+    text = notebook(new_markdown_cell("intro"),
+                    new_code_cell("import os\n!python3 -m sglang.launch_server --kv-cache-dtype nvfp4 --device cpu"))
+    (f,) = lint_text("nb.ipynb", text, S23, language="notebook").findings
+    assert f.cell == (2, 2)
+    assert lint_text("serve.sh", "python3 -m sglang.launch_server --kv-cache-dtype nvfp4 --device cpu\n", S23,
+                     language="shell").findings[0].cell is None
+
+
 def test_split_ipython():
     src = "x = 1\nif x:\n    !echo $x\n    y = !ls\n%time f()\nz = %pwd\n"
     split = split_ipython(src, OffsetMap.contiguous(100, len(src)))

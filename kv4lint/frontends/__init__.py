@@ -41,6 +41,12 @@ NESTED: dict[str, str] = {
     "yaml": "kv4lint.frontends.yaml:scan_yaml",  # a Kubernetes manifest written in JSON (JSON is YAML)
 }
 
+# language -> "module:function" placing a file offset in the file's own units: ``f(text, offset)`` -> (cell,
+# line in the cell), or None.
+CELLS: dict[str, str] = {
+    "notebook": "kv4lint.frontends.notebook:cell_position",
+}
+
 
 def nested(kind: str):
     """The reader of a nested language (a key of :data:`NESTED`); raises ImportError when it cannot be loaded."""
@@ -60,6 +66,15 @@ def scanner(language: str):
         return getattr(importlib.import_module(mod), func)
     except (ImportError, AttributeError):
         return None
+
+
+def cell_position(language: str, text: str, offset: int) -> tuple[int, int] | None:
+    """Where ``offset`` lies in a file made of cells (a notebook): (cell number, line in the cell); else None."""
+    target = CELLS.get(language)
+    if target is None:
+        return None
+    mod, func = target.split(":")
+    return getattr(importlib.import_module(mod), func)(text, offset)
 
 
 def scan(path: str, text: str, language: str) -> ScanResult:

@@ -20,12 +20,13 @@ from __future__ import annotations
 import sys
 import traceback
 
+from kv4lint.exit_status import EXIT_ERROR
 from kv4lint.model import FileError
 from kv4lint.version import __version__
 
 # Where to report a bug when the installed metadata names no tracker (``[project.urls]`` "Issues").
 REPORT_FALLBACK = "the issue tracker of the repository kv4lint was installed from"
-EXIT_INTERNAL = 2
+EXIT_INTERNAL = EXIT_ERROR  # an internal error exits as a usage error does: 2, never "findings"
 
 # Set by the CLI from --verbose; worker processes are forked after it is set.
 verbose = False

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
-
+# The commands are imported when run (kv4lint.cli.app): the flake8 plugin and the codemod import this package
+# for its option table in every run.
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script's entry point (``kv4lint = kv4lint.cli:main``)."""
     from kv4lint.cli.app import main as run

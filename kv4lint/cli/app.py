@@ -9,8 +9,10 @@ import sys
 from typing import Sequence
 
 from kv4lint import __version__
-from kv4lint.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK  # noqa: F401 - the exit status, named once
-from kv4lint.cli.options import CLI, ConfigError, add_to_parser
+from kv4lint.cli.options import CLI, ConfigError, UsageError, add_to_parser
+from kv4lint.exit_status import EXIT_ERROR, EXIT_OK
+from kv4lint.internal_error import guarded
+from kv4lint.isolation import path_arguments, trusted_imports
 
 COMMANDS = ("check", "fix", "explain", "matrix")
 
@@ -21,10 +23,6 @@ exit status:
   2  usage errors (an unknown option or command, a bad configuration, a path that
      does not exist) and internal errors
 The same for `kv4lint fix`, `--diff` and the flake8 plugin."""
-
-
-class UsageError(Exception):
-    """A bad option value, path or configuration: exit 2 with a message, no traceback."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,9 +86,6 @@ def _command_argv(argv: list[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script (and ``python -m kv4lint``): no module of the scanned tree is importable while
     it runs (kv4lint.isolation), and an unexpected exception exits 2 (kv4lint.internal_error)."""
-    from kv4lint.internal_error import guarded
-    from kv4lint.isolation import path_arguments, trusted_imports
-
     argv = list(sys.argv[1:] if argv is None else argv)
     with trusted_imports(path_arguments(argv)):
         return guarded(_main, argv)
@@ -108,13 +103,19 @@ def _main(argv: list[str]) -> int:
             return _explain(ns)
         if ns.command == "matrix":
             return _matrix(ns)
+        # Each command loads when run: `kv4lint --version`, `--help` and `explain` load none of them.
         if ns.command == "fix" or getattr(ns, "fix", False) or getattr(ns, "diff", False):
             from kv4lint.cli.fix import run_fix
 
             return run_fix(ns)
-        from kv4lint.cli.check import run_check
+        from kv4lint.cli import check
 
-        return run_check(ns)
+        resolver = check.resolver_for(ns)
+        if check.reads_stdin(ns):
+            from kv4lint.cli.stdin import check_stdin
+
+            return check_stdin(ns, resolver)
+        return check.run_check(ns, resolver)
     except KeyboardInterrupt:
         print("kv4lint: interrupted", file=sys.stderr)
         return 130

@@ -12,12 +12,16 @@ import argparse
 import os
 import sys
 
-from kv4lint.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
-from kv4lint.cli.app import UsageError
-from kv4lint.cli.options import ConfigError, Overrides, version_note
+from kv4lint.cli.options import ConfigError, Overrides, UsageError, version_note
 from kv4lint.config import ConfigResolver
-from kv4lint.model import FileError
+from kv4lint.discover import discover, excluded
+from kv4lint.exit_status import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from kv4lint.internal_error import has_internal
+from kv4lint.model import FileError, FileReport
+from kv4lint.parallel import is_empty, lint_many
+from kv4lint.progress import Progress
 from kv4lint.reporters import RunResult, render
+from kv4lint.reporters.text import summary, unsafe_hint
 from kv4lint.settings import Settings
 
 
@@ -65,9 +69,6 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
     A named path that does not exist is a usage error (``RunResult.usage_errors``); the other
     paths are still checked.
     """
-    from kv4lint.discover import discover
-    from kv4lint.progress import Progress
-
     result = RunResult(root=os.getcwd())
     force = bool(ns.force_exclude)
     paths = []
@@ -126,8 +127,6 @@ def _cli_excludes(resolver: ConfigResolver) -> dict:
 
 
 def _excluded_by_config(path: str, s: Settings) -> bool:
-    from kv4lint.discover import excluded
-
     pats = s.exclude + s.extend_exclude
     if not pats:
         return False
@@ -142,9 +141,6 @@ def _excluded_by_config(path: str, s: Settings) -> bool:
 def lint_files(files, settings, index, jobs: int, progress) -> list:
     """Reports for the discovered ``files``, in order (``settings``: one, or each file's own); with a
     file index, unchanged files that held nothing are not read again, and the index learns this run's."""
-    from kv4lint.parallel import is_empty, lint_many
-    from kv4lint.runner import FileReport
-
     per_file = [settings] * len(files) if isinstance(settings, Settings) else list(settings)
     if index is None:
         return lint_many([(c.path, c.language) for c in files], per_file, jobs=jobs, progress=progress)
@@ -213,8 +209,6 @@ def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: boo
 def emit_fixed(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: bool = True) -> None:
     """:func:`emit` after ``kv4lint fix``, then (stderr) how many findings were fixed and remain, and a hint
     when fixes were left because they are unsafe."""
-    from kv4lint.reporters.text import summary, unsafe_hint
-
     emit(ns, result, stream, to_file=to_file)
     if quiet(ns) < 1:
         print(summary(result), file=sys.stderr)
@@ -255,8 +249,6 @@ def note_versions(resolver: ConfigResolver, result: RunResult) -> None:
 
 def exit_status(ns: argparse.Namespace, result: RunResult, *, changed: bool = False) -> int:
     """2 usage and internal errors; 1 a file not read or parsed, or findings (unless ``--exit-zero``); else 0."""
-    from kv4lint.internal_error import has_internal
-
     if result.usage_errors or has_internal(result.errors):
         return EXIT_ERROR
     if result.errors:
@@ -268,12 +260,8 @@ def exit_status(ns: argparse.Namespace, result: RunResult, *, changed: bool = Fa
     return EXIT_OK
 
 
-def run_check(ns: argparse.Namespace) -> int:
-    resolver = resolver_for(ns)
-    if reads_stdin(ns):
-        from kv4lint.cli.stdin import check_stdin
-
-        return check_stdin(ns, resolver)
+def run_check(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
+    """``kv4lint check`` over the paths named (standard input: :mod:`kv4lint.cli.stdin`)."""
     result, _ = collect(ns, resolver)
     note_versions(resolver, result)
     if getattr(ns, "add_suppressions", False):

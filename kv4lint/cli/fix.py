@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kv4lint import writer
 from kv4lint.cli.check import collect, emit_fixed, exit_status, note_versions, quiet, reads_stdin, resolver_for, \
     settings_of
+from kv4lint.cli.stdin import fix_stdin
 from kv4lint.fixer import FixInterrupted, fix_files
 from kv4lint.model import Finding
 
@@ -34,12 +36,8 @@ def run_fix(ns: argparse.Namespace) -> int:
 
 
 def _run_fix(ns: argparse.Namespace) -> int:
-    from kv4lint import writer
-
     resolver = resolver_for(ns)
     if reads_stdin(ns):
-        from kv4lint.cli.stdin import fix_stdin
-
         return fix_stdin(ns, resolver)
     result, reports = collect(ns, resolver)
     note_versions(resolver, result)

@@ -13,15 +13,19 @@ option's ``type``; a configuration file's value and a flake8 option go through
 :func:`settings_from_mapping`), so a bad value reads the same everywhere and is always a
 usage error (exit 2), never a finding.
 
-This module imports nothing of kv4lint's at import time (the flake8 plugin imports it in
-every flake8 run); the checks that need kv4lint's tables import them when called.
+At import time this module loads only kv4lint's settings record and the import guard (the flake8
+plugin imports it in every flake8 run); the checks that need kv4lint's tables import them when called.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+
+from kv4lint.isolation import trusted_imports
+from kv4lint.settings import Settings
 
 # kv4lint's KV cache fixes may use one of SGLang's non-FP4 dtypes.
 FIX_DTYPES = ("fp8_e4m3", "fp8_e5m2", "bf16", "bfloat16", "auto")
@@ -31,6 +35,10 @@ FLAKE8_PREFIX = "kv4-"
 
 class ConfigError(ValueError):
     """A bad configuration file, key or option value (the message names where and which)."""
+
+
+class UsageError(Exception):
+    """A bad option value, path or configuration: exit 2 with a message, no traceback."""
 
 
 # ---------------------------------------------------------------------------
@@ -341,11 +349,7 @@ CODEMOD_OPTIONS: tuple[Option, ...] = tuple(o for o in OPTIONS if CODEMOD in o.w
 
 def argparse_type(opt: Option) -> Callable[[str], Any]:
     """``opt``'s check as an argparse ``type``: a bad value is argparse's usage error (exit 2)."""
-    import argparse
-
     def convert(text: str) -> Any:
-        from kv4lint.isolation import trusted_imports
-
         try:
             with trusted_imports():  # the codemod's parser runs in the scanned repository (libcst.tool)
                 return opt.check(text)  # type: ignore[misc]
@@ -394,8 +398,6 @@ def settings_from_mapping(d: Mapping[str, Any], source: str, *, base: Any = None
     Values may be TOML types or, as flake8 hands them over, strings (lists comma-separated,
     tables as ``glob:CODES`` / ``glob=mla``).  ``None`` values are skipped (an unset option).
     """
-    from kv4lint.settings import Settings
-
     keys = TOML_KEYS if keys is None else keys
     s = base if base is not None else Settings()
     where = where or f"{source}:"

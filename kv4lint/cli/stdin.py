@@ -15,17 +15,20 @@ import argparse
 import os
 import sys
 
-from kv4lint.cli import EXIT_OK
-from kv4lint.cli.app import UsageError
+from kv4lint.cli.options import UsageError
 from kv4lint.cli.check import emit, emit_fixed, exit_status, note_versions, settings_of, _excluded_by_config
 from kv4lint.config import ConfigResolver
+from kv4lint.discover import language_of
+from kv4lint.exit_status import EXIT_OK
+from kv4lint.fixer import fix_text, unified_diff
+from kv4lint.ignore import GitIgnore
 from kv4lint.model import FileError
 from kv4lint.reporters import RunResult
+from kv4lint.runner import lint_text
+from kv4lint.source import DecodeError, decode
 
 
 def _read(ns: argparse.Namespace, resolver: ConfigResolver):
-    from kv4lint.discover import language_of
-
     name = ns.stdin_filename or "-"
     data = sys.stdin.buffer.read()
     s = settings_of(resolver, name if name != "-" else os.path.join(os.getcwd(), "-"))
@@ -35,17 +38,12 @@ def _read(ns: argparse.Namespace, resolver: ConfigResolver):
                          "line; name it with an extension kv4lint reads (.sh, .py, .yaml, Dockerfile ...)")
     skip = False
     if ns.force_exclude and name != "-":
-        from kv4lint.ignore import GitIgnore
-
         skip = _excluded_by_config(name, s) or GitIgnore().ignored(name, False)
     return name, data, s, language, skip
 
 
 def _lint(name: str, data: bytes, s, language: str):
     """(report or None, decoded text or None, result)."""
-    from kv4lint.runner import lint_text
-    from kv4lint.source import DecodeError, decode
-
     result = RunResult(root=s.root or os.getcwd())
     if len(data) > s.max_file_bytes:
         result.errors.append(FileError(name, f"skipped: {len(data) / 1e6:.1f} MB is larger than the "
@@ -78,8 +76,6 @@ def check_stdin(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
 
 
 def fix_stdin(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
-    from kv4lint.fixer import fix_text, unified_diff
-
     name, data, s, language, skip = _read(ns, resolver)
     if skip:
         if not ns.diff:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from kv4lint.model import Severity
-from kv4lint.reporters import RunResult
+from kv4lint.reporters.result import RunResult
 from kv4lint.reporters.paths import relative, repository_root
 
 

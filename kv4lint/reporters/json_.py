@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kv4lint.reporters import RunResult
+from kv4lint.reporters.result import RunResult
 
 
 def render(result: RunResult) -> str:

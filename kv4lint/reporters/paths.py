@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from kv4lint.ignore import repository_root as top
+
 
 def relative(path: str, root: str | None) -> str | None:
     """``path`` relative to ``root`` with ``/`` separators; ``None`` when it lies outside ``root``
@@ -23,7 +25,5 @@ def relative(path: str, root: str | None) -> str | None:
 
 def repository_root(root: str | None) -> str:
     """The top of the git repository holding ``root`` (where GitHub resolves paths), else ``root`` itself."""
-    from kv4lint.ignore import repository_root as top
-
     base = os.path.abspath(root or os.getcwd())
     return top(base) or base

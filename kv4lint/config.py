@@ -21,9 +21,11 @@ import argparse
 import os
 from dataclasses import dataclass
 
+from kv4lint import platform_detect
 from kv4lint.cli.options import (  # noqa: F401 - re-exported: the names readers of settings know
     ATTENTIONS, FIX_DTYPES, TOML_KEYS as KEYS, ConfigError, Overrides, settings_from_mapping)
 from kv4lint.ignore import repository_root
+from kv4lint.project import find_sglang_pin, sglang_source_installs
 from kv4lint.regular_file import open_file
 from kv4lint.settings import Settings
 
@@ -187,14 +189,10 @@ class ConfigResolver:
         if s.platform == "auto":
             _resolve_auto(s)
         if not s.sglang_version:
-            from kv4lint.project import find_sglang_pin
-
             pin = find_sglang_pin(root)
             if pin is not None:
                 s.repo_sglang_version, s.repo_sglang_version_source = pin
             else:
-                from kv4lint.project import sglang_source_installs
-
                 s.repo_sglang_source_installs = sglang_source_installs(root)
         s.cache_dir = self.cache_dir
         return s
@@ -227,8 +225,6 @@ def build_settings(ns: argparse.Namespace, paths: list[str]) -> Settings:
 
 def _resolve_auto(s: Settings) -> None:
     """``platform = "auto"``: detect this machine through torch (once, not per launch)."""
-    from kv4lint import platform_detect
-
     src = s.sources.get("platform", "--platform")
     said = f"{src} auto" if src.startswith("--") else f"{src}: platform = \"auto\""
     det = platform_detect.detect()

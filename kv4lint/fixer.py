@@ -23,6 +23,7 @@ This module imports nothing of the command line (:mod:`kv4lint.cli`).
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import os
 import re
@@ -32,9 +33,9 @@ from dataclasses import dataclass, field
 from kv4lint import internal_error, writer
 from kv4lint.discover import language_of
 from kv4lint.fix import apply_edits, tidy_removals
-from kv4lint.model import Edit, FileError, Finding
+from kv4lint.model import Edit, FileError, FileReport, Finding, Span
 from kv4lint.regular_file import open_file
-from kv4lint.runner import FileReport, lint_text
+from kv4lint.runner import lint_text
 from kv4lint.settings import Settings
 from kv4lint.source import DecodeError, Text, decode
 
@@ -128,8 +129,6 @@ class _Intervals:
         self.keys: list[tuple[int, int, str]] = []
 
     def conflicts(self, e: Edit) -> bool:
-        import bisect
-
         key = (e.span.start, e.span.end, e.text)
         i = bisect.bisect_left(self.keys, key)
         if i < len(self.keys) and self.keys[i] == key:
@@ -144,16 +143,12 @@ class _Intervals:
         return False
 
     def add(self, e: Edit) -> None:
-        import bisect
-
         key = (e.span.start, e.span.end, e.text)
         i = bisect.bisect_left(self.keys, key)
         if i >= len(self.keys) or self.keys[i] != key:
             self.keys.insert(i, key)
 
     def edits(self) -> list[Edit]:
-        from kv4lint.model import Span
-
         return [Edit(Span(s, t), text) for s, t, text in self.keys]
 
 

@@ -40,6 +40,8 @@ Any other internal failure becomes one ``KV400`` finding on line 1.
 from __future__ import annotations
 
 import os
+import sys
+import types
 from typing import Any, Iterator
 
 from kv4lint.isolation import trusted_imports
@@ -81,9 +83,6 @@ class Plugin:
     @classmethod
     def parse_options(cls, options: Any) -> None:
         """Check every kv4 option once; a bad one stops flake8 (exit 2), whatever ``select`` says."""
-        import sys
-        import types
-
         with trusted_imports():
             from kv4lint.cli.options import FLAKE8, FLAKE8_OPTIONS, FLAKE8_PREFIX, ConfigError, Overrides
             from kv4lint.config import ConfigResolver

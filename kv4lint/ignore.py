@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+from kv4lint.regular_file import read_text
+
 
 def repository_root(directory: str) -> str | None:
     """The nearest directory at or above ``directory`` (absolute) holding ``.git``, or None."""
@@ -36,7 +38,6 @@ def _git_dir(root: str) -> str | None:
     dot = os.path.join(root, ".git")
     if os.path.isdir(dot):
         return dot
-    from kv4lint.regular_file import read_text
 
     try:  # never a FIFO or device (kv4lint.regular_file)
         line = read_text(dot, 4096, errors="replace").split("\n", 1)[0].strip()
@@ -63,8 +64,6 @@ def _below(full: str, directory: str) -> str:
 
 
 def _spec(path: str):
-    from kv4lint.regular_file import read_text
-
     try:  # a .gitignore that is a FIFO or a link to /dev/zero is not read (kv4lint.regular_file)
         lines = read_text(path, MAX_IGNORE_FILE, errors="replace")[:MAX_IGNORE_FILE].splitlines()
     except OSError:

@@ -40,6 +40,28 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
                                           "(threading, signal) loads for the first entry written"),
     "kv4lint.frontends.python": ({"kv4lint.frontends.python.scanner"},
                                  "the libcst half of the Python frontend, for a file that passes the ast screen"),
+    "kv4lint.reporters": ({"kv4lint.reporters.json_", "kv4lint.reporters.sarif", "kv4lint.reporters.github",
+                           "kv4lint.reporters.text"}, "the format registry: the format asked for loads (sarif loads "
+                                                      "the rule docs)"),
+    "kv4lint.reporters.text": ({"kv4lint.rules.codes"}, "--statistics names each code's summary: the rule table "
+                                                        "loads only when there are findings to count"),
+    "kv4lint.cli": ({"kv4lint.cli.app"}, "the flake8 plugin and the codemod import this package for its option "
+                                         "table in every run: the command line loads when it runs"),
+    "kv4lint.cli.app": ({"kv4lint.cli.check", "kv4lint.cli.fix", "kv4lint.cli.stdin", "kv4lint.rules.codes",
+                         "kv4lint.matrix"}, "the dispatcher: each command (check, fix, standard input, explain, "
+                                            "matrix) loads when run; --version and --help load none"),
+    "kv4lint.cli.check": ({"kv4lint.cache", "kv4lint.suppress"},
+                          "the file index only when the cache is on (not --no-cache); --add-suppressions only"),
+    "kv4lint.cli.options": ({"kv4lint.rules.codes", "kv4lint.sglang.releases", "kv4lint.target"},
+                            "flake8 imports the option table in every run: the checks of option values load the "
+                            "rule table and the release data when called"),
+    "kv4lint.flake8_plugin": ({"kv4lint.cli.options", "kv4lint.config", "kv4lint.internal_error",
+                               "kv4lint.prefilter", "kv4lint.runner"},
+                              "flake8 imports the plugin in the scanned repository: kv4lint's modules load inside "
+                              "trusted_imports() (kv4lint.isolation), the pipeline for a file that passes the screen"),
+    "kv4lint.codemod": ({"kv4lint.cli.options", "kv4lint.config", "kv4lint.fixer"},
+                        "libcst.tool imports the codemod in the scanned repository: kv4lint's modules load inside "
+                        "trusted_imports() (kv4lint.isolation)"),
 }
 # Other packages a module may import inside a function: heavy ones, or ones few runs need.
 HEAVY = {
@@ -57,6 +79,7 @@ HEAVY = {
     "ast": "5 ms; Python candidates only (the pre-filter's syntax-tree screen, statement offsets)",
     "pathlib": "5 ms; discovery's walk never needs it",
     "tempfile": "imports shutil (bz2, lzma ...): only a run that writes a file needs it",
+    "hashlib": "3 ms (OpenSSL): a finding's fingerprint, only when there are findings",
     "multiprocessing": "the process pool, only for large trees",
     "concurrent": "the process pool, only for large trees",
 }
@@ -229,3 +252,20 @@ def test_the_registry_names_real_readers():
     for target in (*frontends.SCANNERS.values(), *frontends.NESTED.values(), *frontends.CELLS.values()):
         mod, func = target.split(":")
         assert callable(getattr(importlib.import_module(mod), func)), target
+
+
+def test_rules_never_import_frontends():
+    bad = sorted((m, t) for m, (top, lazy) in GRAPH.items() if m.startswith("kv4lint.rules")
+                 for t in top | lazy if t.startswith("kv4lint.frontends"))
+    assert bad == []
+
+
+def test_nothing_imports_the_command_line_but_its_option_table():
+    """The fix engine, the reporters, the plugin, the codemod and the configuration never import a command;
+    ``python -m kv4lint`` runs it."""
+    def cli(m: str) -> bool:
+        return m == "kv4lint.cli" or m.startswith("kv4lint.cli.")
+
+    bad = sorted((m, t) for m, (top, lazy) in GRAPH.items() if not cli(m) and m != "kv4lint.__main__"
+                 for t in top | lazy if cli(t) and t != "kv4lint.cli.options")
+    assert bad == []

@@ -21,7 +21,6 @@ import argparse
 import os
 from dataclasses import dataclass
 
-from kv4lint import platform_detect
 from kv4lint.cli.options import (  # noqa: F401 - re-exported: the names readers of settings know
     ATTENTIONS, FIX_DTYPES, TOML_KEYS as KEYS, ConfigError, Overrides, settings_from_mapping)
 from kv4lint.ignore import repository_root
@@ -227,6 +226,8 @@ def _resolve_auto(s: Settings) -> None:
     """``platform = "auto"``: detect this machine through torch (once, not per launch)."""
     src = s.sources.get("platform", "--platform")
     said = f"{src} auto" if src.startswith("--") else f"{src}: platform = \"auto\""
+    from kv4lint import platform_detect  # --platform auto only
+
     det = platform_detect.detect()
     if det.platform is None:
         raise ConfigError(f"{said}: {det.reason}")

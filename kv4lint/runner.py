@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from fnmatch import fnmatch
 
-from kv4lint import frontends, internal_error, platform_detect, suppression
+from kv4lint import frontends, internal_error, suppression
 from kv4lint.discover import language_of
 from kv4lint.fix import plan
 from kv4lint.launch_configs import attach_configs
@@ -218,6 +218,8 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         platform = normalise_platform(settings.platform)
         reason = settings.sources.get("platform", "--platform")
     elif settings.platform == "auto":
+        from kv4lint import platform_detect  # --platform auto only
+
         det = platform_detect.detect()
         platform, reason = det.platform, det.reason
         if det.arch and not settings.gpu:
@@ -245,7 +247,7 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         arch = normalise_gpu(settings.gpu)
         sources["gpu"] = settings.sources.get("gpu", "--gpu")
     elif settings.platform == "auto":
-        arch = platform_detect.detect().arch
+        arch = det.arch  # detected above
     elif "gpu" in hints:
         arch, sources["gpu"] = hints["gpu"].value, hints["gpu"].reason
     if arch is None:

@@ -35,7 +35,10 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
     "kv4lint.read": ({"kv4lint.runner"},
                      "a tree's files mostly stop at the pre-filter: the frontends, the rules and the option tables "
                      "load for the first file that may launch"),
-    "kv4lint.runner": ({"kv4lint.cache"}, "the parse cache is off with --no-cache and in the flake8 plugin"),
+    "kv4lint.runner": ({"kv4lint.cache", "kv4lint.platform_detect"},
+                       "the parse cache is off with --no-cache and in the flake8 plugin; the torch probe runs for "
+                       "--platform auto only"),
+    "kv4lint.config": ({"kv4lint.platform_detect"}, "the torch probe runs for --platform auto only"),
     "kv4lint.cache": ({"kv4lint.writer"}, "a cached run over an unchanged tree writes nothing: the atomic writer "
                                           "(threading, signal) loads for the first entry written"),
     "kv4lint.frontends.python": ({"kv4lint.frontends.python.scanner"},

@@ -71,10 +71,11 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         rep.targets.append({"line": index.position(launch.anchor.start).line, "entry": launch.entry,
                             **target.describe()})
         found = []
+        identity = launch_identity(text[launch.span.start:launch.span.end])
         for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
             f = _to_finding(rf, launch, args, path, index)
             f.target = target.describe()
-            f.fingerprint = fingerprint(f, text[launch.span.start:launch.span.end])
+            f.fingerprint = fingerprint(f, identity)
             if f.span is not None:
                 f.cell = frontends.cell_position(language, text, f.span.start)
             if _suppressed(f, launch, scan, index, language, settings):
@@ -124,13 +125,21 @@ def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: L
                    index.position(span.end), fix, field=rf.field, detail=rf.detail or None)
 
 
-def fingerprint(f: Finding, launch_text: str) -> str:
-    """A finding's identity that survives lines moving: its code, field and the launch's text (blanks
-    collapsed), hashed; not its line, column or path."""
+def launch_identity(launch_text: str) -> str:
+    """The launch's text with blanks collapsed, hashed: computed once per launch (a launch of 10,000
+    options has as many findings)."""
     import hashlib
 
-    key = "\0".join((f.code, f.field or "", " ".join(launch_text.split())))
-    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return hashlib.sha256(" ".join(launch_text.split()).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def fingerprint(f: Finding, identity: str) -> str:
+    """A finding's identity that survives lines moving: its code, field and the launch's identity
+    (:func:`launch_identity`), hashed; not its line, column or path."""
+    import hashlib
+
+    key = "\0".join((f.code, f.field or "", identity))
+    return hashlib.sha256(key.encode("ascii", "surrogatepass")).hexdigest()[:32]
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -20,6 +20,7 @@ kv4lint's.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -89,6 +90,7 @@ def leading_directive(line: str) -> Directive | None:
     return d
 
 
+@functools.lru_cache(maxsize=256)  # one line holds every finding of a long launch
 def trailing_codes(line: str) -> frozenset[str]:
     """The codes of a ``# kv4lint: disable[=CODES]`` that ends ``line`` (a line-level suppression)."""
     for m in _DISABLE.finditer(line):

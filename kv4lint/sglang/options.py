@@ -84,7 +84,12 @@ def _table_by_key(key: str) -> dict[str, Option]:
 
 
 def known_releases() -> list[str]:
-    return sorted(_raw(), key=Version)
+    return list(_known_releases())
+
+
+@functools.lru_cache(maxsize=1)
+def _known_releases() -> tuple[str, ...]:
+    return tuple(sorted(_raw(), key=Version))
 
 
 def _table_release(version) -> str | None:

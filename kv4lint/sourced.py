@@ -25,24 +25,17 @@ from kv4lint.frontends.python import scan_python
 from kv4lint.frontends.python.values import ForeignString
 from kv4lint.frontends.shell import scan_shell, shell_variables
 from kv4lint.frontends.yaml import scan_yaml
+from kv4lint.ignore import repository_root
 from kv4lint.model import ScanResult
 
 MAX_BYTES = 256 * 1024
 MAX_FILES = 32
 
 
-def repository_root(path: str) -> str:
-    """The nearest directory above ``path`` with ``.git`` (else ``pyproject.toml``), else the file's directory."""
-    start = os.path.dirname(os.path.abspath(path))
-    for marker in (".git", "pyproject.toml"):
-        d = start
-        while not os.path.exists(os.path.join(d, marker)):
-            if os.path.dirname(d) == d:
-                break
-            d = os.path.dirname(d)
-        else:
-            return d
-    return start
+def _root(path: str) -> str:
+    """The directory a file's settings may come from: its repository (else its project), else its own directory."""
+    here = os.path.dirname(os.path.abspath(path))
+    return repository_root(here, or_project=True) or here
 
 
 def resolve(ref: str, script: str, root: str) -> str | None:
@@ -207,7 +200,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
     if not scan.sources or not path or path.startswith("<"):
         return scan
     if language == "yaml":
-        root = repository_root(path)
+        root = _root(path)
         files = {}
         for ref in scan.sources:
             target = resolve(ref, path, root) if ref.startswith("envfile:") else None
@@ -218,7 +211,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
         again = scan_yaml(text, path, env_files=files)
         return again
     if language == "makefile":
-        root = repository_root(path)
+        root = _root(path)
         files = {}
         for ref in scan.sources:
             target = resolve(ref, path, root)
@@ -228,7 +221,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
             return scan
         return scan_makefile(text, path, included=files)
     if language == "python":
-        root = repository_root(path)
+        root = _root(path)
         modules = {}
         for ref in scan.sources:
             target = _module_file(ref.partition(":")[2], path, root) if ref.startswith("pyimport:") else None
@@ -239,7 +232,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
         return scan_python(text, path, imported=modules)
     if language != "shell":
         return scan
-    root = repository_root(path)
+    root = _root(path)
     me = os.path.realpath(path)
     sourced = {}
     for ref in scan.sources:

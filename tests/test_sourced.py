@@ -73,6 +73,20 @@ def test_a_file_outside_the_repository_is_not_read(tmp_path: Path):
     assert check(r / "scripts" / "serve.sh", tmp_path, "--isolated") == []
 
 
+def test_outside_git_the_project_bounds_what_is_read(tmp_path: Path):
+    """Not under git: the nearest ``pyproject.toml`` marks the repository (kv4lint.ignore.repository_root)."""
+    proj = tmp_path / "proj"
+    (proj / "scripts").mkdir(parents=True)
+    (proj / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (proj / "env.sh").write_text("KV=nvfp4\n")
+    (tmp_path / "shared.sh").write_text("KV=nvfp4\n")
+    serve = proj / "scripts" / "serve.sh"
+    serve.write_text(". ../env.sh\n" + LAUNCH)
+    assert [f["line"] for f in check(serve, tmp_path, "--isolated")] == [2]
+    serve.write_text(". ../../shared.sh\n" + LAUNCH)
+    assert check(serve, tmp_path, "--isolated") == []
+
+
 def test_editing_the_sourced_file_is_seen_through_the_cache(tmp_path: Path):
     r = repo(tmp_path)
     env = r / "scripts" / "env.sh"

@@ -9,7 +9,8 @@ variables it leaves set are taken (following the files it sources in turn,
 each file once: a cycle ends there), and the script is read again with those
 values bound where the ``source`` line stands.  Editing ``env.sh`` is thus
 seen on the next run of ``serve.sh``.  A missing file, one outside the
-repository, too large or not text leaves its variables unknown, as before.
+repository, not a regular file, too large or not text leaves its variables
+unknown, as before.
 A value from another file is reported at its use in the launch and not
 rewritten: other scripts may source the same file.
 """
@@ -27,6 +28,8 @@ from kv4lint.frontends.shell import scan_shell, shell_variables
 from kv4lint.frontends.yaml import scan_yaml
 from kv4lint.ignore import repository_root
 from kv4lint.model import ScanResult
+from kv4lint.regular_file import read_bytes
+from kv4lint.source import DecodeError, decode
 
 MAX_BYTES = 256 * 1024
 MAX_FILES = 32
@@ -53,17 +56,19 @@ def resolve(ref: str, script: str, root: str) -> str | None:
     return None
 
 
-def _read(path: str) -> str | None:
+def _read(path: str, *, python: bool = False) -> str | None:
+    """The text of a settings file, decoded as the fix engine decodes it (so that offsets agree), or None:
+    not a regular file (never a FIFO or device: :mod:`kv4lint.regular_file`), too large, not text."""
     try:
-        if os.path.getsize(path) > MAX_BYTES:
-            return None
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+        data = read_bytes(path, MAX_BYTES)
     except OSError:
         return None
-    if b"\0" in data:
+    if len(data) > MAX_BYTES or b"\0" in data:
         return None
-    return data.decode("utf-8", "replace")
+    try:
+        return decode(data, python=python).text
+    except DecodeError:
+        return None
 
 
 def _settings(path: str, root: str, seen: set[str], reader) -> dict[str, str | None]:
@@ -125,7 +130,7 @@ def python_constants(path: str) -> dict[str, object]:
     Strings are :class:`~kv4lint.frontends.python.values.ForeignString` s: with the file and offset their
     characters are written at when the literal is plain (``"nvfp4"``), so a fix can edit them there.
     """
-    text = _read(path)
+    text = _read(path, python=True)
     if text is None:
         return {}
     try:

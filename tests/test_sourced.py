@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
+import pytest
+
+from kv4lint import sourced
 from kv4lint.cli import main
 
 ARGS = ["--jobs", "1", "--sglang-version", "0.5.23", "--gpu", "b200"]
@@ -175,3 +179,20 @@ def test_python_sibling_module_constants(tmp_path: Path):
         'import os\nKV_DTYPE = "fp8_e4m3"\nPRESETS = {"fast": {"kv_cache_dtype": "fp8_e4m3"}}\n'
         'COMPUTED = os.environ["X"]\nprint("never run")\n')
     assert check(launcher, tmp_path, "--isolated") == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_is_never_read_as_a_settings_file(tmp_path: Path):
+    """Settings files are read through kv4lint.regular_file: a FIFO is refused before it is opened, even with
+    a writer waiting on it (a plain ``open`` would read what the writer writes, or wait for one forever)."""
+    fifo = tmp_path / "serve.env"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("SERVE_KV=nvfp4\n"))
+    writer.start()
+    try:
+        assert sourced.dotenv(str(fifo), compose=False) == {}
+        assert sourced.python_constants(str(fifo)) == {}
+    finally:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # let the writer finish
+        writer.join()
+        os.close(fd)

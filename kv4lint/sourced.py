@@ -11,8 +11,12 @@ values bound where the ``source`` line stands.  Editing ``env.sh`` is thus
 seen on the next run of ``serve.sh``.  A missing file, one outside the
 repository, not a regular file, too large or not text leaves its variables
 unknown, as before.
-A value from another file is reported at its use in the launch and not
-rewritten: other scripts may source the same file.
+
+A value from another file is reported at its use in the launch.  Each value
+is a :class:`~kv4lint.model.ForeignString` that knows where its characters
+are written in that file, when they are written there verbatim: the fix
+rewrites them there (inside their quotes, nothing else of the file touched),
+as an *unsafe* fix, because other scripts may source the same file.
 """
 
 from __future__ import annotations
@@ -23,11 +27,10 @@ import os
 from kv4lint.frontends.makefile import parse as parse_makefile
 from kv4lint.frontends.makefile import scan_makefile
 from kv4lint.frontends.python import scan_python
-from kv4lint.frontends.python.values import ForeignString
 from kv4lint.frontends.shell import scan_shell, shell_variables
 from kv4lint.frontends.yaml import scan_yaml
 from kv4lint.ignore import repository_root
-from kv4lint.model import ScanResult
+from kv4lint.model import ForeignString, ScanResult
 from kv4lint.regular_file import read_bytes
 from kv4lint.source import DecodeError, decode
 
@@ -71,7 +74,7 @@ def _read(path: str, *, python: bool = False) -> str | None:
         return None
 
 
-def _settings(path: str, root: str, seen: set[str], reader) -> dict[str, str | None]:
+def _settings(path: str, root: str, seen: set[str], reader) -> dict[str, ForeignString | None]:
     """What a settings file leaves set, through the files it reads in turn (each once: a cycle ends there).
 
     ``reader(text, path, nested)`` gives the file's variables (with ``nested``: the variables of the files it
@@ -101,10 +104,11 @@ def _shown(path: str) -> str:
     return path if rel.startswith(".." + os.sep) or rel == ".." else rel
 
 
-def _makefile_settings(text: str, path: str, nested: dict) -> tuple[dict[str, str | None], list[str]]:
+def _makefile_settings(text: str, path: str, nested: dict) -> tuple[dict[str, ForeignString | None], list[str]]:
     refs: list[str] = []
     variables = parse_makefile(text, nested, refs)[0]
-    return {name: v.value for name, v in variables.items()}, refs
+    return {name: v.value if v.value is None or v.foreign else ForeignString(v.value, path, v.value_start)
+            for name, v in variables.items()}, refs
 
 
 def _module_file(module: str, script: str, root: str) -> str | None:
@@ -127,8 +131,8 @@ def _module_file(module: str, script: str, root: str) -> str | None:
 def python_constants(path: str) -> dict[str, object]:
     """Module-level ``NAME = <literal>`` of a Python file: parsed, never imported or run.
 
-    Strings are :class:`~kv4lint.frontends.python.values.ForeignString` s: with the file and offset their
-    characters are written at when the literal is plain (``"nvfp4"``), so a fix can edit them there.
+    Strings are :class:`~kv4lint.model.ForeignString` s: with the file and offset their characters are
+    written at when the literal is plain (``"nvfp4"``), so a fix can edit them there.
     """
     text = _read(path, python=True)
     if text is None:
@@ -154,7 +158,7 @@ def python_constants(path: str) -> dict[str, object]:
             v = node.value
             plain = text[s:s + 1] in "\"'" and text[s + 1:s + 1 + len(v)] == v and text[s + 1 + len(v):s + 2 + len(v)] \
                 == text[s]
-            return ForeignString(v, shown if plain and v else None, s + 1 if plain and v else None)
+            return ForeignString(v, shown, s + 1) if plain else ForeignString(v)
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float))):
             return node.value
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -178,25 +182,41 @@ def python_constants(path: str) -> dict[str, object]:
     return out
 
 
-def dotenv(path: str, *, compose: bool = True) -> dict[str, str | None]:
+def dotenv(path: str, *, compose: bool = True) -> dict[str, ForeignString]:
     """``KEY=VALUE`` lines: ``compose`` as docker compose reads them (``export``, quotes and comments), else as
-    ``docker run --env-file`` does (the value as written, quotes included)."""
+    ``docker run --env-file`` does (the value as written, quotes included).
+
+    Each value is a :class:`~kv4lint.model.ForeignString` with its offset in the file when its characters
+    are the value (not one compose would expand further: ``$VAR``, escapes), so a fix edits them there,
+    inside their quotes.
+    """
     text = _read(path)
-    out: dict[str, str | None] = {}
-    for line in (text or "").splitlines():
+    shown = _shown(path)
+    out: dict[str, ForeignString] = {}
+    at = 0
+    for raw in (text or "").splitlines(keepends=True):
+        off, at = at, at + len(raw)
+        line = raw.rstrip("\r\n")
+        off += len(line) - len(line.lstrip())
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
-        name, _, value = (line.removeprefix("export ") if compose else line).partition("=")
+        if compose and line.startswith("export "):
+            line, off = line[len("export "):], off + len("export ")
+        name, _, value = line.partition("=")
+        off += len(name) + 1
         name = name.strip()
         if compose:
+            off += len(value) - len(value.lstrip())
             value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
+            close = value.find(value[0], 1) if value[:1] in ("'", '"') else -1
+            if close > 0:  # KEY="value"  # a comment
+                value, off = value[1:close], off + 1
             elif " #" in value:
                 value = value.split(" #", 1)[0].rstrip()
         if name.isidentifier():
-            out[name] = value
+            plain = not compose or not any(c in value for c in "$\\")
+            out[name] = ForeignString(value, shown, off) if plain else ForeignString(value)
     return out
 
 

@@ -108,6 +108,23 @@ def test_sourced_chain_cycle_and_missing_file(tmp_path: Path):
     assert check(r / "scripts" / "serve.sh", tmp_path, "--isolated") == []
 
 
+def test_a_cycle_of_two_files_reads_each_once(tmp_path: Path, monkeypatch):
+    r = repo(tmp_path)
+    (r / "scripts" / "a.sh").write_text(". ./b.sh\nKV=nvfp4\n")
+    (r / "scripts" / "b.sh").write_text(". ./a.sh\nATTN=triton\n")
+    (r / "scripts" / "serve.sh").write_text(". ./a.sh\n" + LAUNCH)
+    reads: list[str] = []
+    real = sourced._read
+
+    def counting(path: str, **kw):
+        reads.append(os.path.basename(path))
+        return real(path, **kw)
+
+    monkeypatch.setattr(sourced, "_read", counting)
+    assert [f["line"] for f in check(r / "scripts" / "serve.sh", tmp_path, "--isolated")] == [2]
+    assert sorted(reads) == ["a.sh", "b.sh"]
+
+
 def test_a_file_outside_the_repository_is_not_read(tmp_path: Path):
     r = repo(tmp_path)
     (tmp_path / "outside.sh").write_text("KV=nvfp4\n")

@@ -144,13 +144,14 @@ class ConfigResolver:
         walked = []
         d = directory
         found: ConfigFile | None = None
+        top = repository_root(directory) if directory not in self._dirs else None
         while True:
             if d in self._dirs:
                 found = self._dirs[d]
                 break
             walked.append(d)
             found = _config_in(d)
-            if found is not None or os.path.exists(os.path.join(d, ".git")):
+            if found is not None or d == top:
                 break
             parent = os.path.dirname(d)
             if parent == d:

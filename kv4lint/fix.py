@@ -6,6 +6,7 @@ atomically) builds on :func:`plan` and :func:`apply_edits`.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 
@@ -26,6 +27,7 @@ def plan(fix: Fix, args: Args, launch: Launch) -> Fix | None:
     """
     edits: list[Edit] = []
     unsafe = False
+    elsewhere: list[str] = []  # the other files a value is rewritten in (a sourced script, an env file, ...)
     for name, new in fix.set.items():
         occs = args.occurrences.get(name)
         if not occs:
@@ -36,6 +38,8 @@ def plan(fix: Fix, args: Args, launch: Launch) -> Fix | None:
             return None
         path = launch.config_path if occ.from_config else v.path
         edits.append(Edit(v.span, new, path))
+        if v.path and not occ.from_config and v.path not in elsewhere:
+            elsewhere.append(v.path)
         if v.shared or v.provenance not in (Provenance.LITERAL, Provenance.RESOLVED) or path:
             unsafe = True
     for name in fix.remove:
@@ -53,7 +57,12 @@ def plan(fix: Fix, args: Args, launch: Launch) -> Fix | None:
     if not edits:
         return None
     unsafe = unsafe or fix.applicability == "unsafe"  # the rules may already know the result is refused
-    return replace(fix, edits=tuple(_dedupe(edits)), applicability="unsafe" if unsafe else "safe")
+    description = fix.description
+    if elsewhere:  # say why it is unsafe: the edit reaches every file that reads these settings
+        names = ", ".join(dict.fromkeys(os.path.basename(p) for p in elsewhere))
+        description += f" (unsafe: written in {names}, which other files may read too)"
+    return replace(fix, edits=tuple(_dedupe(edits)), applicability="unsafe" if unsafe else "safe",
+                   description=description)
 
 
 def _dedupe(edits: list[Edit]) -> list[Edit]:

@@ -20,16 +20,23 @@ import os
 from kv4lint.regular_file import read_text
 
 
-def repository_root(directory: str) -> str | None:
-    """The nearest directory at or above ``directory`` (absolute) holding ``.git``, or None."""
-    d = directory
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+def repository_root(directory: str, *, or_project: bool = False) -> str | None:
+    """The nearest directory at or above ``directory`` (absolute) holding ``.git``, or None.
+
+    The one walk up to a repository's root (git's ignore rules, configuration lookup, report paths,
+    settings files read from other files, ``--config`` files).  With ``or_project``, outside a git
+    repository: the nearest directory holding ``pyproject.toml`` (a project not under git), or None.
+    """
+    for marker in (".git", "pyproject.toml") if or_project else (".git",):
+        d = directory
+        while True:
+            if os.path.exists(os.path.join(d, marker)):
+                return d
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return None
 
 
 def _git_dir(root: str) -> str | None:

@@ -24,6 +24,7 @@ from dataclasses import replace
 from kv4lint.regular_file import open_file
 from kv4lint.frontends.sglang_config import config_tokens
 from kv4lint.frontends.yaml_nodes import compose
+from kv4lint.ignore import repository_root
 from kv4lint.model import FileError, Launch, ScanResult, Value
 from kv4lint.sglang.commands import CONFIG_ENTRIES
 from kv4lint.source import DecodeError, decode
@@ -51,9 +52,10 @@ def _candidates(config_path: str, base_dir: str | None) -> list[str]:
         return [config_path]
     out = []
     d = os.path.abspath(base_dir or ".")
+    top = repository_root(d, or_project=True)
     for _ in range(8):  # the launching file's directory, then its parents up to the repository root
         out.append(os.path.join(d, config_path))
-        if os.path.isdir(os.path.join(d, ".git")) or os.path.exists(os.path.join(d, "pyproject.toml")):
+        if d == top:
             break
         parent = os.path.dirname(d)
         if parent == d:

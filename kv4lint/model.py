@@ -90,6 +90,32 @@ class Value:
         return Value(None, None, Provenance.UNKNOWN, use=use, splat=splat)
 
 
+class ForeignString(str):
+    """A setting's text read from another file of the repository (:mod:`kv4lint.sourced`: a sourced script,
+    an env file, an included makefile, a sibling module's constant), and where it is written there.
+
+    ``path`` and ``start``: the file and the offset at which the characters of the text are written
+    verbatim (so that replacing them changes the setting); ``None`` when they are not (spelled with
+    escapes, expanded further by the reader, or computed).  A ``str``, so that it travels wherever a value does;
+    any operation on it gives a plain ``str`` (a computed value is not written anywhere).
+    """
+
+    path: str | None
+    start: int | None
+
+    def __new__(cls, text: str, path: str | None = None, start: int | None = None) -> "ForeignString":
+        self = super().__new__(cls, text)
+        self.path, self.start = (path, start) if path is not None and start is not None and text else (None, None)
+        return self
+
+    def __reduce__(self):
+        return ForeignString, (str(self), self.path, self.start)
+
+    def span(self) -> Span | None:
+        """The characters' span in :attr:`path`, when written verbatim there."""
+        return Span(self.start, self.start + len(self)) if self.start is not None else None
+
+
 @dataclass(frozen=True)
 class Hint:
     """Something near a launch that tells which machine it targets.

@@ -9,9 +9,14 @@ variables it leaves set are taken (following the files it sources in turn,
 each file once: a cycle ends there), and the script is read again with those
 values bound where the ``source`` line stands.  Editing ``env.sh`` is thus
 seen on the next run of ``serve.sh``.  A missing file, one outside the
-repository, too large or not text leaves its variables unknown, as before.
-A value from another file is reported at its use in the launch and not
-rewritten: other scripts may source the same file.
+repository, not a regular file, too large or not text leaves its variables
+unknown, as before.
+
+A value from another file is reported at its use in the launch.  Each value
+is a :class:`~kv4lint.model.ForeignString` that knows where its characters
+are written in that file, when they are written there verbatim: the fix
+rewrites them there (inside their quotes, nothing else of the file touched),
+as an *unsafe* fix, because other scripts may source the same file.
 """
 
 from __future__ import annotations
@@ -22,27 +27,21 @@ import os
 from kv4lint.frontends.makefile import parse as parse_makefile
 from kv4lint.frontends.makefile import scan_makefile
 from kv4lint.frontends.python import scan_python
-from kv4lint.frontends.python.values import ForeignString
 from kv4lint.frontends.shell import scan_shell, shell_variables
 from kv4lint.frontends.yaml import scan_yaml
-from kv4lint.model import ScanResult
+from kv4lint.ignore import repository_root
+from kv4lint.model import ForeignString, ScanResult
+from kv4lint.regular_file import read_bytes
+from kv4lint.source import DecodeError, decode
 
 MAX_BYTES = 256 * 1024
 MAX_FILES = 32
 
 
-def repository_root(path: str) -> str:
-    """The nearest directory above ``path`` with ``.git`` (else ``pyproject.toml``), else the file's directory."""
-    start = os.path.dirname(os.path.abspath(path))
-    for marker in (".git", "pyproject.toml"):
-        d = start
-        while not os.path.exists(os.path.join(d, marker)):
-            if os.path.dirname(d) == d:
-                break
-            d = os.path.dirname(d)
-        else:
-            return d
-    return start
+def _root(path: str) -> str:
+    """The directory a file's settings may come from: its repository (else its project), else its own directory."""
+    here = os.path.dirname(os.path.abspath(path))
+    return repository_root(here, or_project=True) or here
 
 
 def resolve(ref: str, script: str, root: str) -> str | None:
@@ -60,20 +59,22 @@ def resolve(ref: str, script: str, root: str) -> str | None:
     return None
 
 
-def _read(path: str) -> str | None:
+def _read(path: str, *, python: bool = False) -> str | None:
+    """The text of a settings file, decoded as the fix engine decodes it (so that offsets agree), or None:
+    not a regular file (never a FIFO or device: :mod:`kv4lint.regular_file`), too large, not text."""
     try:
-        if os.path.getsize(path) > MAX_BYTES:
-            return None
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+        data = read_bytes(path, MAX_BYTES)
     except OSError:
         return None
-    if b"\0" in data:
+    if len(data) > MAX_BYTES or b"\0" in data:
         return None
-    return data.decode("utf-8", "replace")
+    try:
+        return decode(data, python=python).text
+    except DecodeError:
+        return None
 
 
-def _settings(path: str, root: str, seen: set[str], reader) -> dict[str, str | None]:
+def _settings(path: str, root: str, seen: set[str], reader) -> dict[str, ForeignString | None]:
     """What a settings file leaves set, through the files it reads in turn (each once: a cycle ends there).
 
     ``reader(text, path, nested)`` gives the file's variables (with ``nested``: the variables of the files it
@@ -103,10 +104,11 @@ def _shown(path: str) -> str:
     return path if rel.startswith(".." + os.sep) or rel == ".." else rel
 
 
-def _makefile_settings(text: str, path: str, nested: dict) -> tuple[dict[str, str | None], list[str]]:
+def _makefile_settings(text: str, path: str, nested: dict) -> tuple[dict[str, ForeignString | None], list[str]]:
     refs: list[str] = []
     variables = parse_makefile(text, nested, refs)[0]
-    return {name: v.value for name, v in variables.items()}, refs
+    return {name: v.value if v.value is None or v.foreign else ForeignString(v.value, path, v.value_start)
+            for name, v in variables.items()}, refs
 
 
 def _module_file(module: str, script: str, root: str) -> str | None:
@@ -129,10 +131,10 @@ def _module_file(module: str, script: str, root: str) -> str | None:
 def python_constants(path: str) -> dict[str, object]:
     """Module-level ``NAME = <literal>`` of a Python file: parsed, never imported or run.
 
-    Strings are :class:`~kv4lint.frontends.python.values.ForeignString` s: with the file and offset their
-    characters are written at when the literal is plain (``"nvfp4"``), so a fix can edit them there.
+    Strings are :class:`~kv4lint.model.ForeignString` s: with the file and offset their characters are
+    written at when the literal is plain (``"nvfp4"``), so a fix can edit them there.
     """
-    text = _read(path)
+    text = _read(path, python=True)
     if text is None:
         return {}
     try:
@@ -156,7 +158,7 @@ def python_constants(path: str) -> dict[str, object]:
             v = node.value
             plain = text[s:s + 1] in "\"'" and text[s + 1:s + 1 + len(v)] == v and text[s + 1 + len(v):s + 2 + len(v)] \
                 == text[s]
-            return ForeignString(v, shown if plain and v else None, s + 1 if plain and v else None)
+            return ForeignString(v, shown, s + 1) if plain else ForeignString(v)
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float))):
             return node.value
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -180,25 +182,41 @@ def python_constants(path: str) -> dict[str, object]:
     return out
 
 
-def dotenv(path: str, *, compose: bool = True) -> dict[str, str | None]:
+def dotenv(path: str, *, compose: bool = True) -> dict[str, ForeignString]:
     """``KEY=VALUE`` lines: ``compose`` as docker compose reads them (``export``, quotes and comments), else as
-    ``docker run --env-file`` does (the value as written, quotes included)."""
+    ``docker run --env-file`` does (the value as written, quotes included).
+
+    Each value is a :class:`~kv4lint.model.ForeignString` with its offset in the file when its characters
+    are the value (not one compose would expand further: ``$VAR``, escapes), so a fix edits them there,
+    inside their quotes.
+    """
     text = _read(path)
-    out: dict[str, str | None] = {}
-    for line in (text or "").splitlines():
+    shown = _shown(path)
+    out: dict[str, ForeignString] = {}
+    at = 0
+    for raw in (text or "").splitlines(keepends=True):
+        off, at = at, at + len(raw)
+        line = raw.rstrip("\r\n")
+        off += len(line) - len(line.lstrip())
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
-        name, _, value = (line.removeprefix("export ") if compose else line).partition("=")
+        if compose and line.startswith("export "):
+            line, off = line[len("export "):], off + len("export ")
+        name, _, value = line.partition("=")
+        off += len(name) + 1
         name = name.strip()
         if compose:
+            off += len(value) - len(value.lstrip())
             value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
+            close = value.find(value[0], 1) if value[:1] in ("'", '"') else -1
+            if close > 0:  # KEY="value"  # a comment
+                value, off = value[1:close], off + 1
             elif " #" in value:
                 value = value.split(" #", 1)[0].rstrip()
         if name.isidentifier():
-            out[name] = value
+            plain = not compose or not any(c in value for c in "$\\")
+            out[name] = ForeignString(value, shown, off) if plain else ForeignString(value)
     return out
 
 
@@ -207,7 +225,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
     if not scan.sources or not path or path.startswith("<"):
         return scan
     if language == "yaml":
-        root = repository_root(path)
+        root = _root(path)
         files = {}
         for ref in scan.sources:
             target = resolve(ref, path, root) if ref.startswith("envfile:") else None
@@ -218,7 +236,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
         again = scan_yaml(text, path, env_files=files)
         return again
     if language == "makefile":
-        root = repository_root(path)
+        root = _root(path)
         files = {}
         for ref in scan.sources:
             target = resolve(ref, path, root)
@@ -228,7 +246,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
             return scan
         return scan_makefile(text, path, included=files)
     if language == "python":
-        root = repository_root(path)
+        root = _root(path)
         modules = {}
         for ref in scan.sources:
             target = _module_file(ref.partition(":")[2], path, root) if ref.startswith("pyimport:") else None
@@ -239,7 +257,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
         return scan_python(text, path, imported=modules)
     if language != "shell":
         return scan
-    root = repository_root(path)
+    root = _root(path)
     me = os.path.realpath(path)
     sourced = {}
     for ref in scan.sources:

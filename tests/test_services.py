@@ -66,3 +66,34 @@ def test_service_form_with_an_accepted_kv_cache_is_silent(form: str, tmp_path: P
 ])
 def test_discovery_names_the_service_formats(path: str, language: str | None):
     assert language_of(path) == language
+
+
+def fix_and_recheck(target: Path, tmp_path: Path, lines: list[int], want: str) -> None:
+    code, doc = check(target, tmp_path)
+    assert code == 1 and doc["errors"] == []
+    assert [(f["line"], f["code"]) for f in doc["findings"]] == [(n, "KV401") for n in lines]
+    assert main(["fix", *ARGS, str(target)]) == 0
+    assert target.read_text() == want
+    code, doc = check(target, tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+
+
+def test_justfile_recipe_lines_with_quiet_and_ignore_error_markers(tmp_path: Path):
+    """``@`` (quiet) and ``-`` (ignore errors) before a recipe line are just's, not part of the command."""
+    launch = "python3 -m sglang.launch_server --model-path m --kv-cache-dtype nvfp4 --attention-backend triton"
+    text = f"serve:\n    @{launch}\n\t-{launch} --port 1\n    -@{launch} --port 2\n"
+    (tmp_path / "repo").mkdir()
+    target = tmp_path / "repo" / "justfile"
+    target.write_text(text)
+    fix_and_recheck(target, tmp_path, [2, 3, 4], text.replace("nvfp4", "fp8_e4m3"))
+
+
+def test_ray_job_entrypoint_reads_its_runtime_env(tmp_path: Path):
+    """A Ray job's ``entrypoint:`` runs with ``runtime_env.env_vars``: the value is known there and fixed there."""
+    text = ("entrypoint: python -m sglang.launch_server --model-path m --kv-cache-dtype \"$KV_DTYPE\" "
+            "--attention-backend triton\n"
+            "runtime_env:\n  env_vars:\n    KV_DTYPE: nvfp4\n")
+    (tmp_path / "repo").mkdir()
+    target = tmp_path / "repo" / "ray_job.yaml"
+    target.write_text(text)
+    fix_and_recheck(target, tmp_path, [1], text.replace("KV_DTYPE: nvfp4", "KV_DTYPE: fp8_e4m3"))

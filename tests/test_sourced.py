@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
+import pytest
+
+from kv4lint import sourced
 from kv4lint.cli import main
 
 ARGS = ["--jobs", "1", "--sglang-version", "0.5.23", "--gpu", "b200"]
+# A compose service that reads B_KV from conf/b.env (`env_file:`) in its `sh -c` command.
+SERVICE_WITH_ENV_FILE = (
+    "  b:\n"
+    "    env_file: [conf/b.env]\n"
+    '    command: ["sh", "-c", "python3 -m sglang.launch_server --model-path m --kv-cache-dtype $$B_KV '
+    '--attention-backend triton"]\n')
 LAUNCH = ('python -m sglang.launch_server --model-path m --kv-cache-dtype "$KV" '
           '--attention-backend "${ATTN:-triton}"\n')
 
@@ -26,6 +36,38 @@ def repo(tmp_path: Path) -> Path:
     (r / ".git").mkdir(parents=True)
     (r / "scripts").mkdir()
     return r
+
+
+def fixed_in_settings_file(target: Path, settings: Path, want: str, lines: list[int], tmp_path: Path,
+                           capsys) -> None:
+    """The launch in ``target`` is reported on ``lines``, its fix rewrites the value in ``settings`` (an unsafe
+    fix that says why), ``--diff`` shows that file's hunk, ``fix --unsafe-fixes`` leaves ``settings`` exactly
+    ``want`` and ``target`` as it was, and the tree then checks clean."""
+    found = check(target, tmp_path, "--isolated")
+    assert [(f["line"], f["code"]) for f in found] == [(n, "KV401") for n in lines]
+    assert all(f["message"].startswith("--kv-cache-dtype nvfp4") for f in found)
+    for f in found:
+        fix = f["fix"]
+        assert fix["applicability"] == "unsafe"
+        assert fix["description"] == (f"set --kv-cache-dtype fp8_e4m3 (unsafe: written in "
+                                      f"{settings.name}, which other files may read too)")
+        assert [(Path(e["path"]).resolve(), e["text"]) for e in fix["edits"]] == [(settings.resolve(), "fp8_e4m3")]
+    before, settings_before = target.read_text(), settings.read_text()
+    capsys.readouterr()
+    assert main(["fix", *ARGS, "--isolated", "--diff", "--unsafe-fixes", str(target)]) == 1
+    diff = capsys.readouterr().out
+    rel = os.path.relpath(settings)
+    removed = [ln for ln in settings_before.splitlines() if ln not in want.splitlines()]
+    added = [ln for ln in want.splitlines() if ln not in settings_before.splitlines()]
+    assert f"--- a/{rel}\n+++ b/{rel}\n" in diff and os.path.relpath(target) not in diff
+    assert [ln[1:] for ln in diff.splitlines() if ln[:1] in "-+" and ln[:3] not in ("---", "+++")] == \
+        removed + added
+    assert settings.read_text() == settings_before  # --diff writes nothing
+    main(["fix", *ARGS, "--isolated", str(target)])  # safe fixes only: the settings file is left alone
+    assert settings.read_text() == settings_before
+    main(["fix", *ARGS, "--isolated", "--unsafe-fixes", str(target)])
+    assert settings.read_text() == want and target.read_text() == before
+    assert check(target, tmp_path, "--isolated") == []
 
 
 def test_sourced_value_is_found_at_the_launch(tmp_path: Path):
@@ -66,11 +108,42 @@ def test_sourced_chain_cycle_and_missing_file(tmp_path: Path):
     assert check(r / "scripts" / "serve.sh", tmp_path, "--isolated") == []
 
 
+def test_a_cycle_of_two_files_reads_each_once(tmp_path: Path, monkeypatch):
+    r = repo(tmp_path)
+    (r / "scripts" / "a.sh").write_text(". ./b.sh\nKV=nvfp4\n")
+    (r / "scripts" / "b.sh").write_text(". ./a.sh\nATTN=triton\n")
+    (r / "scripts" / "serve.sh").write_text(". ./a.sh\n" + LAUNCH)
+    reads: list[str] = []
+    real = sourced._read
+
+    def counting(path: str, **kw):
+        reads.append(os.path.basename(path))
+        return real(path, **kw)
+
+    monkeypatch.setattr(sourced, "_read", counting)
+    assert [f["line"] for f in check(r / "scripts" / "serve.sh", tmp_path, "--isolated")] == [2]
+    assert sorted(reads) == ["a.sh", "b.sh"]
+
+
 def test_a_file_outside_the_repository_is_not_read(tmp_path: Path):
     r = repo(tmp_path)
     (tmp_path / "outside.sh").write_text("KV=nvfp4\n")
     (r / "scripts" / "serve.sh").write_text(". ../../outside.sh\n" + LAUNCH)
     assert check(r / "scripts" / "serve.sh", tmp_path, "--isolated") == []
+
+
+def test_outside_git_the_project_bounds_what_is_read(tmp_path: Path):
+    """Not under git: the nearest ``pyproject.toml`` marks the repository (kv4lint.ignore.repository_root)."""
+    proj = tmp_path / "proj"
+    (proj / "scripts").mkdir(parents=True)
+    (proj / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (proj / "env.sh").write_text("KV=nvfp4\n")
+    (tmp_path / "shared.sh").write_text("KV=nvfp4\n")
+    serve = proj / "scripts" / "serve.sh"
+    serve.write_text(". ../env.sh\n" + LAUNCH)
+    assert [f["line"] for f in check(serve, tmp_path, "--isolated")] == [2]
+    serve.write_text(". ../../shared.sh\n" + LAUNCH)
+    assert check(serve, tmp_path, "--isolated") == []
 
 
 def test_editing_the_sourced_file_is_seen_through_the_cache(tmp_path: Path):
@@ -93,11 +166,7 @@ def test_compose_env_file_and_dotenv(tmp_path: Path):
         "services:\n"
         "  a:\n"
         "    command: python3 -m sglang.launch_server --model-path m --kv-cache-dtype ${KV} "
-        "--attention-backend triton\n"
-        "  b:\n"
-        "    env_file: [conf/b.env]\n"
-        '    command: ["sh", "-c", "python3 -m sglang.launch_server --model-path m --kv-cache-dtype $$B_KV '
-        '--attention-backend triton"]\n')
+        "--attention-backend triton\n" + SERVICE_WITH_ENV_FILE)
     (r / "conf").mkdir()
     (r / "conf" / "b.env").write_text("# b\nexport B_KV='nvfp4'\n")
     (r / ".env").write_text("KV=nvfp4 # the FP4 cache\n")
@@ -134,30 +203,93 @@ def test_makefile_include(tmp_path: Path):
                   "--kv-cache-dtype $(KV_DTYPE) --attention-backend $(ATTN)\n")
     found = check(mk, tmp_path, "--isolated")
     assert [(f["line"], f["code"]) for f in found] == [(4, "KV401")]
-    assert found[0]["message"].startswith("--kv-cache-dtype nvfp4") and found[0]["fix"] is None
+    assert found[0]["message"].startswith("--kv-cache-dtype nvfp4")
     (r / "config.mk").write_text("KV_DTYPE := fp8_e4m3\ninclude backend.mk\n")
     assert check(mk, tmp_path, "--isolated") == []
 
 
-def test_python_sibling_module_constants(tmp_path: Path):
+def test_makefile_include_fixed_in_the_included_file(tmp_path: Path, capsys, monkeypatch):
     r = repo(tmp_path)
-    (r / "serving").mkdir()
-    (r / "serving" / "presets.py").write_text(
-        'import os\nKV_DTYPE = "nvfp4"\nPRESETS = {"fast": {"kv_cache_dtype": "nvfp4"}}\n'
-        'COMPUTED = os.environ["X"]\nprint("never run")\n')
-    launcher = r / "serving" / "serve.py"
-    launcher.write_text(
-        "import sglang as sgl\nfrom . import presets\nfrom .presets import KV_DTYPE, COMPUTED\n"
-        'sgl.Engine(model_path="m", kv_cache_dtype=KV_DTYPE, attention_backend="triton")\n'
-        'sgl.Engine(model_path="m", attention_backend="triton", **presets.PRESETS["fast"])\n'
-        'sgl.Engine(model_path="m", kv_cache_dtype=COMPUTED, attention_backend="triton")\n')
-    found = check(launcher, tmp_path, "--isolated")
-    assert [(f["line"], f["code"]) for f in found] == [(4, "KV401"), (5, "KV401")]
-    # Written in presets.py, which other launchers may import: fixed there, as an unsafe fix.
-    assert [(f["fix"]["applicability"], [Path(e["path"]).name for e in f["fix"]["edits"]]) for f in found] == \
-        [("unsafe", ["presets.py"])] * 2
-    main(["fix", *ARGS, "--isolated", "--unsafe-fixes", str(launcher)])
-    assert (r / "serving" / "presets.py").read_text() == (
-        'import os\nKV_DTYPE = "fp8_e4m3"\nPRESETS = {"fast": {"kv_cache_dtype": "fp8_e4m3"}}\n'
-        'COMPUTED = os.environ["X"]\nprint("never run")\n')
-    assert check(launcher, tmp_path, "--isolated") == []
+    monkeypatch.chdir(r)
+    (r / "mk").mkdir()
+    (r / "mk" / "config.mk").write_text("# Shared by every target.\nKV_DTYPE   :=   nvfp4   # FP4 on B200\n"
+                                        "ATTN = triton\n")
+    mk = r / "Makefile"
+    mk.write_text("include mk/config.mk\n\nserve:\n\t@python -m sglang.launch_server --model-path m \\\n"
+                  "\t\t--kv-cache-dtype $(KV_DTYPE) --attention-backend $(ATTN)\n")
+    fixed_in_settings_file(mk, r / "mk" / "config.mk",
+                           "# Shared by every target.\nKV_DTYPE   :=   fp8_e4m3   # FP4 on B200\nATTN = triton\n",
+                           [5], tmp_path, capsys)
+
+
+def test_compose_dotenv_fixed_in_the_env_file(tmp_path: Path, capsys, monkeypatch):
+    """``${KV_DTYPE}`` from the ``.env`` beside the compose file, in a string command and in an exec-form list:
+    both fixed by one edit of ``.env``, its quotes and comment kept (CRLF line endings too)."""
+    r = repo(tmp_path)
+    monkeypatch.chdir(r)
+    (r / "docker-compose.yml").write_text(
+        "services:\n"
+        "  a:\n"
+        "    command: python3 -m sglang.launch_server --model-path m --kv-cache-dtype ${KV_DTYPE} "
+        "--attention-backend triton\n"
+        "  b:\n"
+        '    command: ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--kv-cache-dtype", '
+        '"${KV_DTYPE}", "--attention-backend", "triton"]\n')
+    (r / ".env").write_bytes(b'# models\r\nMODEL=m\r\nexport KV_DTYPE="nvfp4"  # FP4 on B200\r\n')
+    fixed_in_settings_file(r / "docker-compose.yml", r / ".env",
+                           '# models\nMODEL=m\nexport KV_DTYPE="fp8_e4m3"  # FP4 on B200\n', [3, 5], tmp_path, capsys)
+    assert (r / ".env").read_bytes() == b'# models\r\nMODEL=m\r\nexport KV_DTYPE="fp8_e4m3"  # FP4 on B200\r\n'
+
+
+def test_compose_env_file_fixed_in_the_env_file(tmp_path: Path, capsys, monkeypatch):
+    r = repo(tmp_path)
+    monkeypatch.chdir(r)
+    (r / "docker-compose.yml").write_text("services:\n" + SERVICE_WITH_ENV_FILE)
+    (r / "conf").mkdir()
+    (r / "conf" / "b.env").write_text("# b\nexport B_KV='nvfp4'\n")
+    fixed_in_settings_file(r / "docker-compose.yml", r / "conf" / "b.env", "# b\nexport B_KV='fp8_e4m3'\n", [4],
+                           tmp_path, capsys)
+
+
+def test_docker_run_env_file_fixed_in_the_env_file(tmp_path: Path, capsys, monkeypatch):
+    r = repo(tmp_path)
+    monkeypatch.chdir(r)
+    (r / "scripts" / "serve.env").write_text("# shared by every run script\nSERVE_KV=nvfp4\nOTHER=1\n")
+    script = r / "scripts" / "run.sh"
+    script.write_text("docker run --gpus all --env-file serve.env lmsysorg/sglang:v0.5.23-cu129 \\\n"
+                      "  bash -c 'python3 -m sglang.launch_server --model-path m --kv-cache-dtype \"$SERVE_KV\" "
+                      "--attention-backend triton'\n")
+    fixed_in_settings_file(script, r / "scripts" / "serve.env",
+                           "# shared by every run script\nSERVE_KV=fp8_e4m3\nOTHER=1\n", [2], tmp_path, capsys)
+
+
+def test_env_file_values_and_where_they_are_written(tmp_path: Path):
+    """Compose reads quotes, ``export`` and comments; a value it would expand further (``$VAR``, an escape)
+    is not written verbatim, so it is never offered for editing.  ``docker run --env-file`` takes the text
+    as written."""
+    env = tmp_path / ".env"
+    env.write_text('A="nvfp4"  # c\nexport B = \'x y\'\nC=nv$X\nD="nv\\fp4"\n  E=nvfp4 # c\n')
+    got = {k: (str(v), v.start) for k, v in sourced.dotenv(str(env)).items()}
+    assert got == {"A": ("nvfp4", 3), "B": ("x y", 27), "C": ("nv$X", None), "D": ("nv\\fp4", None),
+                   "E": ("nvfp4", 54)}
+    text = env.read_text()
+    assert all(text[start:start + len(value)] == value for value, start in got.values() if start is not None)
+    got = {k: (str(v), v.start) for k, v in sourced.dotenv(str(env), compose=False).items()}
+    assert got["A"] == ('"nvfp4"  # c', 2) and got["C"] == ("nv$X", 34) and got["E"] == ("nvfp4 # c", 54)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_is_never_read_as_a_settings_file(tmp_path: Path):
+    """Settings files are read through kv4lint.regular_file: a FIFO is refused before it is opened, even with
+    a writer waiting on it (a plain ``open`` would read what the writer writes, or wait for one forever)."""
+    fifo = tmp_path / "serve.env"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("SERVE_KV=nvfp4\n"))
+    writer.start()
+    try:
+        assert sourced.dotenv(str(fifo), compose=False) == {}
+        assert sourced.python_constants(str(fifo)) == {}
+    finally:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # let the writer finish
+        writer.join()
+        os.close(fd)

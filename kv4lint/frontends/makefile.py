@@ -26,7 +26,7 @@ from kv4lint import internal_error
 from kv4lint.frontends import embedded
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
-from kv4lint.model import FileError, Hint, ScanResult, Span
+from kv4lint.model import FileError, ForeignString, Hint, ScanResult, Span
 
 _ASSIGN = re.compile(r"^[ \t]*((?:(?:export|override|private)[ \t]+)*)([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*"
                      r"(::=|:::=|:=|\?=|\+=|!=|=)[ \t]*")
@@ -81,7 +81,7 @@ def _continued(text: str, s: int, e: int) -> bool:
     return count % 2 == 1
 
 
-def parse(text: str, included: dict[str, dict[str, str | None]] | None = None,
+def parse(text: str, included: dict[str, dict[str, ForeignString | None]] | None = None,
           includes: list[str] | None = None) -> tuple[dict[str, MakeVar], list[Recipe], bool]:
     """Variables, recipe lines and whether ``.ONESHELL`` is set.
 
@@ -218,8 +218,9 @@ def _expand(text: str, rec: Recipe, variables: dict[str, MakeVar], b: TextBuilde
                 var = variables.get((name or "").strip()) if name and " " not in name.strip() else None
                 if var is not None and var.value is not None and ":" not in m.group()[2:]:
                     var.uses += 1
-                    if var.foreign:  # from an included file: its text, not editable here
-                        b.synthetic(var.value, m.start())
+                    if var.foreign and not (isinstance(var.value, ForeignString) and var.value.path is not None
+                                            and _SHELL_NAME.match(var.name) and _SAFE_VALUE.match(var.value)):
+                        b.synthetic(var.value, m.start())  # from an included file, not editable from here
                     elif _SHELL_NAME.match(var.name) and _SAFE_VALUE.match(var.value):
                         ref = "${" + var.name + "}"
                         b.mapped(ref, list(range(m.start(), m.start() + len(ref))) if len(m.group()) == len(ref)
@@ -234,7 +235,8 @@ def _expand(text: str, rec: Recipe, variables: dict[str, MakeVar], b: TextBuilde
         b.verbatim(text[pos:e], pos)
 
 
-def scan_makefile(text: str, path: str, *, included: dict[str, dict[str, str | None]] | None = None) -> ScanResult:
+def scan_makefile(text: str, path: str, *,
+                  included: dict[str, dict[str, ForeignString | None]] | None = None) -> ScanResult:
     """Launches in a Makefile's recipes (see the module docstring); ``included``: see :func:`parse`."""
     result = ScanResult()
     try:
@@ -275,22 +277,27 @@ def _scan_group(result: ScanResult, group: list[Recipe], variables: dict[str, Ma
     if "sglang" not in cmd and not any("sglang" in (variables[u].value or "") for u in used):
         return
     b = TextBuilder()
+    env: dict[str, str] = {}
     for name in used:
         var = variables[name]
+        if var.foreign:  # written in an included makefile: the shell reads it from there (fixed there, unsafe)
+            env[name] = var.value
+            continue
         assert var.value is not None and var.span is not None
         b.synthetic(name + '="', var.value_start)
         b.verbatim(var.value, var.value_start)
         b.synthetic('"\n', var.value_start + len(var.value))
     b.mapped(cmd, cmap.outer)
     full, fmap = b.build(end=cmap.outer[-1])
-    sub = embedded.scan_shell_text(full, path, fmap, hints=hints, what="recipe", line=group[0].line, file_text=text)
+    sub = embedded.scan_shell_text(full, path, fmap, env=env, hints=hints, what="recipe", line=group[0].line,
+                                   file_text=text)
     embedded.merge(result, sub)
 
 
 def _mark_shared(result: ScanResult, variables: dict[str, MakeVar]) -> None:
     """A value from a make variable that several recipes use is shared: editing it is an unsafe fix."""
     spans = [Span(v.value_start, v.value_start + len(v.value)) for v in variables.values()
-             if v.value is not None and v.uses > 1]
+             if v.value is not None and v.uses > 1 and not v.foreign]
     if not spans:
         return
     for launch in result.launches:

@@ -22,7 +22,7 @@ from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints
 from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_scalar, is_seq, items, key_node, \
     node_span, scalar_map, scalar_text, sequence_words
-from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
+from kv4lint.model import FileError, ForeignString, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import SHELLS
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.target import normalise_gpu
@@ -166,33 +166,49 @@ def _copy(b: TextBuilder, t: str, outer: list[int] | None, s: int, e: int) -> No
         b.synthetic(t[s:e], 0)
 
 
-def _interpolated(w: Word, values: dict[str, str | None]) -> Word:
-    """``w`` with the ``${VAR}``/``$VAR``/``${VAR:-x}`` that ``values`` knows replaced (not editable there)."""
+_DOTENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _interpolate(w: Word, values: dict[str, str | None]) -> tuple[Word, list[tuple[int, int, str, Span | None]]]:
+    """``w`` with the ``${VAR}``/``$VAR``/``${VAR:-x}`` that ``values`` knows replaced (not editable there),
+    and each replacement as ``(start, end, value, use)``: where the value stands in the new text, and the
+    reference's span in the file."""
     t = w.text
     outer = w.omap.outer if w.omap is not None else None
     b = TextBuilder()
     at = 0
-    changed = False
-    for m in re.finditer(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)", t):
+    refs: list[tuple[int, int, str, Span | None]] = []
+    for m in _DOTENV_REF.finditer(t):
         name = m.group(1) or m.group(2)
         value = values.get(name)
         if value is None or (at < m.start() and t[m.start() - 1] == "$"):
             continue
         _copy(b, t, outer, at, m.start())
+        use = Span(outer[m.start()], outer[m.end() - 1] + 1) if outer else w.value.anchor
+        refs.append((len(b), len(b) + len(value), value, use))
         b.synthetic(value, outer[m.start()] if outer else 0)
         at = m.end()
-        changed = True
-    if not changed:
-        return w
+    if not refs:
+        return w, refs
     _copy(b, t, outer, at, len(t))
     new, omap = b.build()
     return Word(Value(new, None, Provenance.RESOLVED, use=w.value.anchor, remove=w.value.remove),
-                omap if outer else None)
+                omap if outer else None), refs
+
+
+def _from_env_file(v: Value, at: tuple[int, int], refs: list[tuple[int, int, str, Span | None]]) -> Value:
+    """``v`` (a word at ``at`` in the interpolated text) as the setting it is when it is one reference's whole
+    value, written verbatim in the ``.env`` file: fixed there, as unsafe (other services read that file)."""
+    for start, end, value, use in refs:
+        if (start, end) == at and isinstance(value, ForeignString) and value.path is not None and v.text == value:
+            return Value(str(value), value.span(), Provenance.RESOLVED, use=use, shared=True, remove=v.remove,
+                         path=value.path)
+    return v
 
 
 class _Yaml:
     def __init__(self, text: str, path: str, result: ScanResult, env_files: dict | None = None):
-        self.env_files: dict[str, dict[str, str | None]] = dict(env_files or {})
+        self.env_files: dict[str, dict[str, ForeignString]] = dict(env_files or {})
         self.text = text
         self.path = path
         self.result = result
@@ -341,9 +357,14 @@ class _Yaml:
         dotenv = self.env_files.get("envfile:.env")
         if dotenv and is_scalar(node) and "$" in node.value:
             sm = scalar_map(self.text, node)
-            w = _interpolated(Word(Value(sm.value, None), sm.omap), dotenv)
+            w, refs = _interpolate(Word(Value(sm.value, None), sm.omap), dotenv)
             vals = embedded.split_shell_words(w.text, w.omap)
-            return None if vals is None else [Word(v) for v in vals]
+            if vals is None:
+                return None
+            # The same split on offsets in the interpolated text: which words are one reference's whole value.
+            at = embedded.split_shell_words(w.text, OffsetMap.contiguous(0, len(w.text))) or []
+            return [Word(_from_env_file(v, (a.span.start, a.span.end) if a.span else (-1, -1), refs))
+                    for v, a in zip(vals, at)] if len(at) == len(vals) else [Word(v) for v in vals]
         return self.words(node)
 
     def compose_word(self, w: Word) -> Word:
@@ -354,7 +375,10 @@ class _Yaml:
             return w
         dotenv = self.env_files.get("envfile:.env", {})
         if dotenv:
-            w = _interpolated(w, dotenv)
+            w, refs = _interpolate(w, dotenv)
+            whole = _from_env_file(w.value, (0, len(w.text)), refs)  # ["--kv-cache-dtype", "${KV}"]
+            if whole.path is not None:
+                return Word(whole)
             t = w.text
             if t is None or "$" not in t:
                 return w
@@ -615,7 +639,7 @@ def _flatten(node) -> list:
     return []
 
 
-def scan_yaml(text: str, path: str, *, env_files: dict[str, dict[str, str | None]] | None = None) -> ScanResult:
+def scan_yaml(text: str, path: str, *, env_files: dict[str, dict[str, ForeignString]] | None = None) -> ScanResult:
     """Launches in a YAML file (see the module docstring); a syntax error is a FileError, never raised.
 
     ``env_files`` gives the variables of the files compose reads (``env_file:``, ``.env``), keyed as

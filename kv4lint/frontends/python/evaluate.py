@@ -23,10 +23,10 @@ from kv4lint.frontends.python.index import DICT_MUTATORS, LIST_MUTATORS, OPAQUE_
 from kv4lint.frontends.python.literals import decode_body, decode_literal
 from kv4lint.frontends.python.paths import Paths, if_conditions
 from kv4lint.frontends.python.values import LITERAL, UNBOUND, ConstValue, ConvertedValue, DictValue, \
-    ForeignString, Hole, ListItem, ListValue, Origin, Segment, StrValue, UnknownValue, add_values, as_text, \
+    Hole, ListItem, ListValue, Origin, Segment, StrValue, UnknownValue, add_values, as_text, \
     call_argument, chars_of, const_offsets, contiguous_span, frame_relation, from_chars, join_values, \
     joined_value, origin_of, python_word, restamped, shares_loop, splatified, split_on_whitespace, where_of
-from kv4lint.model import Launch, Provenance, ScanResult, Span, Value
+from kv4lint.model import ForeignString, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.source import LineIndex, OffsetMap
 
 
@@ -979,10 +979,10 @@ def literal_value(v, org: Origin):
     """A Python literal (from another module) as an abstract value without spans in this file; a string
     written verbatim there is edited there (an unsafe fix: every module importing it sees the edit)."""
     if isinstance(v, ForeignString):
-        if v.path is not None and v.start is not None:
-            return ConvertedValue(Value(v.text, Span(v.start, v.start + len(v.text)), Provenance.RESOLVED,
-                                        use=org.use, shared=True, path=v.path), None, org)
-        v = v.text
+        if v.path is not None:
+            return ConvertedValue(Value(str(v), v.span(), Provenance.RESOLVED, use=org.use, shared=True,
+                                        path=v.path), None, org)
+        v = str(v)
     if isinstance(v, str):
         return StrValue([Segment(v, [None] * len(v), org)], None, '"')
     if isinstance(v, bool) or v is None:

@@ -98,16 +98,6 @@ class DictValue:
     keyspans: dict = field(default_factory=dict)  # key -> span of the key literal
 
 
-@dataclass(frozen=True)
-class ForeignString:
-    """A string constant of another module (kv4lint.sourced): its text, and the file and offset it is written
-    at when written verbatim there."""
-
-    text: str
-    path: str | None = None
-    start: int | None = None
-
-
 @dataclass
 class ConvertedValue:
     """An already converted Value (a word from the shell frontend's splitter)."""

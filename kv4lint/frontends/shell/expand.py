@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, contiguous_span
-from kv4lint.model import Span
+from kv4lint.model import ForeignString, Span
 
 if TYPE_CHECKING:
     from kv4lint.frontends.shell.walk import Walker
@@ -64,6 +64,18 @@ def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
             cache[k] = nr
         res.append(nr)
     return Chars(chars.text, chars.pos, res)
+
+
+def setting_chars(name: str, value: str, *, exported: bool = True, seeded: bool = False) -> Chars:
+    """A variable's value that another file may set (:class:`~kv4lint.model.ForeignString`): its characters
+    at their offsets in that file, resolved through an assignment that names the file, so that a launch
+    using it is fixed there (as an unsafe fix: other scripts read that file too).  A plain ``str``: its
+    characters written nowhere."""
+    if not isinstance(value, ForeignString) or value.path is None:
+        return Chars(str(value))
+    span = value.span()
+    chars = Chars(str(value), list(range(span.start, span.end)))
+    return _resolved(chars, None, frozenset({Assignment(name, None, exported, seeded, path=value.path)}))
 
 
 # Variable bindings

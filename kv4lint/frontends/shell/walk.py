@@ -24,10 +24,10 @@ from kv4lint import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
-    Binding, Element, Expander, Field, Variables, elements, merge_variables
+    Binding, Element, Expander, Field, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_bash
-from kv4lint.model import FileError, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes
@@ -101,7 +101,7 @@ class _Scan:
         self.conds: list[str] = []
         # ``source FILE``: the files met (as written), and the variables each sets when the pipeline read it.
         self.sources: list[str] = []
-        self.sourced: dict[str, dict[str, tuple]] = {}  # ref -> name -> (value, file, start)
+        self.sourced: dict[str, dict[str, ForeignString | None]] = {}  # ref -> name -> value (None: unknown)
 
     def nested_too_deep(self, line: int) -> None:
         """Statements nested deeper than ``MAX_DEPTH`` are not walked: say so once, a launch there is unknown."""
@@ -650,7 +650,7 @@ class Walker(Branches):
             if ref not in self.scan.sources:
                 self.scan.sources.append(ref)
             for var, value in self.scan.sourced.get(ref, {}).items():
-                out.append((var, Chars(value) if value is not None else None, w.anchor()))
+                out.append((var, setting_chars(var, value) if value is not None else None, w.anchor()))
         return out
 
     def _source(self, word: Field) -> None:
@@ -660,14 +660,11 @@ class Walker(Branches):
             return
         if ref not in self.scan.sources:
             self.scan.sources.append(ref)
-        for name, (value, path, start) in self.scan.sourced.get(ref, {}).items():
+        for name, value in self.scan.sourced.get(ref, {}).items():
             # Written in another file, which other scripts may source too: a fix there is unsafe.
-            a = Assignment(name, None, exported=True, path=path)
-            if value is None:
-                self.bind(name, Binding(UNKNOWN, assign=a))
-                continue
-            pos = list(range(start, start + len(value))) if start is not None and path is not None else None
-            self.bind(name, Binding(SCALAR, Chars(value, pos), assign=a))
+            a = Assignment(name, None, exported=True, path=value.path if isinstance(value, ForeignString) else None)
+            self.bind(name, Binding(UNKNOWN, assign=a) if value is None else
+                      Binding(SCALAR, setting_chars(name, value), assign=a))
 
     def _set_positional(self, words: list[Field]) -> None:
         """``shift [n]`` and ``set -- args``."""
@@ -1024,7 +1021,7 @@ def _syntax_error(root, src: ShellText, scan: _Scan, origin: OffsetMap | None) -
 
 def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: dict[str, str] | None = None,
                hints: list[Hint] | None = None, file_text: str | None = None,
-               sourced: dict[str, dict[str, tuple]] | None = None) -> ScanResult:
+               sourced: dict[str, dict[str, ForeignString | None]] | None = None) -> ScanResult:
     """Find the SGLang launches in a shell script (or a shell text embedded in a file).
 
     ``origin`` maps offsets in ``text`` to offsets in the file when ``text`` is
@@ -1053,7 +1050,8 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
         src = ShellText(text, pos, None, fallback)
         genv = Variables()
         for name, value in (env or {}).items():
-            genv.vars[name] = Binding(SCALAR, Chars(str(value)), assign=Assignment(name, None, seeded=True))
+            genv.vars[name] = Binding(SCALAR, setting_chars(name, value, seeded=True),
+                                      assign=Assignment(name, None, seeded=True))
             genv.exported.add(name)
         walker = Walker(scan, src, genv, list(hints or []))
         tree = parse_bash(src.data)
@@ -1077,8 +1075,8 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
 def shell_variables(text: str, path: str, sourced: dict | None = None) -> tuple[dict, list[str]]:
     """What a sourced settings file leaves set and the files it sources.
 
-    Each variable is ``(value, file, start)``: the value (None: set, not known statically) and, when it is
-    written verbatim, the file and offset it is written at (``file`` is ``path`` for this file's own).
+    Each variable's value is a :class:`~kv4lint.model.ForeignString` (None: set, not known statically)
+    with, when it is written verbatim, the file and offset it is written at (``path`` for this file's own).
     """
     scan = _Scan(path, None)
     scan.sourced = dict(sourced or {})
@@ -1092,9 +1090,9 @@ def shell_variables(text: str, path: str, sourced: dict | None = None) -> tuple[
         if b.kind == SCALAR and b.chars is not None:
             span = b.chars.span()
             where = b.assign.path if b.assign is not None and b.assign.path else path
-            out[name] = (b.chars.text, where if span else None, span.start if span else None)
+            out[name] = ForeignString(b.chars.text, where, span.start) if span else ForeignString(b.chars.text)
         elif b.kind != UNSET:
-            out[name] = (None, None, None)
+            out[name] = None
     return out, scan.sources
 
 

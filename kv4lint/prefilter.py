@@ -47,6 +47,7 @@ floor).
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 import warnings
@@ -323,7 +324,6 @@ def python_may_launch(text: str, tree=None) -> bool:
     frontend decides and reports.
     """
     if tree is None:
-        import ast
 
         try:
             with warnings.catch_warnings():
@@ -331,18 +331,25 @@ def python_may_launch(text: str, tree=None) -> bool:
                 tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             return True
-    import ast
-
     imports: dict[str, set[str]] = {}  # local name -> the qualified names it may stand for
     sglang_star = False
     calls = []
     option = False
     skip: set[int] = set()  # strings that cannot reach a launch: docstrings, comparisons, argparse definitions
+    binds: dict[str, list] = {}  # a name or attribute name -> expressions that may give it its value
     for node in ast.walk(tree):  # breadth first: a node before its children
         t = type(node)
+        if t in _BINDERS:
+            target, value = _BINDERS[t](node)
+            if value is not None:
+                for name in _bound_names(target):
+                    binds.setdefault(name, []).append(value)
         if t is ast.Call:
-            calls.append(node.func)
+            calls.append(node)
             f = node.func
+            if type(f) is ast.Attribute:  # cmd.append(...), env.update(...), os.putenv(...): may change a value
+                for name in ("environ",) if f.attr == "putenv" else _bound_names(f.value):
+                    binds.setdefault(name, []).append(node)
             if (f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None) == "add_argument":
                 skip.update(id(a) for a in node.args)
             for kw in node.keywords:
@@ -378,13 +385,82 @@ def python_may_launch(text: str, tree=None) -> bool:
                 option = True
     if not option:
         return False
-    command = False
-    for func in calls:
-        kind = _py_call_kind(func, imports, sglang_star)
+    commands = []
+    for call in calls:
+        kind = _py_call_kind(call.func, imports, sglang_star)
         if kind == "api":
             return True
-        command = command or kind == "command"
-    return command and _STR.cli(text)
+        if kind == "command":
+            commands.append(call)
+    return bool(commands) and _STR.cli(text) and _STR.cli(_strings_reaching(commands, binds))
+
+
+# How a statement or expression binds names: node type -> (target, value).
+_BINDERS = {
+    ast.Assign: lambda n: (n.targets, n.value),
+    ast.AugAssign: lambda n: (n.target, n.value),
+    ast.AnnAssign: lambda n: (n.target, n.value),
+    ast.NamedExpr: lambda n: (n.target, n.value),
+    ast.For: lambda n: (n.target, n.iter),
+    ast.AsyncFor: lambda n: (n.target, n.iter),
+    ast.comprehension: lambda n: (n.target, n.iter),
+    ast.withitem: lambda n: (n.optional_vars, n.context_expr),
+}
+
+
+def _bound_names(target) -> list[str]:
+    """The names an assignment to ``target`` may change: ``x``, ``self.x`` and ``obj.x`` as ``x``, the
+    container of ``env["K"]``, every name of a tuple or starred target."""
+    out = []
+    stack = list(target) if type(target) is list else [target]
+    while stack:
+        t = stack.pop()
+        tt = type(t)
+        if tt is ast.Name:
+            out.append(t.id)
+        elif tt is ast.Attribute:
+            out.append(t.attr)
+        elif tt is ast.Subscript:
+            stack.append(t.value)
+        elif tt in (ast.Tuple, ast.List):
+            stack.extend(t.elts)
+        elif tt is ast.Starred:
+            stack.append(t.value)
+    return out
+
+
+def _strings_reaching(calls: list, binds: dict[str, list]) -> str:
+    """Every string constant that may flow into the arguments of ``calls``, each in quotes on its own line:
+    the constants in the arguments, and, transitively, in every expression bound anywhere in the file to a
+    name or attribute name used there (scopes and order ignored), in every call that may change it
+    (``cmd.append(...)``), and in the process environment's changes (``os.environ[...] = ``, ``putenv``), which a
+    shell command may expand.  An over-approximation of what the Python frontend evaluates for a command:
+    it follows only bindings in the file (a parameter, an import, a call's result are unknown to it)."""
+    seen: set[int] = set()
+    names_seen: set[str] = set()
+    out: list[str] = []
+    todo = [a for c in calls for a in (*c.args, *(kw.value for kw in c.keywords))]
+    todo.extend(binds.get("environ", ()))
+    names_seen.add("environ")
+    while todo:
+        root = todo.pop()
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        for node in ast.walk(root):
+            t = type(node)
+            if t is ast.Constant:
+                v = node.value
+                if type(v) is str:
+                    out.append(f'"{v}"')
+                elif type(v) is bytes:
+                    out.append(f'"{v.decode("latin-1")}"')
+                continue
+            name = node.id if t is ast.Name else node.attr if t is ast.Attribute else None
+            if name is not None and name not in names_seen:
+                names_seen.add(name)
+                todo.extend(binds.get(name, ()))
+    return "\n".join(out)
 
 
 def _py_call_kind(func, imports: dict[str, set[str]], sglang_star: bool) -> str | None:
@@ -394,8 +470,6 @@ def _py_call_kind(func, imports: dict[str, set[str]], sglang_star: bool) -> str 
     more than once counts under each of its imports, and a local definition
     does not hide an import.
     """
-    import ast
-
     parts = []
     node = func
     while type(node) is ast.Attribute:

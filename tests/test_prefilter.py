@@ -265,6 +265,12 @@ def test_the_tree_test_passes_every_python_launch():
     "popen_launch_server('m', 'u', other_args=['--kv-cache-dtype', 'nvfp4'])\n",
     "def run(cmd):\n    pass\nrun('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
     "from fabric import Connection\nConnection('h').run('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
+    # a command call whose arguments no SGLang command reaches, in a file that spells one elsewhere
+    # (SGLang's multimodal_gen/test/unit/test_server_args.py: 167 KB that libcst parsed for nothing)
+    "import subprocess, sys\nfrom unittest.mock import patch\nfrom sglang.x import y\n"
+    "for module in ('sglang.a', 'sglang.b'):\n    subprocess.run([sys.executable, '-c', f'import {module}'])\n"
+    "with patch.object(sys, 'argv', ['sglang', 'serve', '--config', 'c.yaml']):\n    pass\n",
+    "import os\nCMD = 'sglang serve --kv-cache-dtype nvfp4'\nos.system('ls -l')\n",
 ])
 def test_the_tree_test_rejects_mentions(text):
     assert not python_may_launch(text)
@@ -280,6 +286,23 @@ def test_the_tree_test_rejects_mentions(text):
     "from subprocess import Popen as P\nP(['python', '-m', 'sglang.launch_server', '--kv-cache-dtype', 'nvfp4'])\n",
     "import os\nos.system('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
     "get_ipython().system('python -m sglang.launch_server --kv-cache-dtype nvfp4')\n",
+    # a command built where the call does not show it: the frontend follows bindings in the file
+    "import subprocess\ncmd = ['python', '-m']\ncmd += ['sglang.launch_server']\ncmd.append('--kv-cache-dtype')\n"
+    "subprocess.run(cmd)\n",
+    "import subprocess\ncmd = []\ncmd.extend(['sglang', 'serve', '--kv-cache-dtype', 'nvfp4'])\nsubprocess.run(cmd)\n",
+    "import subprocess\nclass S:\n    BIN = 'sglang'\n    def run(self):\n"
+    "        subprocess.Popen([self.BIN, 'serve', '--kv-cache-dtype', 'fp4_e2m1'])\n",
+    "import subprocess\nclass S:\n    def __init__(self):\n        self.cmd = 'python -m sglang.launch_server'\n"
+    "    def run(self):\n        subprocess.run(self.cmd + ' --kv-cache-dtype nvfp4', shell=True)\n",
+    "import subprocess\nfor m in ['sglang.launch_server']:\n"
+    "    subprocess.run(['python', '-m', m, '--kv-cache-dtype', 'fp4_e2m1'])\n",
+    "import os\nparts = ['sglang', 'serve']\nos.system(' '.join(parts) + ' --kv-cache-dtype fp4_e2m1')\n",
+    "import os\nB = 'sglang'\nos.system(f'{B} serve --kv-cache-dtype fp4_e2m1')\n",
+    "import os\nos.environ['SERVE'] = 'python -m sglang.launch_server'\nos.system('$SERVE --kv-cache-dtype nvfp4')\n",
+    "import os\nos.environ.update(S='sglang serve')\nos.system('$S --kv-cache-dtype nvfp4')\n",
+    "import os, subprocess\nsubprocess.run('$S --kv-cache-dtype nvfp4', shell=True, env={'S': 'sglang serve'})\n",
+    "import subprocess\nwith open('x') as f, subprocess.Popen(['sglang', 'serve', '--kv-cache-dtype', 'nvfp4']):\n"
+    "    pass\n",
 ])
 def test_the_tree_test_passes_calls_through_imports(text):
     assert python_may_launch(text)
@@ -307,6 +330,36 @@ def test_the_tree_test_passes_every_python_file_where_the_frontend_sees_an_optio
             seen += 1
             assert python_may_launch(text), name
     assert seen >= 10
+
+
+@pytest.mark.parametrize("path", FIXTURES_WITH_FINDINGS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_the_tree_test_changes_no_findings(path, monkeypatch, tmp_path):
+    """Every stage of the filter at once, wherever Python is scanned (files, Markdown fences, notebook cells,
+    Python run from shell): with the syntax-tree screen, a fixture with findings reports exactly what it
+    reports when the screen lets everything through (``kv4lint check`` with the snapshot's options)."""
+    from kv4lint import prefilter
+    from kv4lint.cli import main
+
+    answers = []
+
+    def screen(text, tree=None, real=prefilter.python_may_launch):
+        answers.append(real(text, tree))
+        return answers[-1]
+
+    def findings():
+        out = tmp_path / "out.json"
+        main(["check", "--format", "json", "--isolated", "--jobs", "1", "--no-cache", "--exit-zero",
+              "--output-file", str(out), *snapshots.read(path).args, str(path)])
+        return [(f["line"], f["column"], f["code"], f["message"]) for f in json.loads(out.read_text())["findings"]]
+
+    monkeypatch.setattr(prefilter, "python_may_launch", screen)
+    with_screen = findings()
+    monkeypatch.setattr(prefilter, "python_may_launch", lambda text, tree=None: True)
+    without = findings()
+    assert without, path  # the fixture's findings (its snapshot has some)
+    assert with_screen == without
+    if path.suffix == ".py":
+        assert answers and answers[0], "a Python fixture with findings passes the screen"
 
 
 def test_the_tree_test_lets_the_frontend_judge_what_ast_cannot_parse():

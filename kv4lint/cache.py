@@ -27,7 +27,7 @@ import os
 import sys
 import tempfile
 import time
-from importlib.util import find_spec
+from importlib.machinery import PathFinder  # loaded at start-up by Python itself
 
 from kv4lint import model
 from kv4lint.version import __version__
@@ -68,13 +68,28 @@ def code_fingerprint() -> str:
                              .encode())
         for module in PARSERS:
             try:
-                origin = find_spec(module).origin
+                origin = _origin(module)
                 st = os.stat(origin)
                 h.update(f"{module}={origin}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
             except (ImportError, AttributeError, TypeError, ValueError, OSError):
                 h.update(f"{module}=-\0".encode())
         _fingerprint = h.hexdigest()
     return _fingerprint
+
+
+def _origin(module: str) -> str | None:
+    """The file a module would be loaded from, found without importing it or its parent packages
+    (``importlib.util.find_spec("ruamel.yaml")`` imports ``ruamel``)."""
+    spec, name = None, ""
+    for part in module.split("."):
+        name = f"{name}.{part}" if name else part
+        path = None if spec is None else list(spec.submodule_search_locations or ())
+        if spec is not None and not path:
+            return None
+        spec = PathFinder.find_spec(name, path)
+        if spec is None:
+            return None
+    return spec.origin
 
 
 def signature(path: str) -> list | None:
@@ -153,6 +168,23 @@ def _store(entry_path: str, result: model.ScanResult) -> None:
     _write(entry_path, json.dumps({"format": FORMAT, "result": encode(result)}, separators=(",", ":")))
 
 
+def _unchanged(depends) -> bool:
+    """Whether every file of ``depends`` ([path, signature] pairs) is as recorded."""
+    return all(signature(p) == sig for p, sig in depends)
+
+
+def _signatures(paths: list[str], now: int) -> list | None:
+    """[path, signature] of each of ``paths``; None when one changed just now (maybe again within the
+    timestamps' resolution: not to be trusted)."""
+    out = []
+    for p in dict.fromkeys(paths):
+        sig = signature(p)
+        if sig is not None and now - max(sig[2], sig[3]) < RACY_S * 1e9:
+            return None
+        out.append([p, sig])
+    return out
+
+
 def _write(path: str, data: str) -> None:
     """Write ``path`` whole or not at all (a reader never sees half of it, Ctrl-C leaves no temporary file)."""
     from kv4lint.writer import signals_held  # a cached run over an unchanged tree writes nothing
@@ -182,7 +214,7 @@ def _write_held(path: str, data: str) -> None:
 
 
 class FileIndex:
-    """Files of a directory walk that held nothing to report, keyed by their ``stat`` signature.
+    """Files of a directory walk and what they held, keyed by their ``stat`` signature.
 
     A second ``kv4lint check .`` over an unchanged tree need not even read
     the files that held no launch (99 % of a repository): a file whose
@@ -195,20 +227,33 @@ class FileIndex:
     settings act on launches), and that depend on nothing but the file.  An
     index written by other code (see :func:`code_fingerprint`) is ignored.
     A file changed within ``RACY_S`` before the walk is not recorded.
+
+    With ``reuse_reports`` (``kv4lint check``), the index also holds the whole report of a file that held
+    launches, findings or not, with a digest of the settings it was judged with (:func:`settings_key`: each
+    file has its own, from the nearest configuration) and the files the report read besides it
+    (``--config`` files, the files its settings are sourced from, a model's ``config.json``:
+    :mod:`kv4lint.depends`) with their signatures: a second run over an unchanged tree then opens no file
+    and imports no parser.  Such a record is used only under the same settings, and while every file it read
+    is unchanged.
     """
 
-    def __init__(self, directory: str, roots: list[str]):
+    def __init__(self, directory: str, roots: list[str], *, reuse_reports: bool = False):
         h = hashlib.sha256("\0".join([os.getcwd(), *roots]).encode("utf-8", "surrogatepass")).hexdigest()
         self.path = os.path.join(directory, "index", h[:32] + ".json")
         self.started = time.time_ns()
+        self.reuse_reports = reuse_reports
         self.old: dict[str, list] = {}
         self.new: dict[str, list] = {}
+        self.old_reports: dict[str, list] = {}
+        self.new_reports: dict[str, list] = {}
         try:
             with open(self.path, encoding="utf-8") as f:
                 entry = json.load(f)
             if isinstance(entry, dict) and entry.get("code") == code_fingerprint() \
                     and isinstance(entry.get("files"), dict):
                 self.old = entry["files"]
+                if reuse_reports and isinstance(entry.get("reports"), dict):
+                    self.old_reports = entry["reports"]
         except Exception:  # noqa: BLE001 - the cache must never stop a run
             pass
 
@@ -227,16 +272,62 @@ class FileIndex:
         if st is not None and self.started - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_S * 1e9:
             self.new[path] = [*_signature(st), language]
 
-    def save(self) -> None:
-        if self.new == self.old:
+    def report(self, path: str, language: str | None, st: os.stat_result | None, key: str | None) -> dict | None:
+        """The fields of the report recorded for ``path`` (a :class:`kv4lint.runner.FileReport`) when the
+        file, its settings (``key``: :func:`settings_key`) and every file the report read are unchanged."""
+        rec = self.old_reports.get(path)
+        try:
+            if rec is None or key is None or st is None or rec[0] != _signature(st) or rec[4] != key:
+                return None
+            if language is not None and rec[1] != language:
+                return None
+            if not _unchanged(rec[2]):
+                return None
+            fields = {k: decode(v) for k, v in rec[3].items()}
+        except Exception:  # noqa: BLE001 - a damaged record: read the file
+            return None
+        self.new_reports[path] = rec
+        return dict(fields, path=path, language=rec[1], depends=[p for p, _sig in rec[2]])
+
+    def add_report(self, rep, st: os.stat_result | None, key: str | None) -> None:
+        """Record the report ``rep`` of a file that held launches (no error), judged with the settings
+        ``key``, when the file and what it read are old enough."""
+        if not self.reuse_reports or key is None or st is None or rep.errors or not rep.scanned:
+            return
+        if self.started - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_S * 1e9:
+            return
+        depends = _signatures(rep.depends, self.started)
+        if depends is None:
             return
         try:
-            data = json.dumps({"format": FORMAT, "code": code_fingerprint(), "files": self.new},
-                              separators=(",", ":"))
+            fields = {"findings": encode(rep.findings), "launches": rep.launches, "targets": encode(rep.targets)}
+        except TypeError:
+            return
+        self.new_reports[rep.path] = [_signature(st), rep.language, depends, fields, key]
+
+    def save(self) -> None:
+        if self.new == self.old and self.new_reports == self.old_reports:
+            return
+        try:
+            doc = {"format": FORMAT, "code": code_fingerprint(), "files": self.new}
+            if self.reuse_reports:
+                doc["reports"] = self.new_reports
+            data = json.dumps(doc, separators=(",", ":"))
             mark(os.path.dirname(os.path.dirname(self.path)))
             _write(self.path, data)
         except Exception:  # noqa: BLE001
             pass
+
+
+def settings_key(settings) -> str | None:
+    """A digest of everything in ``settings`` that a report can depend on; None when a report also depends
+    on the machine (``--platform auto``)."""
+    if settings.platform == "auto":
+        return None
+    fields = dataclasses.asdict(settings)
+    fields.pop("cache_dir", None)
+    data = json.dumps(fields, sort_keys=True, default=repr)
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from kv4lint.depends import look
 from kv4lint.regular_file import open_file
 from kv4lint.frontends.sglang_config import config_tokens
 from kv4lint.frontends.yaml_nodes import compose
@@ -49,12 +50,14 @@ def config_token_index(argv: list[Value]) -> int | None:
 
 def _candidates(config_path: str, base_dir: str | None) -> list[str]:
     if os.path.isabs(config_path):
-        return [config_path]
+        return [look(config_path)]
     out = []
     d = os.path.abspath(base_dir or ".")
     top = repository_root(d, or_project=True)
     for _ in range(8):  # the launching file's directory, then its parents up to the repository root
-        out.append(os.path.join(d, config_path))
+        out.append(look(os.path.join(d, config_path)))
+        look(os.path.join(d, ".git"))  # what decides where the search ends (repository_root): a dependency too
+        look(os.path.join(d, "pyproject.toml"))
         if d == top:
             break
         parent = os.path.dirname(d)

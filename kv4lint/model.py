@@ -334,3 +334,4 @@ class FileReport:
     text: Text | None = None  # the decoded file (for the fix engine)
     targets: list[dict] = field(default_factory=list)  # per launch, for --show-target
     scanned: bool = True  # False when skipped before reading (size, not text)
+    depends: list[str] = field(default_factory=list)  # other files the report read (kv4lint.depends)

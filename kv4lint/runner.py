@@ -14,6 +14,7 @@ import os
 from fnmatch import fnmatch
 
 from kv4lint import frontends, internal_error, suppression
+from kv4lint.depends import recording
 from kv4lint.discover import language_of
 from kv4lint.fix import plan
 from kv4lint.launch_configs import attach_configs
@@ -35,9 +36,16 @@ from kv4lint.target import ModelInfo, Target, infer_model, normalise_gpu, normal
 def lint_text(path: str, text: str, settings: Settings, language: str | None = None) -> FileReport:
     """Lint one file's decoded text."""
     language = language or language_of(path, text[:256].encode("utf-8", "replace")) or "shell"
-    rep = FileReport(path, language)
     if not might_launch(text, language):
-        return rep
+        return FileReport(path, language)
+    with recording() as looked_at:  # the files the report reads besides this one (kv4lint.cache.FileIndex)
+        rep = _lint_text(path, text, settings, language)
+    rep.depends = list(dict.fromkeys(looked_at))
+    return rep
+
+
+def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileReport:
+    rep = FileReport(path, language)
     try:
         if settings.cache_dir:
             from kv4lint.cache import cached_scan  # off with --no-cache and in the flake8 plugin

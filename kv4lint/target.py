@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from kv4lint.sglang import releases
 
+from kv4lint.depends import look
 from kv4lint.regular_file import open_file
 from kv4lint.sglang.gpus import GPU_ARCH
 from kv4lint.sglang.models import SpecialModel, recognise_architectures, recognise_path
@@ -178,7 +179,7 @@ def infer_model(model_path: str | None, *, base_dir: str | None = None) -> Model
     if base_dir and not os.path.isabs(model_path):
         candidates.insert(0, os.path.join(base_dir, model_path))
     for cand in candidates:
-        cfg_path = os.path.join(cand, "config.json")
+        cfg_path = look(os.path.join(cand, "config.json"))
         try:
             if os.path.isfile(cfg_path) and os.path.getsize(cfg_path) < 5_000_000:
                 with open_file(cfg_path, "r", encoding="utf-8") as f:

@@ -147,13 +147,13 @@ def test_other_code_does_not_reuse_an_entry(counted, monkeypatch):
 
 def test_a_corrupt_entry_is_ignored(counted):
     (counted.work / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
-    counted()
+    counted("serve.sh")  # named: the parse cache only, no file index
     entries = [p for p in counted.cache_dir.rglob("*.json")]
     assert len(entries) == 1
     entries[0].write_text('{"format": 1, "depends": [], "result": {"@": "ScanResult", "launches": [')
-    assert _codes(counted()) == ["KV401"]
+    assert _codes(counted("serve.sh")) == ["KV401"]
     entries[0].write_text('{"format": 1, "depends": [], "result": {"@": "NotAModelClass"}}')
-    assert _codes(counted()) == ["KV401"]
+    assert _codes(counted("serve.sh")) == ["KV401"]
     assert len(counted.calls) == 3
 
 
@@ -242,9 +242,74 @@ def test_a_second_walk_reads_only_the_files_with_something_to_report(reads):
     assert sorted(reads.calls) == ["docs/mentions.md", "serve.sh"]
     del reads.reads[:]
     second = reads(".")
-    assert reads.reads == ["serve.sh"]
+    assert reads.reads == []  # serve.sh's report (its finding) comes from the index too
     assert second == first and _codes(first) == ["KV401"]
     assert first["files_scanned"] == 5  # tools/data: of no language
+    del reads.reads[:]
+    third = reads(".", "--sglang-version", "0.5.22")  # other settings: the files with launches are read again
+    assert reads.reads == ["serve.sh"] and _codes(third) == ["KV401"]
+
+
+def test_a_second_walk_opens_no_file_and_imports_no_parser(tmp_path):
+    """An unchanged tree: a walk, a stat per file and one read of the index (issue 21)."""
+    import subprocess
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir()
+    _tree(work)
+    (work / "run.py").write_text("import subprocess\nsubprocess.run(['python', '-m', 'sglang.launch_server', "
+                                 "'--model-path', 'Qwen/Qwen3-8B', '--kv-cache-dtype', 'fp4_e2m1'])\n")
+    (work / "notes.md").write_text("```bash\n" + LAUNCH.format("nvfp4") + "```\n")
+    script = (
+        "import builtins, io, json, os, sys\n"
+        "from kv4lint import cache, runner\n"
+        "cache.RACY_S = 0.0\n"  # ctime cannot be aged: trust every signature
+        "from kv4lint.cli import main\n"
+        "args = ['check', '.', '--isolated', '-j', '1', '--format', 'json', '--output-file', sys.argv[2],\n"
+        "        '--cache-dir', sys.argv[1]]\n"
+        "if sys.argv[3] == 'second':\n"
+        "    opened = []\n"
+        "    def _open(path, *a, real=os.open, **k):\n"
+        "        opened.append(str(path))\n"
+        "        return real(path, *a, **k)\n"
+        "    os.open = _open\n"
+        "    io_open = io.open\n"
+        "    def _io_open(path, *a, **k):\n"
+        "        opened.append(str(path))\n"
+        "        return io_open(path, *a, **k)\n"
+        "    builtins.open = _io_open\n"
+        "main(args)\n"
+        "if sys.argv[3] == 'second':\n"
+        "    parsers = sorted(m for m in sys.modules if m.split('.')[0] in\n"
+        "                     ('libcst', 'tree_sitter', 'tree_sitter_bash', 'ruamel', 'markdown_it', 'nbformat'))\n"
+        "    here = os.path.abspath('.') + os.sep\n"
+        "    print(json.dumps({'parsers': parsers, 'opened': [p for p in opened  # .gitignore: part of the walk\n"
+        "                      if os.path.abspath(p).startswith(here) and os.path.basename(p) != '.gitignore']}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KV4LINT")}
+    outs = []
+    for run in ("first", "second"):
+        out = tmp_path / f"{run}.json"
+        cp = subprocess.run([sys.executable, "-c", script, str(tmp_path / "cache"), str(out), run], cwd=work,
+                            capture_output=True, text=True, env=env, timeout=300)
+        assert cp.returncode == 0, cp.stderr
+        outs.append(json.loads(out.read_text()))
+    seen = json.loads(cp.stdout.strip().splitlines()[-1])
+    assert seen == {"parsers": [], "opened": []}
+    assert outs[1] == outs[0]
+    assert sorted({f["path"] for f in outs[0]["findings"]}) == ["run.py", "serve.sh"]  # notes.md: a launch, no finding
+
+
+def test_a_reported_launch_is_judged_again_when_its_model_config_changes(counted):
+    model = counted.work / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
+    (counted.work / "serve.sh").write_text("python -m sglang.launch_server --model-path ./model --kv-cache-dtype nvfp4\n")
+    assert _codes(counted(".", "--gpu", "b200")) == []  # an MHA model: nvfp4 works on Blackwell
+    assert _codes(counted(".", "--gpu", "b200")) == []  # the launch's report, from the index
+    (model / "config.json").write_text(json.dumps({"architectures": ["DeepseekV3ForCausalLM"]}))
+    assert _codes(counted(".", "--gpu", "b200")) == ["KV401"]  # MLA: trtllm_mla refuses it
 
 
 def test_an_edited_file_is_read_again_even_with_its_old_size_and_time(reads):
@@ -259,7 +324,7 @@ def test_an_edited_file_is_read_again_even_with_its_old_size_and_time(reads):
     assert p.stat().st_size == st.st_size and p.stat().st_ino == st.st_ino
     del reads.reads[:]
     doc = reads(".")
-    assert sorted(reads.reads) == ["plain.py", "serve.sh"]
+    assert sorted(reads.reads) == ["plain.py"]
     assert sorted(f["path"] for f in doc["findings"]) == ["plain.py", "serve.sh"]
 
 

@@ -63,11 +63,13 @@ def quiet(ns: argparse.Namespace) -> int:
 # Discovery and linting
 
 
-def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult, list]:
+def collect(ns: argparse.Namespace, resolver: ConfigResolver, *,
+            reuse_reports: bool = False) -> tuple[RunResult, list]:
     """Discover and lint every file named; returns the run result and the per-file reports.
 
     A named path that does not exist is a usage error (``RunResult.usage_errors``); the other
-    paths are still checked.
+    paths are still checked.  ``reuse_reports``: a file's report may come from the file index without
+    its text (``check`` only: the fix engine and --add-suppressions need the text).
     """
     result = RunResult(root=os.getcwd())
     force = bool(ns.force_exclude)
@@ -105,7 +107,7 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver) -> tuple[RunResult
     if cache_dir and any(os.path.isdir(p) for p in paths):  # a walk, not files named (pre-commit)
         from kv4lint.cache import FileIndex
 
-        index = FileIndex(cache_dir, list(paths))
+        index = FileIndex(cache_dir, list(paths), reuse_reports=reuse_reports)
     with Progress(len(files), enabled=False if quiet(ns) else None) as prog:
         reports = lint_files(files, per_file, index, ns.jobs, prog.advance)
     for rep, s in zip(reports, per_file):
@@ -144,15 +146,27 @@ def lint_files(files, settings, index, jobs: int, progress) -> list:
     per_file = [settings] * len(files) if isinstance(settings, Settings) else list(settings)
     if index is None:
         return lint_many([(c.path, c.language) for c in files], per_file, jobs=jobs, progress=progress)
+    from kv4lint.cache import settings_key  # the index is there: kv4lint.cache is loaded already
+
+    keys: dict[int, str | None] = {}  # id(settings) -> settings_key: files of one configuration share one
+
+    def key(i: int) -> str | None:
+        s = per_file[i]
+        if id(s) not in keys:
+            keys[id(s)] = settings_key(s)
+        return keys[id(s)]
+
     reports: list = [None] * len(files)
     todo = []
     for i, c in enumerate(files):
         lang = False if c.stat is None or c.stat.st_size > per_file[i].max_file_bytes else \
             index.known(c.path, c.language, c.stat)
-        if lang is False:
-            todo.append(i)
-        else:
+        if lang is not False:
             reports[i] = FileReport(c.path, lang, scanned=lang is not None)
+        elif index.reuse_reports and (old := index.report(c.path, c.language, c.stat, key(i))) is not None:
+            reports[i] = FileReport(**old)
+        else:
+            todo.append(i)
     if len(todo) < len(files):
         progress(len(files) - len(todo))
     for i, rep in zip(todo, lint_many([(files[i].path, files[i].language) for i in todo],
@@ -160,6 +174,8 @@ def lint_files(files, settings, index, jobs: int, progress) -> list:
         reports[i] = rep
         if is_empty(rep) or (not rep.scanned and rep.language is None and not rep.errors):
             index.add(files[i].path, rep.language, files[i].stat)
+        elif index.reuse_reports and (rep.launches or rep.findings):
+            index.add_report(rep, files[i].stat, key(i))
     index.save()
     return reports
 
@@ -262,7 +278,7 @@ def exit_status(ns: argparse.Namespace, result: RunResult, *, changed: bool = Fa
 
 def run_check(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
     """``kv4lint check`` over the paths named (standard input: :mod:`kv4lint.cli.stdin`)."""
-    result, _ = collect(ns, resolver)
+    result, _ = collect(ns, resolver, reuse_reports=not getattr(ns, "add_suppressions", False))
     note_versions(resolver, result)
     if getattr(ns, "add_suppressions", False):
         from kv4lint.suppress import add_suppressions

@@ -233,3 +233,45 @@ def test_flake8_reports_each_fixtures_expected_findings(path):
     cp = flake8(*to_flake8_args(args), str(path))
     assert cp.returncode == (1 if expected else 0), cp.stdout + cp.stderr
     assert [(ln, col, code) for _p, ln, col, code in flake8_lines(cp.stdout)] == sorted(expected)
+
+
+@pytest.mark.conformance
+def test_the_plugin_agrees_with_kv4lint_check_on_sglangs_own_sources(monkeypatch):
+    """SGLang 0.5.23's own Python files (the hard tree: most name sglang and its KV cache options): the plugin,
+    on flake8's syntax tree, reports what ``kv4lint check`` reports with every syntax-tree screen switched off,
+    and hands kv4lint's frontend only the files that hold a launch."""
+    import ast
+    import zipfile
+
+    from conformance.wheels import wheel_path
+    from kv4lint import prefilter, runner
+    from kv4lint.prefilter import might_launch
+    from kv4lint.settings import Settings
+
+    with zipfile.ZipFile(wheel_path("0.5.23")) as z:
+        files = {n: z.read(n).decode("utf-8", "replace") for n in z.namelist() if n.endswith(".py")}
+    assert len(files) > 2000
+    linted = []
+    real_lint_text = runner.lint_text
+
+    def lint_text(path, *args, **kw):
+        linted.append(path)
+        return real_lint_text(path, *args, **kw)
+
+    def plugin(name: str, text: str) -> list[tuple[int, int, str]]:
+        lines = text.splitlines(keepends=True)
+        tree = ast.parse(text) if might_launch(text, "python") else None  # flake8's tree; unused before this test
+        return [(ln, col, msg) for ln, col, msg, _ in Plugin(tree, lines, name).run()]
+
+    monkeypatch.setattr(runner, "lint_text", lint_text)
+    got = {n: plugin(n, t) for n, t in files.items()}
+    monkeypatch.setattr(runner, "lint_text", real_lint_text)
+    monkeypatch.setattr(prefilter, "python_may_launch", lambda text, tree=None: True)
+    truth, launches = {}, []
+    for n, t in files.items():
+        rep = real_lint_text(n, t, Settings(), language="python")
+        truth[n] = [(f.start.line, f.start.column - 1, f"{f.code} {f.message}") for f in rep.findings]
+        if rep.launches:
+            launches.append(n)
+    assert got == truth
+    assert sorted(linted) == sorted(launches) and len(launches) >= 4, (linted, launches)

@@ -53,6 +53,18 @@ TARGETS = {  # issue 8
     "single_file_wall_s": 0.3,
 }
 
+# Issue 21: the hard tree (SGLang's own sources), against grep with the issue's own pattern.
+ISSUE21_PATTERN = "sglang|ServerArgs|kv_cache_dtype|kv-cache-dtype"
+ISSUE21_TARGETS = {
+    "cold_sglang_over_grep": 10.0,  # kv4lint check --no-cache tree/sglang-src / grep (min / min)
+    "warm_sglang_over_grep": 2.0,  # the same with the cache of an earlier run
+    "flake8_j1_cpu_with_over_without": 1.05,  # flake8 --select E9 -j1, child CPU (min / min), 160-file sample
+    "cold_stdlib_over_grep": 2.5,  # kv4lint check --no-cache tree/stdlib / grep
+    "single_file_wall_s": 0.3,
+}
+ISSUE21_CASES = ("grep21:sglang", "kv4lint:sglang", "kv4lint:sglang:cached", "grep21:stdlib", "kv4lint:stdlib",
+                 "flake8-j1-without:sglang", "flake8-j1-with:sglang")
+
 try:
     import kv4lint
     from kv4lint.discover import DEFAULT_EXCLUDES, discover, excluded, language_of
@@ -193,13 +205,14 @@ def tree_stats(tree: Path) -> tuple[dict, list[str], list[str], list[str]]:
     return stats, candidates, py_candidates, paths
 
 
-def flake8_tree(out: Path, tree: Path, candidates: list[str], target: int) -> tuple[Path, dict]:
+def flake8_tree(out: Path, tree: Path, candidates: list[str], target: int,
+                name: str = "flake8-tree") -> tuple[Path, dict]:
     """A sample of the tree's Python files for the flake8 cases (flake8 itself is ~100x slower than kv4lint).
 
     Every k-th pre-filter candidate and every k-th other Python file (about ``target`` files), so that the
     sample has the tree's share of files the plugin must parse; hard-linked, rebuilt on every run.
     """
-    dest = out / "flake8-tree"
+    dest = out / name
     if dest.exists():
         shutil.rmtree(dest)
     py = sorted(str(p) for p in tree.rglob("*.py"))
@@ -216,7 +229,8 @@ def flake8_tree(out: Path, tree: Path, candidates: list[str], target: int) -> tu
         except OSError:
             shutil.copyfile(src, d)
     return dest, {"files": len(chosen), "every_kth": k, "bytes": sum(os.path.getsize(c) for c in chosen),
-                  "candidates": len(in_cand[k // 2::k])}
+                  "candidates": len(in_cand[k // 2::k]),
+                  "candidate_files": [os.path.relpath(c, tree) for c in in_cand[k // 2::k]]}
 
 
 PLUGIN_SNIPPET = textwrap.dedent("""
@@ -311,9 +325,10 @@ def flake8_plugins(python: str) -> str:
 
 class Case:
     def __init__(self, name: str, cmd: list[str], *, cwd: str | None = None, env: dict | None = None,
-                 ok_codes=(0,), note: str = "", files: int | None = None):
+                 ok_codes=(0,), note: str = "", files: int | None = None, per_rep: int = 1):
         self.name, self.cmd, self.cwd, self.env, self.ok_codes, self.note = name, cmd, cwd, env, ok_codes, note
         self.files = files
+        self.per_rep = per_rep  # runs per repetition (cheap or noisy cases: more samples)
         self.wall: list[float] = []
         self.cpu: list[float] = []
         self.error: str | None = None
@@ -461,6 +476,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per command (default 1800)")
     ap.add_argument("--flake8-files", type=int, default=600,
                     help="Python files in the flake8 sample (default 600; flake8 is slow); 0: the whole tree")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="also run issue 21's kv4lint and flake8-with cases from this source directory (e.g. "
+                         "`git archive main kv4lint | tar -x -C DIR`), interleaved with the others: before/after "
+                         "in one run")
     ap.add_argument("--src", help="run kv4lint from this source directory (prepended to PYTHONPATH), e.g. to "
                     "compare a patched copy with the installed one")
     ns = ap.parse_args(argv)
@@ -468,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(ns.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     only = set(ns.only.split(",")) if ns.only else None
+    if only and "issue21" in only:
+        only |= {*ISSUE21_CASES, "single-file"}
 
     def wanted(name: str) -> bool:
         return only is None or name in only or name.replace("-j" + str(ns.jobs), "-jN") in only
@@ -526,6 +547,9 @@ def main(argv: list[str] | None = None) -> int:
             cases.append(Case(f"kv4lint-j{jobs}:stdlib", kv4 + sub_opts + cold + ["-j", str(jobs)], env=env_py,
                               files=n_sub))
 
+    issue21 = issue21_cases(ns, out, tree, candidates, kv4, check_opts, env_py, env_c, wanted)
+    cases.extend(issue21["cases"])
+
     venv_info = {}
     if only is None or only & {"flake8-without", "flake8-with", "ruff"}:
         venv, why = tools_venv(out)
@@ -560,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     single = None
     if wanted("single-file"):
         single = Case("single-file", kv4 + ["check", str(launch), "--exit-zero", "--no-cache"], cwd=str(ROOT),
-                      env=env_py, note=f"pre-commit case, no cache: "
+                      env=env_py, per_rep=3, note=f"pre-commit case, no cache: "
                                        f"{launch.relative_to(ROOT) if launch.is_relative_to(ROOT) else launch}")
         cases.append(single)
         python_floor = Case("python-startup", [sys.executable, "-c", "pass"], env=env_py, note="python -c pass")
@@ -577,10 +601,8 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(reps):
         log(f"repetition {i + 1}/{reps} ...")
         for c in cases:
-            c.run_once(ns.timeout)
-            if c is single:  # cheap and noisy: more samples
-                for _ in range(2):
-                    c.run_once(ns.timeout)
+            for _ in range(c.per_rep):
+                c.run_once(ns.timeout)
 
     plugin = None
     if wanted("flake8-with"):
@@ -633,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
         "single_file_wall_min_s": results.get("single-file", {}).get("min_s"),
     }
     verdict = {k: (None if ratios.get(k) is None else ratios[k] <= v) for k, v in TARGETS.items()}
+    ratios21 = issue21_ratios(results)
 
     doc = {
         "when": _dt.datetime.now().isoformat(timespec="seconds"),
@@ -649,6 +672,10 @@ def main(argv: list[str] | None = None) -> int:
         "ratios": ratios,
         "targets": TARGETS,
         "targets_met": verdict,
+        "issue21": {"info": issue21["info"], "ratios": ratios21, "targets": ISSUE21_TARGETS,
+                    "baseline_ratios": issue21_ratios(results, "@baseline") if ns.baseline else None,
+                    "targets_met": {k: (None if ratios21.get(k) is None else ratios21[k] <= v)
+                                    for k, v in ISSUE21_TARGETS.items()}},
     }
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     res_path = out / f"results-{stamp}.json"
@@ -656,6 +683,111 @@ def main(argv: list[str] | None = None) -> int:
     report(doc, jn)
     print(f"\nresults: {res_path}")
     return 0
+
+
+def issue21_cases(ns, out: Path, tree: Path, candidates: list[str], kv4: list[str], check_opts: list[str],
+                  env_py: dict, env_c: dict, wanted) -> dict:
+    """The cases of issue 21's four ratios: SGLang's own sources (``tree/sglang-src``) cold and warm, and the
+    standard library cold, each against ``grep -rlE ISSUE21_PATTERN`` on the same directory; flake8
+    ``--select E9 -j1`` with and without kv4lint on a 160-file sample of SGLang's sources (child CPU time)."""
+    sg, std = tree / "sglang-src", tree / "stdlib"
+    cases: list[Case] = []
+    info: dict = {"pattern": ISSUE21_PATTERN}
+    if ns.tree or not sg.is_dir():
+        return {"cases": cases, "info": dict(info, skipped="no tree/sglang-src (--tree given)")}
+    # kv4lint as a user types it: default jobs (all cores).
+    opts = ["--isolated", "--exit-zero", "--format", "json", "--output-file", os.devnull]
+    cache_dir = out / "cache-issue21"
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    for sub, tag in ((sg, "sglang"), (std, "stdlib")):
+        if not sub.is_dir():
+            continue
+        if wanted(f"grep21:{tag}"):
+            cases.append(Case(f"grep21:{tag}", ["grep", "-rlE", ISSUE21_PATTERN, str(sub)], env=env_c,
+                              ok_codes=(0, 1), note=f"tree/{sub.name}, the issue's pattern (LC_ALL=C)"))
+        if wanted(f"kv4lint:{tag}"):
+            cases.append(Case(f"kv4lint:{tag}", kv4 + ["check", str(sub), *opts, "--no-cache"], env=env_py,
+                              note=f"tree/{sub.name}, no cache, default jobs"))
+    if wanted("kv4lint:sglang:cached"):
+        cases.append(Case("kv4lint:sglang:cached", kv4 + ["check", str(sg), *opts, "--cache-dir", str(cache_dir)],
+                          env=env_py, note="tree/sglang-src, the cache of an earlier run (the warm-up round)"))
+    if wanted("flake8-j1-without:sglang") or wanted("flake8-j1-with:sglang"):
+        venv, why = tools_venv(out)
+        sg_cands = [c for c in candidates if c.startswith(str(sg) + os.sep)]
+        f8_tree, f8_info = flake8_tree(out, sg, sg_cands, 160, name="flake8-tree-sglang")
+        info["flake8_sample"] = {"path": str(f8_tree), **f8_info}
+        f8 = ["-m", "flake8", "--isolated", "--select", "E9", "-j", "1", "."]
+        per_rep = -(-7 // max(1, ns.reps if not ns.quick else 2))  # at least 7 samples: CPU min of 7
+        if venv is None:
+            info["flake8_without"] = f"no venv without kv4lint: {why}"
+        elif wanted("flake8-j1-without:sglang"):
+            cases.append(Case("flake8-j1-without:sglang", [str(venv / "bin" / "python"), *f8], cwd=str(f8_tree),
+                              env=env_py, ok_codes=(0, 1), per_rep=per_rep,
+                              note="flake8 --select E9 -j1, venv without kv4lint"))
+        if wanted("flake8-j1-with:sglang"):
+            cases.append(Case("flake8-j1-with:sglang", [sys.executable, *f8], cwd=str(f8_tree), env=env_py,
+                              ok_codes=(0, 1), per_rep=per_rep, note="flake8 --select E9 -j1, with kv4lint"))
+    if ns.baseline:
+        base_env = dict(env_py, PYTHONPATH=os.pathsep.join(
+            [str(Path(ns.baseline).resolve())] + ([env_py["PYTHONPATH"]] if env_py.get("PYTHONPATH") else [])))
+        info["baseline"] = str(Path(ns.baseline).resolve())
+        for c in list(cases):
+            if c.name.startswith(("kv4lint:", "flake8-j1-with:")):
+                cmd = c.cmd
+                if c.name == "kv4lint:sglang:cached":
+                    cmd = [x if x != str(cache_dir) else str(cache_dir) + "-baseline" for x in cmd]
+                cases.append(Case(c.name + "@baseline", cmd, cwd=c.cwd, env=base_env, ok_codes=c.ok_codes,
+                                  per_rep=c.per_rep, note=c.note + ", baseline source"))
+    return {"cases": cases, "info": info}
+
+
+def issue21_ratios(results: dict, suffix: str = "") -> dict:
+    def r(a: str, b: str, key: str = "min_s") -> float | None:
+        x, y = results.get(a, {}).get(key), results.get(b, {}).get(key)
+        return x / y if x and y else None
+
+    x = suffix
+    return {
+        "cold_sglang_over_grep": r("kv4lint:sglang" + x, "grep21:sglang"),
+        "cold_sglang_over_grep_median": r("kv4lint:sglang" + x, "grep21:sglang", "median_s"),
+        "warm_sglang_over_grep": r("kv4lint:sglang:cached" + x, "grep21:sglang"),
+        "warm_sglang_over_grep_median": r("kv4lint:sglang:cached" + x, "grep21:sglang", "median_s"),
+        "flake8_j1_cpu_with_over_without": r("flake8-j1-with:sglang" + x, "flake8-j1-without:sglang", "cpu_min_s"),
+        "flake8_j1_cpu_with_over_without_median": r("flake8-j1-with:sglang" + x, "flake8-j1-without:sglang",
+                                                    "cpu_median_s"),
+        "cold_stdlib_over_grep": r("kv4lint:stdlib" + x, "grep21:stdlib"),
+        "cold_stdlib_over_grep_median": r("kv4lint:stdlib" + x, "grep21:stdlib", "median_s"),
+        "single_file_wall_s": None if x else results.get("single-file", {}).get("median_s"),
+    }
+
+
+def report_issue21(doc: dict) -> None:
+    ra = doc.get("issue21", {}).get("ratios")
+    if not ra or all(v is None for v in ra.values()):
+        return
+    info = doc["issue21"]["info"]
+    print(f"\nissue 21 (grep -rlE {info['pattern']!r}, LC_ALL=C, on the same directory; min / min, "
+          f"median / median in brackets)")
+    names = {
+        "cold_sglang_over_grep": "cold, SGLang sources / grep",
+        "warm_sglang_over_grep": "warm (second run) / grep",
+        "flake8_j1_cpu_with_over_without": "flake8 -j1 CPU with / without",
+        "cold_stdlib_over_grep": "cold, stdlib / grep",
+        "single_file_wall_s": "single launch script (s, median)",
+    }
+    base = doc["issue21"].get("baseline_ratios")
+    for key, label in names.items():
+        x, m = ra.get(key), ra.get(key + "_median")
+        t = ISSUE21_TARGETS[key]
+        verdict = "-" if x is None else ("met" if x <= t else "MISSED")
+        b = (base or {}).get(key)
+        print(f"  {label:36} {'-' if x is None else f'{x:.2f}'}"
+              f"{'' if m is None else f' ({m:.2f})'}   target <= {t}: {verdict}"
+              + ("" if b is None else f"   baseline {b:.2f} ({base.get(key + '_median') or 0:.2f})"))
+    f8 = info.get("flake8_sample")
+    if f8:
+        print(f"  flake8 sample: {f8['files']} files of tree/sglang-src (every {f8['every_kth']}th), pre-filter "
+              f"candidates in it: {', '.join(f8['candidate_files']) or 'none'}")
 
 
 def _plugin_estimate(results: dict) -> float | None:
@@ -727,8 +859,9 @@ def report(doc: dict, jn: str) -> None:
         pk = ", ".join(f"{k} {v:.0f}" for k, v in list(imp["by_package_ms"].items())[:8])
         print(f"  importtime {key}: {imp['total_ms']:.0f} ms of imports; by package (ms): {pk}; "
               f"third-party: {', '.join(imp['third_party_imported']) or 'none'}")
+    report_issue21(doc)
     met = doc["targets_met"]
-    print("\ntargets: " + ", ".join(f"{k} {'met' if v else ('MISSED' if v is False else 'not measured')}"
+    print("\ntargets (issue 8): " + ", ".join(f"{k} {'met' if v else ('MISSED' if v is False else 'not measured')}"
                                     for k, v in met.items()))
 
 

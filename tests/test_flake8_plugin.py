@@ -266,7 +266,10 @@ def test_the_plugin_agrees_with_kv4lint_check_on_sglangs_own_sources(monkeypatch
     monkeypatch.setattr(runner, "lint_text", lint_text)
     got = {n: plugin(n, t) for n, t in files.items()}
     monkeypatch.setattr(runner, "lint_text", real_lint_text)
-    monkeypatch.setattr(prefilter, "python_may_launch", lambda text, tree=None: True)
+    import kv4lint.frontends.python  # noqa: F401 - loaded, so that its binding is found
+    for m in [m for m in list(sys.modules.values())
+              if getattr(m, "python_may_launch", None) is prefilter.python_may_launch]:
+        monkeypatch.setattr(m, "python_may_launch", lambda text, tree=None: True)
     truth, launches = {}, []
     for n, t in files.items():
         rep = real_lint_text(n, t, Settings(), language="python")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -352,9 +353,16 @@ def test_the_tree_test_changes_no_findings(path, monkeypatch, tmp_path):
               "--output-file", str(out), *snapshots.read(path).args, str(path)])
         return [(f["line"], f["column"], f["code"], f["message"]) for f in json.loads(out.read_text())["findings"]]
 
-    monkeypatch.setattr(prefilter, "python_may_launch", screen)
+    def use(fn):  # wherever the screen is bound (``from kv4lint.prefilter import python_may_launch``)
+        for m in holders:
+            monkeypatch.setattr(m, "python_may_launch", fn)
+
+    import kv4lint.frontends.python  # noqa: F401 - loaded, so that its binding is found
+    holders = [m for m in list(sys.modules.values())
+               if getattr(m, "python_may_launch", None) is prefilter.python_may_launch]
+    use(screen)
     with_screen = findings()
-    monkeypatch.setattr(prefilter, "python_may_launch", lambda text, tree=None: True)
+    use(lambda text, tree=None: True)
     without = findings()
     assert without, path  # the fixture's findings (its snapshot has some)
     assert with_screen == without

@@ -337,7 +337,7 @@ def python_may_launch(text: str, tree=None) -> bool:
     option = False
     skip: set[int] = set()  # strings that cannot reach a launch: docstrings, comparisons, argparse definitions
     binds: dict[str, list] = {}  # a name or attribute name -> expressions that may give it its value
-    for node in ast.walk(tree):  # breadth first: a node before its children
+    for node in _preorder(tree):  # a node before its children
         t = type(node)
         if t in _BINDERS:
             target, value = _BINDERS[t](node)
@@ -393,6 +393,22 @@ def python_may_launch(text: str, tree=None) -> bool:
         if kind == "command":
             commands.append(call)
     return bool(commands) and _STR.cli(text) and _STR.cli(_strings_reaching(commands, binds))
+
+
+def _preorder(tree):
+    """Every node of ``tree``, each before its children (``ast.walk`` without its generators: half the cost)."""
+    AST = ast.AST
+    stack = [tree]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        node = pop()
+        yield node
+        for name in node._fields:
+            v = getattr(node, name, None)
+            if type(v) is list:
+                extend([x for x in v if isinstance(x, AST)])
+            elif isinstance(v, AST):
+                push(v)
 
 
 # How a statement or expression binds names: node type -> (target, value).

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from importlib.machinery import PathFinder  # loaded at start-up by Python itself
 
@@ -196,6 +195,8 @@ def _write(path: str, data: str) -> None:
 def _write_held(path: str, data: str) -> None:
     d = os.path.dirname(path)
     os.makedirs(d, exist_ok=True)
+    import tempfile  # here: it imports shutil (bz2, lzma ...), and a run that writes nothing needs none of them
+
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -24,7 +24,6 @@ import json
 import os
 import re
 import sys
-import tomllib
 from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
@@ -211,6 +210,8 @@ def _rel(path: str, root: str) -> str:
 
 
 def _load_toml(path: str) -> dict | None:
+    import tomllib  # here: 8 ms to import, and most trees have no TOML file with a pin
+
     try:
         if os.path.getsize(path) > _MAX_BYTES:
             return None
@@ -310,6 +311,8 @@ def _lock_packages(path: str) -> list[Pin]:
         return []
     if len(head) > _MAX_BYTES or not re.search(rb'name\s*=\s*"sglang"', head):
         return []
+    import tomllib
+
     try:
         data = tomllib.loads(head.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):

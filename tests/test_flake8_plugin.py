@@ -263,6 +263,8 @@ def test_the_plugin_agrees_with_kv4lint_check_on_sglangs_own_sources(monkeypatch
         tree = ast.parse(text) if might_launch(text, "python") else None  # flake8's tree; unused before this test
         return [(ln, col, msg) for ln, col, msg, _ in Plugin(tree, lines, name).run()]
 
+    monkeypatch.setattr(Plugin, "_options", {})  # flake8's defaults (another test may have left its own)
+    monkeypatch.setattr(Plugin, "_option_error", None)
     monkeypatch.setattr(runner, "lint_text", lint_text)
     got = {n: plugin(n, t) for n, t in files.items()}
     monkeypatch.setattr(runner, "lint_text", real_lint_text)

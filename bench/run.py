@@ -584,8 +584,9 @@ def main(argv: list[str] | None = None) -> int:
     single = None
     if wanted("single-file"):
         single = Case("single-file", kv4 + ["check", str(launch), "--exit-zero", "--no-cache"], cwd=str(ROOT),
-                      env=env_py, per_rep=3, note=f"pre-commit case, no cache: "
-                                       f"{launch.relative_to(ROOT) if launch.is_relative_to(ROOT) else launch}")
+                      env=env_py, per_rep=3,
+                      note=f"pre-commit case, no cache: "
+                           f"{launch.relative_to(ROOT) if launch.is_relative_to(ROOT) else launch}")
         cases.append(single)
         python_floor = Case("python-startup", [sys.executable, "-c", "pass"], env=env_py, note="python -c pass")
         cases.append(python_floor)
@@ -861,8 +862,8 @@ def report(doc: dict, jn: str) -> None:
               f"third-party: {', '.join(imp['third_party_imported']) or 'none'}")
     report_issue21(doc)
     met = doc["targets_met"]
-    print("\ntargets (issue 8): " + ", ".join(f"{k} {'met' if v else ('MISSED' if v is False else 'not measured')}"
-                                    for k, v in met.items()))
+    print("\ntargets (issue 8): " + ", ".join(
+        f"{k} {'met' if v else ('MISSED' if v is False else 'not measured')}" for k, v in met.items()))
 
 
 if __name__ == "__main__":

@@ -305,7 +305,8 @@ def test_a_reported_launch_is_judged_again_when_its_model_config_changes(counted
     model = counted.work / "model"
     model.mkdir()
     (model / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
-    (counted.work / "serve.sh").write_text("python -m sglang.launch_server --model-path ./model --kv-cache-dtype nvfp4\n")
+    (counted.work / "serve.sh").write_text(
+        "python -m sglang.launch_server --model-path ./model --kv-cache-dtype nvfp4\n")
     assert _codes(counted(".", "--gpu", "b200")) == []  # an MHA model: nvfp4 works on Blackwell
     assert _codes(counted(".", "--gpu", "b200")) == []  # the launch's report, from the index
     (model / "config.json").write_text(json.dumps({"architectures": ["DeepseekV3ForCausalLM"]}))

@@ -309,8 +309,9 @@ def python_may_launch(text: str, tree=None) -> bool:
     - a call of the Python API (``ServerArgs(...)``, ``sgl.Engine(...)``,
       ``popen_launch_server(...)`` ..., also through an import alias), or a
       call that runs a command (``subprocess``, ``os``, ``asyncio``,
-      ``get_ipython()``) in a file whose text names an SGLang command
-      (``sglang.launch_server``, ``sglang serve`` ...);
+      ``get_ipython()``) whose arguments an SGLang command
+      (``sglang.launch_server``, ``sglang serve`` ...) can reach: in the
+      call itself or through the file's bindings (:func:`_strings_reaching`);
     - and the option set somewhere: a keyword ``kv_cache_dtype=`` /
       ``prefill_kv_cache_dequant_dtype=`` in any call, an assignment to such
       an attribute, or a string that is a flag (``--kv-c...``,
@@ -463,7 +464,7 @@ def _strings_reaching(calls: list, binds: dict[str, list]) -> str:
         if id(root) in seen:
             continue
         seen.add(id(root))
-        for node in ast.walk(root):
+        for node in _preorder(root):
             t = type(node)
             if t is ast.Constant:
                 v = node.value

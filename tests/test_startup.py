@@ -1,0 +1,51 @@
+"""Start-up: a run imports what it uses and nothing more (issue 21; timing is the benchmark's job, bench/run.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PARSERS = ("libcst", "tree_sitter", "tree_sitter_bash", "ruamel", "markdown_it", "nbformat")
+
+SCRIPT = (
+    "import json, sys\n"
+    "from kv4lint.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print(json.dumps({'exit': code, 'modules': sorted(sys.modules)}))\n"
+)
+
+
+def _modules(tmp_path: Path, *args: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KV4LINT")}
+    cp = subprocess.run([sys.executable, "-c", SCRIPT, "check", "--isolated", "--no-cache", "-j", "1", *args],
+                        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    doc = json.loads(cp.stdout.strip().splitlines()[-1])
+    assert doc["exit"] in (0, 1), cp.stderr
+    return doc["modules"]
+
+
+def _top(modules: list[str], names) -> list[str]:
+    """The top-level packages of ``names`` among ``modules``."""
+    return sorted({m.split(".")[0] for m in modules if m.split(".")[0] in names})
+
+
+def test_a_tree_without_launches_imports_no_parser_and_no_rules(tmp_path):
+    (tmp_path / "app.py").write_text("import subprocess\nsubprocess.run(['ls'])\n")
+    (tmp_path / "README.md").write_text("# App\n\n```bash\nls\n```\n")
+    (tmp_path / "ci.yaml").write_text("steps:\n  - run: ls\n")
+    (tmp_path / "run.sh").write_text("#!/bin/sh\nls\n")
+    modules = _modules(tmp_path, ".")
+    assert _top(modules, PARSERS + ("packaging",)) == []
+    assert [m for m in modules if m.startswith(("kv4lint.rules", "kv4lint.frontends", "kv4lint.sglang.options",
+                                                "kv4lint.target"))] == []
+
+
+def test_a_shell_launch_script_imports_only_the_shell_parser(tmp_path):
+    (tmp_path / "serve.sh").write_text("python -m sglang.launch_server --model-path Qwen/Qwen3-8B "
+                                       "--kv-cache-dtype fp4_mx_block16 --attention-backend flashinfer\n")
+    modules = _modules(tmp_path, "serve.sh")
+    assert "kv4lint.rules.engine" in modules  # the launch was judged
+    assert _top(modules, PARSERS) == ["tree_sitter", "tree_sitter_bash"]

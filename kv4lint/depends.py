@@ -1,8 +1,9 @@
-"""The files a scan looks at besides the scanned file: ``--config`` files, a model's ``config.json``.
+"""The files a file's report reads besides the file: ``--config`` files, a model's ``config.json``, the files
+settings are sourced from (``source env.sh``, ``env_file:``, a Makefile's ``include``, a sibling module).
 
-A cached result (:mod:`kv4lint.cache`) is reused only while every one of
-them is unchanged, so whatever reads another file to judge a launch says so
-with :func:`look`.  A leaf: the frontends and kv4lint.target both use it.
+A cached report (:class:`kv4lint.cache.FileIndex`) is reused only while every one of them is unchanged, so
+whatever reads or tests another file while a file is judged says so with :func:`look` (kv4lint.launch_configs,
+kv4lint.sourced, kv4lint.target).  A leaf: it imports nothing of kv4lint.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import os
 
+from kv4lint.depends import look
 from kv4lint.frontends.makefile import parse as parse_makefile
 from kv4lint.frontends.makefile import scan_makefile
 from kv4lint.frontends.python import scan_python
@@ -41,7 +42,14 @@ MAX_FILES = 32
 def _root(path: str) -> str:
     """The directory a file's settings may come from: its repository (else its project), else its own directory."""
     here = os.path.dirname(os.path.abspath(path))
-    return repository_root(here, or_project=True) or here
+    root = repository_root(here, or_project=True) or here
+    d = here
+    while True:  # the markers that decided it: dependencies of the report too (kv4lint.depends)
+        look(os.path.join(d, ".git"))
+        look(os.path.join(d, "pyproject.toml"))
+        if d == root or os.path.dirname(d) == d:
+            return root
+        d = os.path.dirname(d)
 
 
 def resolve(ref: str, script: str, root: str) -> str | None:
@@ -51,10 +59,10 @@ def resolve(ref: str, script: str, root: str) -> str | None:
     bases = [here] if kind in ("script", "envfile") else [here, root]
     real_root = os.path.realpath(root)
     for base in bases:
-        cand = os.path.realpath(os.path.join(base, name))
+        cand = os.path.realpath(look(os.path.join(base, name)))
         if os.path.commonpath([cand, real_root]) != real_root:
             continue  # outside the repository: not read
-        if os.path.isfile(cand):
+        if os.path.isfile(look(cand)):
             return cand
     return None
 
@@ -62,6 +70,7 @@ def resolve(ref: str, script: str, root: str) -> str | None:
 def _read(path: str, *, python: bool = False) -> str | None:
     """The text of a settings file, decoded as the fix engine decodes it (so that offsets agree), or None:
     not a regular file (never a FIFO or device: :mod:`kv4lint.regular_file`), too large, not text."""
+    look(path)
     try:
         data = read_bytes(path, MAX_BYTES)
     except OSError:
@@ -122,8 +131,8 @@ def _module_file(module: str, script: str, root: str) -> str | None:
     real_root = os.path.realpath(root)
     for base in bases:
         for cand in (os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")):
-            cand = os.path.realpath(cand)
-            if os.path.commonpath([cand, real_root]) == real_root and os.path.isfile(cand):
+            cand = os.path.realpath(look(cand))
+            if os.path.commonpath([cand, real_root]) == real_root and os.path.isfile(look(cand)):
                 return cand
     return None
 

@@ -301,6 +301,26 @@ def test_a_second_walk_opens_no_file_and_imports_no_parser(tmp_path):
     assert sorted({f["path"] for f in outs[0]["findings"]}) == ["run.py", "serve.sh"]  # notes.md: a launch, no finding
 
 
+@pytest.mark.parametrize("sourced, launch", [
+    ("env.sh", 'source ./env.sh\npython -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype "$KV" '
+               '--attention-backend flashinfer\n'),
+    ("settings.py", "import subprocess\nfrom settings import KV\nsubprocess.run(['python', '-m', "
+                    "'sglang.launch_server', '--model-path', 'Qwen/Qwen3-8B', '--kv-cache-dtype', KV, "
+                    "'--attention-backend', 'flashinfer'])\n"),
+])
+def test_a_reported_launch_is_judged_again_when_a_file_it_reads_settings_from_changes(counted, sourced, launch):
+    """kv4lint.sourced reads settings from other files (``source``, sibling modules): the index's report of
+    the launching file depends on them."""
+    (counted.work / ".git").mkdir()  # the repository root: sourced files are read inside it only
+    (counted.work / ("serve.sh" if sourced == "env.sh" else "serve.py")).write_text(launch)
+    value = "KV=fp4_mx_block16\n" if sourced == "env.sh" else "KV = 'fp4_mx_block16'\n"
+    (counted.work / sourced).write_text(value)
+    assert _codes(counted(".")) == ["KV401"]
+    assert _codes(counted(".")) == ["KV401"]  # from the index
+    (counted.work / sourced).write_text(value.replace("fp4_mx_block16", "fp8_e4m3"))
+    assert _codes(counted(".")) == []
+
+
 def test_a_reported_launch_is_judged_again_when_its_model_config_changes(counted):
     model = counted.work / "model"
     model.mkdir()

@@ -245,8 +245,8 @@ def test_the_plugin_agrees_with_kv4lint_check_on_sglangs_own_sources(monkeypatch
 
     from conformance.wheels import wheel_path
     from kv4lint import prefilter, runner
+    from kv4lint.config import ConfigResolver
     from kv4lint.prefilter import might_launch
-    from kv4lint.settings import Settings
 
     with zipfile.ZipFile(wheel_path("0.5.23")) as z:
         files = {n: z.read(n).decode("utf-8", "replace") for n in z.namelist() if n.endswith(".py")}
@@ -263,8 +263,8 @@ def test_the_plugin_agrees_with_kv4lint_check_on_sglangs_own_sources(monkeypatch
         tree = ast.parse(text) if might_launch(text, "python") else None  # flake8's tree; unused before this test
         return [(ln, col, msg) for ln, col, msg, _ in Plugin(tree, lines, name).run()]
 
-    monkeypatch.setattr(Plugin, "_options", {})  # flake8's defaults (another test may have left its own)
-    monkeypatch.setattr(Plugin, "_option_error", None)
+    resolver = ConfigResolver(isolated=True)  # as flake8 --isolated: another test may have left its own options
+    monkeypatch.setattr(Plugin, "_resolver", resolver)
     monkeypatch.setattr(runner, "lint_text", lint_text)
     got = {n: plugin(n, t) for n, t in files.items()}
     monkeypatch.setattr(runner, "lint_text", real_lint_text)
@@ -274,7 +274,7 @@ def test_the_plugin_agrees_with_kv4lint_check_on_sglangs_own_sources(monkeypatch
         monkeypatch.setattr(m, "python_may_launch", lambda text, tree=None: True)
     truth, launches = {}, []
     for n, t in files.items():
-        rep = real_lint_text(n, t, Settings(), language="python")
+        rep = real_lint_text(n, t, resolver.settings_for(n), language="python")
         truth[n] = [(f.start.line, f.start.column - 1, f"{f.code} {f.message}") for f in rep.findings]
         if rep.launches:
             launches.append(n)

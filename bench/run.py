@@ -162,6 +162,9 @@ def build_tree(out: Path, version: str, wheel_dirs: list[str], rebuild: bool) ->
         n_stdlib = _copy_tree(Path(stdlib), tree / "stdlib")
         have = dict(want, wheel=wheel.name, files_sglang=n_sglang, files_stdlib=n_stdlib)
         stamp.write_text(json.dumps(have, indent=1))
+    # The tree is a repository of its own (as a checkout of SGLang is): bench/out/ is ignored by kv4lint's own
+    # .gitignore, and kv4lint does not walk a directory git ignores, even one named on its command line.
+    (tree / ".git").mkdir(exist_ok=True)
     # The fixtures change as the project grows: copied afresh on every run.
     fx = tree / "kv4lint-fixtures"
     if fx.exists():

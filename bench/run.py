@@ -175,9 +175,18 @@ def build_tree(out: Path, version: str, wheel_dirs: list[str], rebuild: bool) ->
     return tree, have
 
 
+def tree_roots(tree: Path) -> list[str]:
+    """What kv4lint is given for ``tree``: the built tree's parts (kv4lint does not walk a directory git ignores,
+    and the outer repository ignores bench/out/tree itself; its parts are inside the tree's own repository), or a
+    directory given with --tree."""
+    if (tree / ".git").is_dir() and (tree / "sglang-src").is_dir():
+        return [str(p) for p in sorted(tree.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+    return [str(tree)]
+
+
 def tree_stats(tree: Path) -> tuple[dict, list[str], list[str], list[str]]:
     """Files as kv4lint discovers them, their bytes, and the pre-filter candidates (timed in-process)."""
-    disc = discover([str(tree)])
+    disc = discover(tree_roots(tree))
     paths = [c.path for c in disc.files]
     langs: dict[str, int] = {}
     for c in disc.files:
@@ -518,7 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = max(1, ns.jobs)
     # Cold: every candidate parsed (--no-cache).  Cached: the parse cache as a second run leaves it (the warm-up
     # round fills bench/out/cache, emptied first): what a developer's repeated runs cost.
-    check_opts = ["check", str(tree), "--isolated", "--exit-zero", "--format", "json", "--output-file", os.devnull]
+    opts = ["--isolated", "--exit-zero", "--format", "json", "--output-file", os.devnull]
+    check_opts = ["check", *tree_roots(tree), *opts]
     cold = ["--no-cache"]
     cache_dir = out / "cache"
     shutil.rmtree(cache_dir, ignore_errors=True)
@@ -542,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = tree / "stdlib"
     if sub.is_dir() and not ns.tree and wanted("stdlib"):
         n_sub = sum(1 for p in stats_paths if p.startswith(str(sub) + os.sep))
-        sub_opts = ["check", str(sub), *check_opts[2:]]
+        sub_opts = ["check", str(sub), *opts]
         cases.append(Case("grep:stdlib", ["grep", "-rlE", GREP_PATTERN, str(sub)], env=env_c, ok_codes=(0, 1),
                           note="tree/stdlib only (no SGLang)", files=n_sub))
         cases.append(Case("kv4lint-j1:stdlib", kv4 + sub_opts + cold + ["-j", "1"], env=env_py, files=n_sub))

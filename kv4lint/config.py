@@ -133,6 +133,7 @@ class ConfigResolver:
         self.cache_dir = cache_dir
         self.named = read_config(config_file, named=True) if config_file and not isolated else None
         self._dirs: dict[str, ConfigFile | None] = {}
+        self._roots: dict[str, str] = {}  # directory -> its repository's root (git_root), once per directory
         self._settings: dict[tuple, Settings] = {}
 
     def config_of(self, directory: str) -> ConfigFile | None:
@@ -172,7 +173,12 @@ class ConfigResolver:
         full = os.path.abspath(path)
         directory = full if (os.path.isdir(full) if is_dir is None else is_dir) else os.path.dirname(full)
         cfg = self.config_of(directory)
-        root = os.path.dirname(cfg.path) if cfg is not None else (git_root(directory) or os.getcwd())
+        if cfg is not None:
+            root = os.path.dirname(cfg.path)
+        else:
+            root = self._roots.get(directory)
+            if root is None:  # a walk asks for every file: up to the repository's root once per directory
+                root = self._roots[directory] = git_root(directory) or os.getcwd()
         key = (cfg.path if cfg is not None else None, root)
         s = self._settings.get(key)
         if s is None:

@@ -49,3 +49,26 @@ def test_a_shell_launch_script_imports_only_the_shell_parser(tmp_path):
     modules = _modules(tmp_path, "serve.sh")
     assert "kv4lint.rules.engine" in modules  # the launch was judged
     assert _top(modules, PARSERS) == ["tree_sitter", "tree_sitter_bash"]
+
+
+def test_a_walk_looks_for_each_directorys_repository_root_once(tmp_path, monkeypatch):
+    """The settings of every file of a walk: the search up to the repository's root (a ``stat`` per
+    directory above) is made once per directory, not once per file."""
+    from kv4lint import config
+    from kv4lint.cli import main
+
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        for k in range(5):
+            (tmp_path / d / f"f{k}.py").write_text("print('no launch here')\n")
+    calls = []
+    real = config.git_root
+
+    def git_root(start):
+        calls.append(start)
+        return real(start)
+
+    monkeypatch.setattr(config, "git_root", git_root)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--isolated", "--no-cache", "-j", "1", "-q", "."]) == 0
+    assert sorted(os.path.basename(c) for c in calls if c != str(tmp_path)) == ["a", "b"]

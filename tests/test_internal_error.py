@@ -63,7 +63,7 @@ def test_a_crash_outside_any_file_is_one_line_and_exit_2(monkeypatch, capsys, tm
     from kv4lint import cli
     from kv4lint.cli import check
 
-    def boom(ns, resolver):
+    def boom(ns, resolver, **kwargs):
         raise ValueError("no such thing\nsecond line")
 
     monkeypatch.setattr(check, "collect", boom)

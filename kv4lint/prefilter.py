@@ -74,6 +74,9 @@ _PY_ENTRY_NEEDLES = ("ServerArgs", "Engine", "Runtime", "launch_server", "run_se
 # python -m MODULE, or the module named in a string: the server modules (kv4lint.sglang.commands).
 _SERVER_MODULE = "|".join(re.escape(m) for m in SERVER_MODULES)
 
+# An SGLang command: -m MODULE; sglang serve, ["sglang", "serve"], -m sglang.cli.main serve.
+_COMMAND = _SERVER_MODULE + r"|sglang(?:\.[\w.]+)?[\s\"',\[\]-]+serve\b"
+
 # The definition, as regular expressions over the whole text (see might_launch).
 SPEC = {
     # Where an option is *spelled as an option* (not "the kv-cache is ..."):
@@ -91,13 +94,17 @@ SPEC = {
     # Python: an entry point of spec section 6 called (the frontend resolves a callee through imports only:
     # it is called under its own name or imported under an alias), or named as a command string.
     "py_entry": (r"(?<!\w)(?:" + "|".join(PY_ENTRY_WORDS) + r")(?:\s*\(|\s+as\s+\w)"  # called, or aliased
-                 r"|" + _SERVER_MODULE +  # -m MODULE
-                 # sglang serve, ["sglang", "serve"], -m sglang.cli.main serve
-                 r"|sglang(?:\.[\w.]+)?[\s\"',\[\]-]+serve\b"),
+                 r"|" + _COMMAND),
     # ... or both of these, anywhere: the CLI or the package as a word, and "serve" starting a string or
     # after an f-string hole ([SGLANG_BIN, "serve"], SGLANG + " serve ...", f"{bin} serve ...").
     "sglang_word": r"sglang(?![\w.])|sglang\.cli\b",
     "serve_string": r"[\"'}][ \t]*serve\b",
+    # A shell script that reads settings from another file (``source env.sh``, ``. ./env.sh``,
+    # ``docker run --env-file``): its launch may take every option from there (kv4lint.sourced).  Shell
+    # files only: an embedded snippet (a doc's code block) is not followed to other files.
+    # (with an SGLang command, ``command`` or ``sglang_word`` + ``serve_string``).
+    "sources": r"(?m)(?:^|[;&|({]|\s)(?:source|\.)[ \t]+[^\s=;&|]|--env-file",
+    "command": _COMMAND,
 }
 
 
@@ -152,7 +159,7 @@ class _Flavour:
 
     @functools.cached_property
     def module_at(self):
-        return self._re(_SERVER_MODULE + r"|sglang(?:\.[\w.]+)?[\s\"',\[\]-]+serve\b")
+        return self._re(_COMMAND)
 
     @functools.cached_property
     def sglang_word_at(self):
@@ -161,6 +168,10 @@ class _Flavour:
     @functools.cached_property
     def serve_at(self):
         return self._re(r"serve\b")
+
+    @functools.cached_property
+    def sources_at(self):
+        return self._re(SPEC["sources"])
 
     # The tests of SPEC.
     def _flag_or_key(self, data, needle, flags: bool) -> bool:
@@ -245,6 +256,8 @@ class _Flavour:
         if language == "python":
             return (self.py_option(data) or self.config in data) and self.py_entry(data)
         if self.option(data) or self.config in data:
+            return True
+        if language in (None, "shell") and self.sources_at.search(data) and self.cli(data):
             return True
         # A shell removes quotes and backslashes inside a word (--kv-"cache-dtype" is --kv-cache-dtype):
         # look again without them.  Only files that name sglang get here, a few in most repositories.
@@ -533,7 +546,7 @@ def shell_may_launch(text: str, env: dict | None = None) -> bool:
     Python string), with the values of the environment it is given: the test a shell file passes before it is
     parsed.  Text that fails it cannot hold a finding, and an embedded snippet is often not meant as valid shell
     (``export HF_TOKEN=<your-token>``): the frontends do not parse it, so it raises no syntax error."""
-    return might_launch("\n".join([text, *(str(v) for v in (env or {}).values())]), "shell")
+    return _STR.test("\n".join([text, *(str(v) for v in (env or {}).values())]), "embedded shell")
 
 
 def might_launch_bytes(data: bytes, language: str | None = None) -> bool:

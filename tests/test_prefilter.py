@@ -27,6 +27,10 @@ NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs"
 
 # (language, text): launches with a KV cache option, which must all pass.
 MUST_PASS = [
+    # a shell script whose options come from a file it sources (kv4lint.sourced)
+    ("shell", "source ./env.sh\npython -m sglang.launch_server --model-path m $EXTRA\n"),
+    ("shell", ". \"$(dirname \"$0\")/env.sh\" && sglang serve $ARGS\n"),
+    ("shell", "docker run --env-file prod.env img python3 -m sglang.launch_server $ARGS\n"),
     ("shell", "python3 -m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1\n"),
     ("shell", "sglang serve --model-path m --kv-c nvfp4\n"),  # shortest argparse prefix
     ("shell", "python -m sglang.launch_server --model-path m --kv-cache=nvfp4\n"),
@@ -93,6 +97,8 @@ MUST_PASS = [
 
 # (language, text): files that cannot hold a launch kv4lint reports on.
 MUST_FAIL = [
+    ("shell", "pip install sglang\nsource .venv/bin/activate\n"),  # sources a file, but launches nothing
+    ("markdown", "source ./env.sh\npython -m sglang.launch_server --model-path <model>\n"),  # docs: not followed
     ("shell", "python train.py --kv-cache-dtype fp8\n"),  # no SGLang entry point
     ("shell", "pip install 'sglang[all]==0.5.23'\n"),  # SGLang, but no KV option
     ("markdown", "SGLang's KV cache (see the kv-cache docs) is fast.\n"),  # capitalised brand only
@@ -153,6 +159,10 @@ def reference(text: str, language: str | None) -> bool:
     if language == "python":
         return bool((_SPEC["py_option"].search(text) or "--config" in text) and _py_entry(text))
     plain = re.sub(r"[\"'\\]", "", text.replace("\\\n", ""))  # as a shell removes quotes inside a word
+    command = _SPEC["command"].search(text) or (_SPEC["sglang_word"].search(text)
+                                                and _SPEC["serve_string"].search(text))
+    if language in (None, "shell") and _SPEC["sources"].search(text) and command:
+        return True
     return any(bool(_SPEC["option"].search(t) or "--config" in t) for t in (text, plain))
 
 

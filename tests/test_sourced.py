@@ -293,3 +293,20 @@ def test_a_fifo_is_never_read_as_a_settings_file(tmp_path: Path):
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # let the writer finish
         writer.join()
         os.close(fd)
+
+
+def test_options_that_come_whole_from_a_sourced_file(tmp_path: Path):
+    # serve.sh names no KV cache option itself: every option comes from env.sh. The script is still a
+    # candidate (it sources a file), and an edit of env.sh is seen through the cache.
+    r = repo(tmp_path)
+    env = r / "scripts" / "env.sh"
+    env.write_text('EXTRA="--kv-cache-dtype fp8_e4m3 --attention-backend triton"\n')
+    (r / "scripts" / "serve.sh").write_text("#!/bin/bash\nsource ./env.sh\n"
+                                            "python -m sglang.launch_server --model-path m $EXTRA\n")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert check(r / "scripts", tmp_path, *cache) == []
+    env.write_text('EXTRA="--kv-cache-dtype nvfp4 --attention-backend triton"\n')
+    os.utime(env, ns=(1, 1))
+    found = check(r / "scripts", tmp_path, *cache)
+    assert [(f["path"].endswith("serve.sh"), f["line"], f["code"]) for f in found] == [(True, 3, "KV401")]
+    assert found[0]["message"].startswith("--kv-cache-dtype nvfp4 cannot be used with --attention-backend triton")

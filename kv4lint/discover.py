@@ -94,11 +94,16 @@ class _Ignore:
         self.rules = rules
         self.top = rules.top(self.root, self.root)
 
-    def load(self, directory: str) -> None:
-        pass  # the rules read each directory's .gitignore when an entry of it is first asked about
-
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        return self.rules.entry_ignored(os.path.abspath(path), is_dir, self.top)
+    def entries(self, directory: str):
+        """A test ``(name, is_dir) -> bool`` for the entries of ``directory``, or None where no rule
+        (a ``.gitignore`` here or above, up to the repository's root, or ``info/exclude``) can ignore
+        one: most directories of a tree, whose entries then cost nothing."""
+        full = os.path.abspath(directory)
+        if not self.rules.has_rules(full, self.top):
+            return None
+        prefix = full if full.endswith(os.sep) else full + os.sep
+        rules, top = self.rules, self.top
+        return lambda name, is_dir: rules.entry_ignored(prefix + name, is_dir, top)
 
 
 _NEVER = re.compile(r"(?!)").match
@@ -252,8 +257,6 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
         if key in seen:
             continue
         seen.add(key)
-        if respect_gitignore:
-            ignore.load(d)
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as e:
@@ -261,6 +264,7 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             continue
         subdirs = []
         prefix = "" if d == "." else (d if d.endswith(os.sep) else d + os.sep)
+        ignored = ignore.entries(d) if respect_gitignore and entries else None
         for e in entries:
             p = prefix + e.name
             if is_excluded(p, e.name):
@@ -275,7 +279,7 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
                 is_file = e.is_file()
             except OSError:
                 continue
-            if respect_gitignore and ignore.ignored(p, is_dir):
+            if ignored is not None and ignored(e.name, is_dir):
                 continue
             if is_dir:
                 subdirs.append(p)

@@ -120,6 +120,11 @@ class GitIgnore:
             self._dir_ignored[key] = r
         return r
 
+    def has_rules(self, directory: str, top: str) -> bool:
+        """Whether any rule can ignore an entry of ``directory`` (absolute): a ``.gitignore`` with a
+        pattern in it or above it (up to ``top``), or ``top``'s ``info/exclude``."""
+        return bool(self._chain(directory, top)) or self._info_exclude(top) is not None
+
     def entry_ignored(self, full: str, is_dir: bool, top: str) -> bool:
         """Whether git ignores ``full`` (absolute) when the directories above it are not ignored."""
         suffix = "/" if is_dir else ""

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import codecs
 import os
-import stat
 
 from kv4lint.discover import language_of
 from kv4lint.model import FileError, FileReport
 from kv4lint.prefilter import might_launch, might_launch_bytes
-from kv4lint.regular_file import read_bytes
+from kv4lint.regular_file import NotRegularFile, open_regular, read_open
 from kv4lint.settings import Settings
 from kv4lint.source import DecodeError, decode
 
@@ -27,24 +26,29 @@ def read_file(path: str, settings: Settings, language: str | None = None) -> tup
     """Read a file's bytes with the checks every reader needs (regular file, size)."""
     rep = FileReport(path, language)
     try:
-        st = os.stat(path)
+        fd, st = open_regular(path)  # stat, open, fstat: never a FIFO or device, even one swapped in
+    except NotRegularFile as e:
+        if e.opened:  # swapped in after the stat: refused, unread
+            rep.errors.append(FileError(path, f"cannot read: {e.strerror}"))
+        else:
+            rep.errors.append(FileError(path, "not a regular file; skipped"))
+            rep.scanned = False
+        return rep, None
     except OSError as e:
         rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
-        return rep, None
-    if not stat.S_ISREG(st.st_mode):
-        rep.errors.append(FileError(path, "not a regular file; skipped"))
-        rep.scanned = False
-        return rep, None
-    if st.st_size > settings.max_file_bytes:
-        rep.errors.append(FileError(path, f"skipped: {st.st_size / 1e6:.1f} MB is larger than the "
-                                          f"{settings.max_file_bytes / 1e6:.0f} MB limit"))
-        rep.scanned = False
         return rep, None
     try:
-        data = read_bytes(path, settings.max_file_bytes)  # never a FIFO or device swapped in after the stat
+        if st.st_size > settings.max_file_bytes:
+            rep.errors.append(FileError(path, f"skipped: {st.st_size / 1e6:.1f} MB is larger than the "
+                                              f"{settings.max_file_bytes / 1e6:.0f} MB limit"))
+            rep.scanned = False
+            return rep, None
+        data = read_open(fd, st.st_size, settings.max_file_bytes)
     except OSError as e:
         rep.errors.append(FileError(path, f"cannot read: {e.strerror or e}"))
         return rep, None
+    finally:
+        os.close(fd)
     return rep, data
 
 

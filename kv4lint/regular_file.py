@@ -27,8 +27,9 @@ _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
 class NotRegularFile(OSError):
-    def __init__(self, path: str):
+    def __init__(self, path: str, *, opened: bool = False):
         super().__init__(errno.EINVAL, "not a regular file", path)
+        self.opened = opened  # False: the stat before the open said so; True: the fstat after it (a swap)
 
 
 def open_regular(path: str) -> tuple[int, os.stat_result]:
@@ -39,7 +40,7 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(path)
+            raise NotRegularFile(path, opened=True)
     except BaseException:
         os.close(fd)
         raise
@@ -48,28 +49,35 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
 
 def read_bytes(path: str, limit: int | None = None) -> bytes:
     """The content of the regular file ``path``; with a ``limit``, at most ``limit + 1`` bytes (so that a
-    caller can tell a file over it).
-
-    Plain ``os.open``/``os.read``: one ``read`` of the size ``fstat`` gave (and
-    one at the end of the file), no buffered file object, no buffer of the
-    limit's size allocated for every file.
-    """
+    caller can tell a file over it)."""
     fd, st = open_regular(path)
     try:
-        data = os.read(fd, (st.st_size if limit is None else min(st.st_size, limit)) + 1)
-        if not data or (limit is not None and len(data) > limit):
-            return data
-        parts = [data]
-        total = len(data)
-        while limit is None or total <= limit:  # the file grew, or a short read
-            more = os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit + 1 - total))
-            if not more:
-                break
-            parts.append(more)
-            total += len(more)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        return read_open(fd, st.st_size, limit)
     finally:
         os.close(fd)
+
+
+def read_open(fd: int, size: int, limit: int | None = None) -> bytes:
+    """The content of the regular file open at ``fd`` whose ``fstat`` gave ``size`` (see :func:`read_bytes`).
+
+    Plain ``os.read``: one ``read`` of the size ``fstat`` gave, plus one, so
+    that a file that grew since shows; no buffered file object, no buffer of
+    the limit's size allocated for every file.  A regular file's read returns
+    less than asked only at its end, so a shorter read is the whole file.
+    """
+    want = (size if limit is None else min(size, limit)) + 1
+    data = os.read(fd, want)
+    if len(data) < want or (limit is not None and len(data) > limit):
+        return data
+    parts = [data]
+    total = len(data)
+    while limit is None or total <= limit:  # the file grew
+        more = os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit + 1 - total))
+        if not more:
+            break
+        parts.append(more)
+        total += len(more)
+    return b"".join(parts)
 
 
 def open_file(path: str, mode: str = "rb", **kwargs):

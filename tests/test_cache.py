@@ -212,13 +212,13 @@ def reads(counted, monkeypatch):
     from kv4lint import read as reading
 
     got = []
-    real = reading.read_bytes
+    real = reading.open_regular  # every file read is opened here first
 
-    def read(path, limit=None):
+    def read(path):
         got.append(os.path.relpath(path, counted.work))
-        return real(path, limit)
+        return real(path)
 
-    monkeypatch.setattr(reading, "read_bytes", read)
+    monkeypatch.setattr(reading, "open_regular", read)
     counted.reads = got
     return counted
 

@@ -99,10 +99,6 @@ def find_config(start: str) -> ConfigFile | None:
     return ConfigResolver().config_of(os.path.abspath(start))
 
 
-def git_root(start: str) -> str | None:
-    return repository_root(os.path.abspath(start))
-
-
 def start_dir(paths: list[str] | None) -> str:
     """Where the configuration search starts: the first path's directory, or the current one."""
     if paths:
@@ -133,7 +129,7 @@ class ConfigResolver:
         self.cache_dir = cache_dir
         self.named = read_config(config_file, named=True) if config_file and not isolated else None
         self._dirs: dict[str, ConfigFile | None] = {}
-        self._roots: dict[str, str] = {}  # directory -> its repository's root (git_root), once per directory
+        self._roots: dict[str, str | None] = {}  # directory -> its repository's root: each looked at once
         self._settings: dict[tuple, Settings] = {}
 
     def config_of(self, directory: str) -> ConfigFile | None:
@@ -145,7 +141,7 @@ class ConfigResolver:
         walked = []
         d = directory
         found: ConfigFile | None = None
-        top = repository_root(directory) if directory not in self._dirs else None
+        top = repository_root(directory, known=self._roots) if directory not in self._dirs else None
         while True:
             if d in self._dirs:
                 found = self._dirs[d]
@@ -176,9 +172,8 @@ class ConfigResolver:
         if cfg is not None:
             root = os.path.dirname(cfg.path)
         else:
-            root = self._roots.get(directory)
-            if root is None:  # a walk asks for every file: up to the repository's root once per directory
-                root = self._roots[directory] = git_root(directory) or os.getcwd()
+            # A walk asks for every file: each directory up to the repository's root looked at once.
+            root = repository_root(directory, known=self._roots) or os.getcwd()
         key = (cfg.path if cfg is not None else None, root)
         s = self._settings.get(key)
         if s is None:

@@ -20,23 +20,40 @@ import os
 from kv4lint.regular_file import read_text
 
 
-def repository_root(directory: str, *, or_project: bool = False) -> str | None:
+def repository_root(directory: str, *, or_project: bool = False,
+                    known: dict[str, str | None] | None = None) -> str | None:
     """The nearest directory at or above ``directory`` (absolute) holding ``.git``, or None.
 
     The one walk up to a repository's root (git's ignore rules, configuration lookup, report paths,
     settings files read from other files, ``--config`` files).  With ``or_project``, outside a git
     repository: the nearest directory holding ``pyproject.toml`` (a project not under git), or None.
+    ``known``: the ``.git`` answers of earlier calls, per directory, filled in for every directory
+    this call passes, so that a walk over a tree looks at each directory once.
     """
-    for marker in (".git", "pyproject.toml") if or_project else (".git",):
-        d = directory
-        while True:
-            if os.path.exists(os.path.join(d, marker)):
-                return d
-            parent = os.path.dirname(d)
-            if parent == d:
-                break
-            d = parent
-    return None
+    root = _nearest(directory, ".git", known)
+    return _nearest(directory, "pyproject.toml") if root is None and or_project else root
+
+
+def _nearest(directory: str, marker: str, known: dict[str, str | None] | None = None) -> str | None:
+    walked = []
+    d = directory
+    found = None
+    while True:
+        if known is not None and d in known:
+            found = known[d]
+            break
+        walked.append(d)
+        if os.path.exists(os.path.join(d, marker)):
+            found = d
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    if known is not None:
+        for w in walked:
+            known[w] = found
+    return found
 
 
 def _git_dir(root: str) -> str | None:

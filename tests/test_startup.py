@@ -53,22 +53,25 @@ def test_a_shell_launch_script_imports_only_the_shell_parser(tmp_path):
 
 def test_a_walk_looks_for_each_directorys_repository_root_once(tmp_path, monkeypatch):
     """The settings of every file of a walk: the search up to the repository's root (a ``stat`` per
-    directory above) is made once per directory, not once per file."""
-    from kv4lint import config
+    directory above) looks at each directory once, not once per file nor once per directory below it."""
+    from collections import Counter
+
     from kv4lint.cli import main
 
-    for d in ("a", "b"):
+    for d in ("a", "b", "a/c"):
         (tmp_path / d).mkdir()
         for k in range(5):
             (tmp_path / d / f"f{k}.py").write_text("print('no launch here')\n")
-    calls = []
-    real = config.git_root
+    looked = Counter()
+    real = os.path.exists
 
-    def git_root(start):
-        calls.append(start)
-        return real(start)
+    def exists(p):
+        if str(p).endswith(os.sep + ".git"):
+            looked[os.path.dirname(str(p))] += 1
+        return real(p)
 
-    monkeypatch.setattr(config, "git_root", git_root)
+    monkeypatch.setattr(os.path, "exists", exists)
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--isolated", "--no-cache", "-j", "1", "-q", "."]) == 0
-    assert sorted(os.path.basename(c) for c in calls if c != str(tmp_path)) == ["a", "b"]
+    below = {os.path.relpath(d, tmp_path): n for d, n in looked.items() if d.startswith(str(tmp_path) + os.sep)}
+    assert below == {"a": 1, "b": 1, os.path.join("a", "c"): 1}  # a: for its files and a/c's, once

@@ -131,6 +131,7 @@ class ConfigResolver:
         self._dirs: dict[str, ConfigFile | None] = {}
         self._roots: dict[str, str | None] = {}  # directory -> its repository's root: each looked at once
         self._settings: dict[tuple, Settings] = {}
+        self._by_dir: dict[str, Settings] = {}  # a file's directory, as its path spells it -> its settings
 
     def config_of(self, directory: str) -> ConfigFile | None:
         """The configuration file that governs ``directory`` (absolute), or None."""
@@ -166,8 +167,17 @@ class ConfigResolver:
 
     def settings_for(self, path: str, *, is_dir: bool | None = None) -> Settings:
         """The settings of the file (or directory) ``path`` (``is_dir``: known already, no ``stat``)."""
+        if is_dir is False:  # a walk's files: one answer per directory as written, no abspath per file
+            written = os.path.dirname(path)
+            s = self._by_dir.get(written)
+            if s is None:
+                s = self._by_dir[written] = self._settings_of_directory(os.path.dirname(os.path.abspath(path)))
+            return s
         full = os.path.abspath(path)
-        directory = full if (os.path.isdir(full) if is_dir is None else is_dir) else os.path.dirname(full)
+        return self._settings_of_directory(full if (os.path.isdir(full) if is_dir is None else is_dir)
+                                           else os.path.dirname(full))
+
+    def _settings_of_directory(self, directory: str) -> Settings:
         cfg = self.config_of(directory)
         if cfg is not None:
             root = os.path.dirname(cfg.path)

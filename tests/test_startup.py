@@ -75,3 +75,27 @@ def test_a_walk_looks_for_each_directorys_repository_root_once(tmp_path, monkeyp
     assert main(["check", "--isolated", "--no-cache", "-j", "1", "-q", "."]) == 0
     below = {os.path.relpath(d, tmp_path): n for d, n in looked.items() if d.startswith(str(tmp_path) + os.sep)}
     assert below == {"a": 1, "b": 1, os.path.join("a", "c"): 1}  # a: for its files and a/c's, once
+
+
+def test_a_walk_resolves_settings_once_per_directory(tmp_path, monkeypatch):
+    """Per-file configuration costs a dictionary lookup per file of a directory already resolved."""
+    from collections import Counter
+
+    from kv4lint.cli import main
+    from kv4lint.config import ConfigResolver
+
+    for d in ("a", "b", "a/c"):
+        (tmp_path / d).mkdir()
+        for k in range(5):
+            (tmp_path / d / f"f{k}.py").write_text("print('no launch here')\n")
+    resolved = Counter()
+    real = ConfigResolver._settings_of_directory
+
+    def counted(self, directory):
+        resolved[os.path.relpath(directory, tmp_path)] += 1
+        return real(self, directory)
+
+    monkeypatch.setattr(ConfigResolver, "_settings_of_directory", counted)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--isolated", "--no-cache", "-j", "1", "-q", "."]) == 0
+    assert {d: n for d, n in resolved.items() if d != "."} == {"a": 1, "b": 1, os.path.join("a", "c"): 1}

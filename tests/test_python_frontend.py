@@ -784,3 +784,34 @@ def test_a_shell_string_that_cannot_launch_is_not_parsed_nor_its_syntax_reported
         """))
     assert [e.line for e in res.errors] == [3]  # the launch that could not be checked is still reported
     assert [launch.argv[-1].text for launch in res.launches] == ["fp4_mx_block16"]
+
+
+def test_star_arguments_and_dict_merges_are_read():
+    # *argv of a known list is spliced into exec-style and create_subprocess_exec argv; dict(**d)-style
+    # positional dicts and .update(d) merge their entries into a launch's kwargs.
+    src = src_of('''
+        import asyncio
+        import os
+        import sys
+
+        import sglang as sgl
+
+        ARGS = ["-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4"]
+        os.execl(sys.executable, sys.executable, *ARGS)
+
+        async def main():
+            await asyncio.create_subprocess_exec(sys.executable, *ARGS)
+
+        BASE = {"model_path": "m", "kv_cache_dtype": "nvfp4"}
+        a = sgl.Engine(**dict(BASE, tp_size=2))
+        opts = {}
+        opts.update(BASE)
+        b = sgl.Engine(**opts)
+    ''')
+    res = scan(src)
+    entries = [(la.entry, texts(la.argv)[:2]) for la in res.launches if la.argv]
+    assert entries == [("sglang.launch_server", ["--kv-cache-dtype", "nvfp4"])] * 2
+    a, b = [la for la in res.launches if la.kwargs]
+    assert set(a.kwargs) == {"model_path", "kv_cache_dtype", "tp_size"} and not a.unknown_kwargs
+    assert set(b.kwargs) == {"model_path", "kv_cache_dtype"} and not b.unknown_kwargs
+    assert at(src, a.kwargs["kv_cache_dtype"].span) == "nvfp4"

@@ -258,6 +258,23 @@ class Evaluator:
             return Span(start, end_with_comma)
         return Span(start, target)
 
+    def merge_dict_args(self, d: DictValue, args, env, removable=None) -> None:
+        """Add ``dict(...)`` / ``.update(...)`` arguments to ``d``: keywords as entries (removable from the call
+        ``removable``, when given), positional dicts merged, anything else leaves ``d`` open."""
+        for i, a in enumerate(args):
+            if a.keyword is not None:
+                removal = self.remove_arg(removable, i) if removable is not None else None
+                d.entries[a.keyword.value] = ListItem(self.ev(a.value, env), removal)
+                d.keyspans[a.keyword.value] = self.span(a.keyword)
+            else:
+                v = self.ev(a.value, env)
+                if isinstance(v, DictValue):
+                    d.entries.update(v.entries)
+                    d.keyspans.update(v.keyspans)
+                    d.open = d.open or v.open
+                else:
+                    d.open = True
+
     def remove_arg(self, call, i: int) -> Span | None:
         args = call.args
         a = args[i]
@@ -583,18 +600,7 @@ class Evaluator:
             if isinstance(state, DictValue) and meth in DICT_MUTATORS:
                 new = DictValue(dict(state.entries), state.open or repeated, state.where, dict(state.keyspans))
                 if meth == "update":
-                    for a in call.args:
-                        if a.keyword is not None:
-                            new.entries[a.keyword.value] = ListItem(self.ev(a.value, eenv), None)
-                            new.keyspans[a.keyword.value] = self.span(a.keyword)
-                        else:
-                            d = self.ev(a.value, eenv)
-                            if isinstance(d, DictValue):
-                                new.entries.update(d.entries)
-                                new.keyspans.update(d.keyspans)
-                                new.open = new.open or d.open
-                            else:
-                                new.open = True
+                    self.merge_dict_args(new, call.args, eenv)
                     return new
                 k_node, v_node = call_argument(call, 0, None), call_argument(call, 1, None)
                 k = self.ev(k_node, eenv) if k_node is not None else None
@@ -888,18 +894,7 @@ class Evaluator:
                     return v if isinstance(v, ListValue) else UnknownValue(sp, env.org, splat=True)
                 if name == "dict":
                     d = DictValue({}, False, sp)
-                    for i, a in enumerate(node.args):
-                        if a.keyword is not None:
-                            d.entries[a.keyword.value] = ListItem(self.ev(a.value, env), self.remove_arg(node, i))
-                            d.keyspans[a.keyword.value] = self.span(a.keyword)
-                        else:
-                            v = self.ev(a.value, env)
-                            if isinstance(v, DictValue):
-                                d.entries.update(v.entries)
-                                d.keyspans.update(v.keyspans)
-                                d.open = d.open or v.open
-                            else:
-                                d.open = True
+                    self.merge_dict_args(d, node.args, env, removable=node)
                     return d
         return UnknownValue(sp, env.org)
 

@@ -221,17 +221,7 @@ class Scanner(Evaluator):
                 v = ipython_expand(v)  # IPython substitutes {expr} in ! commands before the shell runs
             self.shell_launch(call, env, v)
         elif what == "async_exec":
-            items = []
-            for a in call.args:
-                if a.keyword is not None:
-                    continue
-                v = self.ev(a.value, env)
-                if a.star == "*":
-                    items.extend(v.items if isinstance(v, ListValue) else [
-                                 ListItem(UnknownValue(self.span(a.value), splat=True))])
-                else:
-                    items.append(ListItem(v))
-            self.words_launch(call, env, ListValue(items))
+            self.words_launch(call, env, self.argv_of([a for a in call.args if a.keyword is None], env))
         elif what == "exec_v":
             arg = call_argument(call, EXEC_V[name], "argv")
             if arg is None:
@@ -244,15 +234,20 @@ class Scanner(Evaluator):
                 envarg, pos = pos[-1].value, pos[:-1]
             else:
                 envarg = None
-            items = []
-            for a in pos[first:]:
-                v = self.ev(a.value, env)
-                if a.star == "*":
-                    items.extend(v.items if isinstance(v, ListValue) else [
-                                 ListItem(UnknownValue(self.span(a.value), splat=True))])
-                else:
-                    items.append(ListItem(v))
-            self.words_launch(call, env, ListValue(items), envarg=envarg)
+            self.words_launch(call, env, self.argv_of(pos[first:], env), envarg=envarg)
+
+    def argv_of(self, args, env: EvalEnv) -> ListValue:
+        """The argv that positional ``args`` spell (``os.execl(path, *argv)``): ``*x`` spliced when ``x`` is a
+        known list, else an unknown splat."""
+        items = []
+        for a in args:
+            v = self.ev(a.value, env)
+            if a.star == "*":
+                items.extend(v.items if isinstance(v, ListValue) else [
+                             ListItem(UnknownValue(self.span(a.value), splat=True))])
+            else:
+                items.append(ListItem(v))
+        return ListValue(items)
 
     def _new_launch(self, call, form: str, entry: str, **kw) -> Launch:
         return Launch(path=self.path, form=form, entry=entry, span=self.fanchor(self.span(call)),

@@ -300,3 +300,13 @@ def test_fp4_names_cover_every_release():
 
     for n in range(FIRST_KV4, NEWEST + 1):
         assert set(kv4_dtypes(n)) <= set(FP4_NAMES)
+
+
+def test_the_option_data_and_the_releases_leaf_agree_on_the_newest_release():
+    # Adding a release touches the option data (tools/gen_options.py) and sglang/releases.py; the parser check
+    # reads the one, the engine the other, so they must name the same newest release.
+    from kv4lint.sglang import releases
+    from kv4lint.sglang.options import known_releases
+
+    newest = known_releases()[-1]
+    assert releases.release(newest) == releases.NEWEST and not releases.beyond_newest(newest), newest

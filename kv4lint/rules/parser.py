@@ -17,12 +17,12 @@ import difflib
 from dataclasses import replace
 
 from kv4lint.model import Fix, Launch, Value
-from kv4lint.rules.check import RuleFinding, check, version_label
+from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
-from kv4lint.rules.engine import release
 from kv4lint.sglang.options import (
     Args, Problem, choice_releases, inspected_release, known_releases, normalise_argv, option_releases, table,
 )
+from kv4lint.sglang.releases import release, version_label
 from kv4lint.target import Target
 
 # Entry points whose parser is prepare_server_args's alone (spec §6): every option they are given must be

@@ -8,6 +8,7 @@ follows a symlink out of the tree it was given.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import re
 import stat
@@ -58,15 +59,16 @@ def language_of(path: str, head: bytes | None = None) -> str | None:
 
 def _language_of_name(name: str) -> str | None:
     low = name.lower()
-    if low in _NAMES:
-        return _NAMES[low]
+    dot = low.rfind(".")
+    if dot > 0:  # as os.path.splitext: leading dots do not start an extension
+        lang = _EXT.get(low[dot:])
+        if lang is not None and low[:dot].strip("."):
+            return lang  # dockerfile.py is Python; Dockerfile.prod a Dockerfile
+    lang = _NAMES.get(low)
+    if lang is not None:
+        return lang
     if low.endswith((".conf", ".ini")) and "supervisor" in low:
         return "supervisord"  # supervisor/conf.d/NAME.conf is named by its directory: see language_of
-    dot = low.rfind(".")
-    if dot > 0 and low[:dot].strip("."):  # as os.path.splitext: leading dots do not start an extension
-        lang = _EXT.get(low[dot:])
-        if lang is not None:
-            return lang  # dockerfile.py is Python; Dockerfile.prod a Dockerfile
     if low.startswith(("dockerfile.", "containerfile.")):
         return "dockerfile"
     return None
@@ -107,6 +109,7 @@ class _Ignore:
 
 
 _NEVER = re.compile(r"(?!)").match
+_NAME = operator.attrgetter("name")
 _WILD = re.compile(r"[*?\[]")
 
 
@@ -166,6 +169,8 @@ class _Excluder:
     def __init__(self, patterns: list[str]):
         self.literal, self.m_name, _, self.m_path = _excluders(tuple(patterns))
         self.paths = self.m_path is not _NEVER
+        # On a case-sensitive system with only literal names (the defaults), `name in literal` is the whole test.
+        self.only_literal = self.m_name is _NEVER and not self.paths and os.path.normcase("A") == "A"
 
     def __call__(self, path: str, name: str) -> bool:
         name = os.path.normcase(name)
@@ -242,6 +247,9 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
           rules: GitIgnore | None = None) -> None:
     real_root = os.path.realpath(root)
     is_excluded = _Excluder(excl)
+    # Names every walk excludes (the defaults, literal names) are one set lookup; the rest one call.
+    literal, only_literal = is_excluded.literal, is_excluded.only_literal
+    files = out.files
     ignore = _Ignore(root, rules or GitIgnore())
     stack = [root]
     seen_files: set[tuple[int, int]] = set()
@@ -258,7 +266,7 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             continue
         seen.add(key)
         try:
-            entries = sorted(os.scandir(d), key=lambda e: e.name)
+            entries = sorted(os.scandir(d), key=_NAME)
         except OSError as e:
             out.errors.append((d, f"cannot read directory: {e.strerror or e}"))
             continue
@@ -266,26 +274,26 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
         prefix = "" if d == "." else (d if d.endswith(os.sep) else d + os.sep)
         ignored = ignore.entries(d) if respect_gitignore and entries else None
         for e in entries:
-            p = prefix + e.name
-            if is_excluded(p, e.name):
+            name = e.name
+            if name in literal or (not only_literal and is_excluded(prefix + name, name)):
                 continue
+            p = prefix + name
             try:
-                if e.is_symlink():
-                    target = os.path.realpath(p)
-                    if not inside(target, [real_root]):
-                        out.skipped.append((p, OUT_OF_TREE))
-                        continue
+                link = e.is_symlink()
+                if link and not inside(os.path.realpath(p), [real_root]):
+                    out.skipped.append((p, OUT_OF_TREE))
+                    continue
                 is_dir = e.is_dir()
-                is_file = e.is_file()
+                is_file = not is_dir and e.is_file()
             except OSError:
                 continue
-            if ignored is not None and ignored(e.name, is_dir):
+            if ignored is not None and ignored(name, is_dir):
                 continue
             if is_dir:
                 subdirs.append(p)
             elif is_file:
-                lang = _language_of_name(e.name)
-                if lang is None and "." in e.name:
+                lang = _language_of_name(name)
+                if lang is None and "." in name:
                     continue  # extension says it is something else
                 try:
                     fst = e.stat()  # the target's, for a symlink
@@ -294,12 +302,13 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
                     continue
                 # Hard links and symlinks: one path per file.  stat(), not the directory entry's inode:
                 # on overlayfs d_ino and st_ino may differ, and two files of different layers share a d_ino.
-                key = (fst.st_dev, fst.st_ino)
-                if e.is_symlink():
+                if link:
                     linked.append((p, lang, fst))
-                elif key not in seen_files:
-                    seen_files.add(key)
-                    out.files.append(Candidate(p, lang, fst))
+                else:
+                    key = (fst.st_dev, fst.st_ino)
+                    if key not in seen_files:
+                        seen_files.add(key)
+                        files.append(Candidate(p, lang, fst))
         stack.extend(reversed(subdirs))
     # A symlink to a file of the tree is that file: checked (and fixed) once, under its real name.
     for p, lang, fst in linked:

@@ -376,15 +376,17 @@ def test_an_index_of_other_code_or_corrupt_is_ignored(reads, monkeypatch):
     monkeypatch.setattr(cache, "_fingerprint", None)  # this code again: the index's records are read
     code = cache.code_fingerprint()
     st = os.stat(reads.work / "plain.py")
-    sig = [st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+    sig = f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
     for junk in ("{", "[]", "null", '{"files": []}', json.dumps({"code": code, "files": {"plain.py": 5}}),
                  json.dumps({"code": code, "files": {"plain.py": [1]}}),
-                 json.dumps({"code": code, "files": {"plain.py": [*sig, 7]}}),
-                 json.dumps({"code": code, "files": {"plain.py": [*sig, "python", 1]}})):
+                 json.dumps({"code": code, "files": {"plain.py": [*map(int, sig.split()), "python"]}}),  # format 2
+                 json.dumps({"code": code, "files": {"plain.py": "python"}}),
+                 json.dumps({"code": code, "files": {"plain.py": f"{sig}1 python"}}),
+                 json.dumps({"code": code, "files": {"plain.py": f"{sig} shell"}})):
         index.write_text(junk)
         del reads.reads[:]
         assert reads(".") == first and len(reads.reads) == 6
-    index.write_text(json.dumps({"code": code, "files": {"plain.py": [*sig, "python"]}}))  # the well-formed record
+    index.write_text(json.dumps({"code": code, "files": {"plain.py": f"{sig} python"}}))  # the well-formed record
     del reads.reads[:]
     assert reads(".") == first and len(reads.reads) == 5 and "plain.py" not in reads.reads
 

@@ -93,8 +93,11 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver, *,
     result.notices.extend(f"{p}: skipped: {why}" for p, why in disc.skipped)
     named = set(paths)
     files, per_file = [], []
+    where, s = None, prune  # a walk lists a directory's files together: one look-up per directory
     for c in disc.files:
-        s = settings_of(resolver, c.path, is_dir=False)
+        here = c.path[:c.path.rfind(os.sep) + 1]  # the directory as written, "" for the working directory
+        if here != where:
+            where, s = here, settings_of(resolver, c.path, is_dir=False)
         if c.path not in named and s is not prune and _excluded_by_config(c.path, s):
             continue
         files.append(c)

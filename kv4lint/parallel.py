@@ -1,21 +1,26 @@
-"""Lint many files: in this process for little work, with a process pool for much.
+"""Lint many files: in this process for little work, with worker processes for much.
 
 Most files of a repository cost only their read and the pre-filter (tens of
-microseconds), so a pool pays only on large trees or when many files must be
+microseconds), so workers pay only on large trees or when many files must be
 parsed.  The rules here, measured with ``bench/run.py``:
 
-- up to ``SEQUENTIAL_BELOW`` files, or with ``jobs=1``: this process, no pool;
-- otherwise a pool of ``jobs`` workers (default: the CPUs this process may
-  use), started with ``fork`` where the platform has it (the workers inherit
-  the imported modules and the settings instead of importing and unpickling
-  them), fed strided chunks of files (``files[k::n]``) so that a directory full
-  of launches is spread over every worker, and returning only what is not
-  empty: a file without a launch comes back as its language, not as a report;
-- a broken pool (a worker killed) finishes the remaining files in this process.
+- up to ``SEQUENTIAL_BELOW`` files, or with ``jobs=1``: this process alone;
+- otherwise, where the platform has ``fork`` (Linux), ``jobs - 1`` forked
+  children and this process share the work (:func:`_forked`): they inherit the
+  imported modules, the files and their settings, so nothing is sent to them
+  but chunk numbers; the files are dealt in strided chunks (``files[k::n]``,
+  so that a directory full of launches is spread), taken one at a time from
+  a pipe, so that a process that meets a slow file takes fewer chunks.  A
+  child sends back only what is not empty: a file without a launch comes
+  back as its language, not as a report.  No ``multiprocessing`` import (a
+  fifth of a cold run's start-up) and no idle parent;
+- elsewhere, a ``concurrent.futures`` process pool of ``jobs`` workers
+  (:func:`_executor`), fed the same chunks;
+- a worker that dies (killed, out of memory) loses nothing: the chunks it did
+  not report are done in this process.
 
 Reports come back in the order of ``files``.  Each file may have its own settings (the
-nearest configuration above it): the workers receive the few distinct settings once and each
-file the index of its own.
+nearest configuration above it).
 """
 
 from __future__ import annotations
@@ -84,23 +89,23 @@ def _init(settings: tuple[Settings, ...]) -> None:
 
 def _chunk(items: list[tuple[int, str, str | None, int]]) -> list[tuple[int, object]]:
     """Worker: lint a chunk; an empty report comes back as its language only (cheap to pickle)."""
-    out: list[tuple[int, object]] = []
-    for i, path, language, k in items:
-        rep = _one(path, language, _settings[k] if _settings else Settings())
-        if is_empty(rep):
-            out.append((i, rep.language))
-        else:
-            if not rep.findings:
-                rep.text = None  # only the fix engine reads it, and only where there are findings
-            out.append((i, rep))
-    return out
+    return [(i, _payload(_one(path, language, _settings[k] if _settings else Settings())))
+            for i, path, language, k in items]
+
+
+def _payload(rep: FileReport) -> object:
+    """What a worker sends back for ``rep``: its language when it is empty, else the report without its text
+    (only the fix engine reads it, and only where there are findings)."""
+    if is_empty(rep):
+        return rep.language
+    if not rep.findings:
+        rep.text = None
+    return rep
 
 
 def _context():
     import multiprocessing
 
-    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
     return multiprocessing.get_context()
 
 
@@ -108,9 +113,8 @@ def lint_many(files: list[tuple[str, str | None]], settings: Settings | Sequence
               progress=None) -> list[FileReport]:
     """Lint ``files`` (path, language or None) and return one report per file, in order.
 
-    ``settings``: one for every file, or a sequence with each file's own.  ``jobs``: worker
-    processes (0: :func:`default_jobs`).  ``progress``: called with the number of files
-    finished, as they finish.
+    ``settings``: one for every file, or a sequence with each file's own.  ``jobs``: processes
+    (0: :func:`default_jobs`).  ``progress``: called with the number of files finished, as they finish.
     """
     announce_scan_started()
     per_file = [settings] * len(files) if isinstance(settings, Settings) else list(settings)
@@ -128,31 +132,149 @@ def lint_many(files: list[tuple[str, str | None]], settings: Settings | Sequence
     return _pool(files, per_file, jobs, progress)
 
 
-def _pool(files, per_file: list[Settings], jobs, progress) -> list[FileReport]:
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
+def _chunks(n_files: int, jobs: int) -> list[range]:
+    """Strided chunks of ``range(n_files)``: a directory of launches is spread over every process."""
+    n = min(n_files, max(jobs * CHUNKS_PER_JOB, -(-n_files // MAX_CHUNK)))
+    return [range(k, n_files, n) for k in range(n)]
 
-    n_chunks = max(jobs * CHUNKS_PER_JOB, -(-len(files) // MAX_CHUNK))
-    palette: dict[int, int] = {}  # id(settings) -> its index among the distinct ones
-    distinct: list[Settings] = []
-    for s in per_file:
-        if id(s) not in palette:
-            palette[id(s)] = len(distinct)
-            distinct.append(s)
-    indexed = [(i, p, lang, palette[id(per_file[i])]) for i, (p, lang) in enumerate(files)]
-    chunks = [indexed[k::n_chunks] for k in range(n_chunks)]
-    chunks = [c for c in chunks if c]
+
+def _pool(files, per_file: list[Settings], jobs, progress) -> list[FileReport]:
     results: list[object] = [None] * len(files)
     done = [False] * len(files)
 
-    def take(part):
+    def take(part) -> None:
         for i, r in part:
             results[i] = r
             done[i] = True
         if progress is not None:
             progress(len(part))
 
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init, initargs=(tuple(distinct),))
+    if _can_fork():
+        _forked(files, per_file, jobs, take)
+    else:
+        _executor(files, per_file, jobs, take)
+    reports: list[FileReport] = []
+    for i, (path, language) in enumerate(files):
+        r = results[i]
+        if not done[i]:  # a worker died with it
+            r = _one(path, language, per_file[i])
+            if progress is not None:
+                progress(1)
+        elif not isinstance(r, FileReport):
+            r = FileReport(path, r)
+        reports.append(r)
+    return reports
+
+
+def _can_fork() -> bool:
+    """``fork`` is safe here: Linux (macOS has it, but its system libraries may not survive it)."""
+    return hasattr(os, "fork") and sys.platform.startswith("linux")
+
+
+def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
+    """Lint ``files`` in this process and ``jobs - 1`` forked children; ``take`` gets each chunk's
+    ``[(index, payload)]`` as it is finished.  Chunks a child took and did not report are left undone."""
+    import pickle
+    import signal
+
+    chunks = _chunks(len(files), jobs)
+    # The chunk numbers, all written before the children start: each process reads the next one
+    # (a read of a pipe takes its bytes for one reader), and an empty pipe with no writer ends the work.
+    tasks_r, tasks_w = os.pipe()
+    os.write(tasks_w, b"".join(k.to_bytes(4, "big") for k in range(len(chunks))))
+    os.close(tasks_w)
+
+    def next_chunk() -> int | None:
+        b = os.read(tasks_r, 4)
+        return int.from_bytes(b, "big") if len(b) == 4 else None
+
+    def run(k: int) -> list[tuple[int, object]]:
+        return [(i, _payload(_one(files[i][0], files[i][1], per_file[i]))) for i in chunks[k]]
+
+    children: dict[int, int] = {}  # pid -> the read end of its results pipe
+    buffers: dict[int, bytearray] = {}
+    try:
+        for _ in range(jobs - 1):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: chunks until none is left, each sent back as it is done
+                code = 0
+                try:
+                    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent reports it
+                    os.close(r)
+                    for fd in children.values():
+                        os.close(fd)
+                    while (k := next_chunk()) is not None:
+                        data = pickle.dumps(run(k), protocol=pickle.HIGHEST_PROTOCOL)
+                        _write_all(w, len(data).to_bytes(8, "big") + data)
+                except BaseException:  # noqa: BLE001 - the parent does what is not reported
+                    code = 1
+                finally:
+                    os._exit(code)
+            os.close(w)
+            os.set_blocking(r, False)
+            children[pid] = r
+            buffers[r] = bytearray()
+        while (k := next_chunk()) is not None:
+            take(run(k))
+            for fd in children.values():  # what the children finished meanwhile
+                _drain(fd, buffers[fd], take, block=False)
+        for fd in children.values():
+            os.set_blocking(fd, True)
+            _drain(fd, buffers[fd], take, block=True)
+    finally:
+        os.close(tasks_r)
+        for pid, fd in children.items():
+            try:
+                os.kill(pid, signal.SIGKILL)  # finished already, or interrupted: never left behind
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _drain(fd: int, buf: bytearray, take, *, block: bool) -> None:
+    """Read what a child sent on ``fd`` (all of it when ``block``, until it closes), and hand each whole chunk
+    to ``take``."""
+    import pickle
+
+    while True:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            data = None
+        if data:
+            buf += data
+        while len(buf) >= 8 and len(buf) >= 8 + int.from_bytes(buf[:8], "big"):
+            n = int.from_bytes(buf[:8], "big")
+            take(pickle.loads(buf[8:8 + n]))
+            del buf[:8 + n]
+        if not data:  # nothing more now (or ever: a closed pipe reads b"")
+            return
+
+
+def _executor(files, per_file: list[Settings], jobs: int, take) -> None:
+    """Lint ``files`` in a ``concurrent.futures`` pool (platforms without ``fork``): the workers get the
+    few distinct settings once and each file the index of its own."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    palette: dict[int, int] = {}  # id(settings) -> its index among the distinct ones
+    distinct: list[Settings] = []
+    for s in per_file:
+        if id(s) not in palette:
+            palette[id(s)] = len(distinct)
+            distinct.append(s)
+    chunks = [[(i, files[i][0], files[i][1], palette[id(per_file[i])]) for i in c]
+              for c in _chunks(len(files), jobs)]
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init,
+                               initargs=(tuple(distinct),))
     try:
         pending = {pool.submit(_chunk, c) for c in chunks}
         while pending:
@@ -166,14 +288,3 @@ def _pool(files, per_file: list[Settings], jobs, progress) -> list[FileReport]:
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    reports: list[FileReport] = []
-    for i, (path, language) in enumerate(files):
-        r = results[i]
-        if not done[i]:
-            r = _one(path, language, per_file[i])
-            if progress is not None:
-                progress(1)
-        elif not isinstance(r, FileReport):
-            r = FileReport(path, r)
-        reports.append(r)
-    return reports

@@ -45,7 +45,11 @@ def _view(reports):
              [(e.message, e.line) for e in r.errors]) for r in reports]
 
 
-def test_pool_gives_the_sequential_reports_in_order(tmp_path):
+@pytest.mark.parametrize("forked", [True, False], ids=["fork", "executor"])
+def test_pool_gives_the_sequential_reports_in_order(tmp_path, monkeypatch, forked):
+    if forked and not parallel._can_fork():
+        pytest.skip("no fork here")
+    monkeypatch.setattr(parallel, "_can_fork", lambda: forked)
     files = _tree(tmp_path)
     assert len(files) >= parallel.SEQUENTIAL_BELOW
     settings = Settings(sglang_version="0.5.23")
@@ -63,7 +67,10 @@ def test_pool_gives_the_sequential_reports_in_order(tmp_path):
     assert all((r.text is not None) == bool(r.findings) for r in par if r.path.endswith(".sh"))
 
 
-def test_progress_counts_every_file(tmp_path):
+@pytest.mark.parametrize("forked", [True, False], ids=["fork", "executor"])
+def test_progress_counts_every_file(tmp_path, monkeypatch, forked):
+    can = parallel._can_fork()
+    monkeypatch.setattr(parallel, "_can_fork", lambda: forked and can)
     files = _tree(tmp_path, n_plain=290, n_launch=3)
     for jobs in (1, 2):
         seen = []
@@ -93,8 +100,8 @@ def test_a_dead_worker_does_not_lose_files(tmp_path, monkeypatch):
     real = parallel.lint_file
 
     def dying(path, settings, language=None):
-        if os.getpid() != parent and path.endswith("serve1.sh"):
-            os._exit(3)  # as a crash or the OOM killer would
+        if os.getpid() != parent:
+            os._exit(3)  # as a crash or the OOM killer would: the chunk it took is not reported
         return real(path, settings, language)
 
     monkeypatch.setattr(parallel, "lint_file", dying)
@@ -126,3 +133,25 @@ def test_non_candidates_do_not_import_parsers(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "", f"imported for files without a launch: {r.stdout.strip()}"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork to inherit the patched function")
+def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, monkeypatch):
+    """The children's reports are used, not done again: every file is linted exactly once, in some process."""
+    files = _tree(tmp_path, n_plain=600, n_launch=4)
+    log = tmp_path / "linted.log"
+    real = parallel.lint_file
+
+    def recording(path, settings, language=None):
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(fd, f"{os.getpid()} {path}\n".encode())
+        finally:
+            os.close(fd)
+        return real(path, settings, language)
+
+    monkeypatch.setattr(parallel, "lint_file", recording)
+    reports = parallel.lint_many(files, Settings(), jobs=2)
+    assert [r.path for r in reports] == [p for p, _ in files]
+    linted = [line.split(" ", 1)[1] for line in log.read_text().splitlines()]
+    assert sorted(linted) == sorted(p for p, _ in files)

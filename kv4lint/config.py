@@ -129,7 +129,7 @@ class ConfigResolver:
         self.cache_dir = cache_dir
         self.named = read_config(config_file, named=True) if config_file and not isolated else None
         self._dirs: dict[str, ConfigFile | None] = {}
-        self._roots: dict[str, str | None] = {}  # directory -> its repository's root: each looked at once
+        self.repository_roots: dict[str, str | None] = {}  # directory -> its repository's root: each looked at once
         self._settings: dict[tuple, Settings] = {}
         self._by_dir: dict[str, Settings] = {}  # a file's directory, as its path spells it -> its settings
 
@@ -142,7 +142,7 @@ class ConfigResolver:
         walked = []
         d = directory
         found: ConfigFile | None = None
-        top = repository_root(directory, known=self._roots) if directory not in self._dirs else None
+        top = repository_root(directory, known=self.repository_roots) if directory not in self._dirs else None
         while True:
             if d in self._dirs:
                 found = self._dirs[d]
@@ -183,7 +183,7 @@ class ConfigResolver:
             root = os.path.dirname(cfg.path)
         else:
             # A walk asks for every file: each directory up to the repository's root looked at once.
-            root = repository_root(directory, known=self._roots) or os.getcwd()
+            root = repository_root(directory, known=self.repository_roots) or os.getcwd()
         key = (cfg.path if cfg is not None else None, root)
         s = self._settings.get(key)
         if s is None:

@@ -96,11 +96,12 @@ class _Ignore:
         self.rules = rules
         self.top = rules.top(self.root, self.root)
 
-    def entries(self, directory: str):
-        """A test ``(name, is_dir) -> bool`` for the entries of ``directory``, or None where no rule
-        (a ``.gitignore`` here or above, up to the repository's root, or ``info/exclude``) can ignore
-        one: most directories of a tree, whose entries then cost nothing."""
+    def entries(self, directory: str, names):
+        """A test ``(name, is_dir) -> bool`` for the entries of ``directory`` (``names``: all of them), or None
+        where no rule (a ``.gitignore`` here or above, up to the repository's root, or ``info/exclude``) can
+        ignore one: most directories of a tree, whose entries then cost nothing."""
         full = os.path.abspath(directory)
+        self.rules.listed(full, names)
         if not self.rules.has_rules(full, self.top):
             return None
         prefix = full if full.endswith(os.sep) else full + os.sep
@@ -203,7 +204,7 @@ def _trees(paths: list[str]) -> list[str]:
 
 
 def discover(paths: list[str], *, exclude: list[str] | None = None, respect_gitignore: bool = True,
-             force_exclude: bool = False) -> Discovery:
+             force_exclude: bool = False, repository_roots: dict[str, str | None] | None = None) -> Discovery:
     """Files under ``paths`` that kv4lint can scan.
 
     A file named explicitly is scanned whatever its name or the names of the
@@ -216,7 +217,7 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
     out = Discovery()
     seen: set[tuple[int, int]] = set()
     trees = _trees(paths)
-    rules = GitIgnore()
+    rules = GitIgnore(repository_roots)  # filled for every directory walked: the settings' look-up reads it
     for root in paths:
         try:
             st = os.stat(root)
@@ -272,7 +273,7 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             continue
         subdirs = []
         prefix = "" if d == "." else (d if d.endswith(os.sep) else d + os.sep)
-        ignored = ignore.entries(d) if respect_gitignore and entries else None
+        ignored = ignore.entries(d, {e.name for e in entries}) if respect_gitignore and entries else None
         for e in entries:
             name = e.name
             if name in literal or (not only_literal and is_excluded(prefix + name, name)):

@@ -102,8 +102,9 @@ def _spec(path: str):
 class GitIgnore:
     """Answers "does git ignore this path?" for the paths of one run (directories read once)."""
 
-    def __init__(self) -> None:
-        self._tops: dict[str, str | None] = {}  # directory -> its repository's root
+    def __init__(self, roots: dict[str, str | None] | None = None) -> None:
+        # directory -> its repository's root (repository_root's ``known``; shared with the configuration's look-up)
+        self.roots: dict[str, str | None] = {} if roots is None else roots
         self._specs: dict[str, object] = {}  # directory -> its .gitignore's spec (or None)
         self._chains: dict[tuple[str, str], tuple] = {}  # (directory, top) -> ((dir, spec), ...) deepest first
         self._excludes: dict[str, object] = {}  # repository root -> info/exclude's spec (or None)
@@ -112,9 +113,21 @@ class GitIgnore:
     def top(self, directory: str, fallback: str | None = None) -> str:
         """The directory whose rules hold at ``directory``: its repository's root, else ``fallback``
         (a walk's root), else ``directory`` itself."""
-        if directory not in self._tops:
-            self._tops[directory] = repository_root(directory)
-        return self._tops[directory] or fallback or directory
+        return repository_root(directory, known=self.roots) or fallback or directory
+
+    def listed(self, directory: str, names) -> None:
+        """What a listing of ``directory`` (absolute) already tells, so that nothing is looked up there again:
+        whether it holds a ``.gitignore``, and its repository's root (itself when it holds ``.git``, else its
+        parent's, when that is known).  A walk lists every directory it enters."""
+        if ".gitignore" not in names:
+            self._specs.setdefault(directory, None)
+        if directory not in self.roots:
+            if ".git" in names:
+                self.roots[directory] = directory
+            else:
+                parent = os.path.dirname(directory)
+                if parent in self.roots and parent != directory:
+                    self.roots[directory] = self.roots[parent]
 
     def ignored(self, path: str, is_dir: bool, *, walk_root: str | None = None) -> bool:
         """Whether git ignores ``path``: checked from the repository's root down, so an ignored

@@ -74,7 +74,33 @@ def test_a_walk_looks_for_each_directorys_repository_root_once(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--isolated", "--no-cache", "-j", "1", "-q", "."]) == 0
     below = {os.path.relpath(d, tmp_path): n for d, n in looked.items() if d.startswith(str(tmp_path) + os.sep)}
-    assert below == {"a": 1, "b": 1, os.path.join("a", "c"): 1}  # a: for its files and a/c's, once
+    assert below == {}  # the walk listed each of them: whether it holds .git is known without a look
+
+
+def test_a_walk_knows_nested_repositories_and_ignore_files_from_its_listings(tmp_path, monkeypatch):
+    """What the walk's listings tell (a nested checkout's .git, its .gitignore, directories without either)
+    gives the answers the look-ups did: the nested checkout is its own repository (the configuration above it
+    does not apply), and its .gitignore holds there."""
+    import json
+
+    from kv4lint.cli import main
+
+    launch = ("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
+              "--kv-cache-dtype fp4_e2m1 --attention-backend triton\n")
+    (tmp_path / "kv4lint.toml").write_text('ignore = ["KV4"]\n')  # the outer project ignores everything
+    (tmp_path / "outer" / "deep").mkdir(parents=True)
+    (tmp_path / "outer" / "deep" / "serve.sh").write_text(launch)
+    inner = tmp_path / "outer" / "checkout"
+    (inner / ".git").mkdir(parents=True)
+    (inner / ".gitignore").write_text("ignored.sh\n")
+    (inner / "scripts").mkdir()
+    (inner / "scripts" / "serve.sh").write_text(launch)
+    (inner / "scripts" / "ignored.sh").write_text(launch)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-cache", "-j", "1", "-q", "--format", "json", "--output-file", "out.json",
+                 "."]) == 1
+    found = {f["path"] for f in json.loads((tmp_path / "out.json").read_text())["findings"]}
+    assert found == {os.path.join("outer", "checkout", "scripts", "serve.sh")}
 
 
 def test_a_walk_resolves_settings_once_per_directory(tmp_path, monkeypatch):

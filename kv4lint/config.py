@@ -130,6 +130,7 @@ class ConfigResolver:
         self.named = read_config(config_file, named=True) if config_file and not isolated else None
         self._dirs: dict[str, ConfigFile | None] = {}
         self.repository_roots: dict[str, str | None] = {}  # directory -> its repository's root: each looked at once
+        self.listings: dict[str, set[str]] = {}  # directory -> its entries' names, as a walk saw them (discover)
         self._settings: dict[tuple, Settings] = {}
         self._by_dir: dict[str, Settings] = {}  # a file's directory, as its path spells it -> its settings
 
@@ -148,7 +149,7 @@ class ConfigResolver:
                 found = self._dirs[d]
                 break
             walked.append(d)
-            found = _config_in(d)
+            found = _config_in(d, self.listings.get(d))
             if found is not None or d == top:
                 break
             parent = os.path.dirname(d)
@@ -212,8 +213,11 @@ class ConfigResolver:
         return list(self._settings.values())
 
 
-def _config_in(directory: str) -> ConfigFile | None:
+def _config_in(directory: str, names: set[str] | None = None) -> ConfigFile | None:
+    """The configuration file in ``directory``; ``names``: its entries' names when a walk listed it."""
     for name in CONFIG_NAMES:
+        if names is not None and name not in names:
+            continue
         p = os.path.join(directory, name)
         if os.path.isfile(p):
             cf = read_config(p)

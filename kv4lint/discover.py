@@ -96,11 +96,10 @@ class _Ignore:
         self.rules = rules
         self.top = rules.top(self.root, self.root)
 
-    def entries(self, directory: str, names):
-        """A test ``(name, is_dir) -> bool`` for the entries of ``directory`` (``names``: all of them), or None
-        where no rule (a ``.gitignore`` here or above, up to the repository's root, or ``info/exclude``) can
-        ignore one: most directories of a tree, whose entries then cost nothing."""
-        full = os.path.abspath(directory)
+    def entries(self, full: str, names):
+        """A test ``(name, is_dir) -> bool`` for the entries of the directory ``full`` (absolute; ``names``: all
+        of them), or None where no rule (a ``.gitignore`` here or above, up to the repository's root, or
+        ``info/exclude``) can ignore one: most directories of a tree, whose entries then cost nothing."""
         self.rules.listed(full, names)
         if not self.rules.has_rules(full, self.top):
             return None
@@ -204,8 +203,13 @@ def _trees(paths: list[str]) -> list[str]:
 
 
 def discover(paths: list[str], *, exclude: list[str] | None = None, respect_gitignore: bool = True,
-             force_exclude: bool = False, repository_roots: dict[str, str | None] | None = None) -> Discovery:
+             force_exclude: bool = False, repository_roots: dict[str, str | None] | None = None,
+             listings: dict[str, set[str]] | None = None) -> Discovery:
     """Files under ``paths`` that kv4lint can scan.
+
+    ``repository_roots`` (repository_root's table) and ``listings`` (absolute directory -> the names of its
+    entries) are filled for every directory walked, so that the configuration's look-ups need not ask the file
+    system again what the walk saw.
 
     A file named explicitly is scanned whatever its name or the names of the
     directories above it, unless ``force_exclude`` (as pre-commit needs) and it
@@ -233,7 +237,7 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
             if respect_gitignore and rules.ignored(root, True):
                 out.skipped.append((root, "ignored by git (.gitignore or .git/info/exclude)"))
                 continue
-            _walk(root, excl, respect_gitignore, out, seen, rules)
+            _walk(root, excl, respect_gitignore, out, seen, rules, listings)
         elif stat.S_ISREG(st.st_mode):
             if force_exclude and (excluded(os.path.normpath(root), list(exclude or []))
                                   or (respect_gitignore and rules.ignored(root, False))):
@@ -245,7 +249,7 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
 
 
 def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, seen: set,
-          rules: GitIgnore | None = None) -> None:
+          rules: GitIgnore | None = None, listings: dict[str, set[str]] | None = None) -> None:
     real_root = os.path.realpath(root)
     is_excluded = _Excluder(excl)
     # Names every walk excludes (the defaults, literal names) are one set lookup; the rest one call.
@@ -273,7 +277,13 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             continue
         subdirs = []
         prefix = "" if d == "." else (d if d.endswith(os.sep) else d + os.sep)
-        ignored = ignore.entries(d, {e.name for e in entries}) if respect_gitignore and entries else None
+        ignored = None
+        if entries and (respect_gitignore or listings is not None):
+            full, names = os.path.abspath(d), {e.name for e in entries}
+            if listings is not None:
+                listings[full] = names
+            if respect_gitignore:
+                ignored = ignore.entries(full, names)
         for e in entries:
             name = e.name
             if name in literal or (not only_literal and is_excluded(prefix + name, name)):

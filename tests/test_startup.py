@@ -77,6 +77,33 @@ def test_a_walk_looks_for_each_directorys_repository_root_once(tmp_path, monkeyp
     assert below == {}  # the walk listed each of them: whether it holds .git is known without a look
 
 
+def test_a_walk_looks_for_configuration_files_only_where_its_listings_show_one(tmp_path, monkeypatch):
+    """kv4lint.toml, .kv4lint.toml and pyproject.toml are looked for in each directory a file's settings come
+    from; in the directories the walk listed, the listing answers (nothing is asked of the file system there)."""
+    from collections import Counter
+
+    from kv4lint.cli import main
+
+    for d in ("a", "b", "a/c"):
+        (tmp_path / d).mkdir()
+        for k in range(3):
+            (tmp_path / d / f"f{k}.py").write_text("print('no launch here')\n")
+    (tmp_path / "a" / "kv4lint.toml").write_text('gpu = "h100"\n')
+    looked = Counter()
+    real = os.path.isfile
+
+    def isfile(p):
+        if sys._getframe(1).f_code.co_filename.endswith(os.path.join("kv4lint", "config.py")):  # the search
+            looked[os.path.relpath(str(p), tmp_path)] += 1
+        return real(p)
+
+    monkeypatch.setattr(os.path, "isfile", isfile)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-cache", "-j", "1", "-q", "."]) == 0
+    below = {p: n for p, n in looked.items() if not p.startswith("..") and os.sep in p}
+    assert below == {os.path.join("a", "kv4lint.toml"): 1}  # read once; no other name looked for below the root
+
+
 def test_a_walk_knows_nested_repositories_and_ignore_files_from_its_listings(tmp_path, monkeypatch):
     """What the walk's listings tell (a nested checkout's .git, its .gitignore, directories without either)
     gives the answers the look-ups did: the nested checkout is its own repository (the configuration above it

@@ -89,7 +89,7 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver, *,
     roots = {id(s): s for s in (settings_of(resolver, p) for p in paths)}
     prune = next(iter(roots.values())) if len(roots) == 1 else Settings(**_cli_excludes(resolver))
     disc = discover(paths, exclude=prune.exclude + prune.extend_exclude, force_exclude=force,
-                    repository_roots=resolver.repository_roots)
+                    repository_roots=resolver.repository_roots, listings=resolver.listings)
     result.errors.extend(FileError(p, m) for p, m in disc.errors)
     result.notices.extend(f"{p}: skipped: {why}" for p, why in disc.skipped)
     named = set(paths)

@@ -65,7 +65,8 @@ def quiet(ns: argparse.Namespace) -> int:
 
 def collect(ns: argparse.Namespace, resolver: ConfigResolver, *,
             reuse_reports: bool = False) -> tuple[RunResult, list]:
-    """Discover and lint every file named; returns the run result and the per-file reports.
+    """Discover and lint every file named; returns the run result and the reports of the files read (a file
+    the index knows as unchanged and empty has none).
 
     A named path that does not exist is a usage error (``RunResult.usage_errors``); the other
     paths are still checked.  ``reuse_reports``: a file's report may come from the file index without
@@ -114,17 +115,24 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver, *,
         index = FileIndex(cache_dir, list(paths), reuse_reports=reuse_reports)
     with Progress(len(files), enabled=False if quiet(ns) else None) as prog:
         reports = lint_files(files, per_file, index, ns.jobs, prog.advance)
+    kept = []
     for rep, s in zip(reports, per_file):
+        if rep is None:  # unchanged and empty, as the file index recorded it
+            result.files_scanned += 1
+            continue
+        kept.append(rep)
         if rep.scanned:
             result.files_scanned += 1
-        result.findings.extend(rep.findings)
-        result.errors.extend(rep.errors)
+        if rep.findings:
+            result.findings.extend(rep.findings)
+        if rep.errors:
+            result.errors.extend(rep.errors)
         if rep.targets:
             for t in rep.targets:
                 t["config"] = s.config_file
             result.targets[rep.path] = rep.targets
     result.findings.sort(key=lambda f: f.sort_key())  # the same report whatever the order of the paths
-    return result, reports
+    return result, kept
 
 
 def _cli_excludes(resolver: ConfigResolver) -> dict:
@@ -146,7 +154,8 @@ def _excluded_by_config(path: str, s: Settings) -> bool:
 
 def lint_files(files, settings, index, jobs: int, progress) -> list:
     """Reports for the discovered ``files``, in order (``settings``: one, or each file's own); with a
-    file index, unchanged files that held nothing are not read again, and the index learns this run's."""
+    file index, unchanged files that held nothing are not read again (their report is None: nearly every
+    file of a second run, which then costs a look-up each), and the index learns this run's."""
     per_file = [settings] * len(files) if isinstance(settings, Settings) else list(settings)
     if index is None:
         return lint_many([(c.path, c.language) for c in files], per_file, jobs=jobs, progress=progress)
@@ -166,7 +175,8 @@ def lint_files(files, settings, index, jobs: int, progress) -> list:
         lang = False if c.stat is None or c.stat.st_size > per_file[i].max_file_bytes else \
             index.known(c.path, c.language, c.stat)
         if lang is not False:
-            reports[i] = FileReport(c.path, lang, scanned=lang is not None)
+            if lang is None:  # read before, and of no language kv4lint scans
+                reports[i] = FileReport(c.path, None, scanned=False)
         elif index.reuse_reports and (old := index.report(c.path, c.language, c.stat, key(i))) is not None:
             reports[i] = FileReport(**old)
         else:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import glob
+import hashlib
 import json
 import os
 import platform
@@ -326,6 +327,41 @@ def tools_venv(out: Path) -> tuple[Path | None, str]:
     return venv, "created"
 
 
+def installed_venv(out: Path) -> tuple[Path | None, str]:
+    """bench/out/venv-kv4lint: this working tree installed as a user installs it (``pip install .``, not
+    editable), so that a run starts as a user's does: an editable install makes every start import
+    setuptools' path finder (pathlib, urllib ...), about 12 ms here.  Reinstalled when the sources change."""
+    venv = out / "venv-kv4lint"
+    py = venv / "bin" / "python"
+    h = hashlib.sha256(sys.version.encode())
+    for f in sorted([ROOT / "pyproject.toml", *(ROOT / "kv4lint").rglob("*")]):
+        if f.is_file() and "__pycache__" not in f.parts:
+            st = f.stat()
+            h.update(f"{f.relative_to(ROOT)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    want = {"python": sys.version, "sources": h.hexdigest()}
+    stamp = venv / "bench.json"
+    if stamp.exists() and py.exists():
+        try:
+            if json.loads(stamp.read_text()) == want:
+                return venv, "cached"
+        except ValueError:
+            pass
+    if not py.exists():
+        log(f"creating {venv} (pip install . with its dependencies) ...")
+        r = _run_quiet([sys.executable, "-m", "venv", str(venv)])
+        if r.returncode:
+            return None, f"python -m venv failed: {r.stdout.strip()[-300:]}"
+        extra: list[str] = []
+    else:
+        log(f"reinstalling this tree in {venv} ...")
+        extra = ["--no-deps", "--force-reinstall"]
+    r = _run_quiet([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", *extra, str(ROOT)])
+    if r.returncode:
+        return None, f"pip install failed: {r.stdout.strip()[-300:]}"
+    stamp.write_text(json.dumps(want))
+    return venv, "installed"
+
+
 def flake8_plugins(python: str) -> str:
     r = _run_quiet([python, "-m", "flake8", "--version"])
     return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else f"error: {r.stdout[-400:]}"
@@ -492,6 +528,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run issue 21's kv4lint and flake8-with cases from this source directory (e.g. "
                          "`git archive main kv4lint | tar -x -C DIR`), interleaved with the others: before/after "
                          "in one run")
+    ap.add_argument("--no-installed", action="store_true",
+                    help="issue 21's cases: do not also measure this tree installed with `pip install .` in "
+                         "bench/out/venv-kv4lint (as users install it; the project's venv is an editable install)")
     ap.add_argument("--src", help="run kv4lint from this source directory (prepended to PYTHONPATH), e.g. to "
                     "compare a patched copy with the installed one")
     ns = ap.parse_args(argv)
@@ -688,6 +727,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets_met": verdict,
         "issue21": {"info": issue21["info"], "ratios": ratios21, "targets": ISSUE21_TARGETS,
                     "baseline_ratios": issue21_ratios(results, "@baseline") if ns.baseline else None,
+                    "installed_ratios": issue21_ratios(results, "@installed"),
                     "targets_met": {k: (None if ratios21.get(k) is None else ratios21[k] <= v)
                                     for k, v in ISSUE21_TARGETS.items()}},
     }
@@ -712,7 +752,8 @@ def issue21_cases(ns, out: Path, tree: Path, candidates: list[str], kv4: list[st
     # kv4lint as a user types it: default jobs (all cores).
     opts = ["--isolated", "--exit-zero", "--format", "json", "--output-file", os.devnull]
     cache_dir = out / "cache-issue21"
-    shutil.rmtree(cache_dir, ignore_errors=True)
+    for d in (cache_dir, Path(str(cache_dir) + "-installed"), Path(str(cache_dir) + "-baseline")):
+        shutil.rmtree(d, ignore_errors=True)
     for sub, tag in ((sg, "sglang"), (std, "stdlib")):
         if not sub.is_dir():
             continue
@@ -741,12 +782,24 @@ def issue21_cases(ns, out: Path, tree: Path, candidates: list[str], kv4: list[st
         if wanted("flake8-j1-with:sglang"):
             cases.append(Case("flake8-j1-with:sglang", [sys.executable, *f8], cwd=str(f8_tree), env=env_py,
                               ok_codes=(0, 1), per_rep=per_rep, note="flake8 --select E9 -j1, with kv4lint"))
+    if not ns.no_installed and not ns.src:
+        venv, why = installed_venv(out)
+        info["installed"] = str(venv) if venv else f"not measured: {why}"
+        if venv is not None:
+            inst_env = {k: v for k, v in env_py.items() if k != "PYTHONPATH"}
+            for c in list(cases):
+                if c.name.startswith("kv4lint:"):
+                    cmd = [str(venv / "bin" / "kv4lint"), *c.cmd[len(kv4):]]
+                    if c.name == "kv4lint:sglang:cached":
+                        cmd = [x if x != str(cache_dir) else str(cache_dir) + "-installed" for x in cmd]
+                    cases.append(Case(c.name + "@installed", cmd, cwd=c.cwd, env=inst_env, ok_codes=c.ok_codes,
+                                      per_rep=c.per_rep, note=c.note + ", installed copy (pip install .)"))
     if ns.baseline:
         base_env = dict(env_py, PYTHONPATH=os.pathsep.join(
             [str(Path(ns.baseline).resolve())] + ([env_py["PYTHONPATH"]] if env_py.get("PYTHONPATH") else [])))
         info["baseline"] = str(Path(ns.baseline).resolve())
         for c in list(cases):
-            if c.name.startswith(("kv4lint:", "flake8-j1-with:")):
+            if "@" not in c.name and c.name.startswith(("kv4lint:", "flake8-j1-with:")):
                 cmd = c.cmd
                 if c.name == "kv4lint:sglang:cached":
                     cmd = [x if x != str(cache_dir) else str(cache_dir) + "-baseline" for x in cmd]
@@ -790,13 +843,19 @@ def report_issue21(doc: dict) -> None:
         "single_file_wall_s": "single launch script (s, median)",
     }
     base = doc["issue21"].get("baseline_ratios")
+    inst = doc["issue21"].get("installed_ratios") or {}
+    if any(inst.values()):
+        print("  (this venv, an editable install; then the same tree installed with `pip install .`)")
     for key, label in names.items():
         x, m = ra.get(key), ra.get(key + "_median")
         t = ISSUE21_TARGETS[key]
         verdict = "-" if x is None else ("met" if x <= t else "MISSED")
         b = (base or {}).get(key)
+        i = inst.get(key)
         print(f"  {label:36} {'-' if x is None else f'{x:.2f}'}"
               f"{'' if m is None else f' ({m:.2f})'}   target <= {t}: {verdict}"
+              + ("" if i is None else f"   installed {i:.2f} ({inst.get(key + '_median') or 0:.2f}): "
+                                      f"{'met' if i <= t else 'MISSED'}")
               + ("" if b is None else f"   baseline {b:.2f} ({base.get(key + '_median') or 0:.2f})"))
     f8 = info.get("flake8_sample")
     if f8:

@@ -29,6 +29,7 @@ import time
 from importlib.machinery import PathFinder  # loaded at start-up by Python itself
 
 from kv4lint import model
+from kv4lint.record import fields
 from kv4lint.version import __version__
 
 FORMAT = 3
@@ -335,9 +336,8 @@ def settings_key(settings) -> str | None:
     on the machine (``--platform auto``)."""
     if settings.platform == "auto":
         return None
-    fields = dataclasses.asdict(settings)
-    fields.pop("cache_dir", None)
-    data = json.dumps(fields, sort_keys=True, default=repr)
+    values = {f: getattr(settings, f) for f in fields(settings) if f != "cache_dir"}
+    data = json.dumps(values, sort_keys=True, default=repr)
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
 
 from kv4lint.cli.options import (  # noqa: F401 - re-exported: the names readers of settings know
     ATTENTIONS, FIX_DTYPES, TOML_KEYS as KEYS, ConfigError, Overrides, settings_from_mapping)
 from kv4lint.ignore import repository_root
 from kv4lint.project import find_sglang_pin, sglang_source_installs
+from kv4lint.record import Frozen
 from kv4lint.regular_file import open_file
 from kv4lint.settings import Settings
 
@@ -35,11 +35,16 @@ CONFIG_NAMES = (".kv4lint.toml", "kv4lint.toml", "pyproject.toml")
 # Finding and reading the file
 
 
-@dataclass(frozen=True)
-class ConfigFile:
-    path: str  # absolute
-    table: dict  # the kv4lint settings
-    is_pyproject: bool
+class ConfigFile(Frozen):
+    """A configuration file: its ``path`` (absolute), its kv4lint settings (``table``), and whether it is a
+    ``pyproject.toml`` (the settings under ``[tool.kv4lint]``)."""
+
+    __slots__ = ("path", "table", "is_pyproject")
+
+    def __init__(self, path: str, table: dict, is_pyproject: bool):
+        self._set("path", path)
+        self._set("table", table)
+        self._set("is_pyproject", is_pyproject)
 
     @property
     def label(self) -> str:

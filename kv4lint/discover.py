@@ -12,10 +12,10 @@ import operator
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from fnmatch import translate
 
 from kv4lint.ignore import GitIgnore
+from kv4lint.record import Record
 from kv4lint.sglang.commands import SHELLS
 
 _EXT = {
@@ -74,18 +74,29 @@ def _language_of_name(name: str) -> str | None:
     return None
 
 
-@dataclass
-class Candidate:
-    path: str  # as the user will see it (relative to cwd when given relatively)
-    language: str | None  # None: decided from the shebang after reading
-    stat: os.stat_result | None = None  # as the walk found it (kv4lint.cache.FileIndex)
+class Candidate(Record):
+    """A file to read: its ``path`` as the user will see it (relative to cwd when given relatively), its
+    ``language`` (None: decided from the shebang after reading) and its ``stat`` as the walk found it
+    (kv4lint.cache.FileIndex)."""
+
+    __slots__ = ("path", "language", "stat")
+
+    def __init__(self, path: str, language: str | None, stat: os.stat_result | None = None):
+        self.path = path
+        self.language = language
+        self.stat = stat
 
 
-@dataclass
-class Discovery:
-    files: list[Candidate] = field(default_factory=list)
-    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+class Discovery(Record):
+    """What a walk found: the ``files`` to read, ``errors`` and ``skipped`` entries as (path, message)."""
+
+    __slots__ = ("files", "errors", "skipped")
+
+    def __init__(self, files: list[Candidate] | None = None, errors: list[tuple[str, str]] | None = None,
+                 skipped: list[tuple[str, str]] | None = None):
+        self.files = [] if files is None else files
+        self.errors = [] if errors is None else errors
+        self.skipped = [] if skipped is None else skipped
 
 
 class _Ignore:

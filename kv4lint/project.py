@@ -24,12 +24,11 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
 
-from typing import TYPE_CHECKING
-
+from kv4lint.record import Frozen
 from kv4lint.regular_file import open_file
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
@@ -47,11 +46,17 @@ PACKAGE = "sglang"
 _MAX_BYTES = 20 * 1024 * 1024  # lock files larger than this are not read
 
 
-@dataclass(frozen=True)
-class Pin:
-    version: str | None  # None: sglang is named there but not pinned (a range, a URL without a version)
-    source: str  # "requirements.txt:3 (sglang[all]==0.5.23)"
-    exact: bool = True  # False for ~= (the lowest release of a compatible range)
+class Pin(Frozen):
+    """A mention of sglang: its ``version`` (None: named there but not pinned: a range, a URL without a
+    version), its ``source`` (``"requirements.txt:3 (sglang[all]==0.5.23)"``) and whether it is ``exact``
+    (False for ``~=``: the lowest release of a compatible range)."""
+
+    __slots__ = ("version", "source", "exact")
+
+    def __init__(self, version: str | None, source: str, exact: bool = True):
+        self._set("version", version)
+        self._set("source", source)
+        self._set("exact", exact)
 
 
 def find_sglang_pin(root: str | None, *, installed: bool = True) -> tuple[str, str] | None:

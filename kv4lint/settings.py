@@ -2,39 +2,65 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from kv4lint.record import Record
 
 DEFAULT_FIX_DTYPE = "fp8_e4m3"
 MAX_FILE_BYTES = 10 * 1024 * 1024  # files larger than this are skipped with a notice
 
 
-@dataclass
-class Settings:
-    sglang_version: str | None = None
-    platform: str | None = None  # a platform name, "auto" (detect via torch), or None (hints, then cuda)
-    gpu: str | None = None
-    model_attention: str | None = None  # "mha" | "mla" | None
-    model_overrides: dict[str, str] = field(default_factory=dict)  # model path glob -> "mha"/"mla"
-    strict: bool = False
-    fix_dtype: str = DEFAULT_FIX_DTYPE
-    select: list[str] | None = None  # None: all codes
-    extend_select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    exclude: list[str] = field(default_factory=list)
-    extend_exclude: list[str] = field(default_factory=list)
-    max_file_bytes: int = MAX_FILE_BYTES
-    # Where each setting came from, for --show-target and messages ("--gpu", "pyproject.toml").
-    sources: dict[str, str] = field(default_factory=dict)
-    # SGLang version pinned by the repository (requirements, lock files, images), with its source.
-    repo_sglang_version: str | None = None
-    repo_sglang_version_source: str | None = None
-    # Where the repository installs SGLang from git or source (a build kv4lint does not know).
-    repo_sglang_source_installs: list[str] = field(default_factory=list)
-    root: str | None = None  # the project root (where the config was found), for relative paths
-    cache_dir: str | None = None  # kv4lint.cache's directory; None: no cache (the CLI turns it on)
-    config_file: str | None = None  # the configuration file these settings came from (--show-target)
-    rule_docs_url: str | None = None  # SARIF helpUri base (None: the project's docs/rules/)
+class Settings(Record):
+    """What one file is judged with: the command line over the nearest configuration (kv4lint.config).
+
+    - ``platform``: a platform name, "auto" (detect via torch), or None (hints, then cuda);
+      ``model_attention``: "mha" | "mla" | None; ``model_overrides``: model path glob -> "mha"/"mla";
+    - ``select``: None: all codes; files larger than ``max_file_bytes`` are skipped with a notice;
+    - ``sources``: where each setting came from, for --show-target and messages ("--gpu", "pyproject.toml");
+    - ``repo_sglang_version`` (and its ``_source``): the SGLang version pinned by the repository (requirements,
+      lock files, images); ``repo_sglang_source_installs``: where it installs SGLang from git or source (a build
+      kv4lint does not know);
+    - ``root``: the project root (where the config was found), for relative paths; ``cache_dir``:
+      kv4lint.cache's directory (None: no cache; the CLI turns it on); ``config_file``: the configuration file
+      these settings came from (--show-target); ``rule_docs_url``: SARIF helpUri base (None: the project's
+      docs/rules/).
+    """
+
+    __slots__ = ("sglang_version", "platform", "gpu", "model_attention", "model_overrides", "strict", "fix_dtype",
+                 "select", "extend_select", "ignore", "per_file_ignores", "exclude", "extend_exclude",
+                 "max_file_bytes", "sources", "repo_sglang_version", "repo_sglang_version_source",
+                 "repo_sglang_source_installs", "root", "cache_dir", "config_file", "rule_docs_url")
+
+    def __init__(self, sglang_version: str | None = None, platform: str | None = None, gpu: str | None = None,
+                 model_attention: str | None = None, model_overrides: dict[str, str] | None = None,
+                 strict: bool = False, fix_dtype: str = DEFAULT_FIX_DTYPE, select: list[str] | None = None,
+                 extend_select: list[str] | None = None, ignore: list[str] | None = None,
+                 per_file_ignores: dict[str, list[str]] | None = None, exclude: list[str] | None = None,
+                 extend_exclude: list[str] | None = None, max_file_bytes: int = MAX_FILE_BYTES,
+                 sources: dict[str, str] | None = None, repo_sglang_version: str | None = None,
+                 repo_sglang_version_source: str | None = None, repo_sglang_source_installs: list[str] | None = None,
+                 root: str | None = None, cache_dir: str | None = None, config_file: str | None = None,
+                 rule_docs_url: str | None = None):
+        self.sglang_version = sglang_version
+        self.platform = platform
+        self.gpu = gpu
+        self.model_attention = model_attention
+        self.model_overrides = {} if model_overrides is None else model_overrides
+        self.strict = strict
+        self.fix_dtype = fix_dtype
+        self.select = select  # None: all codes
+        self.extend_select = [] if extend_select is None else extend_select
+        self.ignore = [] if ignore is None else ignore
+        self.per_file_ignores = {} if per_file_ignores is None else per_file_ignores
+        self.exclude = [] if exclude is None else exclude
+        self.extend_exclude = [] if extend_exclude is None else extend_exclude
+        self.max_file_bytes = max_file_bytes
+        self.sources = {} if sources is None else sources
+        self.repo_sglang_version = repo_sglang_version
+        self.repo_sglang_version_source = repo_sglang_version_source
+        self.repo_sglang_source_installs = [] if repo_sglang_source_installs is None else repo_sglang_source_installs
+        self.root = root
+        self.cache_dir = cache_dir
+        self.config_file = config_file
+        self.rule_docs_url = rule_docs_url
 
     def enabled(self, code: str) -> bool:
         def match(prefixes):

@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping
 
 from kv4lint.isolation import trusted_imports
+from kv4lint.record import Frozen, Record
 from kv4lint.settings import Settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 # kv4lint's KV cache fixes may use one of SGLang's non-FP4 dtypes.
 FIX_DTYPES = ("fp8_e4m3", "fp8_e5m2", "bf16", "bfloat16", "auto")
@@ -235,24 +239,43 @@ EVERYWHERE = frozenset({CLI, TOML, FLAKE8, CODEMOD})
 FILES_AND_CLI = frozenset({CLI, TOML})
 
 
-@dataclass(frozen=True)
-class Option:
-    name: str  # kebab-case: --NAME, NAME = in TOML, --kv4-NAME in flake8
-    help: str
-    attr: str | None = None  # the Settings field it sets (None: the command's own option)
-    check: Callable[[Any], Any] | None = None  # the value's check (None: a flag or a plain string)
-    where: frozenset = EVERYWHERE
-    group: str = "target"  # --help group: target, selection, output, fixing
-    metavar: str | None = None
-    flag: bool = False  # takes no value (store_true)
-    extends: bool = False  # on the command line, adds to the configuration's list instead of replacing it
-    choices: tuple[str, ...] | None = None
-    default: Any = None
-    short: str | None = None  # -o, -j
-    dest: str | None = None  # argparse's name, when not the option's
-    codemod_flag: str | None = None  # the codemod's flag, when libcst's own options could clash
-    commands: frozenset = frozenset({"check", "fix"})  # the kv4lint commands that take it
-    count: bool = False  # -q, -qq: how many times it was given
+class Option(Frozen):
+    """One option of the table.
+
+    ``name``: kebab-case: --NAME, NAME = in TOML, --kv4-NAME in flake8; ``attr``: the Settings field it sets
+    (None: the command's own option); ``check``: the value's check (None: a flag or a plain string);
+    ``where``: CLI, TOML, FLAKE8, CODEMOD; ``group``: --help group: target, selection, output, fixing;
+    ``flag``: takes no value (store_true); ``extends``: on the command line, adds to the configuration's list
+    instead of replacing it; ``short``: -o, -j; ``dest``: argparse's name, when not the option's;
+    ``codemod_flag``: the codemod's flag, when libcst's own options could clash; ``commands``: the kv4lint
+    commands that take it; ``count``: how many times it was given (-q, -qq).
+    """
+
+    __slots__ = ("name", "help", "attr", "check", "where", "group", "metavar", "flag", "extends", "choices",
+                 "default", "short", "dest", "codemod_flag", "commands", "count")
+
+    def __init__(self, name: str, help: str, attr: str | None = None, check: Callable[[Any], Any] | None = None,
+                 where: frozenset = EVERYWHERE, group: str = "target", metavar: str | None = None,
+                 flag: bool = False, extends: bool = False, choices: tuple[str, ...] | None = None,
+                 default: Any = None, short: str | None = None, dest: str | None = None,
+                 codemod_flag: str | None = None, commands: frozenset = frozenset({"check", "fix"}),
+                 count: bool = False):
+        self._set("name", name)
+        self._set("help", help)
+        self._set("attr", attr)
+        self._set("check", check)
+        self._set("where", where)
+        self._set("group", group)
+        self._set("metavar", metavar)
+        self._set("flag", flag)
+        self._set("extends", extends)
+        self._set("choices", choices)
+        self._set("default", default)
+        self._set("short", short)
+        self._set("dest", dest)
+        self._set("codemod_flag", codemod_flag)
+        self._set("commands", commands)
+        self._set("count", count)
 
     @property
     def key(self) -> str:
@@ -423,14 +446,19 @@ def settings_from_mapping(d: Mapping[str, Any], source: str, *, base: Any = None
     return s
 
 
-@dataclass
-class Overrides:
+class Overrides(Record):
     """Values given on a command line (already checked), applied over each file's configuration:
     single values and ``select``/``exclude`` replace, ``extend-select``/``ignore``/``extend-exclude``
-    add to the configuration's lists."""
+    add to the configuration's lists.
 
-    values: dict[str, Any] = field(default_factory=dict)  # option name -> checked value
-    prefix: str = "--"  # how messages name an option: --gpu, --kv4-gpu
+    ``values``: option name -> checked value; ``prefix``: how messages name an option: --gpu, --kv4-gpu.
+    """
+
+    __slots__ = ("values", "prefix")
+
+    def __init__(self, values: dict[str, Any] | None = None, prefix: str = "--"):
+        self.values = {} if values is None else values
+        self.prefix = prefix
 
     @classmethod
     def from_namespace(cls, ns: Any, where: str = CLI, prefix: str = "--") -> "Overrides":

@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, replace
-from typing import Callable, Protocol, Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Protocol
 
 __all__ = ["ASYNC_EXEC", "CONFIG_ENTRIES", "CONFIG_HELPERS", "Command", "DOC_HELPERS", "EXEC_L", "EXEC_V",
            "EntryMatch", "Fact", "HELPERS", "Helper", "PY_API", "PY_COMMAND_CALLS", "SERVER_MODULES", "SHELLS",
-           "SHELL_ONLY", "SUBPROCESS_ARGV", "WRAPPERS", "Word", "is_python", "match_entry", "unwrap"]
+           "SHELL_ONLY", "SUBPROCESS_ARGV", "WRAPPERS", "is_python", "match_entry", "unwrap"]
 
 # python -m MODULE ...   (modules that parse ServerArgs.add_cli_args; spec §6)
 SERVER_MODULES: dict[str, str] = {
@@ -67,10 +70,20 @@ def is_python(word: str | None) -> bool:
     return bool(_PYTHON.match(word) or _PYTHON_VAR.match(word) or word == "sys.executable")
 
 
-@dataclass(frozen=True)
+# The records below are plain classes, not dataclasses: the pre-filter imports this module in every run, and
+# ``dataclasses`` (with ``inspect``, ``ast`` ...) plus their generated code cost more than a run over a tree
+# without launches needs (issue 21).  Their fields are read, never changed.
+
+
 class EntryMatch:
-    entry: str  # "sglang.launch_server", "sglang serve", ...
-    start: int  # index of the first server argument in the word list
+    """An SGLang entry point at the start of a command: its ``entry`` (``"sglang.launch_server"``,
+    ``"sglang serve"`` ...) and ``start``, the index of the first server argument in the word list."""
+
+    __slots__ = ("entry", "start")
+
+    def __init__(self, entry: str, start: int):
+        self.entry = entry
+        self.start = start
 
 
 def match_entry(words: list[str | None]) -> EntryMatch | None:
@@ -127,16 +140,23 @@ def _module(mod: str | None, words: list[str | None], nxt: int) -> EntryMatch | 
 PY_API = ("ServerArgs", "Engine", "Runtime", "prepare_server_args")
 
 
-@dataclass(frozen=True)
 class Helper:
-    """How one of SGLang's test helpers passes server arguments."""
+    """How one of SGLang's test helpers passes server arguments: ``model``, the positional index of the model
+    argument; ``param`` and ``index``, the keyword and positional index of the server-argument list;
+    ``prefix``, tokens the helper puts before the list; ``device``: it goes through
+    ``popen_launch_server(device="auto")``; ``model_last``: ``--model-path MODEL`` after the list
+    (``run_bench_one_batch``)."""
 
-    model: int  # positional index of the model argument
-    param: str  # keyword of the server-argument list
-    index: int  # its positional index
-    prefix: tuple[str, ...] = ()  # tokens the helper puts before the list
-    device: bool = True  # goes through popen_launch_server(device="auto")
-    model_last: bool = False  # "--model-path MODEL" after the list (run_bench_one_batch)
+    __slots__ = ("model", "param", "index", "prefix", "device", "model_last")
+
+    def __init__(self, model: int, param: str, index: int, prefix: tuple[str, ...] = (), device: bool = True,
+                 model_last: bool = False):
+        self.model = model
+        self.param = param
+        self.index = index
+        self.prefix = prefix
+        self.device = device
+        self.model_last = model_last
 
 
 # SGLang's test helpers (sglang/test/test_utils.py; signatures stable 0.5.6.post2-0.5.23).
@@ -179,40 +199,40 @@ PY_COMMAND_CALLS = frozenset(SUBPROCESS_ARGV | SHELL_ONLY | ASYNC_EXEC | EXEC_V.
 # Wrappers
 
 
-class Word(Protocol):
-    """What :func:`unwrap` needs of one word of a command."""
+if TYPE_CHECKING:  # for type checkers only: the readers' word types have these members
+    class Word(Protocol):
+        """What :func:`unwrap` needs of one word of a command."""
 
-    @property
-    def text(self) -> str | None:
-        """The word as the program sees it; ``None`` when (partly) unknown."""
+        @property
+        def text(self) -> str | None:
+            """The word as the program sees it; ``None`` when (partly) unknown."""
 
-    @property
-    def prefix(self) -> str:
-        """The known text before the first unknown part (all of it when known)."""
+        @property
+        def prefix(self) -> str:
+            """The known text before the first unknown part (all of it when known)."""
 
-    @property
-    def raw(self) -> str:
-        """The word as written (``$PYTHON``), to recognise a program by its variable's name."""
+        @property
+        def raw(self) -> str:
+            """The word as written (``$PYTHON``), to recognise a program by its variable's name."""
 
-    @property
-    def unknown(self) -> bool:
-        """Some of the word is not known statically."""
+        @property
+        def unknown(self) -> bool:
+            """Some of the word is not known statically."""
 
-    @property
-    def splat(self) -> bool:
-        """An unknown word that may stand for any number of words (``$OPTS``)."""
+        @property
+        def splat(self) -> bool:
+            """An unknown word that may stand for any number of words (``$OPTS``)."""
 
-    def tail(self, k: int) -> "Word":
-        """The word from character ``k`` on (the value of ``--opt=value``)."""
+        def tail(self, k: int) -> "Word":
+            """The word from character ``k`` on (the value of ``--opt=value``)."""
 
-    def synth(self, text: str) -> "Word":
-        """A made-up word reported where this one is (``python`` for ``torchrun -m``)."""
+        def synth(self, text: str) -> "Word":
+            """A made-up word reported where this one is (``python`` for ``torchrun -m``)."""
 
-    def concat(self, words: "Sequence[Word]") -> "Word":
-        """The words joined by spaces, as one shell string (what ``eval`` runs)."""
+        def concat(self, words: "Sequence[Word]") -> "Word":
+            """The words joined by spaces, as one shell string (what ``eval`` runs)."""
 
 
-@dataclass(frozen=True)
 class Fact:
     """What a wrapper says about the machine the program runs on.
 
@@ -224,14 +244,22 @@ class Fact:
     (``docker run --gpus all rocm/sglang``).
     """
 
-    kind: str
-    text: str | None
-    word: object
-    how: str | None = None
-    name: str | None = None
-    group: int = 0
-    weak: bool = False
-    words: tuple = ()
+    __slots__ = ("kind", "text", "word", "how", "name", "group", "weak", "words")
+
+    def __init__(self, kind: str, text: str | None, word: object, how: str | None = None, name: str | None = None,
+                 group: int = 0, weak: bool = False, words: tuple = ()):
+        self.kind = kind
+        self.text = text
+        self.word = word
+        self.how = how
+        self.name = name
+        self.group = group
+        self.weak = weak
+        self.words = words
+
+    def in_group(self, group: int) -> Fact:
+        """This fact, as one of the platform facts of ``group``."""
+        return Fact(self.kind, self.text, self.word, self.how, self.name, group, self.weak, self.words)
 
 
 _GROUPS = itertools.count(1)
@@ -738,7 +766,7 @@ class _Unwrapper:
             ex.facts.append(Fact("devices", None, devices[0], how="docker run --device", group=group,
                                  words=tuple(devices)))
         ex.env.extend(envs.env)
-        ex.facts.extend(replace(f, group=group) for f in envs.facts)
+        ex.facts.extend(f.in_group(group) for f in envs.facts)
         ex.facts.extend(cuda)
         if i >= len(w):
             return False

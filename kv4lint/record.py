@@ -1,0 +1,61 @@
+"""Plain records for the start-up path: what ``@dataclass`` gave those classes, without its cost.
+
+Every ``kv4lint check`` imports the classes a run over files without launches uses (the settings, the
+option table, a file's report, the run's result ...).  As dataclasses they cost ~12 ms a start:
+``dataclasses`` imports ``inspect`` (``ast``, ``dis``, ``tokenize`` ...) and ``typing``, and each
+``@dataclass`` compiles its generated methods anew on every start, where a hand-written class's bytecode
+is cached in ``__pycache__`` (issue 21).  So such a class is written out:
+
+- its fields are its ``__slots__``: the one list of them, which the class's ``__init__`` (written out,
+  with the defaults) sets, and which every reader of the fields uses (:func:`fields`: the cache's encoder,
+  the settings digest);
+- :class:`Record` compares and prints records field by field, as a dataclass does; :class:`Frozen`
+  also refuses assignment after ``__init__`` (``AttributeError``, as a frozen dataclass) and is hashable.
+
+The rich model of a launch (:mod:`kv4lint.model`) stays made of dataclasses: it loads only with the
+frontends, which use dataclasses themselves.  A leaf: it imports nothing.
+"""
+
+__all__ = ["Frozen", "Record", "fields"]
+
+
+def fields(record) -> tuple:
+    """The field names of a record or record class, in order."""
+    cls = record if isinstance(record, type) else type(record)
+    return cls.__slots__
+
+
+class Record:
+    """A mutable record: equal to a record of its own class with equal fields; printed with its fields."""
+
+    __slots__ = ()
+    __hash__ = None  # mutable: unhashable, as a dataclass with eq and without frozen
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self.__slots__)})"
+
+
+class Frozen(Record):
+    """A record that does not change after ``__init__`` (which sets its fields with :meth:`_set`)."""
+
+    __slots__ = ()
+
+    def _set(self, name: str, value) -> None:
+        object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r} of a {type(self).__name__}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r} of a {type(self).__name__}")
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, f) for f in self.__slots__))
+
+    def __reduce__(self):  # pickle and copy: rebuilt through __init__ (setattr refuses)
+        return type(self), tuple(getattr(self, f) for f in self.__slots__)

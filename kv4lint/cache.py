@@ -19,7 +19,6 @@ no caching for that file, never an error.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import hashlib
 import json
@@ -28,9 +27,13 @@ import sys
 import time
 from importlib.machinery import PathFinder  # loaded at start-up by Python itself
 
-from kv4lint import model
-from kv4lint.record import fields
+from kv4lint import file_report
+from kv4lint.record import Record, fields
 from kv4lint.version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kv4lint.model import ScanResult
 
 FORMAT = 3
 RACY_S = 2.0  # do not trust a stat signature younger than this
@@ -116,7 +119,7 @@ def _key(path: str, text: str, language: str) -> str:
     return h.hexdigest()
 
 
-def cached_scan(directory: str, path: str, text: str, language: str, scan) -> model.ScanResult:
+def cached_scan(directory: str, path: str, text: str, language: str, scan) -> ScanResult:
     """``scan(path, text, language)``, or its result from the cache in ``directory``."""
     try:
         key = _key(path, text, language)
@@ -155,7 +158,7 @@ def mark(directory: str) -> None:
     _marked.add(directory)
 
 
-def _load(entry_path: str) -> model.ScanResult | None:
+def _load(entry_path: str) -> ScanResult | None:
     try:
         with open(entry_path, encoding="utf-8") as f:
             entry = json.load(f)
@@ -164,10 +167,10 @@ def _load(entry_path: str) -> model.ScanResult | None:
     if not isinstance(entry, dict) or entry.get("format") != FORMAT:
         return None
     result = decode(entry["result"])
-    return result if isinstance(result, model.ScanResult) else None
+    return result if isinstance(result, _records()["ScanResult"][0]) else None
 
 
-def _store(entry_path: str, result: model.ScanResult) -> None:
+def _store(entry_path: str, result: ScanResult) -> None:
     _write(entry_path, json.dumps({"format": FORMAT, "result": encode(result)}, separators=(",", ":")))
 
 
@@ -342,21 +345,39 @@ def settings_key(settings) -> str | None:
 
 
 # ---------------------------------------------------------------------------
-# JSON for kv4lint.model's records (only those: decoding builds nothing else)
+# JSON for kv4lint's records (only those: decoding builds nothing else): a file's errors (kv4lint.file_report)
+# and the rich model's records (kv4lint.model), which loads when the first of them is met (a stored report
+# with findings, a parse), not for a run whose files held nothing.
 
-_CLASSES = {c.__name__: c for c in vars(model).values()
-            if isinstance(c, type) and c.__module__ == model.__name__
-            and (dataclasses.is_dataclass(c) or issubclass(c, enum.Enum))}
+_classes: dict[str, tuple[type, tuple[str, ...] | None]] | None = None  # name -> (class, fields; None: an enum)
+
+
+def _records() -> dict[str, tuple[type, tuple[str, ...] | None]]:
+    global _classes
+    if _classes is None:
+        import dataclasses
+
+        from kv4lint import model
+
+        out: dict[str, tuple[type, tuple[str, ...] | None]] = {}
+        for module in (model, file_report):
+            for c in vars(module).values():
+                if not isinstance(c, type) or c.__module__ != module.__name__:
+                    continue
+                if issubclass(c, Record):
+                    out[c.__name__] = (c, fields(c))
+                elif dataclasses.is_dataclass(c):
+                    out[c.__name__] = (c, tuple(f.name for f in dataclasses.fields(c)))
+                elif issubclass(c, enum.Enum):
+                    out[c.__name__] = (c, None)
+        _classes = out
+    return _classes
 
 
 def encode(o):
     if o is None or type(o) in (str, int, float, bool):
         return o
     t = type(o)
-    if dataclasses.is_dataclass(o) and _CLASSES.get(t.__name__) is t:
-        return {"@": t.__name__, **{f.name: encode(getattr(o, f.name)) for f in dataclasses.fields(o)}}
-    if isinstance(o, enum.Enum) and _CLASSES.get(t.__name__) is t:
-        return {"@e": t.__name__, "v": o.value}
     if t is list:
         return [encode(x) for x in o]
     if t is tuple:
@@ -365,6 +386,11 @@ def encode(o):
         return {"@f": [encode(x) for x in sorted(o)]}
     if t is dict and all(type(k) is str for k in o):
         return {"@d": {k: encode(v) for k, v in o.items()}}
+    known = _records().get(t.__name__)
+    if known is not None and known[0] is t:
+        if known[1] is None:
+            return {"@e": t.__name__, "v": o.value}
+        return {"@": t.__name__, **{f: encode(getattr(o, f)) for f in known[1]}}
     raise TypeError(f"cannot cache a {t.__name__}")
 
 
@@ -374,10 +400,10 @@ def decode(o):
     if type(o) is not dict:
         return o
     if "@" in o:
-        cls = _CLASSES[o["@"]]
+        cls = _records()[o["@"]][0]
         return cls(**{k: decode(v) for k, v in o.items() if k != "@"})
     if "@e" in o:
-        return _CLASSES[o["@e"]](o["v"])
+        return _records()[o["@e"]][0](o["v"])
     if "@t" in o:
         return tuple(decode(x) for x in o["@t"])
     if "@f" in o:

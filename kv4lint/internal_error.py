@@ -21,7 +21,7 @@ import sys
 import traceback
 
 from kv4lint.exit_status import EXIT_ERROR
-from kv4lint.model import FileError
+from kv4lint.file_report import FileError
 from kv4lint.version import __version__
 
 # Where to report a bug when the installed metadata names no tracker (``[project.urls]`` "Issues").

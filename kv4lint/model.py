@@ -5,7 +5,8 @@
 Frontends produce :class:`Launch` records (and know nothing of rules); rules turn a
 Launch plus a :class:`~kv4lint.target.Target` into :class:`Finding` records (and
 know nothing of parsing); the fix engine turns a Finding's :class:`Fix` into text
-edits on the original file.
+edits on the original file.  A file's report and errors (:class:`FileReport`, :class:`FileError`) are in
+:mod:`kv4lint.file_report`: every run makes them, while this model loads only when a file is parsed.
 
 Offsets are *character* offsets into the decoded text of the file (``str``
 indices).  The fix engine edits the decoded text and re-encodes it with the
@@ -16,10 +17,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:
-    from kv4lint.source import Text
+# The per-file records live apart, on the start-up path (kv4lint.file_report); named here too for the frontends.
+from kv4lint.file_report import FileError, FileReport  # noqa: F401
 
 
 @dataclass(frozen=True, order=True)
@@ -287,24 +288,6 @@ class Finding:
 
 
 @dataclass
-class FileError:
-    """A file kv4lint could not read or parse (fully); the run goes on."""
-
-    path: str
-    message: str
-    line: int | None = None
-    internal: bool = False  # a bug in kv4lint, not the file's fault: the run exits 2 (kv4lint.internal_error)
-
-    def to_json(self) -> dict:
-        d = {"path": self.path, "message": self.message}
-        if self.line is not None:
-            d["line"] = self.line
-        if self.internal:
-            d["internal"] = True
-        return d
-
-
-@dataclass
 class ScanResult:
     """What a frontend returns for one file."""
 
@@ -320,18 +303,3 @@ class ScanResult:
     # Files the text reads settings from (a shell ``source``), as written: ``script:env.sh`` (beside the
     # script: ``$(dirname "$0")/env.sh``) or ``cwd:./env.sh``.  Read after the cache (kv4lint.sourced).
     sources: list[str] = field(default_factory=list)
-
-
-@dataclass
-class FileReport:
-    """What one file gave: its findings and errors (the CLI, the fix engine and the reporters read it)."""
-
-    path: str
-    language: str | None = None
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    launches: int = 0
-    text: Text | None = None  # the decoded file (for the fix engine)
-    targets: list[dict] = field(default_factory=list)  # per launch, for --show-target
-    scanned: bool = True  # False when skipped before reading (size, not text)
-    depends: list[str] = field(default_factory=list)  # other files the report read (kv4lint.depends)

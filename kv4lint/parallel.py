@@ -30,7 +30,7 @@ import sys
 from typing import Sequence
 
 from kv4lint import internal_error
-from kv4lint.model import FileReport
+from kv4lint.file_report import FileReport
 from kv4lint.read import lint_file
 from kv4lint.settings import Settings
 

@@ -13,7 +13,7 @@ import codecs
 import os
 
 from kv4lint.discover import language_of
-from kv4lint.model import FileError, FileReport
+from kv4lint.file_report import FileError, FileReport
 from kv4lint.prefilter import might_launch, might_launch_bytes
 from kv4lint.regular_file import NotRegularFile, open_regular, read_open
 from kv4lint.settings import Settings

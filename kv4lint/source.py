@@ -2,7 +2,9 @@
 
 Used by every stage that touches text: the frontends (positions, embedded
 languages), the reporters (line/column) and the fix engine (writing back with
-the same encoding, BOM and line endings).
+the same encoding, BOM and line endings).  Every candidate of a run is decoded here before any parse, so the
+positions' records (:class:`~kv4lint.model.Position`, :class:`~kv4lint.model.Span`: the rich model, with
+dataclasses) load when the first LineIndex or OffsetMap is made, not with this module.
 """
 
 from __future__ import annotations
@@ -10,9 +12,23 @@ from __future__ import annotations
 import bisect
 import codecs
 import re
-from dataclasses import dataclass
 
-from kv4lint.model import Position, Span
+from kv4lint.record import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kv4lint.model import Position, Span
+
+# kv4lint.model's Position and Span, bound when the first LineIndex or OffsetMap is made (module docstring).
+_Position = _Span = None
+
+
+def _bind_model() -> None:
+    global _Position, _Span
+    from kv4lint.model import Position, Span
+
+    _Position, _Span = Position, Span
+
 
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
@@ -25,13 +41,15 @@ class DecodeError(Exception):
         self.line = line
 
 
-@dataclass(frozen=True)
-class Text:
+class Text(Frozen):
     """A decoded file: its text and how to turn the text back into the same bytes."""
 
-    text: str
-    encoding: str = "utf-8"
-    bom: bytes = b""
+    __slots__ = ("text", "encoding", "bom")
+
+    def __init__(self, text: str, encoding: str = "utf-8", bom: bytes = b""):
+        self._set("text", text)
+        self._set("encoding", encoding)
+        self._set("bom", bom)
 
     def encode(self, text: str) -> bytes:
         return self.bom + text.encode(self.encoding)
@@ -86,6 +104,8 @@ class LineIndex:
     """
 
     def __init__(self, text: str):
+        if _Position is None:
+            _bind_model()
         self.text = text
         starts = [0]
         i, n = 0, len(text)
@@ -107,7 +127,7 @@ class LineIndex:
     def position(self, offset: int) -> Position:
         offset = max(0, min(offset, self.length))
         line = bisect.bisect_right(self.starts, offset) - 1
-        return Position(line + 1, offset - self.starts[line] + 1)
+        return _Position(line + 1, offset - self.starts[line] + 1)
 
     def offset(self, line: int, column: int) -> int:
         """Offset of 1-based ``line`` and 1-based ``column``."""
@@ -134,6 +154,8 @@ class OffsetMap:
     __slots__ = ("outer",)
 
     def __init__(self, outer: list[int]):
+        if _Span is None:
+            _bind_model()
         self.outer = outer
 
     @classmethod
@@ -159,13 +181,13 @@ class OffsetMap:
             return None
         s, e = span.start, span.end
         if e == s:
-            return Span(self.outer[s], self.outer[s])
+            return _Span(self.outer[s], self.outer[s])
         first = self.outer[s]
         for k in range(s + 1, e):
             if self.outer[k] != first + (k - s):
                 return None
         last = self.outer[e - 1]
-        return Span(first, last + 1)
+        return _Span(first, last + 1)
 
     def anchor(self, span: Span) -> Span:
         """A best-effort file span for reporting (even when not editable)."""
@@ -174,7 +196,7 @@ class OffsetMap:
             return mapped
         a = self.offset(span.start)
         b = self.offset(max(span.start, span.end - 1)) + 1
-        return Span(a, max(a, b))
+        return _Span(a, max(a, b))
 
     def compose(self, inner: "OffsetMap") -> "OffsetMap":
         """``inner`` maps a text embedded in *our* embedded text; return a map to the file."""

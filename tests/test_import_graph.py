@@ -39,8 +39,12 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
                        "the parse cache is off with --no-cache and in the flake8 plugin; the torch probe runs for "
                        "--platform auto only"),
     "kv4lint.config": ({"kv4lint.platform_detect"}, "the torch probe runs for --platform auto only"),
-    "kv4lint.cache": ({"kv4lint.writer"}, "a cached run over an unchanged tree writes nothing: the atomic writer "
-                                          "(threading, signal) loads for the first entry written"),
+    "kv4lint.cache": ({"kv4lint.writer", "kv4lint.model"},
+                      "a cached run over an unchanged tree writes nothing: the atomic writer (threading, signal) "
+                      "loads for the first entry written; the rich model (dataclasses) for the first stored "
+                      "finding or parse met"),
+    "kv4lint.source": ({"kv4lint.model"}, "every candidate is decoded before its parse: the rich model "
+                                          "(dataclasses) loads with the first line index or offset map"),
     "kv4lint.frontends.python": ({"kv4lint.frontends.python.scanner"},
                                  "the libcst half of the Python frontend, for a file that passes the ast screen"),
     "kv4lint.reporters": ({"kv4lint.reporters.json_", "kv4lint.reporters.sarif", "kv4lint.reporters.github",
@@ -83,6 +87,7 @@ HEAVY = {
     "pathlib": "5 ms; discovery's walk never needs it",
     "tempfile": "imports shutil (bz2, lzma ...): only a run that writes a file needs it",
     "hashlib": "3 ms (OpenSSL): a finding's fingerprint, only when there are findings",
+    "dataclasses": "11 ms (inspect, ast, dis, tokenize): the rich model's records, loaded with it (kv4lint.cache)",
     "multiprocessing": "the process pool, only for large trees",
     "concurrent": "the process pool, only for large trees",
 }

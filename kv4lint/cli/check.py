@@ -17,7 +17,7 @@ from kv4lint.config import ConfigResolver
 from kv4lint.discover import discover, excluded
 from kv4lint.exit_status import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from kv4lint.internal_error import has_internal
-from kv4lint.model import FileError, FileReport
+from kv4lint.file_report import FileError, FileReport
 from kv4lint.parallel import is_empty, lint_many
 from kv4lint.progress import Progress
 from kv4lint.reporters import RunResult, render

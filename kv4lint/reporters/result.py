@@ -6,7 +6,8 @@ from kv4lint.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kv4lint.model import FileError, Finding
+    from kv4lint.file_report import FileError
+    from kv4lint.model import Finding
 
 
 class RunResult(Record):

@@ -1,0 +1,63 @@
+"""What one file gave: its report and its errors.
+
+Every run makes a :class:`FileReport` per file, and most files of a tree end with an empty one (the
+pre-filter found no launch in them), so these two classes are apart from the rich model of a launch
+(:mod:`kv4lint.model`: spans, values, launches, findings, fixes), which loads only when a file is
+parsed or a stored report with findings is decoded.  Plain records (:mod:`kv4lint.record`).
+"""
+
+from __future__ import annotations
+
+from kv4lint.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kv4lint.model import Finding
+    from kv4lint.source import Text
+
+
+class FileError(Record):
+    """A file kv4lint could not read or parse (fully); the run goes on.
+
+    ``internal``: a bug in kv4lint, not the file's fault: the run exits 2 (kv4lint.internal_error).
+    """
+
+    __slots__ = ("path", "message", "line", "internal")
+
+    def __init__(self, path: str, message: str, line: int | None = None, internal: bool = False):
+        self.path = path
+        self.message = message
+        self.line = line
+        self.internal = internal
+
+    def to_json(self) -> dict:
+        d = {"path": self.path, "message": self.message}
+        if self.line is not None:
+            d["line"] = self.line
+        if self.internal:
+            d["internal"] = True
+        return d
+
+
+class FileReport(Record):
+    """What one file gave: its findings and errors (the CLI, the fix engine and the reporters read it).
+
+    ``text``: the decoded file (for the fix engine); ``targets``: per launch, for --show-target;
+    ``scanned``: False when skipped before reading (size, not text); ``depends``: other files the report
+    read (kv4lint.depends).
+    """
+
+    __slots__ = ("path", "language", "findings", "errors", "launches", "text", "targets", "scanned", "depends")
+
+    def __init__(self, path: str, language: str | None = None, findings: list[Finding] | None = None,
+                 errors: list[FileError] | None = None, launches: int = 0, text: Text | None = None,
+                 targets: list[dict] | None = None, scanned: bool = True, depends: list[str] | None = None):
+        self.path = path
+        self.language = language
+        self.findings = [] if findings is None else findings
+        self.errors = [] if errors is None else errors
+        self.launches = launches
+        self.text = text
+        self.targets = [] if targets is None else targets
+        self.scanned = scanned
+        self.depends = [] if depends is None else depends

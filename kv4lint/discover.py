@@ -16,7 +16,6 @@ from fnmatch import translate
 
 from kv4lint.ignore import GitIgnore
 from kv4lint.record import Record
-from kv4lint.sglang.commands import SHELLS
 
 _EXT = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -49,6 +48,8 @@ def language_of(path: str, head: bytes | None = None) -> str | None:
     if head is not None and head.startswith(b"#!"):
         m = _SHEBANG.match(head)
         if m:
+            from kv4lint.sglang.commands import SHELLS  # the wrappers' model: for a file named by its shebang only
+
             prog = m.group(1).decode("ascii", "replace")
             if prog in SHELLS:
                 return "shell"

@@ -18,7 +18,6 @@ traceback is printed only with ``--verbose``.
 from __future__ import annotations
 
 import sys
-import traceback
 
 from kv4lint.exit_status import EXIT_ERROR
 from kv4lint.file_report import FileError
@@ -67,10 +66,16 @@ def describe(exc: BaseException, path: str | None = None, *, during: str | None 
             f"please report it to {report_to()}{hint}")
 
 
+def _print_traceback(exc: BaseException) -> None:
+    import traceback  # only with --verbose, when something failed: 2 ms (textwrap, linecache) no run needs
+
+    traceback.print_exception(exc, file=sys.stderr)
+
+
 def file_error(path: str, exc: BaseException):
     """The per-file error for an exception raised while ``path`` was linted (the run goes on)."""
     if verbose:
-        traceback.print_exception(exc, file=sys.stderr)
+        _print_traceback(exc)
     return FileError(path, describe(exc), internal=True)
 
 
@@ -78,7 +83,7 @@ def scan_error(path: str, during: str, exc: BaseException, line: int | None = No
     """The error a frontend records when part of a file (a block, a recipe, a cell) raised: the rest of
     the file is still scanned, and the run exits 2."""
     if verbose:
-        traceback.print_exception(exc, file=sys.stderr)
+        _print_traceback(exc)
     return FileError(path, describe(exc, during=during), line, internal=True)
 
 
@@ -96,5 +101,5 @@ def guarded(main, argv: list[str]) -> int:
     except Exception as e:  # noqa: BLE001 - the last guard: anything here is a bug in kv4lint
         print(f"kv4lint: {describe(e, current_file)}", file=sys.stderr)
         if verbose:
-            traceback.print_exception(e, file=sys.stderr)
+            _print_traceback(e)
         return EXIT_INTERNAL

@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence
 
 from kv4lint import internal_error
 from kv4lint.file_report import FileReport
 from kv4lint.read import lint_file
 from kv4lint.settings import Settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 SEQUENTIAL_BELOW = 256  # files; below this a pool costs more than it saves (fork + IPC ~ 30-60 ms)
 CHUNKS_PER_JOB = 8  # more chunks balance uneven files; fewer cost less IPC

@@ -15,7 +15,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, TextIO
 
 
 class Progress:

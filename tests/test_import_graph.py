@@ -43,6 +43,7 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
                       "a cached run over an unchanged tree writes nothing: the atomic writer (threading, signal) "
                       "loads for the first entry written; the rich model (dataclasses) for the first stored "
                       "finding or parse met"),
+    "kv4lint.discover": ({"kv4lint.sglang.commands"}, "the wrappers' model, for a file named only by its shebang"),
     "kv4lint.source": ({"kv4lint.model"}, "every candidate is decoded before its parse: the rich model "
                                           "(dataclasses) loads with the first line index or offset map"),
     "kv4lint.frontends.python": ({"kv4lint.frontends.python.scanner"},
@@ -87,6 +88,7 @@ HEAVY = {
     "pathlib": "5 ms; discovery's walk never needs it",
     "tempfile": "imports shutil (bz2, lzma ...): only a run that writes a file needs it",
     "hashlib": "3 ms (OpenSSL): a finding's fingerprint, only when there are findings",
+    "traceback": "2 ms (textwrap, linecache): an internal error's traceback, only with --verbose",
     "dataclasses": "11 ms (inspect, ast, dis, tokenize): the rich model's records, loaded with it (kv4lint.cache)",
     "multiprocessing": "the process pool, only for large trees",
     "concurrent": "the process pool, only for large trees",

@@ -18,7 +18,9 @@ in every run, the commands are imported when called.
 
 from __future__ import annotations
 
-from typing import Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 # The commands are imported when run (kv4lint.cli.app): the flake8 plugin and the codemod import this package

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
-from typing import Sequence
 
 from kv4lint import __version__
 from kv4lint.cli.options import CLI, ConfigError, UsageError, add_to_parser
 from kv4lint.exit_status import EXIT_ERROR, EXIT_OK
 from kv4lint.internal_error import guarded
 from kv4lint.isolation import path_arguments, trusted_imports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 COMMANDS = ("check", "fix", "explain", "matrix")
 
@@ -76,6 +78,8 @@ def _command_argv(argv: list[str]) -> list[str]:
         return argv
     if argv and not argv[0].startswith("-") and not os.path.lexists(argv[0]) and os.sep not in argv[0] \
             and "." not in argv[0]:
+        import difflib  # a mistyped command only
+
         near = difflib.get_close_matches(argv[0], COMMANDS, n=1, cutoff=0.6)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         raise UsageError(f"unknown command {argv[0]!r}{hint}; commands: {', '.join(COMMANDS)} "

@@ -5,3 +5,4 @@ internal-error line and ``kv4lint --version`` read it from here.
 """
 
 __version__ = "0.1.0"
+VERSION_LINE = f"kv4lint {__version__}"  # what `kv4lint --version` prints

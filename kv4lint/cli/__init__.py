@@ -18,6 +18,10 @@ in every run, the commands are imported when called.
 
 from __future__ import annotations
 
+import sys
+
+from kv4lint.version import VERSION_LINE
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,6 +31,9 @@ if TYPE_CHECKING:
 # for its option table in every run.
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script's entry point (``kv4lint = kv4lint.cli:main``)."""
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # the parser and the commands not needed
+        print(VERSION_LINE)
+        return 0
     from kv4lint.cli.app import main as run
 
     return run(argv)

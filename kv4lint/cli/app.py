@@ -6,11 +6,11 @@ import argparse
 import os
 import sys
 
-from kv4lint import __version__
 from kv4lint.cli.options import CLI, ConfigError, UsageError, add_to_parser
 from kv4lint.exit_status import EXIT_ERROR, EXIT_OK
 from kv4lint.internal_error import guarded
 from kv4lint.isolation import path_arguments, trusted_imports
+from kv4lint.version import VERSION_LINE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def _command_options(p: argparse.ArgumentParser, command: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kv4lint", description="Catch SGLang launches whose FP4 (KV4) KV cache SGLang will refuse.",
                 epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version=f"kv4lint {__version__}")
+    p.add_argument("--version", action="version", version=VERSION_LINE)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     kw = {"epilog": EXIT_STATUS_HELP, "formatter_class": argparse.RawDescriptionHelpFormatter}
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kv4lint.version import __version__
+
 PARSERS = ("libcst", "tree_sitter", "tree_sitter_bash", "ruamel", "markdown_it", "nbformat")
 
 SCRIPT = (
@@ -18,13 +20,32 @@ SCRIPT = (
 )
 
 
-def _modules(tmp_path: Path, *args: str) -> list[str]:
+def _run(cwd: Path, *argv: str) -> tuple[int, list[str]]:
+    """The exit status of ``kv4lint ARGV`` run in a fresh interpreter, and the modules it imported."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KV4LINT")}
-    cp = subprocess.run([sys.executable, "-c", SCRIPT, "check", "--isolated", "--no-cache", "-j", "1", *args],
-                        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    cp = subprocess.run([sys.executable, "-c", SCRIPT, *argv], cwd=cwd, capture_output=True, text=True, env=env,
+                        timeout=300)
+    assert cp.returncode == 0, cp.stderr
     doc = json.loads(cp.stdout.strip().splitlines()[-1])
-    assert doc["exit"] in (0, 1), cp.stderr
-    return doc["modules"]
+    return doc["exit"], doc["modules"]
+
+
+def _modules(tmp_path: Path, *args: str) -> list[str]:
+    code, modules = _run(tmp_path, "check", "--isolated", "--no-cache", "-j", "1", *args)
+    assert code in (0, 1)
+    return modules
+
+
+def _python_alone(cwd: Path) -> set[str]:
+    """What this interpreter imports before kv4lint's code runs (site, the editable install's finder ...)."""
+    cp = subprocess.run([sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+                        cwd=cwd, capture_output=True, text=True, timeout=60, check=True)
+    return set(json.loads(cp.stdout))
+
+
+# What no run over files without launches uses: dataclasses (inspect, ast, dis, tokenize ...) and typing cost
+# ~12 ms a start, the rich model loads with them; traceback and difflib serve an error and a typo only.
+UNUSED = ("dataclasses", "typing", "inspect", "traceback", "difflib", "kv4lint.model")
 
 
 def _top(modules: list[str], names) -> list[str]:
@@ -152,3 +173,37 @@ def test_a_walk_resolves_settings_once_per_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--isolated", "--no-cache", "-j", "1", "-q", "."]) == 0
     assert {d: n for d, n in resolved.items() if d != "."} == {"a": 1, "b": 1, os.path.join("a", "c"): 1}
+
+
+def _tree_without_launches(root: Path) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("import subprocess\nsubprocess.run(['ls'])\n")
+    (root / "README.md").write_text("# App\n\n```bash\nls\n```\n")
+    (root / "ci.yaml").write_text("steps:\n  - run: ls\n")
+    (root / "run.sh").write_text("#!/bin/sh\nls\n")
+    (root / "tool").write_text("#!/usr/bin/env bash\necho hi\n")  # a shell script named by its shebang only
+
+
+def test_a_run_over_files_without_launches_imports_neither_dataclasses_nor_typing(tmp_path):
+    """Cold (no cache), then twice with the file index (the second run reads no file): only what the run uses."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    _tree_without_launches(tree)
+    alone = _python_alone(tree)
+    runs = {"cold": ("--no-cache",), "first cached": ("--cache-dir", str(tmp_path / "cache")),
+            "second cached": ("--cache-dir", str(tmp_path / "cache"))}
+    for name, options in runs.items():
+        code, modules = _run(tree, "check", "--isolated", "-j", "1", *options, ".")
+        assert code == 0, name
+        assert "kv4lint.read" in modules, name  # the files were looked at
+        assert sorted(set(UNUSED) & (set(modules) - alone)) == [], name
+
+
+def test_version_imports_next_to_nothing(tmp_path):
+    code, modules = _run(tmp_path, "--version")
+    assert code == 0
+    assert sorted(set(modules) - _python_alone(tmp_path)) == ["kv4lint", "kv4lint.cli", "kv4lint.version"]
+    for argv in (["--version"], ["--version", "--version"]):  # the second through the argument parser
+        cp = subprocess.run([sys.executable, "-m", "kv4lint", *argv], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60)
+        assert (cp.returncode, cp.stdout, cp.stderr) == (0, f"kv4lint {__version__}\n", "")

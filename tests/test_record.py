@@ -1,0 +1,66 @@
+"""The plain records of the start-up path (kv4lint.record) behave as the dataclasses they replaced: equal field by
+field, printed with their fields, frozen ones unchangeable and hashable, and all of them survive pickling (a
+process pool's workers send reports back, with their decoded text) and the cache's JSON."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+from kv4lint import cache
+from kv4lint.cli.options import BY_NAME
+from kv4lint.file_report import FileError, FileReport
+from kv4lint.project import Pin
+from kv4lint.record import fields
+from kv4lint.settings import Settings
+from kv4lint.source import Text
+
+
+def test_records_compare_and_print_field_by_field():
+    assert FileError("a.sh", "bad", 3) == FileError("a.sh", "bad", 3, internal=False)
+    assert FileError("a.sh", "bad", 3) != FileError("a.sh", "bad", 4)
+    assert FileError("a.sh", "bad") != ("a.sh", "bad", None, False)
+    assert repr(FileError("a.sh", "bad")) == "FileError(path='a.sh', message='bad', line=None, internal=False)"
+    assert Settings(gpu="h100") == Settings(gpu="h100") != Settings(gpu="b200")
+
+
+def test_mutable_records_get_fresh_defaults_and_no_hash():
+    a, b = FileReport("a.py"), FileReport("b.py")
+    a.findings.append("x")
+    assert b.findings == [] and Settings().exclude is not Settings().exclude
+    with pytest.raises(TypeError):
+        hash(a)
+    with pytest.raises(AttributeError):
+        a.no_such_field = 1  # slots: a misspelt field is an error, not a new attribute
+
+
+def test_frozen_records_refuse_assignment_and_hash():
+    t = Text("x = 1\n", "latin-1", b"")
+    with pytest.raises(AttributeError):
+        t.text = "y"
+    with pytest.raises(AttributeError):
+        del t.bom
+    assert hash(t) == hash(Text("x = 1\n", "latin-1")) and {Pin("0.5.23", "r.txt"), Pin("0.5.23", "r.txt")} == {
+        Pin("0.5.23", "r.txt")}
+    assert BY_NAME["gpu"].key == "gpu" and hash(BY_NAME["gpu"])
+
+
+@pytest.mark.parametrize("record", [Text("é\n", "utf-16-le", b"\xff\xfe"), Pin("0.5.23", "r.txt", exact=False),
+                                    FileReport("a.py", "python", errors=[FileError("a.py", "bad", 2)], launches=1,
+                                               text=Text("x\n")),
+                                    Settings(gpu="h100", exclude=["build"], sources={"gpu": "--gpu"})])
+def test_records_survive_pickle_and_copy(record):
+    assert pickle.loads(pickle.dumps(record)) == record
+    assert copy.copy(record) == record and copy.deepcopy(record) == record
+
+
+def test_the_cache_reads_each_records_fields_from_its_one_list():
+    err = FileError("a.sh", "bad", 2, internal=True)
+    doc = cache.encode(err)
+    assert [k for k in doc if k != "@"] == list(fields(FileError))
+    assert cache.decode(doc) == err
+    key = cache.settings_key(Settings(gpu="h100"))
+    assert key == cache.settings_key(Settings(gpu="h100", cache_dir="/elsewhere"))  # where the cache is: no part
+    assert key != cache.settings_key(Settings(gpu="b200"))

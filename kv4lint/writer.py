@@ -34,9 +34,9 @@ import signal
 import stat
 import tempfile
 import threading
-from dataclasses import dataclass
 
 from kv4lint.discover import inside, roots_of  # noqa: F401 - roots_of: the trees a run may write in
+from kv4lint.record import Frozen
 from kv4lint.regular_file import open_file
 from kv4lint.source import Text
 
@@ -52,15 +52,21 @@ class WriteError(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """What a file was when it was read: compared again just before it is replaced."""
+class Snapshot(Frozen):
+    """What a file was when it was read: compared again just before it is replaced.
 
-    path: str  # as given
-    real: str  # the file actually read (symlinks resolved)
-    size: int
-    mtime_ns: int
-    digest: str  # sha256 of the content
+    ``path`` as given; ``real``: the file actually read (symlinks resolved); ``digest``: sha256 of the content.
+    A plain record (kv4lint.record): a cached run that writes its file index loads this module.
+    """
+
+    __slots__ = ("path", "real", "size", "mtime_ns", "digest")
+
+    def __init__(self, path: str, real: str, size: int, mtime_ns: int, digest: str):
+        self._set("path", path)
+        self._set("real", real)
+        self._set("size", size)
+        self._set("mtime_ns", mtime_ns)
+        self._set("digest", digest)
 
 
 def _digest(data: bytes) -> str:

@@ -288,7 +288,7 @@ class FileIndex:
                               + " " + (language or ""))
 
     def report(self, path: str, language: str | None, st: os.stat_result | None, key: str | None) -> dict | None:
-        """The fields of the report recorded for ``path`` (a :class:`kv4lint.runner.FileReport`) when the
+        """The fields of the report recorded for ``path`` (a :class:`kv4lint.file_report.FileReport`) when the
         file, its settings (``key``: :func:`settings_key`) and every file the report read are unchanged."""
         rec = self.old_reports.get(path)
         try:

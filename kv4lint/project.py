@@ -104,15 +104,17 @@ def pin_of(req: Requirement) -> tuple[str | None, bool, str]:
     return None, False, "a range, not a pin"
 
 
+# The patterns below are compiled on first use (re's own cache), not at import: most repositories have no
+# requirements file or Dockerfile that names sglang, and compiling them all cost 1.2 ms of every start.
 _URL_VERSION = [
-    re.compile(r"/sglang-(\d+(?:\.\d+)+(?:(?:\.?post|rc|a|b)\d+)?)(?:-|\.tar|\.zip)", re.I),  # wheel / sdist
-    re.compile(r"@v?(\d+\.\d+\.\d+(?:\.?post\d+|rc\d+)?)(?:#|$)"),  # git tag
+    (r"/sglang-(\d+(?:\.\d+)+(?:(?:\.?post|rc|a|b)\d+)?)(?:-|\.tar|\.zip)", re.I),  # wheel / sdist
+    (r"@v?(\d+\.\d+\.\d+(?:\.?post\d+|rc\d+)?)(?:#|$)", 0),  # git tag
 ]
 
 
 def _version_in_url(url: str) -> str | None:
-    for rx in _URL_VERSION:
-        m = rx.search(url)
+    for rx, flags in _URL_VERSION:
+        m = re.search(rx, url, flags)
         if m:
             return m.group(1)
     return None
@@ -153,7 +155,7 @@ def _requirements_files(root: str) -> list[Pin]:
     return out
 
 
-_OPTION = re.compile(r"^(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?=[^\s-]))(?P<file>\S+)")
+_OPTION = r"^(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?=[^\s-]))(?P<file>\S+)"
 
 
 def _logical_lines(text: str):
@@ -187,7 +189,7 @@ def _requirements(path: str, root: str, seen: set[str]) -> list[Pin]:
     rel = _rel(path, root)
     out: list[Pin] = []
     for lineno, line in _logical_lines(text):
-        m = _OPTION.match(line)
+        m = re.match(_OPTION, line)
         if m:
             inc = m.group("file")
             if "://" not in inc:
@@ -371,20 +373,19 @@ def _pipfile_lock(root: str) -> list[Pin]:
 _IMAGE_FILES = ("Dockerfile", "Dockerfile.*", "*.Dockerfile", "*.dockerfile", "Containerfile", "Containerfile.*",
                 "docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml")
 # an image whose repository name is "sglang" (lmsysorg/sglang, a mirror's .../sglang), tagged with a release
-IMAGE = re.compile(
-    r"(?<![\w./-])(?P<image>(?:[\w.-]+(?::\d+)?/)*sglang):v?(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+)?)"
-    r"(?P<rest>[\w.-]*)")
+IMAGE = (r"(?<![\w./-])(?P<image>(?:[\w.-]+(?::\d+)?/)*sglang):v?(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+)?)"
+         r"(?P<rest>[\w.-]*)")
 
 
 def image_version(text: str) -> tuple[str, str] | None:
     """``(version, image:tag)`` for the first SGLang image reference with a release tag in ``text``."""
-    m = IMAGE.search(text)
+    m = re.search(IMAGE, text)
     return (m.group("version"), m.group(0)) if m else None
 
 
 # pip install ... sglang==0.5.23 / "sglang[all]==0.5.23" in a RUN line
-_PIP_PIN = re.compile(r"(?<![\w.-])sglang(?:\[[\w,\s-]*\])?\s*===?\s*v?(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+)?)"
-                      r"(?![\w.*])")
+_PIP_PIN = (r"(?<![\w.-])sglang(?:\[[\w,\s-]*\])?\s*===?\s*v?(?P<version>\d+\.\d+\.\d+(?:\.?post\d+|rc\d+)?)"
+            r"(?![\w.*])")
 
 
 def _image_file_lines(root: str):
@@ -409,22 +410,21 @@ def _image_file_lines(root: str):
 def _images(root: str) -> list[Pin]:
     out = []
     for where, lineno, line in _image_file_lines(root):
-        m = IMAGE.search(line)
+        m = re.search(IMAGE, line)
         if m:
             out.append(Pin(m.group("version"), f"{where}:{lineno} (image {m.group(0)})"))
             continue
-        m = _PIP_PIN.search(line)
+        m = re.search(_PIP_PIN, line)
         if m and re.search(r"\b(?:pip3?|uv\s+pip)\b", line):
             out.append(Pin(m.group("version"), f"{where}:{lineno} ({m.group(0)})"))
     return out
 
 
 # git or source installs of sglang: a build that is not a release (spec: the releases kv4lint knows)
-_SOURCE_INSTALL = re.compile(
+_SOURCE_INSTALL = (
     r"git\+\S*sglang\S*"  # pip install git+https://github.com/sgl-project/sglang.git#subdirectory=python
     r"|git\s+clone\s+(?:-\S+\s+)*\S*sgl-project/sglang\S*"  # git clone https://github.com/sgl-project/sglang
-    r"|(?:pip3?|uv\s+pip)\s+install\s+(?:-\S+\s+)*-e\s+[\"']?\S*sglang/python\S*",  # pip install -e sglang/python
-    re.I)
+    r"|(?:pip3?|uv\s+pip)\s+install\s+(?:-\S+\s+)*-e\s+[\"']?\S*sglang/python\S*")  # pip install -e sglang/python
 
 
 def sglang_source_installs(root: str | None) -> list[str]:
@@ -438,7 +438,7 @@ def sglang_source_installs(root: str | None) -> list[str]:
     out = [p.source for p in _requirements_files(root) + _pyproject(root)
            if p.version is None and "a URL without a release" in p.source]
     for where, lineno, line in _image_file_lines(root):
-        m = _SOURCE_INSTALL.search(line)
+        m = re.search(_SOURCE_INSTALL, line, re.I)
         if m:
             out.append(f"{where}:{lineno} ({m.group(0)})")
     return out

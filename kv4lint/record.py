@@ -41,7 +41,8 @@ class Record:
 
 
 class Frozen(Record):
-    """A record that does not change after ``__init__`` (which sets its fields with :meth:`_set`)."""
+    """A record that does not change after ``__init__`` (which sets its fields with :meth:`_set`, and takes
+    them in the order of ``__slots__``: pickle and copy rebuild a frozen record through it)."""
 
     __slots__ = ()
 

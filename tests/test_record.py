@@ -13,7 +13,7 @@ from kv4lint import cache
 from kv4lint.cli.options import BY_NAME
 from kv4lint.file_report import FileError, FileReport
 from kv4lint.project import Pin
-from kv4lint.record import fields
+from kv4lint.record import Frozen, Record, fields
 from kv4lint.settings import Settings
 from kv4lint.source import Text
 
@@ -64,3 +64,26 @@ def test_the_cache_reads_each_records_fields_from_its_one_list():
     key = cache.settings_key(Settings(gpu="h100"))
     assert key == cache.settings_key(Settings(gpu="h100", cache_dir="/elsewhere"))  # where the cache is: no part
     assert key != cache.settings_key(Settings(gpu="b200"))
+
+
+def _records(cls):
+    for sub in cls.__subclasses__():
+        if sub is not Frozen:
+            yield sub
+        yield from _records(sub)
+
+
+def test_every_records_init_takes_its_fields_in_order():
+    """The cache decodes a record by its field names and pickle rebuilds a frozen one from its fields in order:
+    both through ``__init__``."""
+    import importlib
+    import inspect
+
+    for module in ("config", "discover", "file_report", "project", "reporters.result", "settings", "source",
+                   "writer", "cli.options"):
+        importlib.import_module(f"kv4lint.{module}")
+    found = {c.__name__: c for c in _records(Record)}
+    assert {"FileError", "FileReport", "Settings", "Option", "Overrides", "Pin", "ConfigFile", "Candidate",
+            "Discovery", "RunResult", "Text", "Snapshot"} <= set(found)
+    for name, cls in found.items():
+        assert list(inspect.signature(cls.__init__).parameters)[1:] == list(fields(cls)), name

@@ -91,6 +91,8 @@ HEAVY = {
     "traceback": "2 ms (textwrap, linecache): an internal error's traceback, only with --verbose",
     "dataclasses": "11 ms (inspect, ast, dis, tokenize): the rich model's records, loaded with it (kv4lint.cache)",
     "multiprocessing": "the process pool, only for large trees",
+    "pickle": "the forked workers' results (kv4lint.parallel), only for large trees",
+    "signal": "the forked workers' signal handling (kv4lint.parallel), only for large trees",
     "concurrent": "the process pool, only for large trees",
 }
 

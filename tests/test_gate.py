@@ -390,3 +390,16 @@ def test_a_bad_value_reads_the_same_from_every_front_door(repo, capsys):
                        text=True)
     problem = "unknown GPU 'h1OO'"
     assert problem in cli and problem in toml and problem in r.stderr and r.returncode == 2
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "."], ["check", "--format", "json", "-q", "--gpu", "h100", "a.sh"], ["fix", "--diff", "x.py"],
+    ["fix", "--unsafe-fixes", "."], ["explain", "KV401"], ["matrix", "--gpu", "sm90", "--format", "json"],
+])
+def test_a_run_parses_its_command_as_the_whole_parser_does(argv):
+    """A run builds only its command's parser; it must read the command line exactly as the whole one."""
+    from kv4lint.cli.app import COMMANDS, build_parser
+
+    assert vars(build_parser(argv[0]).parse_args(argv)) == vars(build_parser().parse_args(argv))
+    assert build_parser(argv[0])._subparsers._group_actions[0].choices.keys() == {argv[0]}
+    assert build_parser()._subparsers._group_actions[0].choices.keys() == set(COMMANDS)

@@ -43,31 +43,37 @@ def _command_options(p: argparse.ArgumentParser, command: str) -> None:
     add_to_parser(p, CLI, groups=groups, command=command)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with a ``command``, only that command's (a run parses one command's
+    options, and building the others' costs a tenth of a cached run's start-up)."""
     p = _Parser(prog="kv4lint", description="Catch SGLang launches whose FP4 (KV4) KV cache SGLang will refuse.",
                 epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=VERSION_LINE)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     kw = {"epilog": EXIT_STATUS_HELP, "formatter_class": argparse.RawDescriptionHelpFormatter}
 
-    c = sub.add_parser("check", help="report problems (default command)", **kw)
-    c.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files and directories (- : stdin)")
-    _command_options(c, "check")
+    def wanted(name: str) -> bool:
+        return command is None or command == name
 
-    f = sub.add_parser("fix", help="rewrite FP4 KV caches that SGLang would refuse to an fp8 KV cache", **kw)
-    f.add_argument("paths", nargs="*", default=["."], metavar="PATH",
-                   help="files and directories (- : stdin, the fixed text goes to stdout)")
-    _command_options(f, "fix")
-
-    e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
-    e.add_argument("code", nargs="?", help="KV401 ... (omit to list all codes)")
-
-    m = sub.add_parser("matrix", help="print a release's KV4 support table (backends x MHA/MLA x FP4 dtype), "
-                       "computed by check itself")
-    m.add_argument("--sglang-version", metavar="V")
-    m.add_argument("--gpu", metavar="G", action="append",
-                   help="GPU arch or name (repeatable; default: sm90, sm100 and sm120)")
-    m.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    if wanted("check"):
+        c = sub.add_parser("check", help="report problems (default command)", **kw)
+        c.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files and directories (- : stdin)")
+        _command_options(c, "check")
+    if wanted("fix"):
+        f = sub.add_parser("fix", help="rewrite FP4 KV caches that SGLang would refuse to an fp8 KV cache", **kw)
+        f.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                       help="files and directories (- : stdin, the fixed text goes to stdout)")
+        _command_options(f, "fix")
+    if wanted("explain"):
+        e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
+        e.add_argument("code", nargs="?", help="KV401 ... (omit to list all codes)")
+    if wanted("matrix"):
+        m = sub.add_parser("matrix", help="print a release's KV4 support table (backends x MHA/MLA x FP4 dtype), "
+                           "computed by check itself")
+        m.add_argument("--sglang-version", metavar="V")
+        m.add_argument("--gpu", metavar="G", action="append",
+                       help="GPU arch or name (repeatable; default: sm90, sm100 and sm120)")
+        m.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     return p
 
 
@@ -97,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     try:
-        ns = build_parser().parse_args(_command_argv(argv))
+        argv = _command_argv(argv)
+        ns = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
     except UsageError as e:
         build_parser().print_usage(sys.stderr)
         print(f"kv4lint: error: {e}", file=sys.stderr)

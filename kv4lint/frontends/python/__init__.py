@@ -132,11 +132,12 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     """
     if not might_hold_launch(text):
         return ScanResult()
+    if not python_may_launch(text):
+        return ScanResult()  # no launch call with a KV option (stdlib ast: ~6x cheaper than the libcst parse)
+    # Only libcst needs the guard: ``ast`` survives any depth (text it cannot parse passes the screen).
     why = complexity_error(text)
     if why is not None:
         return ScanResult(errors=[_error(path, f"too complex to scan: {why}", None, origin)])
-    if not python_may_launch(text):
-        return ScanResult()  # no launch call with a KV option (stdlib ast: ~6x cheaper than the libcst parse)
     try:
         import libcst
     except ImportError as e:  # pragma: no cover - libcst is a dependency

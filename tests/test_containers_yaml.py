@@ -11,6 +11,7 @@ from kv4lint.frontends.yaml import compose, items, scalar_map, scan_yaml
 from kv4lint.model import Span
 from kv4lint.runner import lint_text
 from kv4lint.settings import Settings
+from kv4lint.sglang.options import in_any_release, known_releases, table
 from kv4lint.source import LineIndex
 
 S23 = Settings(sglang_version="0.5.23")
@@ -266,6 +267,20 @@ def test_config_tokens_as_sglang_builds_them():
 def test_config_detection(doc, is_config):
     docs, _ = compose(doc, "c.yaml")
     assert sglang_config.looks_like_config(docs[0]) is is_config
+
+
+def test_an_options_union_over_the_releases_is_read_from_their_tables():
+    # in_any_release reads the stored data of one option; here the same union from every built table.
+    union: dict[str, tuple[str, frozenset | None]] = {}
+    for rel in known_releases():
+        for opt, spec in table(rel).items():
+            arity, choices = union.get(opt, (spec.arity, None))
+            if spec.choices is not None:
+                choices = (choices or frozenset()) | frozenset(spec.choices)
+            union[opt] = (arity, choices)
+    assert {opt: in_any_release(opt) for opt in union} == union
+    assert union["--kv-cache-dtype"][1] >= {"fp4_e2m1", "nvfp4", "fp8_e4m3"}
+    assert in_any_release("--no-such-option") is None
 
 
 def test_config_file_is_a_launch_and_its_fix_edits_in_place():

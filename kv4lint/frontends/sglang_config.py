@@ -27,13 +27,12 @@ option, its whole ``key: value`` line (:func:`config_tokens`).  Two uses:
 
 from __future__ import annotations
 
-import functools
 import re
 
 from kv4lint.frontends.yaml_nodes import is_map, is_scalar, is_seq, items, mapping_entry_removal, node_span, \
     scalar_map
 from kv4lint.model import Launch, Provenance, Span, Value
-from kv4lint.sglang.options import known_releases, table
+from kv4lint.sglang.options import in_any_release
 
 # PyYAML (YAML 1.1, as SGLang reads the file) resolution of plain scalars.
 _BOOL_TRUE = {"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"}
@@ -45,19 +44,6 @@ _FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?$")
 # Keys that make a flat mapping an SGLang config (with every key an SGLang flag).
 STRONG_KEYS = frozenset({"kv-cache-dtype", "attention-backend", "prefill-attention-backend",
                          "decode-attention-backend", "prefill-kv-cache-dequant-dtype"})
-
-
-@functools.lru_cache(maxsize=1)
-def _all_options() -> dict[str, tuple[str, frozenset[str] | None]]:
-    """Every option string of every known release -> (arity, the union of its choices)."""
-    out: dict[str, tuple[str, set[str] | None]] = {}
-    for rel in known_releases():
-        for opt, spec in table(rel).items():
-            arity, choices = out.get(opt, (spec.arity, set() if spec.choices is not None else None))
-            if spec.choices is not None:
-                choices = (choices or set()) | set(spec.choices)
-            out[opt] = (arity, choices)
-    return {k: (a, frozenset(c) if c is not None else None) for k, (a, c) in out.items()}
 
 
 def _resolve_plain(text: str) -> tuple[str, str]:
@@ -97,7 +83,6 @@ def config_tokens(text: str, root) -> list[Value] | None:
     """The argv tokens SGLang builds from a config document, with spans in ``text``; None if not a mapping."""
     if not is_map(root):
         return None
-    opts = _all_options()
     tokens: list[Value] = []
     for k, v in items(root):
         if not is_scalar(k):
@@ -107,7 +92,7 @@ def config_tokens(text: str, root) -> list[Value] | None:
         ks = node_span(k)
         remove = mapping_entry_removal(text, k, v)
         option = Value(flag, None, Provenance.LITERAL, use=ks, remove=remove)
-        arity = opts.get(flag, ("value", None))[0]
+        arity = (in_any_release(flag) or ("value", None))[0]
         if is_scalar(v):
             kind, val = _scalar_value(text, v, remove=remove)
             if kind == "bool":
@@ -154,12 +139,13 @@ def looks_like_config(root) -> bool:
         return False
     if "model-path" in keys:
         return True
-    opts = _all_options()
     if not any(k in STRONG_KEYS for k in keys):
         return False
     for k, v in pairs:
-        spec = opts.get("--" + k.value)
-        if spec is None or "_" in k.value:
+        if "_" in k.value:
+            return False
+        spec = in_any_release("--" + k.value)
+        if spec is None:
             return False
         choices = spec[1]
         if choices is not None:

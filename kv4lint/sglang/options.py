@@ -70,12 +70,18 @@ def _raw() -> dict:
     return json.loads(gzip.decompress(data))
 
 
-@functools.lru_cache(maxsize=None)
-def _table_by_key(key: str) -> dict[str, Option]:
+def _raw_table(key: str) -> dict[str, list]:
+    """Release ``key``'s options as stored: option string -> [dest, arity, choices or None]."""
     raw = _raw()
     entry = raw[key]
     while "same_as" in entry:
         entry = raw[entry["same_as"]]
+    return entry
+
+
+@functools.lru_cache(maxsize=None)
+def _table_by_key(key: str) -> dict[str, Option]:
+    entry = _raw_table(key)
     out = {}
     for opt, (dest, arity, choices) in entry.items():
         out[opt] = Option(_DEST_ALIASES.get(dest, dest), arity,
@@ -119,6 +125,26 @@ def inspected_release(version) -> str | None:
     if best == known_releases()[-1] and v.release[:3] > Version(best).release[:3]:
         return None
     return best
+
+
+@functools.lru_cache(maxsize=None)
+def in_any_release(option: str) -> tuple[str, frozenset | None] | None:
+    """``option`` as some inspected release has it: (its arity in the oldest that has it, the union of its
+    choices in all of them, None where none lists choices); None when no inspected release has it.
+
+    Read from the stored data for this one option: no release's table is built.
+    """
+    found = None
+    for r in known_releases():
+        spec = _raw_table(r).get(option)
+        if spec is None:
+            continue
+        _, arity, choices = spec
+        if found is None:
+            found = (arity, None)
+        if isinstance(choices, list):
+            found = (found[0], (found[1] or frozenset()) | frozenset(choices))
+    return found
 
 
 def option_releases(option: str) -> list[str]:

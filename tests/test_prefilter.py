@@ -45,6 +45,11 @@ MUST_PASS = [
     ("shell", "python -m sglang.launch_server --kv-\\\ncache-dtype nvfp4\n"),
     ("dockerfile", "FROM lmsysorg/sglang\n"
                    "RUN python3 -m sglang.launch_server --prefill-\"kv-cache-dequant-dtype\" x\n"),
+    # the option after mentions that are not one: every occurrence counts, not only the first
+    ("shell", "# the kv-cache and prefill-kv notes\npython -m sglang.launch_server --kv-cache-dtype nvfp4\n"),
+    ("yaml", "# kv-cache, prefill-kv (see the docs)\nmodel-path: m\nkv-cache-dtype: nvfp4\n"),
+    ("python", "from sglang import Engine\nif args.kv_cache_dtype == 'auto':  # kv-cache\n"
+               "    Engine(model_path='m', kv_cache_dtype='nvfp4')\n"),
     ("yaml", "model-path: meta-llama/Llama-3.1-8B-Instruct\nkv-cache-dtype: nvfp4\n"),  # --config file
     ("yaml", "model-path: m\nkv-c: nvfp4\n"),
     ("yaml", "{model-path: m, \"kv-cache-dtype\": nvfp4}\n"),
@@ -169,7 +174,15 @@ def reference(text: str, language: str | None) -> bool:
 LANGUAGES = (None, "python", "shell", "yaml", "markdown", "notebook")
 
 
-@pytest.mark.parametrize("language,text", MUST_PASS + MUST_FAIL)
+# Needles that share their k: each is judged on its own ("--prefill-kv_cache_d" is a flag, not a keyword).
+SHARED_K = [
+    ("python", "from sglang import Engine\nEngine(model_path='m')\nflag = '--prefill-kv_cache_dtype'\n"),
+    ("python", "from sglang import Engine\nEngine(model_path='m')\nflag = '--prefill-kv-c'\n"),
+    ("yaml", "prefill-kv_cache_dtype: x\n"),
+]
+
+
+@pytest.mark.parametrize("language,text", MUST_PASS + MUST_FAIL + SHARED_K)
 def test_cases_agree_with_the_definition(language, text):
     for lang in LANGUAGES:
         assert _both(text, lang) == reference(text, lang), (lang, text)

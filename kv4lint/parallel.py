@@ -12,8 +12,11 @@ parsed.  The rules here, measured with ``bench/run.py``:
   so that a directory full of launches is spread), taken one at a time from
   a pipe, so that a process that meets a slow file takes fewer chunks.  A
   child sends back only what is not empty: a file without a launch comes
-  back as its language, not as a report.  No ``multiprocessing`` import (a
-  fifth of a cold run's start-up) and no idle parent;
+  back as its language, not as a report.  A file that needs libcst, which
+  the child has not imported, goes back to the parent to be linted there
+  (:data:`PARENT_ONLY`): its import costs more than most files' whole scan,
+  and every process would pay it.  No ``multiprocessing`` import (25 ms)
+  and no idle parent;
 - elsewhere, a ``concurrent.futures`` process pool of ``jobs`` workers
   (:func:`_executor`), fed the same chunks;
 - a worker that dies (killed, out of memory) loses nothing: the chunks it did
@@ -66,6 +69,28 @@ def announce_scan_started() -> None:
             os.write(int(fd), b"scanning\n")
         except (OSError, ValueError):
             pass
+
+
+# The parsers a forked child leaves to its parent: a child that needs one for a file hands the file back instead
+# of importing it (libcst's import costs more than most files' whole scan, and every process would pay it).
+PARENT_ONLY = ("libcst",)
+_DEFERRED = ("deferred",)  # the payload of a file handed back to the parent
+
+
+class _Deferred(BaseException):
+    """Raised by a child's import of a :data:`PARENT_ONLY` parser: the file goes back to the parent.  A
+    ``BaseException``, so that no ``except Exception`` (nor ``except ImportError``) on the way keeps it."""
+
+
+class _ParentOnly:
+    """A forked child's import hook that refuses the :data:`PARENT_ONLY` parsers with :class:`_Deferred`."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top in PARENT_ONLY and top not in sys.modules:  # loaded before the fork: the child has it too
+            raise _Deferred(name)
+        return None
 
 
 def _one(path: str, language: str | None, settings: Settings) -> FileReport:
@@ -191,8 +216,28 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
         b = os.read(tasks_r, 4)
         return int.from_bytes(b, "big") if len(b) == 4 else None
 
+    def payload(i: int) -> object:
+        try:
+            return _payload(_one(files[i][0], files[i][1], per_file[i]))
+        except _Deferred:  # a child met a file for the parent's parsers
+            return _DEFERRED
+
     def run(k: int) -> list[tuple[int, object]]:
-        return [(i, _payload(_one(files[i][0], files[i][1], per_file[i]))) for i in chunks[k]]
+        return [(i, payload(i)) for i in chunks[k]]
+
+    deferred: list[int] = []
+
+    def collect(part: list[tuple[int, object]]) -> None:
+        """``take`` what is done; keep what a child handed back, for this process (which may import anything)."""
+        mine = [x for x in part if x[1] != _DEFERRED]
+        deferred.extend(i for i, r in part if r == _DEFERRED)
+        if mine:
+            take(mine)
+
+    def run_deferred() -> None:
+        while deferred:
+            i = deferred.pop(0)
+            take([(i, payload(i))])
 
     children: dict[int, int] = {}  # pid -> the read end of its results pipe
     buffers: dict[int, bytearray] = {}
@@ -204,6 +249,7 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
                 code = 0
                 try:
                     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent reports it
+                    sys.meta_path.insert(0, _ParentOnly())  # a parser not loaded yet is the parent's to load
                     os.close(r)
                     for fd in children.values():
                         os.close(fd)
@@ -221,10 +267,12 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
         while (k := next_chunk()) is not None:
             take(run(k))
             for fd in children.values():  # what the children finished meanwhile
-                _drain(fd, buffers[fd], take, block=False)
+                _drain(fd, buffers[fd], collect, block=False)
+            run_deferred()  # before the next chunk: the children take more of them meanwhile
         for fd in children.values():
             os.set_blocking(fd, True)
-            _drain(fd, buffers[fd], take, block=True)
+            _drain(fd, buffers[fd], collect, block=True)
+        run_deferred()
     finally:
         os.close(tasks_r)
         for pid, fd in children.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -155,3 +156,41 @@ def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, m
     assert [r.path for r in reports] == [p for p, _ in files]
     linted = [line.split(" ", 1)[1] for line in log.read_text().splitlines()]
     assert sorted(linted) == sorted(p for p, _ in files)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
+def test_forked_children_leave_libcst_to_the_parent(tmp_path):
+    """A child that meets a file needing libcst hands it back: only the parent imports libcst, and the reports
+    are the sequential ones (run in a fresh interpreter: this one may have libcst loaded already)."""
+    files = _tree(tmp_path, n_plain=400, n_launch=2)
+    for i in range(12):
+        p = tmp_path / "py" / f"launch{i}.py"
+        p.parent.mkdir(exist_ok=True)
+        p.write_text("from sglang.srt.server_args import ServerArgs\n\n"
+                     f"args = ServerArgs(model_path='m{i}', kv_cache_dtype='fp4_e2m1', attention_backend='triton')\n")
+        files.insert(37 * i, (str(p), "python"))
+    listing = tmp_path / "files.json"
+    listing.write_text(json.dumps(files))
+    code = textwrap.dedent(f"""
+        import json, os, sys
+        from kv4lint import parallel
+        from kv4lint.settings import Settings
+        files = [tuple(f) for f in json.load(open({str(listing)!r}))]
+        parent, real = os.getpid(), parallel.lint_file
+        def recording(path, settings, language=None):
+            rep = real(path, settings, language)
+            if os.getpid() != parent and "libcst" in sys.modules:
+                os.write(2, b"a child imported libcst\\n")
+            return rep
+        parallel.lint_file = recording
+        par = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=2)
+        seq = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=1)
+        view = lambda rs: [(r.path, r.language, [(f.code, f.start.line, f.message) for f in r.findings],
+                            [e.message for e in r.errors]) for r in rs]
+        assert view(par) == view(seq)
+        print(sum(1 for r in par if r.path.endswith(".py") and r.findings))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "a child imported libcst" not in r.stderr
+    assert r.stdout.strip() == "12"  # every Python launch was judged, by the parent

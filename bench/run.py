@@ -299,6 +299,14 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
+def _stamped(venv: Path, want: dict) -> bool:
+    """Whether ``venv`` was made for ``want`` (its ``bench.json``) and still has its Python."""
+    try:
+        return (venv / "bin" / "python").exists() and json.loads((venv / "bench.json").read_text()) == want
+    except (OSError, ValueError):
+        return False
+
+
 def tools_venv(out: Path) -> tuple[Path | None, str]:
     """bench/out/venv-noplugin: this venv's flake8 (same versions), no kv4lint, plus ruff.  Cached."""
     venv = out / "venv-noplugin"
@@ -308,12 +316,8 @@ def tools_venv(out: Path) -> tuple[Path | None, str]:
     want = {"python": sys.version, "pins": pins + ["ruff"]}
     stamp = venv / "bench.json"
     py = venv / "bin" / "python"
-    if stamp.exists() and py.exists():
-        try:
-            if json.loads(stamp.read_text()) == want:
-                return venv, "cached"
-        except ValueError:
-            pass
+    if _stamped(venv, want):
+        return venv, "cached"
     log(f"creating {venv} ({', '.join(pins)}, ruff) ...")
     if venv.exists():
         shutil.rmtree(venv)
@@ -340,12 +344,8 @@ def installed_venv(out: Path) -> tuple[Path | None, str]:
             h.update(f"{f.relative_to(ROOT)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     want = {"python": sys.version, "sources": h.hexdigest()}
     stamp = venv / "bench.json"
-    if stamp.exists() and py.exists():
-        try:
-            if json.loads(stamp.read_text()) == want:
-                return venv, "cached"
-        except ValueError:
-            pass
+    if _stamped(venv, want):
+        return venv, "cached"
     if not py.exists():
         log(f"creating {venv} (pip install . with its dependencies) ...")
         r = _run_quiet([sys.executable, "-m", "venv", str(venv)])

@@ -244,7 +244,12 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
     try:
         for _ in range(jobs - 1):
             r, w = os.pipe()
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no more processes for this user: the ones started (and this one) do the work
+                os.close(r)
+                os.close(w)
+                break
             if pid == 0:  # the child: chunks until none is left, each sent back as it is done
                 code = 0
                 try:

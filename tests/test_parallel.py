@@ -194,3 +194,15 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "a child imported libcst" not in r.stderr
     assert r.stdout.strip() == "12"  # every Python launch was judged, by the parent
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
+def test_a_fork_that_fails_leaves_the_work_to_this_process(tmp_path, monkeypatch):
+    files = _tree(tmp_path, n_plain=300, n_launch=3)
+
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(parallel.os, "fork", no_fork)
+    reports = parallel.lint_many(files, Settings(), jobs=2)
+    assert _view(reports) == _view(parallel.lint_many(files, Settings(), jobs=1))

@@ -27,6 +27,7 @@ fields, an argv list's values), so a new wrapper is added here once, for all.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import re
 
@@ -258,8 +259,10 @@ class Fact:
         self.words = words
 
     def in_group(self, group: int) -> Fact:
-        """This fact, as one of the platform facts of ``group``."""
-        return Fact(self.kind, self.text, self.word, self.how, self.name, group, self.weak, self.words)
+        """This fact, as one of the platform facts of ``group`` (a copy: the fields listed once, in __slots__)."""
+        fact = copy.copy(self)
+        fact.group = group
+        return fact
 
 
 _GROUPS = itertools.count(1)

@@ -95,18 +95,41 @@ def test_default_jobs_is_positive():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork to inherit the patched function")
+def _waits_once_for(marker, timeout: float = 60.0):
+    """A function that holds this process, the first time it is called, until ``marker`` exists: a parent that
+    waits on its first file leaves the chunks to the children, so that what a test says of a child is sure to
+    happen (and a child that never does it costs one timeout, not one per file)."""
+    import time
+
+    waited = []
+
+    def wait() -> None:
+        if not waited:
+            waited.append(True)
+            end = time.monotonic() + timeout
+            while not os.path.exists(marker) and time.monotonic() < end:
+                time.sleep(0.005)
+
+    return wait
+
+
 def test_a_dead_worker_does_not_lose_files(tmp_path, monkeypatch):
     files = _tree(tmp_path, n_plain=300, n_launch=4)
     parent = os.getpid()
     real = parallel.lint_file
+    died = tmp_path / "died"
+    wait = _waits_once_for(died)
 
     def dying(path, settings, language=None):
         if os.getpid() != parent:
+            died.touch()
             os._exit(3)  # as a crash or the OOM killer would: the chunk it took is not reported
+        wait()
         return real(path, settings, language)
 
     monkeypatch.setattr(parallel, "lint_file", dying)
     reports = parallel.lint_many(files, Settings(), jobs=2)
+    assert died.exists()  # a child did die with a chunk
     assert [r.path for r in reports] == [p for p, _ in files]
     assert _view(reports) == _view(parallel.lint_many(files, Settings(), jobs=1))
 
@@ -141,9 +164,16 @@ def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, m
     """The children's reports are used, not done again: every file is linted exactly once, in some process."""
     files = _tree(tmp_path, n_plain=600, n_launch=4)
     log = tmp_path / "linted.log"
+    started = tmp_path / "child-started"
+    wait = _waits_once_for(started)
+    parent = os.getpid()
     real = parallel.lint_file
 
     def recording(path, settings, language=None):
+        if os.getpid() == parent:
+            wait()
+        else:
+            started.touch()
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, f"{os.getpid()} {path}\n".encode())
@@ -154,8 +184,9 @@ def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, m
     monkeypatch.setattr(parallel, "lint_file", recording)
     reports = parallel.lint_many(files, Settings(), jobs=2)
     assert [r.path for r in reports] == [p for p, _ in files]
-    linted = [line.split(" ", 1)[1] for line in log.read_text().splitlines()]
-    assert sorted(linted) == sorted(p for p, _ in files)
+    lines = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    assert {pid for pid, _ in lines} - {str(parent)}  # a child did lint files
+    assert sorted(path for _, path in lines) == sorted(p for p, _ in files)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
@@ -172,13 +203,23 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
     listing = tmp_path / "files.json"
     listing.write_text(json.dumps(files))
     code = textwrap.dedent(f"""
-        import json, os, sys
+        import json, os, sys, time
         from kv4lint import parallel
         from kv4lint.settings import Settings
         files = [tuple(f) for f in json.load(open({str(listing)!r}))]
         parent, real = os.getpid(), parallel.lint_file
+        handed_back, waited = {str(tmp_path / "handed-back")!r}, []
         def recording(path, settings, language=None):
-            rep = real(path, settings, language)
+            if os.getpid() == parent and not waited:  # the children first, so that one surely meets a launch
+                waited.append(True)
+                end = time.monotonic() + 60
+                while not os.path.exists(handed_back) and time.monotonic() < end:
+                    time.sleep(0.005)
+            try:
+                rep = real(path, settings, language)
+            except BaseException:
+                open(handed_back, "w").close()
+                raise
             if os.getpid() != parent and "libcst" in sys.modules:
                 os.write(2, b"a child imported libcst\\n")
             return rep
@@ -193,6 +234,7 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "a child imported libcst" not in r.stderr
+    assert (tmp_path / "handed-back").exists()  # a child met a launch and handed it back
     assert r.stdout.strip() == "12"  # every Python launch was judged, by the parent
 
 

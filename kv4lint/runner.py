@@ -21,9 +21,9 @@ from kv4lint.launch_configs import attach_configs
 from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch
 from kv4lint.rules.check import RuleFinding
-from kv4lint.rules.parser import judge, refused
+from kv4lint.rules.parser import Inferred, infer_release, judge
 from kv4lint.settings import Settings
-from kv4lint.sglang.options import Args, normalise, unreleased
+from kv4lint.sglang.options import Args, normalise
 from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest
 from kv4lint.source import LineIndex
 from kv4lint.sourced import attach_sourced
@@ -212,7 +212,6 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         version = settings.repo_sglang_version
         sources["sglang_version"] = settings.repo_sglang_version_source or "the repository"
     else:
-        sources["sglang_version"] = f"default (the newest rule pack, {NEWEST_LABEL})"
         inferred = True
     if version is not None:
         try:
@@ -225,7 +224,15 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     args = normalise(launch, version)
     evidence: tuple[str, ...] = ()
     if inferred:
-        evidence = _build_evidence(launch, args, version, settings)
+        # Not stated: the launch's own options and values say which release it was written for.
+        found = infer_release(launch, args)
+        version, args = found.version, found.args
+        if version is not None:
+            sources["sglang_version"] = (f"inferred: {version}, the newest release that takes every option and "
+                                         f"value of the launch ({'; '.join(found.evidence)})")
+        else:
+            sources["sglang_version"] = f"not stated: judged by the newest rule pack, {NEWEST_LABEL}"
+        evidence = _build_evidence(launch, found, settings)
         if evidence:
             sources["sglang_version"] += "; evidence of an SGLang build kv4lint does not know: " + "; ".join(evidence)
 
@@ -290,9 +297,11 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     return target, args
 
 
-def _build_evidence(launch: Launch, args: Args, version: str | None, settings: Settings) -> tuple[str, ...]:
-    """What says a launch whose release was not stated targets an SGLang build kv4lint does not know."""
-    out = [p for p in (unreleased(p) for p in refused(launch, args, version)) if p]
+def _build_evidence(launch: Launch, found: Inferred, settings: Settings) -> tuple[str, ...]:
+    """What says a launch whose release was not stated targets an SGLang build kv4lint does not know: options
+    and values no release it knows takes together, a development image, a git install."""
+    out = [] if found.version is not None or not found.evidence else [
+        "no release kv4lint knows takes all its options and values: " + ", ".join(found.evidence)]
     out += [f"{h.reason} (a {h.value} build, not a release)" for h in launch.hints if h.kind == "sglang_build"]
     out += [f"{where}: SGLang installed from git or source" for where in settings.repo_sglang_source_installs]
     return tuple(dict.fromkeys(out))

@@ -36,7 +36,7 @@ GOOD_PY = ("import subprocess\n\n"
 GOOD_PY_FIXED = GOOD_PY.replace("fp4_e2m1", "fp8_e4m3")
 CODE = "KV406"
 
-# The target every run uses (the CLI; flake8 reads no kv4lint config, and needs none for KV406).
+# The target every run uses (the CLI; flake8 reads no kv4lint config: its run states the release as an option).
 CLI_TARGET = ["--isolated", "--sglang-version", "0.5.23"]
 
 TIMEOUT = 120  # seconds: generous for a loaded CI machine; a hang is what this bounds, not speed
@@ -503,7 +503,8 @@ def kv4lint(*args: str, cwd: Path | None = None, timeout: float = TIMEOUT, **kw)
 
 
 def flake8(*args: str, cwd: Path | None = None, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
-    return run([PY, "-m", "flake8", "--select", "KV4,E9", "--jobs", "1", *args], cwd=cwd, timeout=timeout)
+    return run([PY, "-m", "flake8", "--select", "KV4,E9", "--jobs", "1", "--kv4-sglang-version", "0.5.23", *args],
+               cwd=cwd, timeout=timeout)
 
 
 def text(cp: subprocess.CompletedProcess) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from kv4lint.rules.engine import (
 )
 from kv4lint.rules.phrases import ARCH_NAMES
 from kv4lint.sglang.options import Args, table
-from kv4lint.sglang.releases import release, version_label
+from kv4lint.sglang.releases import NEWEST_LABEL, release, version_label
 from kv4lint.target import ModelInfo, Target
 
 ENUM_ARCHS = ("sm80", "sm90", "sm100", "sm120")
@@ -117,6 +117,14 @@ def _possibilities(target: Target, plain: dict, n: int):
 
 
 def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list[RuleFinding]:
+    """The verdict over the targets the launch can be for.
+
+    A *candidate* is one machine and model the evidence leaves (every GPU arch of the platform when none is
+    stated, MHA and MLA when the model's attention is unknown); each is tried with every value an unknown
+    backend may hold, and refuses the launch only when every one of them fails (an unknown value never causes a
+    finding on its own). Refused by every candidate: an error. By some: a warning naming them. ``strict`` also
+    reports a candidate where only some unknown backend value fails.
+    """
     plain = _plain(args, args.open_ended)
     n = release(target.sglang_version)
     poss = _possibilities(target, plain, n)
@@ -127,43 +135,111 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
     for m, model, a in poss:
         out = simulate(version, a, m, model)
         results.append((m, model, out, refusals(version, a, m, model, out)))
+    candidates: dict[tuple, list[int]] = {}
+    for i, (m, model, _, _) in enumerate(results):
+        candidates.setdefault((m, model.mla), []).append(i)
+    refused_by = [c for c, idx in candidates.items() if all(results[i][3] for i in idx)]
 
-    failing = [(i, r) for i, r in enumerate(results) if r[3]]
-    all_err = len(failing) == len(results)
     found: list[RuleFinding] = []
-    if all_err:
-        # Fails whatever kv4lint cannot see. The headline is the cause common to the possibilities where the
-        # dtype is otherwise allowed (not refused for the GPU arch); with unknown backends, the launch as
-        # written (no hidden backend flag) first.
-        written = [(i, r) for i, r in failing
-                   if all(poss[i][2].get(f) is None for f in BACKEND_FIELDS if plain.get(f) is UNKNOWN)]
-        pool = written or failing
-        pool = [(i, r) for i, r in pool if r[3][0].code != "KV404"] or pool
-        _, (m, model, o, evs) = pool[0]
-        others = _elsewhere(evs[0], results, target)
-        for k, ev in enumerate(evs):
-            if k and not all(any((e.code, e.sglang) == (ev.code, ev.sglang) for e in r[3]) for r in results):
-                continue  # a KV4 refusal behind a blocker is reported when it holds for every possibility too
-            f = _finding(ev, args, target, m, model, n, fix_dtype, every=len(results) > 1, derived=o.derived)
-            if k == 0 and others:
-                f.message += " " + others
-            found.append(f)
-    elif strict and failing:
-        _, (m, model, o, evs) = failing[0]
-        f = _finding(evs[0], args, target, m, model, n, fix_dtype, every=False, derived=o.derived)
-        cond = _condition(m, model, target)
-        f.message = f"[strict] may fail {cond}: " + f.message
+    if len(refused_by) == len(candidates):
+        found += _refused_everywhere(args, target, fix_dtype, poss, results, plain, n)
+    elif refused_by:
+        found += _refused_somewhere(args, target, fix_dtype, results, candidates, refused_by, n)
+    elif strict and any(r[3] for r in results):
+        i = next(i for i, r in enumerate(results) if r[3])
+        m, model, o, evs = results[i]
+        f = _finding(evs[0], args, target, m, model, n, fix_dtype, scope="strict", derived=o.derived)
         found.append(f)
     for f in found:
         f.fix = _verified(f.fix, poss, target)
-    # Rewrites that take FP4 away (KV406) and warnings (KV403) that hold in every possibility.
-    if not failing or (strict and not all_err):
+    # Rewrites that take FP4 away (KV406) and warnings (KV403) that hold wherever SGLang accepts the launch.
+    accepted = [results[i] for c, idx in candidates.items() if c not in refused_by for i in idx]
+    if accepted and (not refused_by or len(refused_by) < len(candidates)):
         for code in ("KV406", "KV403"):
-            hits = [(m, model, next((e for e in o.events if e.code == code), None)) for m, model, o, _ in results]
-            if hits and all(h[2] is not None for h in hits):
+            hits = [(m, model, next((e for e in o.events if e.code == code), None)) for m, model, o, _ in accepted]
+            if all(h[2] is not None for h in hits):
                 m, model, ev = hits[0]
-                found.append(_finding(ev, args, target, m, model, n, fix_dtype, every=False))
+                found.append(_finding(ev, args, target, m, model, n, fix_dtype, scope="stated"))
     return found
+
+
+def _refused_everywhere(args, target, fix_dtype, poss, results, plain, n) -> list[RuleFinding]:
+    """Every candidate refuses: an error. The headline is the cause common to the possibilities where the dtype
+    is otherwise allowed (not refused for the GPU arch); with unknown backends, the launch as written (no hidden
+    backend flag) first; the other candidates' causes go to the detail."""
+    failing = list(enumerate(results))
+    written = [(i, r) for i, r in failing
+               if all(poss[i][2].get(f) is None for f in BACKEND_FIELDS if plain.get(f) is UNKNOWN)]
+    pool = written or failing
+    pool = [(i, r) for i, r in pool if r[3][0].code != "KV404"] or pool
+    _, (m, model, o, evs) = pool[0]
+    others = _elsewhere(evs[0], results, target)
+    scope = "every" if len({(r[0], r[1].mla) for r in results}) > 1 else "stated"
+    found = []
+    for k, ev in enumerate(evs):
+        if k and not all(any((e.code, e.sglang) == (ev.code, ev.sglang) for e in r[3]) for r in results):
+            continue  # a KV4 refusal behind a blocker is reported when it holds for every possibility too
+        f = _finding(ev, args, target, m, model, n, fix_dtype, scope=scope, derived=o.derived)
+        if k == 0 and others:
+            f.detail += "; " + others
+        found.append(f)
+    return found
+
+
+def _refused_somewhere(args, target, fix_dtype, results, candidates, refused_by, n) -> list[RuleFinding]:
+    """Some candidates refuse, others accept: a warning per cause, naming the candidates that refuse."""
+    by_cause: dict[tuple, list[tuple]] = {}
+    for c in refused_by:
+        idx = candidates[c]
+        m, model, o, evs = results[idx[0]]
+        # A blocker an fp8 KV cache does not change (KV407) on some GPUs only is the launch's own business
+        # (`--attention-backend trtllm_mha` refused on Ampere): what the KV cache causes is reported.
+        evs = [e for e in evs if e.code != "KV407"]
+        if evs:
+            by_cause.setdefault((evs[0].code, evs[0].sglang), []).append((m, model, o, evs))
+    decide = _deciding(target, refused_by, candidates)
+    found = []
+    for members in by_cause.values():
+        m, model, o, evs = members[0]
+        f = _finding(evs[0], args, target, m, model, n, fix_dtype, scope="some", derived=o.derived,
+                     where=_where_refused([(x[0], x[1]) for x in members], target, candidates), decide=decide)
+        found.append(f)
+    return found
+
+
+def _deciding(target: Target, refused_by: list[tuple], candidates) -> str:
+    """The unstated parts of the target that decide whether SGLang refuses: ``GPU (--gpu)``, ``model's attention
+    (--model-attention)`` or both."""
+    archs = {m.arch for m, _ in candidates}
+    refused: dict[bool | None, set] = {}
+    for m, mla in refused_by:
+        refused.setdefault(mla, set()).add(m.arch)
+    out = []
+    if not target.arch and any(0 < len(a) < len(archs) for a in refused.values()):
+        out.append("GPU (--gpu)")
+    if target.model.mla is None and refused.get(True, set()) != refused.get(False, set()):
+        out.append("model's attention (--model-attention)")
+    return " and ".join(out) or "target"
+
+
+def _where_refused(members: list[tuple[Machine, ModelInfo]], target: Target, candidates) -> str:
+    """Where the candidates ``members`` are: ``on sm80 (Ampere) and sm90 (Hopper)``, ``for an MLA model``,
+    ``on sm90 (Hopper) for an MHA model, on any GPU for an MLA model``."""
+    archs_of: dict[str | None, list[str]] = {}
+    for m, model in members:
+        archs_of.setdefault(model.attention if target.model.mla is None else None, []).append(m.arch)
+    every_arch = {c[0].arch for c in candidates}
+    parts = []
+    for kind, archs in archs_of.items():
+        on = "" if target.arch or not archs[0] else (
+            "" if kind and set(archs) == every_arch else
+            "on " + _and([ARCH_NAMES.get(a, a) for a in dict.fromkeys(archs)]))
+        parts.append(" ".join(p for p in (on, f"for an {kind.upper()} model" if kind else "") if p))
+    return ", ".join(parts)
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 ATTRIBUTION_DTYPE = "fp8_e4m3"
@@ -207,8 +283,8 @@ def _elsewhere(head: Event, results, target: Target) -> str:
     parts = []
     for (exc, text), archs in by_cause.items():
         names = " and ".join(dict.fromkeys(ARCH_NAMES.get(x, x) for x in archs))
-        parts.append(f"On {names} SGLang refuses it earlier: {exc + ': ' if exc else ''}{text}")
-    return " ".join(parts)
+        parts.append(f"on {names} SGLang refuses it earlier: {exc + ': ' if exc else ''}{text}")
+    return "; ".join(parts)
 
 
 def _verified(fix: Fix | None, poss, target: Target) -> Fix | None:
@@ -237,28 +313,61 @@ def _condition(m: Machine, model: ModelInfo, target: Target) -> str:
     return " ".join(parts) or "for some backend value"
 
 
+def _unseen(target: Target, m: Machine) -> list[str]:
+    """The parts of the target kv4lint does not know, as the options that state them."""
+    out = []
+    if not target.arch and m.platform == "cuda":
+        out.append("GPU (--gpu)")
+    if target.model.mla is None:
+        out.append("model's attention (--model-attention)")
+    return out
+
+
+def label(target: Target) -> str:
+    """The release a launch is judged by, as messages name it: never an inferred release as if stated."""
+    if target.version_inferred and target.sglang_version:
+        return f"SGLang {target.sglang_version} (inferred from its options)"
+    if target.version_inferred:
+        return f"SGLang {NEWEST_LABEL} (no release stated)"
+    return version_label(target.sglang_version)
+
+
 def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo, n: int, fix_dtype: str,
-             *, every: bool, derived: dict | None = None) -> RuleFinding:
+             *, scope: str, derived: dict | None = None, where: str = "", decide: str = "") -> RuleFinding:
+    """A finding of SGLang's event ``ev`` on candidate (``m``, ``model``). ``scope``: ``stated`` (the one target
+    there is), ``every`` (every candidate refuses), ``some`` (the candidates ``where`` refuse: a warning),
+    ``strict`` (only some unknown backend value fails)."""
     code = ev.code or "KV401"  # refusals() has coded every refusal by its cause
     dv = args.values.get("kv_cache_dtype")
     dtype = dv.text if dv is not None and dv.known else "auto"
-    ctx = Context(ev, args, target, m, model, label=version_label(target.sglang_version),
+    ctx = Context(ev, args, target, m, model, label=label(target),
                   dflag=f"--kv-cache-dtype {dtype}" if args.form == "argv" else f"kv_cache_dtype={dtype!r}",
                   sglang=f"{ev.exc}: {ev.sglang}" if ev.exc else ev.sglang,
                   field=ev.fields[0] if ev.fields else "kv_cache_dtype")
     said = RULES[code].say(ctx)
-    msg = said.message
-    if every and code != "KV402":
-        unseen = [w for w, unknown in (("GPU arch", not target.arch), ("model attention", target.model.mla is None))
-                  if unknown]
-        if unseen:
-            msg += f" (whatever the {' and '.join(unseen)})"
+    advice = getattr(said, "advice", "")
+    headline = f"{said.message}; {advice}" if advice else said.message
+    severity = RULES[code].severity
+    unseen = _unseen(target, m)
+    if scope == "some":
+        severity = Severity.WARNING
+        msg = f"refused {where}: {said.message}; state the {decide} to decide"
+    elif scope == "strict":
+        msg = f"[strict] may fail {_condition(m, model, target)}: {headline}"
+    elif scope == "every" and code != "KV402" and unseen:
+        every = (["on any GPU"] if not target.arch and m.platform == "cuda" else []) + (
+            ["for MHA and MLA models"] if target.model.mla is None else [])
+        msg = f"{headline} ({', '.join(every)})"
+    else:
+        msg = headline
     fix = RULES[code].fix_for(args, fix_dtype)
     value = args.values.get(said.anchor) or dv
     if value is None:
         value = args.values.get("prefill_kv_cache_dequant_dtype")
-    return RuleFinding(code, RULES[code].severity, msg, value, said.anchor, fix, ev,
-                       detail=sglang_detail(ev, ctx.label, derived or {}))
+    detail = sglang_detail(ev, ctx.label, derived or {})
+    if getattr(said, "detail", ""):
+        detail += "; " + said.detail
+    return RuleFinding(code, severity, msg, value, said.anchor, fix, ev, detail=detail)
 
 
 def sglang_detail(ev: Event, label: str, derived: dict) -> str:

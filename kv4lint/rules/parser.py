@@ -19,8 +19,10 @@ from dataclasses import replace
 from kv4lint.model import Fix, Launch, Value
 from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
+from kv4lint.rules.codes.kv406 import name_refused
 from kv4lint.sglang.options import (
-    Args, Problem, choice_releases, inspected_release, known_releases, normalise_argv, option_releases, table,
+    Args, Problem, choice_releases, inspected_release, known_releases, normalise, normalise_argv, option_releases,
+    table,
 )
 from kv4lint.sglang.releases import release, version_label
 from kv4lint.target import Target
@@ -64,6 +66,67 @@ def refused(launch: Launch, args: Args, version: str | None) -> list[Problem]:
             continue
         out.append(p)
     return out
+
+
+# A launch longer than this many words is read by the newest release's parser only: inferring its release
+# reads it once per release, and so many words are no evidence a shorter launch would not give.
+MAX_INFERENCE_WORDS = 2000
+
+
+class Inferred:
+    """The release a launch whose release was not stated is judged by (``version``; None: a build kv4lint does
+    not know, judged by the newest rules), and the evidence: what newer releases refuse, or what no release
+    accepts."""
+
+    __slots__ = ("version", "args", "evidence")
+
+    def __init__(self, version: str | None, args: Args, evidence: tuple[str, ...]) -> None:
+        self.version, self.args, self.evidence = version, args, evidence
+
+
+def _rejections(launch: Launch, args: Args, version: str, *, suggest: bool = False) -> list[str]:
+    """What release ``version`` refuses in the launch as written, each as a short phrase: its parser's refusals,
+    and a KV cache dtype it does not take as written (not a choice, or deprecated). ``suggest``: with the
+    closest option of that release, where one exists."""
+    out = []
+    for p in refused(launch, args, version):
+        if p.kind == "choice" and p.value is not None:
+            word = f"`{p.option} {p.value.text}`"
+            where = [_where(choice_releases(p.option, p.value.text or ""))] if suggest else []
+        else:
+            word = f"`{p.spelled}`"
+            where = [_where(option_releases(p.spelled))] if suggest and p.kind == "unknown" else []
+            near = _suggest(p.spelled, table(version), look=suggest)
+            if near:
+                where.append("closest: " + near.split("`")[1])
+        out.append(word + (f" ({'; '.join(where)})" if where else ""))
+    dv = args.get("kv_cache_dtype")
+    if dv is not None and dv.known and dv.text and judged(launch, args) and name_refused(
+            dv.text, args.form, version, fp4_name=True) is not None and (
+            args.form == "argv" or choice_releases("--kv-cache-dtype", dv.text)):
+        out.append(f"`--kv-cache-dtype {dv.text}`" if args.form == "argv" else f"`kv_cache_dtype={dv.text!r}`")
+    return list(dict.fromkeys(out))
+
+
+def infer_release(launch: Launch, newest_args: Args) -> Inferred:
+    """The newest release kv4lint knows that accepts every option and value of ``launch`` (its options are
+    evidence of the release it was written for); a build kv4lint does not know where none accepts them all.
+
+    ``newest_args`` is the launch read by the newest release's parser.  A launch kv4lint does not judge (no KV
+    cache option) is judged by the newest release: nothing of it depends on the release.
+    """
+    releases = known_releases()
+    newest = releases[-1]
+    first = _rejections(launch, newest_args, newest)
+    if not first:
+        return Inferred(None, newest_args, ())
+    if len(launch.argv) + len(launch.config_argv) > MAX_INFERENCE_WORDS:
+        return Inferred(None, newest_args, tuple(first))
+    for r in reversed(releases[:-1]):
+        args = normalise(launch, r)
+        if not _rejections(launch, args, r):
+            return Inferred(r, args, tuple(f"{w}: no release after {r} takes it" for w in first))
+    return Inferred(None, newest_args, tuple(_rejections(launch, newest_args, newest, suggest=True)))
 
 
 def _ranges(releases: list[str]) -> str:
@@ -240,28 +303,26 @@ def recheck_fix(fix: Fix | None, launch: Launch, args: Args, target: Target) -> 
                                f"parser would still refuse the fixed launch: {why}{more})")
 
 
-def _inferred_spelling(fix: Fix, target: Target) -> Fix:
-    return replace(fix, applicability="unsafe", description=(
-        f"{fix.description} (unsafe: no SGLang release was stated, so the launch is judged by "
-        f"{version_label(target.sglang_version)}, the newest kv4lint knows; the dtype may be right for the "
-        "release or build it was written for; state the release with --sglang-version to fix it safely)"))
-
-
 def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3",
           strict: bool | None = None) -> list[RuleFinding]:
     """Every finding of a launch, parser first: KV408 refusals, KV409 once, then the KV cache rules on the
-    launch as it would be once the parser accepts it, each fix re-checked."""
-    problems = refused(launch, args, target.sglang_version)
-    out = parser_findings(launch, args, target)
+    launch as it would be once the parser accepts it, each fix re-checked.
+
+    A release kv4lint inferred (none was stated) takes every option and value of the launch, or none does and
+    the launch is for a build kv4lint does not know (KV409): either way no parser refusal (KV408) or dtype
+    name (KV406) is claimed for it.
+    """
+    problems = [] if target.version_inferred else refused(launch, args, target.sglang_version)
+    out = parser_findings(launch, args, target) if problems else []
     build = build_finding(launch, args, target)
     if build is not None:
         out.append(build)
     for f in check(_as_if_accepted(args, problems, target) if problems else args, target, fix_dtype=fix_dtype,
                    strict=strict):
+        if target.version_inferred and (target.sglang_version or target.build_evidence) and f.code == "KV406" \
+                and f.event is None:
+            continue  # the dtype's name: the build it was written for may take it
         if f.fix is not None:
             f.fix = recheck_fix(f.fix, launch, args, target)
-            spelling = f.code == "KV406" and f.event is None  # not a choice, or deprecated: the dtype's name
-            if spelling and target.version_inferred and f.fix.applicability == "safe":
-                f.fix = _inferred_spelling(f.fix, target)
         out.append(f)
     return out

@@ -95,27 +95,31 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
 
 
 def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Finding]:
-    """Findings of launches that run only on some paths of the script, their message naming the condition
+    """Findings of launches that run only on some paths of the script, their message naming the conditions
     (and, in a structured file, the launch's location: a JSON path).
 
-    A command whose values differ between paths is one Launch per path (each
-    with its ``condition``); a finding every path of the command has holds for
-    every run and is reported once, without a condition.
+    A command whose values differ between paths is one Launch per path (each with its ``condition``). One cause
+    is one finding: a finding several paths share is reported once, naming their conditions (``when A or B:``),
+    and one every path has holds for every run and names none.
     """
-    groups: dict[tuple, list[list[Finding]]] = {}
+    paths: dict[tuple, int] = {}
+    conditions: dict[tuple, list[str]] = {}
     for launch, found in per_launch:
         if launch.condition is not None:
-            groups.setdefault((launch.span, launch.anchor), []).append(found)
-    everywhere: dict[tuple, set] = {}
-    for key, members in groups.items():
-        sets = [{(f.code, f.span, f.message) for f in found} for found in members]
-        everywhere[key] = set.intersection(*sets) if len(sets) > 1 else set()
+            command = (launch.span, launch.anchor)
+            paths[command] = paths.get(command, 0) + 1
+            for f in found:
+                conditions.setdefault((command, f.code, f.span, f.message), []).append(launch.condition)
     out = []
     for launch, found in per_launch:
         for f in found:
-            if launch.condition is not None and \
-                    (f.code, f.span, f.message) not in everywhere[(launch.span, launch.anchor)]:
-                f.message = f"when {launch.condition}: {f.message}"
+            if launch.condition is not None:
+                key = ((launch.span, launch.anchor), f.code, f.span, f.message)
+                when = conditions.pop(key, None)
+                if when is None:
+                    continue  # reported with the first path that has it
+                if len(when) < paths[key[0]]:
+                    f.message = f"when {' or '.join(dict.fromkeys(when))}: {f.message}"
             if launch.location is not None:
                 f.message = f"{launch.location}: {f.message}"
             out.append(f)

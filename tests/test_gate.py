@@ -148,8 +148,11 @@ def test_the_search_stops_at_the_repository_root(repo, capsys):
     write(repo / "loose.sh", NVFP4_SH)
     try:
         assert main(["check", "--gpu", "h100", "loose.sh"]) == 1
-        assert main(["check", "loose.sh"]) == 0  # unknown GPU: not reported without --strict
-        assert main(["check", "--show-target", "loose.sh"]) == 0
+        capsys.readouterr()
+        # b200 above the root is not read: the GPU stays unstated, refused on Hopper only, a warning
+        assert main(["check", "loose.sh"]) == 1
+        assert "refused on sm90 (Hopper): --kv-cache-dtype nvfp4 needs a Blackwell GPU" in capsys.readouterr().out
+        assert main(["check", "--show-target", "loose.sh"]) == 1
         assert "configuration: none" in capsys.readouterr().out
     finally:
         (repo.parent / "kv4lint.toml").unlink()
@@ -260,7 +263,7 @@ def test_fix_reports_fixed_and_remaining_and_unsafe_hint(repo, capsys):
     err = capsys.readouterr().err
     assert "Fixed 0 findings in 0 files (1 remaining)." in err
     assert "1 more fix is available but unsafe" in err
-    assert main(["check", "svc_b/shared.sh"]) == 1
+    assert main(["check", "--sglang-version", "0.5.23", "svc_b/shared.sh"]) == 1
     assert "1 more fix is available but unsafe" in capsys.readouterr().out
     assert main(["fix", "--sglang-version", "0.5.23", "--unsafe-fixes", "svc_b/shared.sh"]) == 0
     assert "unsafe" not in capsys.readouterr().err

@@ -54,10 +54,22 @@ def by_code(findings: list[dict], code: str) -> dict:
 # The issue's launch, release inferred
 
 
-def test_issue_launch_parser_first_and_no_safe_spelling_fix(tmp_path):
+def test_issue_launch_for_an_unknown_build_is_kv409_only(tmp_path):
+    # No release stated and none kv4lint knows takes `--fp4-kv-cache-recipe` with fp4_e2m1: a build kv4lint
+    # does not know. KV409 says so; no KV406/KV408 claims to know that build's parser.
     (tmp_path / "serve.sh").write_text(ISSUE)
     found = check_json(tmp_path, "serve.sh")
-    assert brief(found) == [("serve.sh", 1, 1, "KV409"), ("serve.sh", 2, 22, "KV406"), ("serve.sh", 2, 31, "KV408")]
+    assert brief(found) == [("serve.sh", 1, 1, "KV409")]
+    (build,) = found
+    assert build["severity"] == "warning"
+    assert "`--fp4-kv-cache-recipe` (it exists in no release kv4lint knows)" in build["message"]
+    assert "`--kv-cache-dtype fp4_e2m1`" in build["message"]
+
+
+def test_issue_launch_parser_first_and_no_safe_spelling_fix(tmp_path):
+    (tmp_path / "serve.sh").write_text(ISSUE)
+    found = check_json(tmp_path, "--sglang-version", "0.5.23", "serve.sh")
+    assert brief(found) == [("serve.sh", 2, 22, "KV406"), ("serve.sh", 2, 31, "KV408")]
     refusal = by_code(found, "KV408")
     assert refusal["message"].startswith("`--fp4-kv-cache-recipe` is not an option of SGLang 0.5.23; it exists in "
                                          "no release kv4lint knows")
@@ -67,33 +79,34 @@ def test_issue_launch_parser_first_and_no_safe_spelling_fix(tmp_path):
     assert spelling["applicability"] == "unsafe"
     assert "parser would still refuse the fixed launch: `--fp4-kv-cache-recipe` is not an option" in \
         spelling["description"]
-    build = by_code(found, "KV409")
-    assert build["severity"] == "warning"
-    assert "--fp4-kv-cache-recipe (an option of no release kv4lint knows)" in build["message"]
 
 
 def test_issue_launch_in_a_dev_image(tmp_path):
     (tmp_path / "Dockerfile").write_text("FROM lmsysorg/sglang:dev\nCMD " + ISSUE)
     found = check_json(tmp_path, "Dockerfile")
-    assert [f["code"] for f in found] == ["KV409", "KV406", "KV408"]
+    assert [f["code"] for f in found] == ["KV409"]
     assert "image lmsysorg/sglang:dev (a dev build, not a release)" in by_code(found, "KV409")["message"]
-    assert by_code(found, "KV406")["fix"]["applicability"] == "unsafe"
     # --show-target says it too.
     r = kv4lint(tmp_path, "check", "--show-target", "Dockerfile")
-    assert "evidence of an SGLang build kv4lint does not know: --fp4-kv-cache-recipe (an option of no release " \
-           "kv4lint knows); image lmsysorg/sglang:dev (a dev build, not a release)" in r.stdout
+    assert "evidence of an SGLang build kv4lint does not know: no release kv4lint knows takes all its options " \
+           "and values: `--fp4-kv-cache-recipe`" in r.stdout
+    assert "image lmsysorg/sglang:dev (a dev build, not a release)" in r.stdout
 
 
 def test_fix_leaves_the_refused_launch_and_counts_it(tmp_path):
     p = tmp_path / "serve.sh"
     p.write_text(ISSUE)
-    r = kv4lint(tmp_path, "fix", "serve.sh")
+    r = kv4lint(tmp_path, "fix", "--sglang-version", "0.5.23", "serve.sh")
     assert p.read_text() == ISSUE  # the only fix is unsafe: nothing applied
-    assert r.returncode == 1 and "Fixed 0 findings in 0 files (3 remaining)." in r.stderr
+    assert r.returncode == 1 and "Fixed 0 findings in 0 files (2 remaining)." in r.stderr
     # Forced, the dtype is rewritten, yet SGLang still refuses the launch: it is never "0 remaining".
-    r = kv4lint(tmp_path, "fix", "--unsafe-fixes", "serve.sh")
+    r = kv4lint(tmp_path, "fix", "--sglang-version", "0.5.23", "--unsafe-fixes", "serve.sh")
     assert "--kv-cache-dtype fp8_e4m3 --fp4-kv-cache-recipe nvfp4" in p.read_text()
-    assert r.returncode == 1 and "Fixed 1 finding in 1 file (2 remaining)." in r.stderr
+    assert r.returncode == 1 and "Fixed 1 finding in 1 file (1 remaining)." in r.stderr
+    # With no release stated, nothing is offered for a build kv4lint does not know.
+    p.write_text(ISSUE)
+    r = kv4lint(tmp_path, "fix", "serve.sh")
+    assert p.read_text() == ISSUE and r.returncode == 1 and "Fixed 0 findings in 0 files (1 remaining)." in r.stderr
 
 
 def test_unknown_option_with_an_accepted_dtype(tmp_path):
@@ -136,12 +149,14 @@ def test_choice_and_missing_value_and_attribution(tmp_path):
 
 def test_spelling_fix_is_safe_only_for_a_stated_release(tmp_path):
     (tmp_path / "serve.sh").write_text(f"python -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype "
-                                       "fp4_e2m1\n")
-    (inferred,) = check_json(tmp_path, "serve.sh")
-    assert inferred["code"] == "KV406" and inferred["fix"]["applicability"] == "unsafe"
-    assert "no SGLang release was stated" in inferred["fix"]["description"]
+                                       "fp4_e2m1 --attention-backend triton\n")
+    # No release stated: fp4_e2m1 is the spelling of SGLang <= 0.5.15.post1, so that is the release it is for.
+    assert check_json(tmp_path, "serve.sh") == []
+    r = kv4lint(tmp_path, "check", "--show-target", "serve.sh")
+    assert "sglang=0.5.15.post1 (inferred: 0.5.15.post1" in r.stdout
+    assert "`--kv-cache-dtype fp4_e2m1`: last taken by 0.5.15.post1" in r.stdout
     (stated,) = check_json(tmp_path, "--sglang-version", "0.5.23", "serve.sh")
-    assert stated["fix"]["applicability"] == "safe"
+    assert stated["code"] == "KV406" and stated["fix"]["applicability"] == "safe"
 
 
 def test_git_install_is_evidence_of_another_build(tmp_path):

@@ -154,27 +154,50 @@ def test_unknown_values_never_fire_alone():
     # The attention backend is unknown on ROCm for an MLA model (depends on kv heads): the platform still decides.
     assert codes(kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1),
                                     platform="rocm")) == ["KV402"]
-    # Unknown arch, no backend: fp4_mx_block16 works on SM100 for MHA, so nothing is certain.
-    assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16")) == []
-    # ... but --strict says which possibility fails.
-    strict = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16"), strict=True)
-    assert codes(strict) == ["KV401"] and strict[0].message.startswith("[strict] may fail")
+    # No GPU stated: SGLang's default backend is refused on sm80/sm120 (flashinfer) and sm90 (fa3), accepted on
+    # SM100 (trtllm_mha): warnings naming where, never an error.
+    found = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16"))
+    assert {f.severity.value for f in found} == {"warning"}
+    assert sorted(f.message.split(":")[0] for f in found) == [
+        "refused on sm80 (Ampere) and sm120 (Blackwell RTX)", "refused on sm90 (Hopper)"]
+    assert all(f.message.endswith("state the GPU (--gpu) to decide") for f in found)
+    assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16"), gpu="b200") == []
 
 
-def test_unknown_model_attention_needs_both_to_fail():
-    # flashinfer is accepted for MLA, refused for MHA: an unknown model is not flagged ...
-    assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer",
-                                   model="my-org/private-model")) == []
-    # ... fa3 is refused for both.
-    found = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "fa3",
-                                    model="my-org/private-model"))
-    assert codes(found) == ["KV401"]
-    assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer",
-                                   model="my-org/private-model"), model_attention="mha")
+def test_strict_names_the_backend_values_that_fail(tmp_path):
+    # A backend kv4lint cannot read ($BACKEND): refused for some of its values only, so nothing by default ...
+    from kv4lint.runner import lint_text
+    from kv4lint.settings import Settings
+
+    text = ("#!/bin/bash\npython -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B "
+            "--kv-cache-dtype fp4_mx_block16 --attention-backend $BACKEND\n")
+    loose = Settings(gpu="b200", sglang_version="0.5.23")
+    assert lint_text("serve.sh", text, loose).findings == []
+    # ... and --strict says which possibility fails.
+    (f,) = lint_text("serve.sh", text, Settings(gpu="b200", sglang_version="0.5.23", strict=True)).findings
+    assert f.code == "KV401" and f.message.startswith("[strict] may fail for some backend value: ")
+
+
+def test_unknown_model_attention_is_a_candidate_set():
+    # flashinfer is accepted for MLA, refused for MHA: an unknown model gets a warning that says so ...
+    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer",
+                                   model="my-org/private-model"), gpu="b200")
+    assert f.code == "KV401" and f.severity.value == "warning"
+    assert f.message.startswith("refused for an MHA model: --kv-cache-dtype fp4_mx_block16 is not supported with "
+                                "--attention-backend flashinfer")
+    assert f.message.endswith("state the model's attention (--model-attention) to decide")
+    # ... fa3 is refused for both: an error.
+    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "fa3",
+                                   model="my-org/private-model"), gpu="b200")
+    assert (f.code, f.severity.value) == ("KV401", "error") and "(for MHA and MLA models)" in f.message
+    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer",
+                                   model="my-org/private-model"), gpu="b200", model_attention="mha")
+    assert (f.code, f.severity.value) == ("KV401", "error")
 
 
 def test_message_names_values_lists_and_version():
-    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer"))
+    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer"),
+                              sglang_version="0.5.23")
     assert f.message.startswith("--kv-cache-dtype fp4_mx_block16 is not supported with --attention-backend flashinfer "
                                 "for an MHA model (SGLang 0.5.23 allows triton, torch_native, flex_attention, "
                                 "trtllm_mha); use an fp8 KV cache or one of those backends")

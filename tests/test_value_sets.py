@@ -159,16 +159,17 @@ def test_value_sets_are_bounded(tmp_path: Path):
 
 def test_the_same_test_in_two_places_is_taken_the_same_way(tmp_path: Path):
     """KV and the backend are chosen by two ifs on the same test: no run mixes the nvfp4 of one with the
-    triton of the other's else."""
+    triton of the other's else (an MHA model: trtllm_mha is refused for MLA)."""
     path = tmp_path / "serve.sh"
     path.write_text('if grep -q B200 /etc/gpu; then KV=nvfp4; else KV=fp8_e4m3; fi\n'
                     'if grep -q B200 /etc/gpu; then A=trtllm_mha; else A=triton; fi\n'
-                    "python -m sglang.launch_server --model-path m --kv-cache-dtype $KV --attention-backend $A\n")
+                    "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --kv-cache-dtype $KV "
+                    "--attention-backend $A\n")
     assert check(path, tmp_path) == (0, [])
     py = tmp_path / "serve.py"
     py.write_text('import sys\nimport sglang as sgl\nkv = "nvfp4" if sys.argv[1:] else "fp8_e4m3"\n'
                   'backend = "trtllm_mha" if sys.argv[1:] else "triton"\n'
-                  'sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend=backend)\n')
+                  'sgl.Engine(model_path="meta-llama/Llama-3.1-8B", kv_cache_dtype=kv, attention_backend=backend)\n')
     assert check(py, tmp_path) == (0, [])
 
 

@@ -197,12 +197,13 @@ def _refused_somewhere(args, target, fix_dtype, results, candidates, refused_by,
         evs = [e for e in evs if e.code != "KV407"]
         if evs:
             by_cause.setdefault((evs[0].code, evs[0].sglang), []).append((m, model, o, evs))
-    decide = _deciding(target, refused_by, candidates)
     found = []
     for members in by_cause.values():
         m, model, o, evs = members[0]
+        where = [(x[0], x[1]) for x in members]
         f = _finding(evs[0], args, target, m, model, n, fix_dtype, scope="some", derived=o.derived,
-                     where=_where_refused([(x[0], x[1]) for x in members], target, candidates), decide=decide)
+                     where=_where_refused(where, target, candidates),
+                     decide=_deciding(target, [(mm, md.mla) for mm, md in where], candidates))
         found.append(f)
     return found
 
@@ -228,6 +229,8 @@ def _where_refused(members: list[tuple[Machine, ModelInfo]], target: Target, can
     archs_of: dict[str | None, list[str]] = {}
     for m, model in members:
         archs_of.setdefault(model.attention if target.model.mla is None else None, []).append(m.arch)
+    if len(archs_of) == 2 and len({frozenset(a) for a in archs_of.values()}) == 1:
+        archs_of = {None: next(iter(archs_of.values()))}  # the same GPUs for MHA and MLA: the model is no matter
     every_arch = {c[0].arch for c in candidates}
     parts = []
     for kind, archs in archs_of.items():

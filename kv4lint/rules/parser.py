@@ -122,10 +122,15 @@ def infer_release(launch: Launch, newest_args: Args) -> Inferred:
         return Inferred(None, newest_args, ())
     if len(launch.argv) + len(launch.config_argv) > MAX_INFERENCE_WORDS:
         return Inferred(None, newest_args, tuple(first))
+    last: dict[str, str] = {}  # each word newest refuses -> the newest release that takes it
     for r in reversed(releases[:-1]):
         args = normalise(launch, r)
-        if not _rejections(launch, args, r):
-            return Inferred(r, args, tuple(f"{w}: no release after {r} takes it" for w in first))
+        rejected = _rejections(launch, args, r)
+        for w in first:
+            if w not in rejected:
+                last.setdefault(w, r)
+        if not rejected:
+            return Inferred(r, args, tuple(f"{w}: last taken by {last[w]}" for w in first))
     return Inferred(None, newest_args, tuple(_rejections(launch, newest_args, newest, suggest=True)))
 
 

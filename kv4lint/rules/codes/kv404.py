@@ -31,11 +31,9 @@ def needs(c: Context) -> str:
 
 def say(c: Context) -> Said:
     src = c.target.sources.get("gpu")
-    if c.target.arch:
-        where = f"this launch targets {arch_name(c.machine.arch)}{', from ' + src if src else ''}"
-    else:  # never print an assumed arch as the target's
-        where = "no GPU is named, and every GPU kv4lint considers for it fails"
-    msg = f"{c.dflag} needs {needs(c)}; {where}. {c.label} says: {c.sglang} Use an fp8 KV cache"
+    # Never print an assumed arch as the target's: with no GPU stated, the verdict names where it holds.
+    where = f"; this launch targets {arch_name(c.machine.arch)}{', from ' + src if src else ''}" if c.target.arch else ""
+    msg = f"{c.dflag} needs {needs(c)}{where}. {c.label} says: {c.sglang} Use an fp8 KV cache"
     anchor = "kv_cache_dtype"
     if c.event.data.get("platform_rule") and c.field in c.args.values:
         anchor = c.field

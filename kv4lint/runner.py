@@ -21,6 +21,7 @@ from kv4lint.launch_configs import attach_configs
 from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch
 from kv4lint.rules.check import RuleFinding
+from kv4lint.rules.codes.base import join_sentences
 from kv4lint.rules.parser import Inferred, infer_release, judge
 from kv4lint.settings import Settings
 from kv4lint.sglang.options import Args, normalise
@@ -96,7 +97,7 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
 
 def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Finding]:
     """Findings of launches that run only on some paths of the script, their message naming the condition
-    (and, in a structured file, the launch's location: a JSON path).
+    (and, in a structured file, their detail naming the launch's location: a JSON path).
 
     A command whose values differ between paths is one Launch per path (each
     with its ``condition``); a finding every path of the command has holds for
@@ -116,8 +117,8 @@ def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Fin
             if launch.condition is not None and \
                     (f.code, f.span, f.message) not in everywhere[(launch.span, launch.anchor)]:
                 f.message = f"when {launch.condition}: {f.message}"
-            if launch.location is not None:
-                f.message = f"{launch.location}: {f.message}"
+            if launch.location is not None:  # the span says where; the detail names the launch's path too
+                f.detail = join_sentences(f"The launch at {launch.location}", f.detail or "")
             out.append(f)
     return out
 

@@ -176,11 +176,12 @@ def test_unknown_model_attention_needs_both_to_fail():
 
 def test_message_names_values_lists_and_version():
     (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer"))
-    assert f.message.startswith("--kv-cache-dtype fp4_mx_block16 is not supported with --attention-backend flashinfer "
-                                "for an MHA model (SGLang 0.5.23 allows triton, torch_native, flex_attention, "
-                                "trtllm_mha); use an fp8 KV cache or one of those backends")
+    assert f.message.startswith("--kv-cache-dtype fp4_mx_block16 is refused with --attention-backend flashinfer")
+    assert f.message.endswith("; use fp8_e4m3")  # the one fix; the list and the other choice are in the detail
+    assert "allows triton, torch_native, flex_attention, trtllm_mha for MHA models. Or choose one of those " \
+        "backends." in f.detail
     (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "xpu"))
-    assert "not tested on non-CUDA platforms" in f.message and "xpu" in f.message and "--device" in f.message
+    assert "not tested on non-CUDA platforms" in f.detail and "xpu" in f.message and "--device" in f.message
 
 
 def test_cli_spellings():

@@ -16,7 +16,7 @@ def test_unknown_gpu_reports_the_cause_common_where_the_dtype_is_allowed():
     # causes as secondary text, and no assumed arch printed as the target's.
     (code, f), = found(QWEN + ["--kv-cache-dtype", "nvfp4", "--enable-unified-memory"])
     assert code == "KV405"
-    assert f.message.startswith("--kv-cache-dtype nvfp4 cannot be combined with --enable-unified-memory")
+    assert f.message.startswith("--kv-cache-dtype nvfp4 is refused with --enable-unified-memory")
     assert "On sm80 (Ampere) SGLang refuses it earlier" in f.detail and "Ampere" not in f.message
     assert "from unknown" not in f.message
 

@@ -215,7 +215,7 @@ def test_v4_with_fp4_is_refused_by_its_dtype_rule(tmp_path):
                                        "fp4_mx_block16\n")
     (f,) = check_json(tmp_path, "--sglang-version", "0.5.23", "serve.sh")
     assert f["code"] == "KV405" and "fp4_mx_block16 is not supported for DeepseekV4ForCausalLM" in f["detail"]
-    assert f["message"] == ("--kv-cache-dtype fp4_mx_block16 cannot be combined with DeepSeek-V4 "
+    assert f["message"] == ("--kv-cache-dtype fp4_mx_block16 is refused with DeepSeek-V4 "
                             "(DeepseekV4ForCausalLM); use fp8_e4m3")
 
 

@@ -35,7 +35,7 @@ FIRE = [
      "SGLang's default backend fa3"),
     ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "fa4",
                    "--decode-attention-backend", "flashinfer"), {},
-     "--prefill-attention-backend fa4 and decode backend flashinfer"),
+     "prefill fa4 and decode flashinfer"),
     ("KV401", argv("--kv-cache-dtype", "nvfp4", "--attention-backend", "triton"), {"gpu": "b200"},
      "--attention-backend triton"),
     ("KV401", argv("--kv-cache-dtype", "nvfp4", model=DSR1), {"gpu": "b200"}, "SGLang's default backend trtllm_mla"),

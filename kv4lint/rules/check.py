@@ -232,6 +232,8 @@ def _where_refused(members: list[tuple[Machine, ModelInfo]], target: Target, can
     for m, model in members:
         archs_of.setdefault(model.attention if target.model.mla is None else None, []).append(m.arch)
     every_arch = {c[0].arch for c in candidates}
+    if len(archs_of) > 1 and len({frozenset(a) for a in archs_of.values()}) == 1:  # the same GPUs for each kind
+        archs_of = {None: next(iter(archs_of.values()))}
     parts = []
     for kind, archs in archs_of.items():
         on = "" if target.arch or not archs[0] else (
@@ -353,22 +355,26 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
     if scope == "some":
         severity = Severity.WARNING
         said.advice = f"set {' and '.join(unseen_flags(decide))} to decide"
-        msg = said.headline(f"refused {where}:")
-        if len(msg) > HEADLINE and where != where.replace(" (", "("):  # the GPUs by their arch alone
-            said.detail = join_sentences(f"Refused {where}", said.detail)
-            msg = said.headline(f"refused {re.sub(r' [(][^()]*[)]', '', where)}:")
+        msg = said.headline(f"{where}:")
+        if len(msg) > HEADLINE:  # the GPUs by their arch alone, then the shorter cause
+            said.detail = join_sentences(f"SGLang refuses the launch {where}, not on the other targets kv4lint "
+                                         "considers", said.detail)
+            msg = said.fit(f"{re.sub(r' [(][^()]*[)]', '', where)}:")
+        if len(msg) > HEADLINE:  # the fewest words: "on sm80 and sm90 for MHA: ...; set --gpu, --model-attention"
+            said.advice = f"set {', '.join(unseen_flags(decide))}"
+            msg = said.fit(re.sub(r" for an (MHA|MLA) model", r" for \1", re.sub(r" [(][^()]*[)]", "", where)) + ":")
     elif scope == "strict":
-        msg = said.headline(f"[strict] may fail {_condition(m, model, target)}:")
+        msg = said.fit(f"[strict] may fail {_condition(m, model, target)}:")
     elif scope == "every" and code != "KV402" and unseen:
         every = (["any GPU"] if not target.arch and m.platform == "cuda" else []) + (
             ["MHA and MLA models"] if target.model.mla is None else [])
         msg = said.headline(after=f"({', '.join(every)})")
         if len(msg) > HEADLINE:  # the scope is the lesser part: it moves to the detail
-            msg = said.headline()
+            msg = said.fit()
             said.detail = join_sentences(f"Refused for every target kv4lint considers: {' and '.join(every)}",
                                          said.detail)
     else:
-        msg = said.headline()
+        msg = said.fit()
     fix = RULES[code].fix_for(args, fix_dtype)
     value = args.values.get(said.anchor) or dv
     if value is None:

@@ -179,7 +179,7 @@ def describe(p: Problem, target: Target, launch: Launch, *, suggest: bool = True
         hint = (f"did you mean `{dashed}`?" if dashed != spelled and dashed in tbl
                 else _suggest(spelled, tbl, look=suggest))
         found = option_releases(spelled)
-        advice = hint or ("state the release it was written for (--sglang-version)" if found else "remove it")
+        advice = hint or ("set --sglang-version to its release" if found else "remove it")
         return (join_clauses(f"{_named(p, launch)} is not an option of {label}", advice), p.token,
                 join_sentences(f"{refuses}: unrecognized arguments: {_quote((p.token,) + p.swallowed)}",
                                _where(found).capitalize()))

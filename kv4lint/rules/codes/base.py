@@ -75,12 +75,20 @@ class Said:
     anchor: str = "kv_cache_dtype"
     advice: str = ""  # the one fix, an imperative clause; "" when there is none to name
     detail: str = ""  # sentences for the detail: alternatives, what kv4lint assumed
+    short: str = ""  # the message in fewer words, for a headline that would pass HEADLINE characters
 
     def headline(self, before: str = "", after: str = "") -> str:
         """``before`` (a scope: ``refused on sm90 (Hopper):``) + the message + ``after`` (``(on any GPU)``), then
         the advice, joined as clauses."""
         head = " ".join(p for p in (before, self.message, after) if p)
         return join_clauses(head, self.advice)
+
+    def fit(self, before: str = "") -> str:
+        """The headline, with the shorter message where the full one would pass :data:`HEADLINE` characters."""
+        head = self.headline(before)
+        if len(head) > HEADLINE and self.short:
+            return join_clauses(" ".join(p for p in (before, self.short) if p), self.advice)
+        return head
 
     def detail_after(self, first: str) -> str:
         """The detail: ``first`` (SGLang's side: its function and words), then this finding's own sentences."""

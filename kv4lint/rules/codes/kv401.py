@@ -16,11 +16,13 @@ def say(c: Context) -> Said:
     bp = backend_phrase(c.field, backend, args, derived, c.machine, c.model) if backend else \
         "its attention backend"
     notes = [derived_note(derived, backend, c.machine, c.model)] if backend and derived else []
+    short = f"{c.dflag} is refused with {backend}" if backend else ""
     if allowed and ev.step.endswith("kv4_compatibility"):
         att = ev.data.get("attention", c.model.attention or "")
         if ev.data.get("which") == "decode":
             pf = "--prefill-attention-backend fa4" if args.form == "argv" else "prefill_attention_backend='fa4'"
             bp = f"{pf} and decode backend {backend}"
+            short = f"{c.dflag} is refused with prefill fa4 and decode {backend}"
         notes.append(f"{c.release} allows {', '.join(allowed)} for {att.upper()} models")
     elif allowed:
         notes.append(f"{c.release} allows {', '.join(allowed)} there")
@@ -31,7 +33,8 @@ def say(c: Context) -> Said:
             and not ev.step.endswith("kv4_compatibility")):
         anchor = c.field
     return Said(f"{c.dflag} is refused with {bp}", anchor, c.use_fix,
-                join_sentences(*notes, "Or choose one of those backends" if allowed else ""))
+                join_sentences(*notes, "Or choose one of those backends" if allowed else ""),
+                short=short)
 
 
 RULE = Rule(

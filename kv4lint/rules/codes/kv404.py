@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import arch_name
@@ -43,7 +45,9 @@ def say(c: Context) -> Said:
     anchor = "kv_cache_dtype"
     if c.event.data.get("platform_rule") and c.field in c.args.values:
         anchor = c.field
-    return Said(msg, anchor, c.use_fix, join_sentences(*notes))
+    return Said(msg, anchor, c.use_fix, join_sentences(*notes),
+                short=f"{c.dflag} needs {re.sub(r' [(][^()]*[)]', '', need)}"
+                      + (f", not {c.machine.arch}" if c.target.arch and c.machine.arch else ""))
 
 
 RULE = Rule(

@@ -15,8 +15,10 @@ def say(c: Context) -> Said:
         dtype = c.dflag.split(' ', 1)[-1] if args.form == 'argv' else c.dflag
         return Said(f"{feature_phrase(anchor, args)} needs an nvfp4 KV cache, not {dtype}", anchor, "remove it")
     feature = ev.data.get("feature") or feature_phrase(c.field, args)
+    dtype = c.dflag.split(" ", 1)[-1] if args.form == "argv" else c.dflag.split("=", 1)[-1].strip("'")
     anchor = c.field if c.field in args.values and c.field != "kv_cache_dtype" else "kv_cache_dtype"
-    return Said(f"{c.dflag} cannot be combined with {feature}", anchor, c.use_fix, "Or turn the feature off")
+    return Said(f"{c.dflag} is refused with {feature}", anchor, c.use_fix, "Or turn the feature off",
+                short=f"{feature} is refused with an {dtype} KV cache" if anchor != "kv_cache_dtype" else "")
 
 
 RULE = Rule(

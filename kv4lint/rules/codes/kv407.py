@@ -19,7 +19,8 @@ def say(c: Context) -> Said:
     if c.event.data.get("platform_rule"):
         where = arch_name(c.machine.arch) if c.target.arch else (
             "this GPU" if c.machine.platform == "cuda" else c.machine.platform)
-        return Said(f"{feature} fails on {where} with any KV cache", field, advice)
+        return Said(f"{feature} fails on {where} with any KV cache", field, advice,
+                    short=f"{feature} fails on {c.machine.arch or where} with any KV cache")
     return Said(f"{feature} is refused with any KV cache", field, advice)
 
 

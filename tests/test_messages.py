@@ -127,7 +127,7 @@ def test_kv404_names_what_the_gpu_needs_and_the_target_in_user_terms():
     assert "fp4_mx_block16" not in f.message
     assert ("RuntimeError: --kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use "
             "--kv-cache-dtype=fp4_mx_block16 for the block-size-16 FP4 recipe.") in f.detail
-    assert f.detail.endswith("The GPU comes from gpu= argument.")
+    assert "for the block-size-16 FP4 recipe. The GPU comes from gpu= argument. Resolution: " in f.detail
 
 
 def test_a_non_cuda_finding_names_the_platform_and_leaves_sglangs_backend_words_to_the_detail():
@@ -184,9 +184,13 @@ def test_a_backend_sglang_picks_is_named_as_its_choice():
     assert "SGLang runs fa3 (SGLang's default for sm90 (Hopper) and an MHA model)" in f.detail
 
 
-def test_the_resolution_steps_are_a_sentence_of_the_detail():
+def test_the_resolution_steps_are_the_last_sentence_of_the_detail():
     (f,) = kv4lint.check_argv(QWEN + ["--kv-cache-dtype", "nvfp4", "--device", "rocm"])
-    assert "decode backend. Resolution: prefill_attention_backend set by handle_nvfp4" in f.detail
+    assert f.detail.startswith("SGLang 0.5.23 (no release stated): handle_attention_backend_compatibility raises "
+                               "ValueError: TRTLLM MHA backend for decode")
+    assert "KV4 check (\"KV4 is not tested on non-CUDA platforms\"). Resolution: prefill_attention_backend set by " \
+        "handle_nvfp4" in f.detail
+    assert f.detail.endswith("attention_backend set by default attention backend.")
 
 
 def test_no_assumed_arch_is_printed_as_the_targets():

@@ -379,7 +379,7 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
     value = args.values.get(said.anchor) or dv
     if value is None:
         value = args.values.get("prefill_kv_cache_dequant_dtype")
-    detail = said.detail_after(sglang_detail(ev, ctx.label, derived or {}))
+    detail = join_sentences(said.detail_after(sglang_detail(ev, ctx.label)), resolution(derived or {}))
     return RuleFinding(code, severity, msg, value, said.anchor, fix, ev, detail=detail)
 
 
@@ -388,18 +388,21 @@ def unseen_flags(decide: str) -> list[str]:
     return [part[part.index("(") + 1:part.index(")")] for part in decide.split(" and ") if "(" in part] or ["the target"]
 
 
-def sglang_detail(ev: Event, label: str, derived: dict) -> str:
-    """SGLang's side of a finding, for JSON/SARIF/full output: the function, what it raised or logged, and the
-    resolution steps that set the values it read."""
+def sglang_detail(ev: Event, label: str) -> str:
+    """SGLang's side of a finding, first in its detail (JSON/SARIF/full output): the function and what it raised
+    or logged, in SGLang's words."""
     did = f"raises {ev.exc}" if ev.kind == "error" else ("rewrites the launch" if ev.kind == "rewrite" else "warns")
     out = [f"{label}: {ev.step} {did}: {ev.sglang}"]
     if ev.code == "KV407":
         out.append(f"Replayed with --kv-cache-dtype {ATTRIBUTION_DTYPE}, SGLang refuses the launch the same way: "
                    "the KV cache dtype is not the cause")
-    trace = [f"{f} set by {step}" for f, step in derived.items()]
-    if trace:
-        out.append("Resolution: " + ", ".join(trace))
     return join_sentences(*out)
+
+
+def resolution(derived: dict) -> str:
+    """The resolution steps that set the values SGLang read, last in a finding's detail."""
+    trace = [f"{f} set by {step}" for f, step in derived.items()]
+    return "Resolution: " + ", ".join(trace) if trace else ""
 
 
 def is_fp4_launch(args: Args, version: str | None) -> bool:

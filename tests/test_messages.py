@@ -299,3 +299,15 @@ def test_show_target_prints_the_detail(tmp_path, capsys):
     main(["check", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "h100", "--show-target", str(p)])
     out = capsys.readouterr().out
     assert f"{p}:1: KV404 sglang: SGLang 0.5.23: handle_kv4_compatibility raises" in out
+
+
+def test_an_unknown_build_names_its_first_evidence_and_the_option_that_states_the_release(tmp_path):
+    p = _script(tmp_path, "docker run --gpus all lmsysorg/sglang:dev python3 -m sglang.launch_server "
+                          "--model-path m --kv-cache-dtype fp8_e4m3\n")
+    out = tmp_path / "out.json"
+    main(["check", "--isolated", "--no-cache", "--format", "json", str(p), "--output-file", str(out)])
+    (f,) = json.loads(out.read_text())["findings"]
+    assert f["code"] == "KV409"
+    assert f["message"] == "launch for an unknown SGLang build (image lmsysorg/sglang:dev); set --sglang-version"
+    assert f["detail"].startswith("Evidence: image lmsysorg/sglang:dev (a dev build, not a release). No release "
+                                  "was stated, so it is judged by SGLang 0.5.23")

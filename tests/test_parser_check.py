@@ -150,7 +150,7 @@ def test_git_install_is_evidence_of_another_build(tmp_path):
                                                "#subdirectory=python\n")
     (tmp_path / "serve.sh").write_text(f"sglang serve --model-path {LLAMA} --kv-cache-dtype fp8_e4m3\n")
     (f,) = check_json(tmp_path, "serve.sh")
-    assert f["code"] == "KV409" and f["message"].startswith("launch for an SGLang build kv4lint does not know")
+    assert f["code"] == "KV409" and f["message"].startswith("launch for an unknown SGLang build")
     assert "requirements.txt:1" in f["detail"] and "SGLang installed from git or source" in f["detail"]
     (tmp_path / "requirements.txt").unlink()
     (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.9.1-devel-ubuntu24.04\n"

@@ -226,10 +226,10 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
         return None
     label = version_label(target.sglang_version)
     evidence = target.build_evidence
-    msg = join_clauses(f"launch for an SGLang build kv4lint does not know ({evidence[0]})",
-                       "state its release (--sglang-version)")
+    first = evidence[0].split(" (", 1)[0]  # ``image lmsysorg/sglang:dev``, without its explanation
+    msg = join_clauses(f"launch for an unknown SGLang build ({first})", "set --sglang-version")
     if len(msg) > HEADLINE:
-        msg = join_clauses("launch for an SGLang build kv4lint does not know", "state its release (--sglang-version)")
+        msg = join_clauses("launch for an unknown SGLang build", "set --sglang-version")
     detail = join_sentences(f"Evidence: {'; '.join(evidence)}",
                             f"No release was stated, so it is judged by {label}, the newest kv4lint knows, and what "
                             "is reported holds for that release, not necessarily for the build",

@@ -116,11 +116,25 @@ def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Fin
         for f in found:
             if launch.condition is not None and \
                     (f.code, f.span, f.message) not in everywhere[(launch.span, launch.anchor)]:
-                f.message = f"when {launch.condition}: {f.message}"
+                f.message = f"when {_brief(launch.condition)}: {f.message}"
+                if _brief(launch.condition) != launch.condition:  # the whole condition, in the detail
+                    f.detail = join_sentences(f"The launch runs when {launch.condition}", f.detail or "")
             if launch.location is not None:  # the span says where; the detail names the launch's path too
                 f.detail = join_sentences(f"The launch at {launch.location}", f.detail or "")
             out.append(f)
     return out
+
+
+MAX_CONDITION = 40  # characters of a launch's condition in the headline; the detail has it whole
+
+
+def _brief(condition: str) -> str:
+    """``condition`` as the headline shows it: whole up to :data:`MAX_CONDITION` characters, else cut at a word
+    and marked ``...``."""
+    if len(condition) <= MAX_CONDITION:
+        return condition
+    cut = condition[:MAX_CONDITION - 3]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip() + "..."
 
 
 def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: LineIndex) -> Finding:

@@ -311,3 +311,19 @@ def test_an_unknown_build_names_its_first_evidence_and_the_option_that_states_th
     assert f["message"] == "launch for an unknown SGLang build (image lmsysorg/sglang:dev); set --sglang-version"
     assert f["detail"].startswith("Evidence: image lmsysorg/sglang:dev (a dev build, not a release). No release "
                                   "was stated, so it is judged by SGLang 0.5.23")
+
+
+def test_a_long_condition_is_cut_in_the_headline_and_whole_in_the_detail(tmp_path):
+    cond = 'os.environ.get("SERVE_WITH_FP4_KV_CACHE_ON_BLACKWELL") == "yes"'
+    p = tmp_path / "serve.py"
+    p.write_text('import os\nimport subprocess\nkv = "fp8_e4m3"\n'
+                 f'if {cond}:\n    kv = "nvfp4"\n'
+                 'subprocess.run(["python", "-m", "sglang.launch_server", "--model-path", "m", '
+                 '"--kv-cache-dtype", kv, "--attention-backend", "triton"])\n', encoding="utf-8")
+    out = tmp_path / "out.json"
+    main(["check", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "b200", "--format", "json",
+          str(p), "--output-file", str(out)])
+    (f,) = json.loads(out.read_text())["findings"]
+    assert f["message"] == ('when os.environ.get("SERVE_WITH_FP4_KV_CAC...: --kv-cache-dtype nvfp4 is refused with '
+                            '--attention-backend triton (MHA and MLA models); use fp8_e4m3')
+    assert f["detail"].startswith(f"The launch runs when {cond}. SGLang 0.5.23: ")

@@ -25,7 +25,8 @@ def test_a_blocker_the_dtype_does_not_cause_is_kv407_without_a_dtype_fix():
     (code, f), = found(QWEN + ["--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "trtllm_mha"],
                        sglang_version="0.5.7", gpu="h100")
     assert code == "KV407" and f.fix is None
-    assert f.message == "--attention-backend trtllm_mha fails on sm90 (Hopper) with any KV cache; choose another backend"
+    assert f.message == ("--attention-backend trtllm_mha fails on sm90 (Hopper) with any KV cache; "
+                         "choose another backend")
     assert "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100)" in f.detail  # SGLang's words
     assert f.field == "attention_backend"
 

@@ -224,7 +224,8 @@ def _script(tmp_path, text):
 def test_full_format_shows_the_source_line_a_caret_and_the_explain_hint(tmp_path, capsys):
     p = _script(tmp_path, "#!/bin/sh\npython -m sglang.launch_server --model-path Qwen/Qwen3-8B \\\n"
                           "    --kv-cache-dtype nvfp4 --port 30000\n")
-    assert main(["check", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "h100", "--format", "full", str(p)]) == 1
+    assert main(["check", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "h100", "--format", "full",
+                 str(p)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (f"{p}:3:22: KV404 (error) [*] --kv-cache-dtype nvfp4 needs Blackwell (SM100/SM120), not sm90 "
                       "(Hopper); use fp8_e4m3")
@@ -271,10 +272,12 @@ def test_the_summary_counts_errors_and_warnings(tmp_path, capsys):
 
 def test_json_and_sarif_carry_the_detail(tmp_path, capsys):
     p = _script(tmp_path, "python -m sglang.launch_server --model-path m --kv-cache-dtype nvfp4\n")
-    main(["check", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "h100", "--format", "json", str(p)])
+    main(["check", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "h100", "--format", "json",
+          str(p)])
     (f,) = json.loads(capsys.readouterr().out)["findings"]
     assert f["detail"].startswith("SGLang 0.5.23: handle_kv4_compatibility raises RuntimeError")
-    main(["check", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "h100", "--format", "sarif", str(p)])
+    main(["check", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "h100", "--format", "sarif",
+          str(p)])
     (r,) = json.loads(capsys.readouterr().out)["runs"][0]["results"]
     assert r["properties"]["detail"] == f["detail"]
     assert r["message"]["text"] == f["message"]

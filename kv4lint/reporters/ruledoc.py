@@ -85,7 +85,8 @@ def index_markdown() -> str:
              "target release; when it refuses the launch, kv4lint replays it again with an fp8 KV cache (and the "
              "FP4-only options removed). A refusal that goes away is caused by the FP4 KV cache and gets a KV4 code "
              "(KV401-KV406) with the fp8 rewrite as its fix. A refusal that stays is a blocker the dtype does not "
-             "cause: KV407 names what SGLang refuses, quotes its reason in the detail and offers no dtype rewrite; kv4lint then replays SGLang past "
+             "cause: KV407 names what SGLang refuses, quotes its reason in the detail and offers no dtype rewrite; "
+             "kv4lint then replays SGLang past "
              "that blocker, and when SGLang's KV4 check would refuse the launch too, reports that KV4 finding as "
              "well. Off CUDA, a refusal for the GPU arch is reported as the platform (KV402).", "",
              "When part of the target is unknown (no GPU named, an unknown model), kv4lint runs every possibility "

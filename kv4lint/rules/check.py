@@ -385,7 +385,8 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
 
 def unseen_flags(decide: str) -> list[str]:
     """The options that state the parts of the target ``decide`` names (``GPU (--gpu)`` -> ``--gpu``)."""
-    return [part[part.index("(") + 1:part.index(")")] for part in decide.split(" and ") if "(" in part] or ["the target"]
+    flags = [part[part.index("(") + 1:part.index(")")] for part in decide.split(" and ") if "(" in part]
+    return flags or ["the target"]
 
 
 def sglang_detail(ev: Event, label: str) -> str:

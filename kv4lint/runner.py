@@ -21,6 +21,7 @@ from kv4lint.launch_configs import attach_configs
 from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch
 from kv4lint.rules.check import RuleFinding
+from kv4lint.rules.codes.base import join_sentences
 from kv4lint.rules.parser import Inferred, infer_release, judge
 from kv4lint.settings import Settings
 from kv4lint.sglang.options import Args, normalise
@@ -95,8 +96,8 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
 
 
 def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Finding]:
-    """Findings of launches that run only on some paths of the script, their message naming the conditions
-    (and, in a structured file, the launch's location: a JSON path).
+    """Findings of launches that run only on some paths of the script, their message naming the condition
+    (and, in a structured file, their detail naming the launch's location: a JSON path).
 
     A command whose values differ between paths is one Launch per path (each with its ``condition``). One cause
     is one finding: a finding several paths share is reported once, naming their conditions (``when A or B:``),
@@ -119,11 +120,26 @@ def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Fin
                 if when is None:
                     continue  # reported with the first path that has it
                 if len(when) < paths[key[0]]:
-                    f.message = f"when {' or '.join(dict.fromkeys(when))}: {f.message}"
-            if launch.location is not None:
-                f.message = f"{launch.location}: {f.message}"
+                    condition = " or ".join(dict.fromkeys(when))
+                    f.message = f"when {_brief(condition)}: {f.message}"
+                    if _brief(condition) != condition:  # the whole condition, in the detail
+                        f.detail = join_sentences(f"The launch runs when {condition}", f.detail or "")
+            if launch.location is not None:  # the span says where; the detail names the launch's path too
+                f.detail = join_sentences(f"The launch at {launch.location}", f.detail or "")
             out.append(f)
     return out
+
+
+MAX_CONDITION = 40  # characters of a launch's condition in the headline; the detail has it whole
+
+
+def _brief(condition: str) -> str:
+    """``condition`` as the headline shows it: whole up to :data:`MAX_CONDITION` characters, else cut at a word
+    and marked ``...``."""
+    if len(condition) <= MAX_CONDITION:
+        return condition
+    cut = condition[:MAX_CONDITION - 3]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip() + "..."
 
 
 def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: LineIndex) -> Finding:

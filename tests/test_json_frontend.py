@@ -26,24 +26,25 @@ def check(path: Path, tmp_path: Path) -> tuple[int, dict]:
     return code, json.loads(out.read_text())
 
 
-FORMS = {
-    "vscode_launch.json": ("$.configurations[0].args: --kv-cache-dtype nvfp4", 13),
-    "docker_inspect.json": ("$[0].Config.Cmd: --kv-cache-dtype nvfp4", 33),
-    "ecs_task_definition.json": ("$.containerDefinitions[0].command: --kv-cache-dtype nvfp4", 11),
-    "devcontainer.json": ("$.postStartCommand.server: --kv-cache-dtype nvfp4", 8),
-    "k8s_deployment.json": ("$.spec.template.spec.containers[0].command: --kv-cache-dtype nvfp4", 17),
+FORMS = {  # the launch's JSON path, in the detail (the span says where it is; issue 29 keeps headlines short)
+    "vscode_launch.json": ("$.configurations[0].args", 13),
+    "docker_inspect.json": ("$[0].Config.Cmd", 33),
+    "ecs_task_definition.json": ("$.containerDefinitions[0].command", 11),
+    "devcontainer.json": ("$.postStartCommand.server", 8),
+    "k8s_deployment.json": ("$.spec.template.spec.containers[0].command", 17),
 }
 
 
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_json_form_found_with_its_path_and_fixed_in_place(name: str, tmp_path: Path):
-    message, line = FORMS[name]
+    where, line = FORMS[name]
     path = tmp_path / name
     shutil.copy(FIXTURES / name, path)
     code, doc = check(path, tmp_path)
     assert code == 1 and doc["errors"] == []
     assert [(f["line"], f["code"]) for f in doc["findings"]] == [(line, "KV401")]
-    assert doc["findings"][0]["message"].startswith(message)
+    assert doc["findings"][0]["message"].startswith("--kv-cache-dtype nvfp4 ")
+    assert doc["findings"][0]["detail"].startswith(f"The launch at {where}. ")
     before = path.read_text()
     (edit,) = doc["findings"][0]["fix"]["edits"]
     assert before[edit["start"]:edit["end"]] == "nvfp4" and edit["text"] == "fp8_e4m3"

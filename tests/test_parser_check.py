@@ -114,7 +114,8 @@ def test_unknown_option_with_an_accepted_dtype(tmp_path):
                                        "--attention-backend dsv4 --kv-cache-dtype fp8_e4m3 --bogus-flag 1\n")
     found = check_json(tmp_path, "--sglang-version", "0.5.23", "serve.sh")
     assert brief(found) == [("serve.sh", 1, 127, "KV408")]  # stated release: no KV409
-    assert "unrecognized arguments: --bogus-flag 1" in found[0]["message"]
+    assert found[0]["message"] == "`--bogus-flag` is not an option of SGLang 0.5.23; remove it"
+    assert "unrecognized arguments: --bogus-flag 1" in found[0]["detail"]  # the parser's words
 
 
 def test_close_match_and_prefixes(tmp_path):
@@ -125,8 +126,8 @@ def test_close_match_and_prefixes(tmp_path):
     found = check_json(tmp_path, "--sglang-version", "0.5.23", ".")
     assert brief(found) == [("a.sh", 1, 60, "KV408"), ("c.sh", 1, 86, "KV408")]  # a unique prefix is accepted
     assert "did you mean `--kv-cache-dtype`?" in found[0]["message"]
-    assert found[1]["message"].startswith("`--attention` is ambiguous in SGLang 0.5.23: it could be "
-                                          "--attention-backend, --attention-context-parallel-size")
+    assert found[1]["message"] == "`--attention` is ambiguous in SGLang 0.5.23; write the option in full"
+    assert found[1]["detail"].startswith("It could be --attention-backend, --attention-context-parallel-size")
 
 
 def test_choice_and_missing_value_and_attribution(tmp_path):
@@ -164,14 +165,14 @@ def test_git_install_is_evidence_of_another_build(tmp_path):
                                                "#subdirectory=python\n")
     (tmp_path / "serve.sh").write_text(f"sglang serve --model-path {LLAMA} --kv-cache-dtype fp8_e4m3\n")
     (f,) = check_json(tmp_path, "serve.sh")
-    assert f["code"] == "KV409" and "requirements.txt:1" in f["message"]
-    assert "SGLang installed from git or source" in f["message"]
+    assert f["code"] == "KV409" and f["message"].startswith("launch for an unknown SGLang build")
+    assert "requirements.txt:1" in f["detail"] and "SGLang installed from git or source" in f["detail"]
     (tmp_path / "requirements.txt").unlink()
     (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.9.1-devel-ubuntu24.04\n"
                                          "RUN git clone https://github.com/sgl-project/sglang.git && "
                                          "pip install -e 'sglang/python[all]'\n")
     (f,) = check_json(tmp_path, "serve.sh")
-    assert "Dockerfile:2 (git clone https://github.com/sgl-project/sglang.git)" in f["message"]
+    assert "Dockerfile:2 (git clone https://github.com/sgl-project/sglang.git)" in f["detail"]
 
 
 def test_entry_points_with_options_of_their_own(tmp_path):
@@ -189,8 +190,7 @@ def test_config_file_keys(tmp_path):
     (tmp_path / "serve.sh").write_text("python -m sglang.launch_server --config cfg.yaml\n")
     found = check_json(tmp_path, "--sglang-version", "0.5.23", "serve.sh")
     assert [f["code"] for f in found] == ["KV408"]
-    assert found[0]["message"].startswith("config key `fp4-kv-cache-recipe` (`--fp4-kv-cache-recipe`) is not an "
-                                          "option of SGLang 0.5.23")
+    assert found[0]["message"].startswith("config key `fp4-kv-cache-recipe` is not an option of SGLang 0.5.23")
 
 
 # ---------------------------------------------------------------------------
@@ -229,7 +229,9 @@ def test_v4_with_fp4_is_refused_by_its_dtype_rule(tmp_path):
     (tmp_path / "serve.sh").write_text("sglang serve --model-path deepseek-ai/DeepSeek-V4-Flash --kv-cache-dtype "
                                        "fp4_mx_block16\n")
     (f,) = check_json(tmp_path, "--sglang-version", "0.5.23", "serve.sh")
-    assert f["code"] == "KV405" and "fp4_mx_block16 is not supported for DeepseekV4ForCausalLM" in f["message"]
+    assert f["code"] == "KV405" and "fp4_mx_block16 is not supported for DeepseekV4ForCausalLM" in f["detail"]
+    assert f["message"] == ("--kv-cache-dtype fp4_mx_block16 is refused with DeepSeek-V4 "
+                            "(DeepseekV4ForCausalLM); use fp8_e4m3")
 
 
 # ---------------------------------------------------------------------------

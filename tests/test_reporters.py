@@ -280,13 +280,15 @@ def test_json_shape(run):
 def test_text(run):
     out = render("text", run).splitlines()
     serve = run.findings[0].path
-    assert out[0] == (f"{serve}:3:76: KV401 [*] --kv-cache-dtype fp4_mx_block16 is not supported with "
+    assert out[0] == (f"{serve}:3:76: KV401 (error) [*] --kv-cache-dtype fp4_mx_block16 is not supported with "
                       "--attention-backend flashinfer")
-    assert out[1].endswith(": KV403 prefill and decode backends differ: 100% untested, see KV403")  # one line each
-    assert out[2].endswith(": KV404 needs sm100: the target is h100")  # an unsafe fix is not marked [*]
+    assert out[1].endswith(": KV403 (warning) prefill and decode backends differ: 100% untested, see KV403")
+    assert out[2].endswith(": KV404 (error) needs sm100: the target is h100")  # an unsafe fix is not marked [*]
     assert out[4] == f"{run.errors[0].path}:7: error: cannot parse: unexpected indent"
     assert out[-3] == "note: judged by SGLang 0.5.23 (pyproject.toml)"
-    assert out[-2] == "Found 4 findings in 3 files (1 fixable with `kv4lint fix`); 2 file errors (not fully checked)."
+    assert out[-2] == ("Found 4 findings (3 errors, 1 warning) in 3 files (1 fixable with `kv4lint fix`); "
+                       "2 file errors "
+                       "(not fully checked).")
     # KV404's fix is unsafe: one line says it exists and how to apply it
     assert out[-1] == ("1 more fix is available but unsafe (see each finding): review with "
                        "`kv4lint fix --diff --unsafe-fixes`, apply with `kv4lint fix --unsafe-fixes`.")

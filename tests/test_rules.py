@@ -32,15 +32,15 @@ FIRE = [
     ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer"), {},
      "--attention-backend flashinfer"),
     ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16"), {"gpu": "h100"},
-     "the attention backend fa3 (SGLang's default for sm90 (Hopper)"),
+     "SGLang's default backend fa3"),
     ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "fa4",
                    "--decode-attention-backend", "flashinfer"), {},
-     "--prefill-attention-backend fa4 and decode backend flashinfer"),
+     "prefill fa4 and decode flashinfer"),
     ("KV401", argv("--kv-cache-dtype", "nvfp4", "--attention-backend", "triton"), {"gpu": "b200"},
      "--attention-backend triton"),
-    ("KV401", argv("--kv-cache-dtype", "nvfp4", model=DSR1), {"gpu": "b200"}, "the attention backend trtllm_mla"),
+    ("KV401", argv("--kv-cache-dtype", "nvfp4", model=DSR1), {"gpu": "b200"}, "SGLang's default backend trtllm_mla"),
     ("KV401", argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1), {"gpu": "b200"},
-     "the attention backend trtllm_mla"),
+     "SGLang's default backend trtllm_mla"),
     # KV407 (0.5.7's FA4 rule refuses fa4 as attention backend whatever the KV cache dtype): a blocker
     ("KV407", argv("--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "fa4"), {"sglang_version": "0.5.7"},
      "FA4 backend is only supported for prefill"),
@@ -52,15 +52,15 @@ FIRE = [
      {"sglang_version": "0.5.16"},
      "deprecated in SGLang 0.5.16"),  # fp4_e2m1 not KV4 any more -> KV406 first, see below
     # KV402: non-CUDA targets, from options and from --device
-    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16"), {"platform": "rocm"}, "targets rocm"),
-    ("KV402", argv("--kv-cache-dtype", "nvfp4"), {"platform": "rocm"}, "targets rocm"),
-    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "xpu"), {}, "targets xpu (--device xpu)"),
+    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16"), {"platform": "rocm"}, "not rocm"),
+    ("KV402", argv("--kv-cache-dtype", "nvfp4"), {"platform": "rocm"}, "not rocm"),
+    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "xpu"), {}, "not xpu (--device xpu)"),
     ("KV402", argv("--kv-cache-dtype", "fp4_e2m1", "--device", "npu"), {"sglang_version": "0.5.10"},
-     "targets npu (--device npu)"),
-    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "cpu"), {}, "targets cpu (--device cpu)"),
+     "not npu (--device npu)"),
+    ("KV402", argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "cpu"), {}, "not cpu (--device cpu)"),
     # KV403: mixed backends (warning only)
     ("KV403", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "flashinfer",
-                   "--decode-attention-backend", "triton"), {}, "different prefill (flashinfer) and decode (triton)"),
+                   "--decode-attention-backend", "triton"), {}, "with prefill flashinfer, decode triton"),
     # KV404: nvfp4 off Blackwell; native NVFP4 prefill off SM100
     ("KV404", argv("--kv-cache-dtype", "nvfp4"), {"gpu": "h100"}, "sm90 (Hopper)"),
     ("KV404", argv("--kv-cache-dtype", "nvfp4"), {"gpu": "a100"}, "sm80 (Ampere)"),
@@ -83,7 +83,7 @@ FIRE = [
                    "--speculative-draft-attention-backend", "flashinfer"), {"gpu": "b200"},
      "--speculative-draft-attention-backend flashinfer"),
     ("KV405", argv("--kv-cache-dtype", "fp8_e4m3", "--prefill-kv-cache-dequant-dtype", "fp8_e4m3"), {},
-     "applies only with an nvfp4 KV cache"),
+     "needs an nvfp4 KV cache"),
     ("KV405", argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-only-disable-kv-cache", "--is-embedding",
                    "--attention-backend", "triton"), {}, "--prefill-only-disable-kv-cache"),
     ("KV405", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer",
@@ -94,7 +94,7 @@ FIRE = [
     ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {"sglang_version": "0.5.18"}, "deprecated in SGLang 0.5.18"),
     ("KV406", argv("--kv-cache-dtype", "fp4_e2m1"), {"sglang_version": "0.5.4"}, "not a choice in SGLang 0.5.4"),
     ("KV406", argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "tokenspeed_mla", model=DSR1),
-     {"sglang_version": "0.5.23", "gpu": "b200"}, "silently replaces it with fp8_e4m3"),
+     {"sglang_version": "0.5.23", "gpu": "b200"}, "silently becomes fp8_e4m3"),
 ]
 FIRE[9] = ("KV406",) + FIRE[9][1:]  # fp4_e2m1 in 0.5.16: deprecated, no longer KV4 (KV406)
 
@@ -108,9 +108,10 @@ def test_fires(code, args, target, cause):
     assert f.severity == RULES[code].severity
     flag, value = f.message.split()[:2]
     assert flag in args and args[args.index(flag) + 1] == value, f"not the user's words first: {f.message}"
-    assert cause in f.message, f"the cause {cause!r} is not named: {f.message}"
+    said = f"{f.message} {f.detail}"  # the headline, then SGLang's words and the alternatives (issue 29)
+    assert cause in said, f"the cause {cause!r} is not named: {said}"
     release = re.escape(target["sglang_version"]) if "sglang_version" in target else r"\d+\.\d+\.\d+"
-    assert re.search(rf"SGLang {release}\b", f.message), f"the release is not named: {f.message}"
+    assert re.search(rf"SGLang {release}\b", said), f"the release is not named: {said}"
     if code in ("KV403", "KV407"):  # a warning (SGLang starts), or a cause the dtype does not change: no fix
         assert f.fix is None
     else:  # the fixed launch has an fp8 KV cache (set, or already there when only an FP4-only option goes)
@@ -198,11 +199,12 @@ def test_unknown_model_attention_is_a_candidate_set():
 def test_message_names_values_lists_and_version():
     (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer"),
                               sglang_version="0.5.23")
-    assert f.message.startswith("--kv-cache-dtype fp4_mx_block16 is not supported with --attention-backend flashinfer "
-                                "for an MHA model (SGLang 0.5.23 allows triton, torch_native, flex_attention, "
-                                "trtllm_mha); use an fp8 KV cache or one of those backends")
+    assert f.message.startswith("--kv-cache-dtype fp4_mx_block16 is refused with --attention-backend flashinfer")
+    assert f.message.endswith("; use fp8_e4m3")  # the one fix; the list and the other choice are in the detail
+    assert "allows triton, torch_native, flex_attention, trtllm_mha for MHA models. Or choose one of those " \
+        "backends." in f.detail
     (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--device", "xpu"))
-    assert "not tested on non-CUDA platforms" in f.message and "xpu" in f.message and "--device" in f.message
+    assert "not tested on non-CUDA platforms" in f.detail and "xpu" in f.message and "--device" in f.message
 
 
 def test_cli_spellings():
@@ -225,7 +227,7 @@ def test_server_args_mapping():
     assert codes(found) == ["KV401"] and "kv_cache_dtype='fp4_mx_block16'" in found[0].message
     # The Python API takes no aliases and validates no choices: NVFP4 is not KV4 and fails later.
     found = kv4lint.check_server_args({"model_path": LLAMA, "kv_cache_dtype": "NVFP4"}, gpu="b200")
-    assert codes(found) == ["KV406"] and "Unsupported kv_cache_dtype" in found[0].message
+    assert codes(found) == ["KV406"] and "Unsupported kv_cache_dtype" in found[0].detail
     assert kv4lint.check_server_args({"model_path": LLAMA, "kv_cache_dtype": None}) == []
 
 
@@ -239,8 +241,8 @@ def test_newer_version_uses_newest_pack():
     (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "fa3"),
                               sglang_version="0.6.2")
     assert f.code == "KV401" and f.target["sources"]["sglang_version"].endswith("judged by 0.5.23's rules")
-    # ... and the message says so, not silently
-    assert "SGLang 0.6.2 (judged by 0.5.23's rules, the newest kv4lint knows)" in f.message
+    # ... and the detail says so, not silently
+    assert "SGLang 0.6.2 (judged by 0.5.23's rules, the newest kv4lint knows)" in f.detail
 
 
 def test_release_gates_come_from_one_module():

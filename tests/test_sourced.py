@@ -309,4 +309,4 @@ def test_options_that_come_whole_from_a_sourced_file(tmp_path: Path):
     os.utime(env, ns=(1, 1))
     found = check(r / "scripts", tmp_path, *cache)
     assert [(f["path"].endswith("serve.sh"), f["line"], f["code"]) for f in found] == [(True, 3, "KV401")]
-    assert found[0]["message"].startswith("--kv-cache-dtype nvfp4 cannot be used with --attention-backend triton")
+    assert found[0]["message"].startswith("--kv-cache-dtype nvfp4 is refused with --attention-backend triton")

@@ -85,13 +85,21 @@ def index_markdown() -> str:
              "target release; when it refuses the launch, kv4lint replays it again with an fp8 KV cache (and the "
              "FP4-only options removed). A refusal that goes away is caused by the FP4 KV cache and gets a KV4 code "
              "(KV401-KV406) with the fp8 rewrite as its fix. A refusal that stays is a blocker the dtype does not "
-             "cause: KV407 quotes SGLang's reason and offers no dtype rewrite; kv4lint then replays SGLang past "
+             "cause: KV407 names what SGLang refuses, quotes its reason in the detail and offers no dtype rewrite; "
+             "kv4lint then replays SGLang past "
              "that blocker, and when SGLang's KV4 check would refuse the launch too, reports that KV4 finding as "
              "well. Off CUDA, a refusal for the GPU arch is reported as the platform (KV402).", "",
              "When part of the target is unknown (no GPU named, an unknown model), kv4lint runs every possibility "
              "and reports only what fails for all of them (`--strict`: for some). The headline is the cause common "
              "to the possibilities where the dtype is otherwise allowed (those not refused for the GPU arch); the "
-             "causes on the other GPUs follow as secondary text. An assumed GPU is never printed as the target's.",
+             "causes on the other GPUs follow in the detail. An assumed GPU is never printed as the target's.",
+             "", "## What a finding says", "",
+             "Its *headline* (the line of `kv4lint check`, flake8 and editors; `message` in JSON and SARIF) is the "
+             "flag and value as the launch writes them, the cause in the user's terms and the one fix, in about 100 "
+             "characters: `--kv-cache-dtype nvfp4 needs Blackwell (SM100/SM120), not sm90 (Hopper); use fp8_e4m3`. "
+             "Its *detail* (`--format full`, `detail` in JSON, `properties.detail` in SARIF, `--show-target`) has "
+             "the rest: SGLang's function and its own words, where kv4lint took the target from, the alternatives "
+             "to the fix, and the resolution steps that set the values SGLang read.",
              "", "## Codes", "",
              "| code | name | severity | summary |", "|---|---|---|---|"]
     for code in sorted(RULES):

@@ -1,4 +1,5 @@
-"""``--format text`` (default) and ``concise``: ``path:line:col: CODE message``; ``full``: each finding also with
+"""``--format text`` (default): ``path:line:col: CODE (severity) [*] message``; ``concise``: ``path:line:col: CODE
+message``; ``full``: each finding also with
 its source line and a caret under the value, the fix, SGLang's side of it and a ``kv4lint explain CODE`` hint
 (ruff's ``full`` against ``concise``)."""
 
@@ -39,7 +40,8 @@ def render(result: RunResult, *, color: bool = False, concise: bool = False, ful
             if concise:
                 lines.append(f"{pos}: {f.code} {msg}")
             else:
-                lines.append(f"{c(_BOLD, pos)}: {c(sev, f.code)}{' [*]' if _safe(f) else ''} {msg}")
+                lines.append(f"{c(_BOLD, pos)}: {c(sev, f.code)} ({f.severity.value}){' [*]' if _safe(f) else ''} "
+                             f"{msg}")
                 if full:
                     lines += _full(f, sources, lambda s, sev=sev: c(sev, s), lambda s: c(_DIM, s))
     for e in result.errors:
@@ -80,13 +82,21 @@ def summary(result: RunResult) -> str:
         return (f"{verb} {_plural(result.fixed, 'finding')} in {_plural(result.fixed_files, 'file')} "
                 f"({nf} remaining).")  # the errors are listed above it
     else:
-        summary = f"Found {_plural(nf, 'finding')} in {_plural(result.files_scanned, 'file')}"
+        summary = f"Found {_plural(nf, 'finding')}{_by_severity(result)} in {_plural(result.files_scanned, 'file')}"
         fixable = sum(1 for f in result.findings if _safe(f))
         if fixable:
             summary += f" ({fixable} fixable with `kv4lint fix`)"
     if result.errors:
         summary += f"; {_plural(len(result.errors), 'file error')} (not fully checked)"
     return summary + "."
+
+
+def _by_severity(result: RunResult) -> str:
+    """`` (1 error, 1 warning)``: the findings by severity, errors first; nothing when there are none."""
+    counts = Counter(f.severity.value for f in result.findings)
+    parts = [_plural(counts[s], s) for s in ("error", "warning", "note") if counts[s]]
+    parts += [_plural(k, s) for s, k in counts.items() if s not in ("error", "warning", "note")]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def unsafe_hint(result: RunResult) -> str | None:
@@ -145,7 +155,7 @@ def _full(f, sources: dict, mark, dim) -> list[str]:
         safety = "" if f.fix.applicability == "safe" else f" ({f.fix.applicability}: applied with --unsafe-fixes)"
         out.append(f"  = fix: {_one_line(f.fix.description)}{safety}")
     if getattr(f, "detail", None):
-        out.append(f"  = sglang: {_one_line(f.detail)}")
+        out.append(f"  = detail: {_one_line(f.detail)}")
     out.append(f"  = help: kv4lint explain {f.code}")
     out.append("")
     return out

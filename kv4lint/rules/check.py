@@ -8,11 +8,12 @@ for every possibility; ``strict`` also reports what fails for some.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, replace
 
 from kv4lint.model import Fix, Severity, Value
 from kv4lint.rules.codes import RULES, Context, kv406
-from kv4lint.rules.codes.base import FP4_ONLY_FIELDS, fp8_fix
+from kv4lint.rules.codes.base import FP4_ONLY_FIELDS, HEADLINE, fp8_fix, join_sentences
 from kv4lint.rules.engine import (
     BACKEND_FIELDS, DEFAULTS, FP4_NAMES, UNKNOWN, Event, Machine, Outcome, kv4_dtypes, simulate,
 )
@@ -82,11 +83,13 @@ def check(args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3", strict: bo
 def _dtype_name(args: Args, target: Target, fix_dtype: str) -> list[RuleFinding]:
     """KV406: a dtype the release does not accept, or no longer treats as FP4."""
     dv = args.values["kv_cache_dtype"]
-    msg = kv406.name_refused(dv.text, args.form, target.sglang_version, fp4_name=_is_fp4_name(dv.text))
-    if msg is None:
+    said = kv406.name_refused(dv.text, args.form, target.sglang_version, fp4_name=_is_fp4_name(dv.text),
+                              fix_dtype=fix_dtype)
+    if said is None:
         return []
     fix = fp8_fix(args, fix_dtype) if _is_fp4_name(dv.text) else None
-    return [RuleFinding("KV406", RULES["KV406"].severity, msg, dv, "kv_cache_dtype", fix)]
+    return [RuleFinding("KV406", RULES["KV406"].severity, said.headline(), dv, "kv_cache_dtype", fix,
+                        detail=said.detail)]
 
 
 def _possibilities(target: Target, plain: dict, n: int):
@@ -181,7 +184,7 @@ def _refused_everywhere(args, target, fix_dtype, poss, results, plain, n) -> lis
             continue  # a KV4 refusal behind a blocker is reported when it holds for every possibility too
         f = _finding(ev, args, target, m, model, n, fix_dtype, scope=scope, derived=o.derived)
         if k == 0 and others:
-            f.detail += "; " + others
+            f.detail = join_sentences(f.detail, others)
         found.append(f)
     return found
 
@@ -232,6 +235,8 @@ def _where_refused(members: list[tuple[Machine, ModelInfo]], target: Target, can
     if len(archs_of) == 2 and len({frozenset(a) for a in archs_of.values()}) == 1:
         archs_of = {None: next(iter(archs_of.values()))}  # the same GPUs for MHA and MLA: the model is no matter
     every_arch = {c[0].arch for c in candidates}
+    if len(archs_of) > 1 and len({frozenset(a) for a in archs_of.values()}) == 1:  # the same GPUs for each kind
+        archs_of = {None: next(iter(archs_of.values()))}
     parts = []
     for kind, archs in archs_of.items():
         on = "" if target.arch or not archs[0] else (
@@ -286,8 +291,8 @@ def _elsewhere(head: Event, results, target: Target) -> str:
     parts = []
     for (exc, text), archs in by_cause.items():
         names = " and ".join(dict.fromkeys(ARCH_NAMES.get(x, x) for x in archs))
-        parts.append(f"on {names} SGLang refuses it earlier: {exc + ': ' if exc else ''}{text}")
-    return "; ".join(parts)
+        parts.append(f"On {names} SGLang refuses it earlier: {exc + ': ' if exc else ''}{text}")
+    return join_sentences(*parts)
 
 
 def _verified(fix: Fix | None, poss, target: Target) -> Fix | None:
@@ -346,45 +351,62 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
     ctx = Context(ev, args, target, m, model, label=label(target),
                   dflag=f"--kv-cache-dtype {dtype}" if args.form == "argv" else f"kv_cache_dtype={dtype!r}",
                   sglang=f"{ev.exc}: {ev.sglang}" if ev.exc else ev.sglang,
-                  field=ev.fields[0] if ev.fields else "kv_cache_dtype")
+                  field=ev.fields[0] if ev.fields else "kv_cache_dtype", fix_dtype=fix_dtype)
     said = RULES[code].say(ctx)
-    advice = getattr(said, "advice", "")
-    headline = f"{said.message}; {advice}" if advice else said.message
     severity = RULES[code].severity
     unseen = _unseen(target, m)
     if scope == "some":
         severity = Severity.WARNING
-        msg = f"refused {where}: {said.message}; state the {decide} to decide"
+        said.advice = f"set {' and '.join(unseen_flags(decide))} to decide"
+        msg = said.headline(f"{where}:")
+        if len(msg) > HEADLINE:  # the GPUs by their arch alone, then the shorter cause
+            said.detail = join_sentences(f"SGLang refuses the launch {where}, not on the other targets kv4lint "
+                                         "considers", said.detail)
+            msg = said.fit(f"{re.sub(r' [(][^()]*[)]', '', where)}:")
+        if len(msg) > HEADLINE:  # the fewest words: "on sm80 and sm90 for MHA: ...; set --gpu, --model-attention"
+            said.advice = f"set {', '.join(unseen_flags(decide))}"
+            msg = said.fit(re.sub(r" for an (MHA|MLA) model", r" for \1", re.sub(r" [(][^()]*[)]", "", where)) + ":")
     elif scope == "strict":
-        msg = f"[strict] may fail {_condition(m, model, target)}: {headline}"
+        msg = said.fit(f"[strict] may fail {_condition(m, model, target)}:")
     elif scope == "every" and code != "KV402" and unseen:
-        every = (["on any GPU"] if not target.arch and m.platform == "cuda" else []) + (
-            ["for MHA and MLA models"] if target.model.mla is None else [])
-        msg = f"{headline} ({', '.join(every)})"
+        every = (["any GPU"] if not target.arch and m.platform == "cuda" else []) + (
+            ["MHA and MLA models"] if target.model.mla is None else [])
+        msg = said.headline(after=f"({', '.join(every)})")
+        if len(msg) > HEADLINE:  # the scope is the lesser part: it moves to the detail
+            msg = said.fit()
+            said.detail = join_sentences(f"Refused for every target kv4lint considers: {' and '.join(every)}",
+                                         said.detail)
     else:
-        msg = headline
+        msg = said.fit()
     fix = RULES[code].fix_for(args, fix_dtype)
     value = args.values.get(said.anchor) or dv
     if value is None:
         value = args.values.get("prefill_kv_cache_dequant_dtype")
-    detail = sglang_detail(ev, ctx.label, derived or {})
-    if getattr(said, "detail", ""):
-        detail += "; " + said.detail
+    detail = join_sentences(said.detail_after(sglang_detail(ev, ctx.label)), resolution(derived or {}))
     return RuleFinding(code, severity, msg, value, said.anchor, fix, ev, detail=detail)
 
 
-def sglang_detail(ev: Event, label: str, derived: dict) -> str:
-    """SGLang's side of a finding, for JSON/SARIF/full output: the function, what it raised or logged, and the
-    resolution steps that set the values it read."""
+def unseen_flags(decide: str) -> list[str]:
+    """The options that state the parts of the target ``decide`` names (``GPU (--gpu)`` -> ``--gpu``)."""
+    flags = [part[part.index("(") + 1:part.index(")")] for part in decide.split(" and ") if "(" in part]
+    return flags or ["the target"]
+
+
+def sglang_detail(ev: Event, label: str) -> str:
+    """SGLang's side of a finding, first in its detail (JSON/SARIF/full output): the function and what it raised
+    or logged, in SGLang's words."""
     did = f"raises {ev.exc}" if ev.kind == "error" else ("rewrites the launch" if ev.kind == "rewrite" else "warns")
-    out = f"{label}: {ev.step} {did}: {ev.sglang}"
+    out = [f"{label}: {ev.step} {did}: {ev.sglang}"]
     if ev.code == "KV407":
-        out += (f" (replayed with --kv-cache-dtype {ATTRIBUTION_DTYPE}, SGLang refuses the launch the same way: the "
-                "KV cache dtype is not the cause)")
+        out.append(f"Replayed with --kv-cache-dtype {ATTRIBUTION_DTYPE}, SGLang refuses the launch the same way: "
+                   "the KV cache dtype is not the cause")
+    return join_sentences(*out)
+
+
+def resolution(derived: dict) -> str:
+    """The resolution steps that set the values SGLang read, last in a finding's detail."""
     trace = [f"{f} set by {step}" for f, step in derived.items()]
-    if trace:
-        out += "; resolution: " + ", ".join(trace)
-    return out
+    return "Resolution: " + ", ".join(trace) if trace else ""
 
 
 def is_fp4_launch(args: Args, version: str | None) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from kv4lint.model import Fix, Launch, Value
 from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
+from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences
 from kv4lint.rules.codes.kv406 import name_refused
 from kv4lint.sglang.options import (
     Args, Problem, choice_releases, inspected_release, known_releases, normalise, normalise_argv, option_releases,
@@ -156,7 +157,7 @@ MAX_SUGGESTIONS = 50
 
 def _suggest(word: str, candidates, *, look: bool = True) -> str:
     near = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.75) if look else []
-    return f"; did you mean `{near[0]}`?" if near else ""
+    return f"did you mean `{near[0]}`?" if near else ""
 
 
 def _quote(tokens) -> str:
@@ -166,59 +167,61 @@ def _quote(tokens) -> str:
 def _named(p: Problem, launch: Launch) -> str:
     """The option as the user wrote it: a config file's key, or the option on the command line."""
     if (p.from_config or launch.entry == "sglang config") and p.spelled.startswith("--"):
-        return f"config key `{p.spelled[2:]}` (`{p.spelled}`)"
+        return f"config key `{p.spelled[2:]}`"
     return f"`{p.spelled}`"
 
 
-def describe(p: Problem, target: Target, launch: Launch, *, suggest: bool = True) -> tuple[str, Value]:
-    """The message for a refusal, in the user's terms, and the token to report it at (``suggest``: with the
-    nearest option or choice)."""
+def describe(p: Problem, target: Target, launch: Launch, *, suggest: bool = True) -> tuple[str, Value, str]:
+    """A refusal in the user's terms: the headline (the option, the cause, the one fix), the token to report it
+    at, and the detail (the parser's own words, the releases that have the option, the choices). ``suggest``:
+    with the nearest option or choice."""
     label = version_label(target.sglang_version)
     tbl = table(target.sglang_version)
+    refuses = "Its argument parser refuses the launch before the server starts"
     if p.kind == "unknown":
         spelled = p.spelled
         dashed = spelled.replace("_", "-") if spelled.startswith("--") else spelled
-        hint = (f"; did you mean `{dashed}`?" if dashed != spelled and dashed in tbl
+        hint = (f"did you mean `{dashed}`?" if dashed != spelled and dashed in tbl
                 else _suggest(spelled, tbl, look=suggest))
-        msg = (f"{_named(p, launch)} is not an option of {label}; {_where(option_releases(spelled))}{hint} "
-               f"(its argument parser refuses the launch before the server starts: unrecognized arguments: "
-               f"{_quote((p.token,) + p.swallowed)})")
-        return msg, p.token
+        found = option_releases(spelled)
+        advice = hint or ("set --sglang-version to its release" if found else "remove it")
+        return (join_clauses(f"{_named(p, launch)} is not an option of {label}", advice), p.token,
+                join_sentences(f"{refuses}: unrecognized arguments: {_quote((p.token,) + p.swallowed)}",
+                               _where(found).capitalize()))
     if p.kind == "ambiguous":
         exact = option_releases(p.spelled)
-        was = f"; `{p.spelled}` itself is an option of SGLang {_ranges(exact)}" if exact else ""
-        return (f"{_named(p, launch)} is ambiguous in {label}: it could be {', '.join(p.candidates)} (its argument "
-                f"parser refuses the launch before the server starts: ambiguous option){was}; write the option "
-                "in full", p.token)
+        was = f"`{p.spelled}` itself is an option of SGLang {_ranges(exact)}" if exact else ""
+        return (join_clauses(f"{_named(p, launch)} is ambiguous in {label}", "write the option in full"), p.token,
+                join_sentences(f"It could be {', '.join(p.candidates)}", f"{refuses}: ambiguous option", was))
     if p.kind == "choice":
         value = p.value.text if p.value is not None else ""
         choices = [str(c) for c in (tbl[p.option].choices or ())]
-        msg = (f"`{p.option} {value}` is not a choice of {label} (its argument parser refuses the launch before "
-               f"the server starts: invalid choice: '{value}'; choose from {', '.join(choices)}); "
-               f"as a value of {p.option}, {_where(choice_releases(p.option, value))}"
-               f"{_suggest(value, choices, look=suggest)}")
-        return msg, p.value or p.token
+        hint = _suggest(value, choices, look=suggest)
+        return (join_clauses(f"`{p.option} {value}` is not a choice of {label}", hint or "use one of its choices"),
+                p.value or p.token,
+                join_sentences(f"{refuses}: invalid choice: '{value}' (choose from {', '.join(choices)})",
+                               f"As a value of {p.option}, {_where(choice_releases(p.option, value))}"))
     if p.kind == "missing":
         after = "it is the last argument" if p.value is None else f"it is followed by `{p.value.text}`"
         many = tbl[p.option].arity == "list+"
-        return (f"{_named(p, launch)} needs {'at least one value' if many else 'a value'} in {label}, but {after} "
-                f"(its argument parser refuses the launch before the server starts: expected "
-                f"{'at least one argument' if many else 'one argument'})", p.token)
+        return (join_clauses(f"{_named(p, launch)} needs {'at least one value' if many else 'a value'} in {label}, "
+                             f"but {after}", "give it its value"), p.token,
+                f"{refuses}: expected {'at least one argument' if many else 'one argument'}.")
     if p.kind == "explicit":
         value = p.value.text if p.value is not None else ""
-        return (f"{_named(p, launch)} takes no value in {label}: its argument parser refuses `{p.token.text}` "
-                f"before the server starts (ignored explicit argument '{value}')", p.token)
-    return (f"{_named(p, launch)} is retired in {label}: its argument parser stops with an error when it is given",
-            p.token)
+        return (join_clauses(f"{_named(p, launch)} takes no value in {label}", f"remove `={value}`"), p.token,
+                f"{refuses}: `{p.token.text}` (ignored explicit argument '{value}').")
+    return (join_clauses(f"{_named(p, launch)} is retired in {label}", "remove it"), p.token,
+            "Its argument parser stops with an error when it is given.")
 
 
 def parser_findings(launch: Launch, args: Args, target: Target) -> list[RuleFinding]:
     """KV408, one per refusal."""
     out = []
     for k, p in enumerate(refused(launch, args, target.sglang_version)):
-        msg, token = describe(p, target, launch, suggest=k < MAX_SUGGESTIONS)
+        msg, token, detail = describe(p, target, launch, suggest=k < MAX_SUGGESTIONS)
         out.append(RuleFinding("KV408", RULES["KV408"].severity, msg, token, p.option and table(
-            target.sglang_version)[p.option].dest))
+            target.sglang_version)[p.option].dest, detail=detail))
     return out
 
 
@@ -227,11 +230,16 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
     if not (target.version_inferred and target.build_evidence and args.form == "argv" and judged(launch, args)):
         return None
     label = version_label(target.sglang_version)
-    msg = (f"this launch targets an SGLang build kv4lint does not know ({'; '.join(target.build_evidence)}); "
-           f"no release was stated, so it is judged by {label}, the newest kv4lint knows, and what is reported "
-           "holds for that release, not necessarily for the build; state the release (--sglang-version, or "
-           "sglang-version in [tool.kv4lint]) to judge it by another")
-    return RuleFinding("KV409", RULES["KV409"].severity, msg, None, None)
+    evidence = target.build_evidence
+    first = evidence[0].split(" (", 1)[0]  # ``image lmsysorg/sglang:dev``, without its explanation
+    msg = join_clauses(f"launch for an unknown SGLang build ({first})", "set --sglang-version")
+    if len(msg) > HEADLINE:
+        msg = join_clauses("launch for an unknown SGLang build", "set --sglang-version")
+    detail = join_sentences(f"Evidence: {'; '.join(evidence)}",
+                            f"No release was stated, so it is judged by {label}, the newest kv4lint knows, and what "
+                            "is reported holds for that release, not necessarily for the build",
+                            "State the release with --sglang-version, or sglang-version in [tool.kv4lint]")
+    return RuleFinding("KV409", RULES["KV409"].severity, msg, None, None, detail=detail)
 
 
 # ---------------------------------------------------------------------------
@@ -296,7 +304,7 @@ def recheck_fix(fix: Fix | None, launch: Launch, args: Args, target: Target) -> 
     dtype = fix.set.get("kv_cache_dtype")
     why = None
     if left:
-        why = describe(left[0], target, launch, suggest=False)[0].split(" (its argument parser", 1)[0]
+        why = describe(left[0], target, launch, suggest=False)[0]
     elif dtype is not None and inspected_release(target.sglang_version) is not None and dtype not in (
             table(target.sglang_version)["--kv-cache-dtype"].choices or ()):
         why = f"--kv-cache-dtype {dtype} is not a choice of {version_label(target.sglang_version)}"

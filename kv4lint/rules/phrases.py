@@ -13,25 +13,36 @@ def arch_name(arch: str | None) -> str:
     return ARCH_NAMES.get(arch, arch or "unknown")
 
 
-def platform_phrase(target, m) -> str:
-    reason = target.platform_reason or target.sources.get("platform", "")
-    return f"{m.platform}" + (f" ({reason})" if reason else "")
+_PICKED_BY = {
+    "handle_model_specific_adjustments": "the model's",
+    "handle_nvfp4_prefill_kv_dequant_dtype": "NVFP4's",
+    "handle_deterministic_inference": "deterministic inference's",
+    "handle_attention_backend_compatibility": "SGLang's",
+}
 
 
 def backend_phrase(field: str, backend, args, derived_by: str | None, m, model) -> str:
+    """The backend as the headline names it: the launch's own option (``--attention-backend fa3``), or, when
+    SGLang picked it, who did (``SGLang's default backend fa3``); :func:`derived_note` says why in the detail."""
     if derived_by:
-        where = {
-            "default attention backend": f"SGLang's default for {ARCH_NAMES.get(m.arch, m.platform)} and an "
-                                         f"{(model.attention or 'unknown').upper()} model",
-            "handle_model_specific_adjustments": f"the model override for {model.architecture}",
-            "handle_nvfp4_prefill_kv_dequant_dtype": "the NVFP4 prefill step",
-            "handle_deterministic_inference": "deterministic inference",
-            "handle_attention_backend_compatibility": "the equal prefill/decode backends",
-        }.get(derived_by, derived_by.replace("handle_", "").replace("_", " "))
-        return f"the attention backend {backend} ({where})"
+        who = "SGLang's default" if derived_by == "default attention backend" else _PICKED_BY.get(derived_by, "")
+        return f"{who} backend {backend}" if who else f"the backend {backend}"
     if args.form == "kwargs":
         return f"{field}={backend!r}"
     return f"{flag_for(field)} {backend}"
+
+
+def derived_note(derived_by: str, backend, m, model) -> str:
+    """Why SGLang runs ``backend`` when the launch does not set it, for the detail."""
+    where = {
+        "default attention backend": f"SGLang's default for {ARCH_NAMES.get(m.arch, m.platform)} and an "
+                                     f"{(model.attention or 'unknown').upper()} model",
+        "handle_model_specific_adjustments": f"the model override for {model.architecture}",
+        "handle_nvfp4_prefill_kv_dequant_dtype": "picked by the NVFP4 prefill step",
+        "handle_deterministic_inference": "picked for deterministic inference",
+        "handle_attention_backend_compatibility": "SGLang's equal prefill/decode backends",
+    }.get(derived_by, derived_by.replace("handle_", "").replace("_", " "))
+    return f"The launch does not set the attention backend: SGLang runs {backend} ({where})"
 
 
 def derived_by(field: str, backend, args, ev) -> str | None:

@@ -47,14 +47,84 @@ class Context:
     dflag: str  # the dtype as the launch spells it: "--kv-cache-dtype nvfp4" / "kv_cache_dtype='nvfp4'"
     sglang: str  # SGLang's message, with its exception type
     field: str  # the ServerArgs field SGLang's event names first
+    fix_dtype: str = "fp8_e4m3"  # the dtype kv4lint's fix writes
+
+    @property
+    def release(self) -> str:
+        """The release by name alone (``SGLang 0.5.23``), for the detail's later sentences: the first names how it
+        was chosen."""
+        return self.label.split(" (", 1)[0]
+
+    @property
+    def use_fix(self) -> str:
+        """The one fix a dtype finding names: the dtype kv4lint's fix writes."""
+        return f"use {self.fix_dtype}"
 
 
 @dataclass
 class Said:
-    """A finding's text and the field it is anchored on."""
+    """What a finding says, in two parts.
+
+    The *headline* (the one-line form: text output, flake8, editors) is ``message`` — the user's flag and value
+    and the cause, in the user's terms — then ``advice``, the one fix (``use fp8_e4m3``), within about 100
+    characters. The *detail* (``--format full``, JSON/SARIF ``detail``) holds SGLang's own words, the resolution
+    steps and the alternatives: ``detail`` is written after SGLang's side of it.
+    """
 
     message: str
     anchor: str = "kv_cache_dtype"
+    advice: str = ""  # the one fix, an imperative clause; "" when there is none to name
+    detail: str = ""  # sentences for the detail: alternatives, what kv4lint assumed
+    short: str = ""  # the message in fewer words, for a headline that would pass HEADLINE characters
+
+    def headline(self, before: str = "", after: str = "") -> str:
+        """``before`` (a scope: ``refused on sm90 (Hopper):``) + the message + ``after`` (``(on any GPU)``), then
+        the advice, joined as clauses."""
+        head = " ".join(p for p in (before, self.message, after) if p)
+        return join_clauses(head, self.advice)
+
+    def fit(self, before: str = "") -> str:
+        """The headline, with the shorter message where the full one would pass :data:`HEADLINE` characters."""
+        head = self.headline(before)
+        if len(head) > HEADLINE and self.short:
+            return join_clauses(" ".join(p for p in (before, self.short) if p), self.advice)
+        return head
+
+    def detail_after(self, first: str) -> str:
+        """The detail: ``first`` (SGLang's side: its function and words), then this finding's own sentences."""
+        return join_sentences(first, self.detail)
+
+
+HEADLINE = 100  # about this many characters: the longest headline, beyond which a phrase moves to the detail
+_END = ".!?"
+
+
+def join_clauses(*parts: str) -> str:
+    """Clauses of one sentence joined with ``; `` — never ``.;``, ``;;`` or a clause without its space; empty
+    parts are left out, and a part's own closing period is dropped (``... backend.`` + ``use fp8`` ->
+    ``... backend; use fp8``)."""
+    out: list[str] = []
+    for p in parts:
+        p = " ".join(p.split())
+        if out:
+            out[-1] = out[-1].rstrip(";,. ")
+        if p.rstrip(";,. "):
+            out.append(p)
+    return "; ".join(out).rstrip(";, ")
+
+
+def join_sentences(*parts: str) -> str:
+    """Sentences joined with one space, each ending with its own terminal punctuation (a period added where it
+    lacks one; a trailing ``;`` or ``,`` dropped first): never ``..``, ``.;`` or ``) On``."""
+    out: list[str] = []
+    for p in parts:
+        p = " ".join(p.split()).rstrip(";, ")
+        if not p:
+            continue
+        if p[-1] not in _END and not p.endswith(('."', ".'", ".)", ".`")):
+            p += "."
+        out.append(p)
+    return " ".join(out)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
-from kv4lint.rules.phrases import backend_phrase, derived_by
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix, join_sentences
+from kv4lint.rules.phrases import backend_phrase, derived_by, derived_note
 from kv4lint.sglang.releases import FIRST_KV4, label
 
 
@@ -13,25 +13,28 @@ def say(c: Context) -> Said:
     backend = ev.data.get("backend")
     allowed = ev.data.get("allowed")
     derived = derived_by(c.field, backend, args, ev)
+    bp = backend_phrase(c.field, backend, args, derived, c.machine, c.model) if backend else \
+        "its attention backend"
+    notes = [derived_note(derived, backend, c.machine, c.model)] if backend and derived else []
+    short = f"{c.dflag} is refused with {backend}" if backend else ""
     if allowed and ev.step.endswith("kv4_compatibility"):
         att = ev.data.get("attention", c.model.attention or "")
-        bp = backend_phrase(c.field, backend, args, derived, c.machine, c.model)
         if ev.data.get("which") == "decode":
             pf = "--prefill-attention-backend fa4" if args.form == "argv" else "prefill_attention_backend='fa4'"
-            bp = f"{pf} and decode backend {backend}" + (f" ({derived.replace('_', ' ')})" if derived else "")
-        msg = (f"{c.dflag} is not supported with {bp} for an {att.upper()} model ({c.label} allows "
-               f"{', '.join(allowed)}); use an fp8 KV cache or one of those backends")
-    else:
-        bp = backend_phrase(c.field, backend, args, derived, c.machine, c.model) if backend else \
-            "this attention backend"
-        msg = f"{c.dflag} cannot be used with {bp}. {c.label} says: {c.sglang} Use an fp8 KV cache"
-        if "dtype_allowed" in ev.data:
-            msg += " or a backend that supports FP4"
+            bp = f"{pf} and decode backend {backend}"
+            short = f"{c.dflag} is refused with prefill fa4 and decode {backend}"
+        notes.append(f"{c.release} allows {', '.join(allowed)} for {att.upper()} models")
+    elif allowed:
+        notes.append(f"{c.release} allows {', '.join(allowed)} there")
+    elif "dtype_allowed" in ev.data:
+        notes.append("Or choose a backend that supports an FP4 KV cache")
     anchor = "kv_cache_dtype"
     if (c.field in args.values and not derived and c.field != "kv_cache_dtype"
             and not ev.step.endswith("kv4_compatibility")):
         anchor = c.field
-    return Said(msg, anchor)
+    return Said(f"{c.dflag} is refused with {bp}", anchor, c.use_fix,
+                join_sentences(*notes, "Or choose one of those backends" if allowed else ""),
+                short=short)
 
 
 RULE = Rule(
@@ -55,7 +58,7 @@ RULE = Rule(
     ),
     fix=(
         "Set the KV cache to fp8 (`--kv-cache-dtype fp8_e4m3`, or `--fix-dtype`), or pick a backend from the "
-        "list in the message."
+        "list in the finding's detail (`--format full`, JSON/SARIF `detail`)."
     ),
     fix_safety=(
         "Safe when the dtype is written at the launch site; unsafe when it comes from a variable or constant "

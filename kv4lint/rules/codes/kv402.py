@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
-from kv4lint.rules.phrases import platform_phrase
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, HEADLINE, fp8_fix, join_sentences
 from kv4lint.sglang.releases import FIRST_KV4, label
 
 
 def say(c: Context) -> Said:
-    reason = c.target.platform_reason or ""
-    note = ""
-    if "--device" in reason or "device" in reason:
-        note = (" (SGLang checks the machine's torch build, not --device; "
-                "kv4lint takes the launch's device as its target)")
-    return Said(f"{c.dflag} needs an NVIDIA GPU (CUDA) for an FP4 (KV4) KV cache, but this launch targets "
-                f"{platform_phrase(c.target, c.machine)}{note}. {c.label} says: {c.sglang} Use an fp8 KV cache")
+    reason = c.target.platform_reason or c.target.sources.get("platform", "")
+    notes = []
+    if "device" in reason:
+        notes.append("SGLang checks the machine's torch build, not --device; kv4lint takes the launch's device as "
+                     "its target")
+    if not c.event.step.endswith("kv4_compatibility"):
+        notes.append(f"The FP4 KV cache makes {c.release} pick a backend that runs only on NVIDIA GPUs, which it "
+                     "refuses before its KV4 check (\"KV4 is not tested on non-CUDA platforms\")")
+    said = Said(f"{c.dflag} needs CUDA, not {c.machine.platform} ({reason})" if reason else
+                f"{c.dflag} needs CUDA, not {c.machine.platform}", "kv_cache_dtype", c.use_fix)
+    if reason and len(said.headline()) > HEADLINE:
+        said.message = f"{c.dflag} needs CUDA, not {c.machine.platform}"
+        notes.insert(0, f"The platform comes from {reason}")
+    said.detail = join_sentences(*notes)
+    return said
 
 
 RULE = Rule(

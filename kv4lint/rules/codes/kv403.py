@@ -9,14 +9,14 @@ from kv4lint.sglang.releases import FIRST_KV4, label
 
 def say(c: Context) -> Said:
     P, D = c.event.data.get("P"), c.event.data.get("D")
-    msg = (f"{c.dflag} with different prefill ({P}) and decode ({D}) attention backends: {c.label} skips its KV4 "
-           f"backend check and only warns (\"Compatibility issues are unlikely, but may occur in rare edge "
-           f"cases\"); use one backend from the KV4 list for both")
     anchor = ("prefill_attention_backend" if "prefill_attention_backend" in c.args.values
               else "decode_attention_backend")
     if anchor not in c.args.values:
         anchor = "kv_cache_dtype"
-    return Said(msg, anchor)
+    return Said(f"{c.dflag} with prefill {P}, decode {D} is untested", anchor, "use one backend",
+                f"Different prefill and decode backends skip the KV4 backend check of {c.release}, which only warns "
+                "that compatibility issues may occur in rare edge cases: the combination is untested with an FP4 KV "
+                "cache. Use one backend from the KV4 list for both, or an fp8 KV cache")
 
 
 RULE = Rule(

@@ -2,42 +2,52 @@
 
 from __future__ import annotations
 
+import re
+
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import arch_name
 from kv4lint.sglang.releases import FP4_RENAMED, label
 
 
-# What each of SGLang's GPU-arch refusals needs, in the user's terms (by the start of SGLang's message).
+# What each of SGLang's GPU-arch refusals needs, in the user's terms (by the start of SGLang's message): the GPU
+# for the headline, and why for the detail.
 NEEDS = (
-    ("--kv-cache-dtype=nvfp4 requires", "a Blackwell GPU (SM100/SM120)"),
-    ("Native NVFP4 prefill currently requires SM100", "an SM100 GPU (B200, GB200) for native NVFP4 prefill"),
-    ("TRTLLM MHA backend for decode", "a Hopper, Blackwell or SM120 GPU: its decode runs on the TRT-LLM MHA backend "
-                                      "{via}"),
-    ("TRTLLM MHA backend for prefill requires", "a Hopper, Blackwell or SM120 GPU: its prefill runs on the TRT-LLM "
-                                                "MHA backend {via}"),
-    ("TRTLLM MHA backend", "an SM100 GPU (B200, GB200): it runs on the TRT-LLM MHA backend {via}"),
+    ("--kv-cache-dtype=nvfp4 requires", "Blackwell (SM100/SM120)", ""),
+    ("Native NVFP4 prefill currently requires SM100", "SM100 (B200, GB200) for native NVFP4 prefill", ""),
+    ("TRTLLM MHA backend for decode", "Hopper, Blackwell or SM120",
+     "Its decode runs on the TRT-LLM MHA backend {via}"),
+    ("TRTLLM MHA backend for prefill requires", "Hopper, Blackwell or SM120",
+     "Its prefill runs on the TRT-LLM MHA backend {via}"),
+    ("TRTLLM MHA backend", "SM100 (B200, GB200)", "It runs on the TRT-LLM MHA backend {via}"),
 )
 
 
-def needs(c: Context) -> str:
-    """What the launch needs, in the user's terms, from SGLang's refusal."""
+def needs(c: Context) -> tuple[str, str]:
+    """What the launch needs, in the user's terms, from SGLang's refusal; and why, for the detail."""
     via = "(SGLang's choice for this FP4 KV cache)" if c.field not in c.args.values else "(set by this launch)"
-    for start, phrase in NEEDS:
+    for start, phrase, why in NEEDS:
         if c.event.sglang.startswith(start):
-            return phrase.format(via=via)
-    return "a GPU arch this target lacks"
+            return phrase, why.format(via=via)
+    return "a GPU arch this target lacks", ""
 
 
 def say(c: Context) -> Said:
     src = c.target.sources.get("gpu")
-    # Never print an assumed arch as the target's: with no GPU stated, the verdict names where it holds.
-    where = f"; this launch targets {arch_name(c.machine.arch)}{', from ' + src if src else ''}" if c.target.arch else ""
-    msg = f"{c.dflag} needs {needs(c)}{where}. {c.label} says: {c.sglang} Use an fp8 KV cache"
+    need, why = needs(c)
+    notes = [why]
+    if c.target.arch:  # never print an assumed arch as the target's
+        msg = f"{c.dflag} needs {need}, not {arch_name(c.machine.arch)}"
+        if src:
+            notes.append(f"The GPU comes from {src}")
+    else:
+        msg = f"{c.dflag} needs {need}"
     anchor = "kv_cache_dtype"
     if c.event.data.get("platform_rule") and c.field in c.args.values:
         anchor = c.field
-    return Said(msg, anchor)
+    return Said(msg, anchor, c.use_fix, join_sentences(*notes),
+                short=f"{c.dflag} needs {re.sub(r' [(][^()]*[)]', '', need)}"
+                      + (f", not {c.machine.arch}" if c.target.arch and c.machine.arch else ""))
 
 
 RULE = Rule(

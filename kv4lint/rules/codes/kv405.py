@@ -12,15 +12,13 @@ def say(c: Context) -> Said:
     ev, args = c.event, c.args
     if ev.step == "handle_nvfp4_prefill_kv_dequant_dtype":
         anchor = "prefill_kv_cache_dequant_dtype"
-        msg = (f"{feature_phrase(anchor, args)} applies only with an nvfp4 KV cache, "
-               f"not {c.dflag.split(' ', 1)[-1] if args.form == 'argv' else c.dflag}. "
-               f"{c.label} says: {c.sglang} Remove it")
-        return Said(msg, anchor)
+        dtype = c.dflag.split(' ', 1)[-1] if args.form == 'argv' else c.dflag
+        return Said(f"{feature_phrase(anchor, args)} needs an nvfp4 KV cache, not {dtype}", anchor, "remove it")
     feature = ev.data.get("feature") or feature_phrase(c.field, args)
-    msg = (f"{c.dflag} cannot be combined with {feature}. {c.label} says: {c.sglang} Use an fp8 KV cache or "
-           "turn the feature off")
+    dtype = c.dflag.split(" ", 1)[-1] if args.form == "argv" else c.dflag.split("=", 1)[-1].strip("'")
     anchor = c.field if c.field in args.values and c.field != "kv_cache_dtype" else "kv_cache_dtype"
-    return Said(msg, anchor)
+    return Said(f"{c.dflag} is refused with {feature}", anchor, c.use_fix, "Or turn the feature off",
+                short=f"{feature} is refused with an {dtype} KV cache" if anchor != "kv_cache_dtype" else "")
 
 
 RULE = Rule(

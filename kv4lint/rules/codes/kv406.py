@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
+from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import backend_phrase
 from kv4lint.sglang.options import kv_cache_dtype_choices
 from kv4lint.sglang.releases import FIRST_KV4, FP4_E2M1, FP4_E2M1_REMOVED, FP4_RENAMED, label, release, version_label
@@ -12,34 +12,39 @@ from kv4lint.sglang.releases import FIRST_KV4, FP4_E2M1, FP4_E2M1_REMOVED, FP4_R
 def say(c: Context) -> Said:
     bp = backend_phrase(c.event.data.get("field", "attention_backend"), "tokenspeed_mla", c.args, None, c.machine,
                         c.model)
-    return Said(f"{c.dflag} is not an FP4 KV cache in {c.label} with {bp}: SGLang silently replaces it with "
-                "fp8_e4m3 (tokenspeed_mla requires fp8_e4m3); set fp8_e4m3 explicitly or choose another backend")
+    return Said(f"{c.dflag} silently becomes fp8_e4m3 with tokenspeed_mla", "kv_cache_dtype",
+                "set fp8_e4m3", f"SGLang replaces it: {bp} requires fp8_e4m3. Or choose another backend")
 
 
-def name_refused(d: str, form: str, version: str | None, *, fp4_name: bool) -> str | None:
-    """The message for a dtype ``version`` does not accept, or no longer treats as FP4; None when it does."""
+def name_refused(d: str, form: str, version: str | None, *, fp4_name: bool,
+                 fix_dtype: str = "fp8_e4m3") -> Said | None:
+    """What to say of a dtype ``version`` does not accept, or no longer treats as FP4; None when it does."""
     n = release(version)
     label = version_label(version)
     choices = kv_cache_dtype_choices(version)
     if n >= FP4_RENAMED:
-        suggest = ("use fp4_mx_block16 (the same block-size-16 FP4 recipe, with its own backend rules) "
-                   "or an fp8 KV cache")
+        other = f"{label} spells its FP4 KV cache fp4_mx_block16 (the same block-size-16 recipe, with its own " \
+                "backend rules) or nvfp4"
     elif n >= FP4_E2M1:
-        suggest = f"{label} spells its FP4 KV cache fp4_e2m1; use that or an fp8 KV cache"
+        other = f"{label} spells its FP4 KV cache fp4_e2m1"
     else:
-        suggest = f"{label} has no FP4 KV cache; use an fp8 KV cache"
+        other = f"{label} has no FP4 KV cache"
+    advice = f"use {fix_dtype}"
     if d not in choices:
         if not fp4_name:
-            suggest = "use one of " + ", ".join(choices)
+            advice, other = "use one of its choices", f"The choices of {label}: {', '.join(choices)}"
         if form == "argv":
-            return (f"--kv-cache-dtype {d} is not a choice in {label}: its argument parser rejects it (invalid "
-                    f"choice) before the server starts; {suggest}")
-        return (f"kv_cache_dtype={d!r} is not a KV cache dtype of {label}: the Python API does not check choices, "
-                f"so it fails at model-runner start (Unsupported kv_cache_dtype: {d}.); {suggest}")
+            return Said(f"--kv-cache-dtype {d} is not a choice in {label}", "kv_cache_dtype", advice,
+                        join_sentences("Its argument parser rejects it (invalid choice) before the server starts",
+                                       other))
+        return Said(f"kv_cache_dtype={d!r} is not a KV cache dtype of {label}", "kv_cache_dtype", advice,
+                    join_sentences("The Python API does not check choices, so it fails at model-runner start "
+                                   f"(Unsupported kv_cache_dtype: {d}.)", other))
     if FP4_RENAMED <= n < FP4_E2M1_REMOVED and d == "fp4_e2m1":
-        return (f"--kv-cache-dtype fp4_e2m1 is deprecated in {label}: accepted by the parser, then refused at "
-                "model-runner start (ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use "
-                f"--kv-cache-dtype=fp4_mx_block16.); it is no longer an FP4 KV cache there; {suggest}")
+        return Said(f"--kv-cache-dtype fp4_e2m1 is deprecated in {label}", "kv_cache_dtype", advice,
+                    join_sentences("Accepted by the parser, then refused at model-runner start (ValueError: "
+                                   "--kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16.)",
+                                   "It is no longer an FP4 KV cache there", other))
     return None
 
 
@@ -59,7 +64,7 @@ RULE = Rule(
         "removed from the choices in 0.5.21. argparse rejects an unknown choice; the Python API fails later "
         "with `Unsupported kv_cache_dtype`."
     ),
-    fix="Use an fp8 KV cache, or the FP4 name of the target release (the message says which).",
+    fix="Use an fp8 KV cache, or the FP4 name of the target release (the finding's detail says which).",
     fix_safety=(
         "Safe when the dtype is written at the launch site; unsafe otherwise. Values that are not FP4 names "
         "get no automatic fix."

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, no_fix
-from kv4lint.rules.phrases import feature_phrase
+from kv4lint.rules.phrases import arch_name, feature_phrase
 from kv4lint.sglang.releases import FIRST_KV4, label
 
 
 def say(c: Context) -> Said:
     args, field = c.args, c.field
     own = field in args.values and field != "kv_cache_dtype"  # the launch sets what SGLang refuses
-    head = (f"{feature_phrase(field, args)} cannot be used on this target, whatever the KV cache dtype" if own
-            else f"{c.dflag} is not what SGLang refuses: this launch fails on this target whatever the KV cache dtype")
-    return Said(f"{head}. {c.label} says: {c.sglang} An fp8 KV cache would not change this; fix the cause SGLang "
-                "names", field if own else "kv_cache_dtype")
+    advice = "choose another backend" if "attention_backend" in field else "fix the cause SGLang names"
+    if not own:
+        return Said(f"{c.dflag} is not the cause: SGLang refuses this launch with any KV cache",
+                    "kv_cache_dtype", "fix the cause SGLang names")
+    feature = feature_phrase(field, args)
+    if c.event.data.get("platform_rule"):
+        where = arch_name(c.machine.arch) if c.target.arch else (
+            "this GPU" if c.machine.platform == "cuda" else c.machine.platform)
+        return Said(f"{feature} fails on {where} with any KV cache", field, advice,
+                    short=f"{feature} fails on {c.machine.arch or where} with any KV cache")
+    return Said(f"{feature} is refused with any KV cache", field, advice)
 
 
 RULE = Rule(

@@ -62,8 +62,9 @@ def test_issue_launch_for_an_unknown_build_is_kv409_only(tmp_path):
     assert brief(found) == [("serve.sh", 1, 1, "KV409")]
     (build,) = found
     assert build["severity"] == "warning"
-    assert "`--fp4-kv-cache-recipe` (it exists in no release kv4lint knows)" in build["message"]
-    assert "`--kv-cache-dtype fp4_e2m1`" in build["message"]
+    assert build["message"] == "launch for an unknown SGLang build (`--fp4-kv-cache-recipe`); set --sglang-version"
+    assert "`--fp4-kv-cache-recipe` (it exists in no release kv4lint knows), `--kv-cache-dtype fp4_e2m1`" in \
+        build["detail"]
 
 
 def test_issue_launch_parser_first_and_no_safe_spelling_fix(tmp_path):
@@ -71,9 +72,9 @@ def test_issue_launch_parser_first_and_no_safe_spelling_fix(tmp_path):
     found = check_json(tmp_path, "--sglang-version", "0.5.23", "serve.sh")
     assert brief(found) == [("serve.sh", 2, 22, "KV406"), ("serve.sh", 2, 31, "KV408")]
     refusal = by_code(found, "KV408")
-    assert refusal["message"].startswith("`--fp4-kv-cache-recipe` is not an option of SGLang 0.5.23; it exists in "
-                                         "no release kv4lint knows")
-    assert "unrecognized arguments: --fp4-kv-cache-recipe nvfp4" in refusal["message"]
+    assert refusal["message"] == "`--fp4-kv-cache-recipe` is not an option of SGLang 0.5.23; remove it"
+    assert "unrecognized arguments: --fp4-kv-cache-recipe nvfp4. It exists in no release kv4lint knows." in \
+        refusal["detail"]
     assert refusal["fix"] is None
     spelling = by_code(found, "KV406")["fix"]
     assert spelling["applicability"] == "unsafe"
@@ -85,7 +86,7 @@ def test_issue_launch_in_a_dev_image(tmp_path):
     (tmp_path / "Dockerfile").write_text("FROM lmsysorg/sglang:dev\nCMD " + ISSUE)
     found = check_json(tmp_path, "Dockerfile")
     assert [f["code"] for f in found] == ["KV409"]
-    assert "image lmsysorg/sglang:dev (a dev build, not a release)" in by_code(found, "KV409")["message"]
+    assert "image lmsysorg/sglang:dev (a dev build, not a release)" in by_code(found, "KV409")["detail"]
     # --show-target says it too.
     r = kv4lint(tmp_path, "check", "--show-target", "Dockerfile")
     assert "evidence of an SGLang build kv4lint does not know: no release kv4lint knows takes all its options " \

@@ -14,6 +14,7 @@ Pure: (launch, normalised arguments, target) -> findings.  No I/O.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import replace
 
 from kv4lint.model import Fix, Launch, Value
@@ -232,9 +233,11 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
     label = version_label(target.sglang_version)
     evidence = target.build_evidence
     first = evidence[0].split(" (", 1)[0]  # ``image lmsysorg/sglang:dev``, without its explanation
-    msg = join_clauses(f"launch for an unknown SGLang build ({first})", "set --sglang-version")
-    if len(msg) > HEADLINE:
-        msg = join_clauses("launch for an unknown SGLang build", "set --sglang-version")
+    word = re.search(r"`[^`]+`", first)  # ``no release ... takes all its options and values: `--x`, ...``
+    for why in (f" ({first})", f" ({word.group(0)})" if word else "", ""):
+        msg = join_clauses(f"launch for an unknown SGLang build{why}", "set --sglang-version")
+        if len(msg) <= HEADLINE:
+            break
     detail = join_sentences(f"Evidence: {'; '.join(evidence)}",
                             f"No release was stated, so it is judged by {label}, the newest kv4lint knows, and what "
                             "is reported holds for that release, not necessarily for the build",

@@ -16,7 +16,9 @@ def say(c: Context) -> Said:
     bp = backend_phrase(c.field, backend, args, derived, c.machine, c.model) if backend else \
         "its attention backend"
     notes = [derived_note(derived, backend, c.machine, c.model)] if backend and derived else []
-    short = f"{c.dflag} is refused with {backend}" if backend else ""
+    # Short, yet never the user's words for SGLang's pick: ``SGLang's flashinfer`` when the launch does not set it.
+    picked = "SGLang's " if derived else ""
+    short = f"{c.dflag} is refused with {picked}{backend}" if backend else ""
     if allowed and ev.step.endswith("kv4_compatibility"):
         att = ev.data.get("attention", c.model.attention or "")
         if ev.data.get("which") == "decode":

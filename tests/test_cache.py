@@ -133,9 +133,9 @@ def test_a_scan_entry_depends_on_its_file_alone(counted, monkeypatch):
         "                '--attention-backend', 'flashinfer'])\n")
     cfg = counted.work / "cfg.yaml"
     cfg.write_text("model-path: Qwen/Qwen3-8B\nkv-cache-dtype: fp8_e4m3\n")
-    assert _codes(counted()) == []
+    assert _codes(counted(*B200)) == []
     cfg.write_text("model-path: Qwen/Qwen3-8B\nkv-cache-dtype: fp4_mx_block16\n")
-    assert _codes(counted()) == ["KV401"]
+    assert _codes(counted(*B200)) == ["KV401"]
     assert counted.calls.count("run.py") == 1
     entries = [json.loads(p.read_text()) for p in counted.cache_dir.rglob("*.json") if p.parent != counted.cache_dir]
     assert entries and all(set(e) == {"format", "result"} for e in entries)  # no recorded dependency
@@ -264,7 +264,7 @@ def test_a_second_walk_opens_no_file_and_imports_no_parser(tmp_path):
     _tree(work)
     (work / "run.py").write_text("import subprocess\nsubprocess.run(['python', '-m', 'sglang.launch_server', "
                                  "'--model-path', 'Qwen/Qwen3-8B', '--kv-cache-dtype', 'fp4_e2m1'])\n")
-    (work / "notes.md").write_text("```bash\n" + LAUNCH.format("nvfp4") + "```\n")
+    (work / "notes.md").write_text("```bash\n" + LAUNCH.format("fp8_e4m3") + "```\n")
     script = (
         "import builtins, io, json, os, sys\n"
         "from kv4lint import cache, runner\n"

@@ -83,14 +83,18 @@ def test_options_from_the_flake8_config(tmp_path):
     src = tmp_path / "h100.py"
     src.write_text('import subprocess\nsubprocess.run(["python", "-m", "sglang.launch_server", "--model-path", '
                    '"meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "nvfp4"])\n')
-    # Without a GPU, nothing can be said about nvfp4 on this launch.
+    # Without a GPU, nvfp4 is refused on some of the GPUs kv4lint considers: warnings that say where.
+    cp = subprocess.run([sys.executable, "-m", "flake8", "--select", "KV4", str(src)], capture_output=True,
+                        text=True, cwd=tmp_path, timeout=600)
+    assert cp.returncode == 1 and " KV404 on sm90 (Hopper): " in cp.stdout, cp.stdout + cp.stderr
+    (tmp_path / "setup.cfg").write_text("[flake8]\nkv4-sglang-version = 0.5.23\nkv4-gpu = b200\n")
     cp = subprocess.run([sys.executable, "-m", "flake8", "--select", "KV4", str(src)], capture_output=True,
                         text=True, cwd=tmp_path, timeout=600)
     assert cp.returncode == 0 and cp.stdout == "", cp.stdout + cp.stderr
     (tmp_path / "setup.cfg").write_text("[flake8]\nkv4-sglang-version = 0.5.23\nkv4-gpu = h100\n")
     cp = subprocess.run([sys.executable, "-m", "flake8", "--select", "KV4", str(src)], capture_output=True,
                         text=True, cwd=tmp_path, timeout=600)
-    assert cp.returncode == 1 and " KV404 " in cp.stdout, cp.stdout + cp.stderr
+    assert cp.returncode == 1 and " KV404 --kv-cache-dtype nvfp4 needs " in cp.stdout, cp.stdout + cp.stderr
 
 
 def test_syntax_error_is_flake8s_e999_only(tmp_path):

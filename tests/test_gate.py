@@ -151,7 +151,8 @@ def test_the_search_stops_at_the_repository_root(repo, capsys):
         capsys.readouterr()
         # b200 above the root is not read: the GPU stays unstated, refused on Hopper only, a warning
         assert main(["check", "loose.sh"]) == 1
-        assert "refused on sm90 (Hopper): --kv-cache-dtype nvfp4 needs a Blackwell GPU" in capsys.readouterr().out
+        assert "on sm90 (Hopper): --kv-cache-dtype nvfp4 needs Blackwell (SM100/SM120); set --gpu to decide" in \
+            capsys.readouterr().out
         assert main(["check", "--show-target", "loose.sh"]) == 1
         assert "configuration: none" in capsys.readouterr().out
     finally:

@@ -146,8 +146,8 @@ def test_a_walk_knows_nested_repositories_and_ignore_files_from_its_listings(tmp
     (inner / "scripts" / "serve.sh").write_text(launch)
     (inner / "scripts" / "ignored.sh").write_text(launch)
     monkeypatch.chdir(tmp_path)
-    assert main(["check", "--no-cache", "-j", "1", "-q", "--format", "json", "--output-file", "out.json",
-                 "."]) == 1
+    assert main(["check", "--no-cache", "-j", "1", "-q", "--sglang-version", "0.5.23", "--format", "json",
+                 "--output-file", "out.json", "."]) == 1
     found = {f["path"] for f in json.loads((tmp_path / "out.json").read_text())["findings"]}
     assert found == {os.path.join("outer", "checkout", "scripts", "serve.sh")}
 

@@ -201,11 +201,11 @@ def test_cli_add_suppressions_then_check_is_clean(tmp_path, monkeypatch, capsys)
     src = ("#!/bin/bash\nexport X=1\npython -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\\n"
            "  --kv-cache-dtype fp4_e2m1\n")
     (tmp_path / "serve.sh").write_text(src)
-    assert main(["check", "--isolated", "serve.sh"]) == 1
-    assert main(["check", "--isolated", "--add-suppressions", "serve.sh"]) == 0
+    assert main(["check", "--isolated", "--sglang-version", "0.5.23", "serve.sh"]) == 1
+    assert main(["check", "--isolated", "--sglang-version", "0.5.23", "--add-suppressions", "serve.sh"]) == 0
     assert (tmp_path / "serve.sh").read_text() == src.replace("python -m", "# kv4lint: disable=KV406\npython -m")
     assert "Added 1 suppression comment." in capsys.readouterr().err
-    assert main(["check", "--isolated", "serve.sh"]) == 0
+    assert main(["check", "--isolated", "--sglang-version", "0.5.23", "serve.sh"]) == 0
 
 
 @pytest.mark.parametrize("lang", ["shell", "python", "yaml"])
@@ -250,14 +250,14 @@ E2E = {
 def test_add_suppressions_silences_every_finding(tmp_path, monkeypatch, capsys, name):
     monkeypatch.chdir(tmp_path)
     (tmp_path / name).write_text(E2E[name])
-    assert main(["check", "--isolated", name]) == 1
+    assert main(["check", "--isolated", "--sglang-version", "0.5.23", name]) == 1
     before = capsys.readouterr().out.count("KV406")
     assert before >= 1
-    assert main(["check", "--isolated", "--add-suppressions", name]) == 0
+    assert main(["check", "--isolated", "--sglang-version", "0.5.23", "--add-suppressions", name]) == 0
     assert f"Added {before} suppression comment" in capsys.readouterr().err
-    assert main(["check", "--isolated", name]) == 0, capsys.readouterr().out
+    assert main(["check", "--isolated", "--sglang-version", "0.5.23", name]) == 0, capsys.readouterr().out
     once = (tmp_path / name).read_text()
-    assert main(["check", "--isolated", "--add-suppressions", name]) == 0  # nothing left to add
+    assert main(["check", "--isolated", "--sglang-version", "0.5.23", "--add-suppressions", name]) == 0  # nothing left to add
     assert (tmp_path / name).read_text() == once
     # Only comments were added: dropping them gives the original back.
     stripped = re.sub(r"(?m)^[ \t]*# kv4lint: disable=KV406\n", "", once)

@@ -2,6 +2,7 @@
 
     python tools/release_diff.py 0.5.23 0.5.24                    # the report, then the conformance grid for 0.5.24
     python tools/release_diff.py --no-conformance 0.5.22 0.5.23   # the report only
+    python tools/release_diff.py --where        # docs/sglang-rules.md's table: where each step lives, per release
 
 The first step of adding a release (docs/adding-a-release.md). Both wheels come from
 tools/fetch_sglang_wheels.py's cache and are read statically (``ast``; nothing of SGLang runs). The report has
@@ -134,6 +135,46 @@ class Code:
         return out
 
 
+def locations(version: str) -> dict[str, list[str]]:
+    """Where each resolution step of :data:`STEPS` lives in ``version``: ``file::function`` citations
+    (``file::ServerArgs.method`` for a method of ServerArgs)."""
+    out: dict[str, list[str]] = {}
+    names = {n for ns in STEPS.values() for n in ns}
+    found: dict[str, str] = {}
+    for member in _members(version):
+        src = wheels.read_source(version, member) or ""
+        if not any(f"def {n}(" in src for n in names):
+            continue
+        for node in ast.parse(src).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names:
+                found.setdefault(node.name, f"{member}::{node.name}")
+            elif isinstance(node, ast.ClassDef):
+                for sub in node.body:
+                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in names:
+                        found.setdefault(sub.name, f"{member}::{node.name}.{sub.name}")
+    for section, ns in STEPS.items():
+        out[section] = [found[n] for n in ns if n in found]
+    return out
+
+
+def where_table(releases) -> str:
+    """docs/sglang-rules.md's table of where each step lives, release range by release range."""
+    per = [(v, locations(v)) for v in releases]
+    lines = ["| Step | Releases | SGLang's function |", "|---|---|---|"]
+    for section in STEPS:
+        runs: list[list] = []
+        for v, loc in per:
+            cell = ", ".join(f"`{c}`" for c in loc[section])
+            if runs and runs[-1][2] == cell:
+                runs[-1][1] = v
+            else:
+                runs.append([v, v, cell])
+        for first, last, cell in runs:
+            if cell:
+                lines.append(f"| {section} | {first if first == last else f'{first}–{last}'} | {cell} |")
+    return "\n".join(lines) + "\n"
+
+
 def _diff(a: str, b: str, old: str, new: str) -> list[str]:
     return [line.rstrip("\n") for line in difflib.unified_diff(
         a.splitlines(), b.splitlines(), fromfile=old, tofile=new, lineterm="", n=2)]
@@ -197,13 +238,24 @@ def conformance_command(new: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="tools/release_diff.py", description=__doc__.split("\n")[0])
-    ap.add_argument("old", help="the release kv4lint knows, e.g. 0.5.23")
-    ap.add_argument("new", help="the release to add, e.g. 0.5.24")
+    ap.add_argument("old", nargs="?", help="the release kv4lint knows, e.g. 0.5.23")
+    ap.add_argument("new", nargs="?", help="the release to add, e.g. 0.5.24")
+    ap.add_argument("--where", action="store_true",
+                    help="print docs/sglang-rules.md's table of where each step lives, for every release kv4lint "
+                         "knows, and stop")
     ap.add_argument("--no-conformance", action="store_true", help="the report only, no conformance run")
     try:
         ns = ap.parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
+    if ns.where:
+        from kv4lint.sglang.releases import WHEEL_RELEASES
+
+        print(where_table(WHEEL_RELEASES), end="")
+        return 0
+    if ns.new is None:
+        print("tools/release_diff.py: give two releases, OLD and NEW (or --where)", file=sys.stderr)
+        return 2
     try:
         text, _ = report(ns.old, ns.new)
     except wheels.WheelUnavailable as e:

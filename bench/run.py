@@ -83,6 +83,9 @@ def log(msg: str) -> None:
 # The tree
 
 
+WHEEL_CACHE = Path(os.environ.get("KV4LINT_WHEEL_CACHE") or Path.home() / ".cache" / "kv4lint" / "sglang-wheels")
+
+
 def find_wheel(version: str, out: Path, wheel_dirs: list[str]) -> Path:
     pat = f"sglang-{version}-*.whl"
     for d in wheel_dirs + [str(out / "wheels")]:
@@ -515,8 +518,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(HERE / "out"), help="cache and results directory (default bench/out)")
     ap.add_argument("--tree", help="benchmark this directory instead of building the default tree")
     ap.add_argument("--sglang-version", default="0.5.23", help="whose wheel's sources go in the tree")
-    ap.add_argument("--wheel-dir", action="append", default=["/tmp/wheels"],
-                    help="where to look for a cached SGLang wheel before downloading (repeatable)")
+    ap.add_argument("--wheel-dir", action="append", default=[str(WHEEL_CACHE)],
+                    help="where to look for a cached SGLang wheel before downloading (repeatable; default: the "
+                         "conformance tests' cache, $KV4LINT_WHEEL_CACHE or ~/.cache/kv4lint/sglang-wheels)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the tree")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="'all cores' (default: os.cpu_count())")
     ap.add_argument("--only", help="comma-separated case names to run (grep, kv4lint-j1, kv4lint-jN, stdlib, "

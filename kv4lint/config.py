@@ -169,7 +169,7 @@ class ConfigResolver:
         """Read and check the configuration that governs ``directory`` (ConfigError when it is bad)."""
         cfg = self.config_of(os.path.abspath(directory))
         if cfg is not None:
-            settings_from_mapping(cfg.table, cfg.label, where=cfg.where)
+            settings_from_mapping(cfg.table, cfg.label, where=cfg.where, toml=True)
 
     def settings_for(self, path: str, *, is_dir: bool | None = None) -> Settings:
         """The settings of the file (or directory) ``path`` (``is_dir``: known already, no ``stat``)."""
@@ -199,7 +199,7 @@ class ConfigResolver:
     def _build(self, cfg: ConfigFile | None, root: str) -> Settings:
         s = Settings()
         if cfg is not None:
-            settings_from_mapping(cfg.table, cfg.label, base=s, where=cfg.where)
+            settings_from_mapping(cfg.table, cfg.label, base=s, where=cfg.where, toml=True)
             s.config_file = cfg.path
         s.root = root
         self.overrides.apply(s)

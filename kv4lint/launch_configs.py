@@ -7,7 +7,7 @@ config file is always seen.
 
 SGLang (``prepare_server_args``: ``python -m sglang.launch_server``,
 ``sglang serve`` and the test helpers that run them) reads the file named by
-the exact token ``--config`` (spec §5.3); its arguments go before the command
+the exact token ``--config`` (docs/sglang-rules.md §5.3); its arguments go before the command
 line's.  A launch that passes ``--config FILE`` gets that file's arguments in
 ``Launch.config_argv`` (reported where the launch names the file, fixed in
 the file: ``Launch.config_path``).  The file is looked for relative to the

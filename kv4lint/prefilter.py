@@ -115,7 +115,7 @@ SPEC = {
     "py_option": (r"(?<!\w)(?<!self\.)(?:prefill_)?kv_cache_d\w*\s*=(?!=)"
                   r"|[\"'](?:prefill_)?kv_cache_d"
                   r"|(?<=[-\"'])(?:kv-c|prefill-k)"),
-    # Python: an entry point of spec section 6 called (the frontend resolves a callee through imports only:
+    # Python: an entry point of docs/sglang-rules.md §6 called (the frontend resolves a callee through imports only:
     # it is called under its own name or imported under an alias), or named as a command string.
     "py_entry": (r"(?<!\w)(?:" + "|".join(PY_ENTRY_WORDS) + r")(?:\s*\(|\s+as\s+\w)"  # called, or aliased
                  r"|" + _COMMAND),

@@ -72,9 +72,9 @@ parse_version = releases.parse  # "0.5.23", "v0.5.21.post1", "0.5.23rc1" -> Vers
 
 
 # ---------------------------------------------------------------------------
-# Model attention (spec §4)
+# Model attention (docs/sglang-rules.md §4)
 
-# Architectures SGLang runs as MLA, and the release that added each (spec §4).
+# Architectures SGLang runs as MLA, and the release that added each (docs/sglang-rules.md §4).
 MLA_ARCHITECTURES: dict[str, str] = {
     **dict.fromkeys([
         "DeepseekV2ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV3ForCausalLMNextN",

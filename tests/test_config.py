@@ -187,7 +187,11 @@ def test_isolated_ignores_files(repo, monkeypatch):
     ('platform = "tpu"', "kv4lint.toml: platform: unknown platform 'tpu'"),
     ('gpu = "voodoo3"', "kv4lint.toml: gpu: unknown GPU 'voodoo3'"),
     ('model-attention = "gqa"', 'kv4lint.toml: model-attention: expected "mha" or "mla", got \'gqa\''),
-    ('strict = "maybe"', "kv4lint.toml: strict: expected true or false, got 'maybe'"),
+    ('strict = "maybe"', "kv4lint.toml: strict: expected a TOML boolean, true or false (unquoted), got 'maybe'"),
+    # booleans are TOML booleans: a string that reads as one is still a string (issue 29)
+    ('strict = "yes"', "kv4lint.toml: strict: expected a TOML boolean, true or false (unquoted), got 'yes'"),
+    ('strict = "true"', "kv4lint.toml: strict: expected a TOML boolean, true or false (unquoted), got 'true'"),
+    ("strict = 1", "kv4lint.toml: strict: expected a TOML boolean, true or false (unquoted), got 1"),
     ('select = ["KV499"]', "kv4lint.toml: select: unknown code 'KV499'"),
     ('ignore = ["E501"]', "kv4lint.toml: ignore: unknown code 'E501'"),
     ("extend-select = [401]", "kv4lint.toml: extend-select: expected an array of strings, found 401 in it"),

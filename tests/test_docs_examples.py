@@ -96,6 +96,7 @@ def test_console_example(example: Example, tmp_path):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "KV4LINT_NO_CACHE": "1", "NO_COLOR": "1", "NO_PROGRESS": "1"}
     env.pop("PYTHONPATH", None)
+    tracked = _contents(work)
     for cmd in example.commands:
         r = subprocess.run(["bash", "-c", cmd.line], cwd=work, env=env, capture_output=True, text=True,
                            timeout=600)
@@ -105,3 +106,12 @@ def test_console_example(example: Example, tmp_path):
         for want in cmd.output:
             if "…" not in want:
                 assert want in printed, f"the doc shows {want!r}, not printed: {said}"
+    # Running the docs in a checkout must leave it as it was (issue 29): an example that fixes or writes
+    # works on a copy of its own (a temporary directory), never on a file of the repository.
+    after = _contents(work)
+    changed = sorted(name for name, data in tracked.items() if after.get(name) != data)
+    assert not changed, f"{example.id}: running the example changed the repository's files {changed}"
+
+
+def _contents(top: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(top)): p.read_bytes() for p in top.rglob("*") if p.is_file()}

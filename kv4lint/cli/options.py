@@ -413,13 +413,15 @@ def add_to_parser(parser: Any, where: str, *, prefix: str = "", groups: dict[str
 
 
 def settings_from_mapping(d: Mapping[str, Any], source: str, *, base: Any = None, where: str | None = None,
-                          keys: Mapping[str, Option] | None = None):
+                          keys: Mapping[str, Option] | None = None, toml: bool = False):
     """Settings from a mapping of kebab-case keys (a ``[tool.kv4lint]`` table, flake8 options).
 
     ``source`` is recorded in ``Settings.sources`` for every key set (e.g.
     ``"pyproject.toml [tool.kv4lint]"``); errors read ``"<where or source>: <key>: <problem>"``.
     Values may be TOML types or, as flake8 hands them over, strings (lists comma-separated,
     tables as ``glob:CODES`` / ``glob=mla``).  ``None`` values are skipped (an unset option).
+    ``toml``: the values come from a TOML file, whose booleans are TOML booleans (``strict = "yes"``
+    is an error there, though flake8's ``kv4-strict = yes`` is a string by necessity).
     """
     keys = TOML_KEYS if keys is None else keys
     s = base if base is not None else Settings()
@@ -437,6 +439,8 @@ def settings_from_mapping(d: Mapping[str, Any], source: str, *, base: Any = None
             msg = f"{where} {key}: unknown key"
             msg += f" (did you mean {hint[0]!r}?)" if hint else f" (known keys: {', '.join(keys)})"
             raise ConfigError(msg)
+        if toml and spec.flag and not isinstance(raw, bool):
+            raise ConfigError(f"{where} {key}: expected a TOML boolean, true or false (unquoted), got {_show(raw)}")
         try:
             value = spec.check(raw) if spec.check is not None else raw
         except ValueError as e:

@@ -30,7 +30,7 @@ PLATFORM_ENV: dict[str, str] = {
     "MUSA_VISIBLE_DEVICES": "musa",
 }
 
-# Variables that select a platform only when set to a true value (spec §5.4).
+# Variables that select a platform only when set to a true value (docs/sglang-rules.md §5.4).
 PLATFORM_SWITCH_ENV: dict[str, str] = {
     "SGLANG_USE_CPU_ENGINE": "cpu",
     "SGLANG_USE_AITER": "rocm",  # aiter kernels exist only on ROCm

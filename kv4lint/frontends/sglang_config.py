@@ -1,4 +1,4 @@
-"""SGLang ``--config`` files: YAML mappings whose keys are SGLang's flags (spec §5.3).
+"""SGLang ``--config`` files: YAML mappings whose keys are SGLang's flags (docs/sglang-rules.md §5.3).
 
 SGLang (``prepare_server_args``: ``python -m sglang.launch_server`` and
 ``sglang serve`` only) reads the file named by the exact token ``--config``

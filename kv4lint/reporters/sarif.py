@@ -13,9 +13,10 @@ replacements delete a ``charOffset``/``charLength`` region of the decoded text
 For GitHub code scanning: every result has ``partialFingerprints``
 (``kv4lint/v1``: the launch's text and the code hashed, with the occurrence
 number among equal ones in its file), so an alert keeps its identity when
-lines above it move; every rule a ``helpUri`` (its page,
-``docs/rules/CODE.md``, under ``rule-docs-url`` or the project's documented
-home) and the tool an ``informationUri``.
+lines above it move. Where a URL is configured, every rule has a ``helpUri``
+(its page, ``CODE.md`` under ``rule-docs-url``, else under the installed
+distribution's ``Rules`` project URL) and the tool an ``informationUri`` (its
+``Homepage``); none is invented when no URL is known.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """SGLang's argument resolution, as far as it decides a KV4 launch's fate.
 
-A pure simulation, release by release (spec §2, §3, §7): given ServerArgs field
+A pure simulation, release by release (docs/sglang-rules.md §2, §3, §7): given ServerArgs field
 values, the machine and the model, it replays the resolution steps that run up
 to and including SGLang's KV4 check, and returns what SGLang would do: raise
 (``error``), log a warning (``warning``) or silently change a value
@@ -110,7 +110,7 @@ def anyis(value, *xs) -> bool:
 
 
 def kv4_dtypes(n: int) -> tuple[str, ...]:
-    """The ``--kv-cache-dtype`` values release 0.5.n's KV4 check triggers on (spec §1.1)."""
+    """The ``--kv-cache-dtype`` values release 0.5.n's KV4 check triggers on (docs/sglang-rules.md §1.1)."""
     if n < FIRST_KV4:
         return ()
     return ("fp4_e2m1",) if n < FP4_RENAMED else ("nvfp4", "fp4_mx_block16")
@@ -119,7 +119,7 @@ def kv4_dtypes(n: int) -> tuple[str, ...]:
 FP4_NAMES = ("fp4_e2m1", "nvfp4", "fp4_mx_block16", "mxfp4")
 
 
-# Lists of release 0.5.n's KV4 check (spec §2.2).
+# Lists of release 0.5.n's KV4 check (docs/sglang-rules.md §2.2).
 def fa4_mla_list(n: int) -> list[str]:
     return ["cutlass_mla", "flashinfer", "trtllm_mla"] if n < CUTLASS_MLA_DROPPED else ["flashinfer", "trtllm_mla"]
 
@@ -146,7 +146,7 @@ def mha_list(n: int) -> list[str]:
 
 @dataclass(frozen=True)
 class Machine:
-    """The machine SGLang runs on: what torch reports (spec §2.1).
+    """The machine SGLang runs on: what torch reports (docs/sglang-rules.md §2.1).
 
     kv4lint assumes a torch CUDA build new enough for the arch (CUDA >= 12.8
     for Blackwell, >= 12.3 for Hopper), as SGLang's FP4 recipes require.
@@ -283,7 +283,7 @@ def _upper(x):
 
 
 # ---------------------------------------------------------------------------
-# The KV4 check (spec §0.1 rows 1-16, §2.2)
+# The KV4 check (docs/sglang-rules.md §0.1 rows 1-16, §2.2)
 
 
 def _kv4(n: int, a: _Args, m: Machine, mla, events: list[Event]) -> None:
@@ -389,7 +389,7 @@ def kv4_check(version, args: dict, machine: Machine, mla) -> list[Event]:
 
 
 # ---------------------------------------------------------------------------
-# NVFP4 prefill dequantisation (0.5.21+, spec §2.3)
+# NVFP4 prefill dequantisation (0.5.21+, docs/sglang-rules.md §2.3)
 
 _DEQUANT_BACKEND = {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}
 _BACKEND_DEQUANT = {v: k for k, v in _DEQUANT_BACKEND.items()}
@@ -461,7 +461,7 @@ def prefill_dequant(version, args: dict, machine: Machine) -> tuple[list[Event],
 
 
 # ---------------------------------------------------------------------------
-# Default attention backend (spec §3.2, §3.3)
+# Default attention backend (docs/sglang-rules.md §3.2, §3.3)
 
 FA3_ARCHITECTURES_057 = frozenset({
     "Llama4ForConditionalGeneration", "LlamaForCausalLM", "Olmo2ForCausalLM", "Gemma2ForCausalLM",
@@ -800,7 +800,7 @@ def _by_machine(m: Machine, *, sm100, sm90, rocm, xpu, cpu, other):
 
 def simulate(version, args: dict, machine: Machine, model: ModelInfo | None = None, *,
              past: frozenset = frozenset()) -> Outcome:
-    """Replay release ``version``'s resolution up to its KV4 check (spec §2.4).
+    """Replay release ``version``'s resolution up to its KV4 check (docs/sglang-rules.md §2.4).
 
     Stops at the first error, as SGLang does.  ``Outcome.undetermined`` is set
     (and the events so far kept) when the outcome depends on an unknown.

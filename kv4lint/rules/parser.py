@@ -29,7 +29,7 @@ from kv4lint.sglang.options import (
 from kv4lint.sglang.releases import release, version_label
 from kv4lint.target import Target
 
-# Entry points whose parser is prepare_server_args's alone (spec §6): every option they are given must be
+# Entry points whose parser is prepare_server_args's alone (docs/sglang-rules.md §6): every option they are given must be
 # one of ServerArgs'.  The bench scripts and compile_deep_gemm add options of their own, which kv4lint's
 # tables do not list: there an unknown option is not a refusal kv4lint can see.
 SERVER_PARSER_ENTRIES = frozenset({"sglang.launch_server", "sglang serve", "sglang config", "prepare_server_args",
@@ -38,7 +38,7 @@ SERVER_PARSER_ENTRIES = frozenset({"sglang.launch_server", "sglang serve", "sgla
 # Options ``sglang serve`` takes out of argv before its parser runs, by the 0.5.N release that added them.
 SERVE_OWN_OPTIONS = {"--model-type": 10}
 
-# Fields whose option makes a launch one kv4lint judges (with --config, spec §5.3).
+# Fields whose option makes a launch one kv4lint judges (with --config, docs/sglang-rules.md §5.3).
 KV_CACHE_FIELDS = frozenset({"kv_cache_dtype", "prefill_kv_cache_dequant_dtype", "speculative_draft_kv_cache_dtype"})
 
 

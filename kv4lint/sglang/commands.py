@@ -14,7 +14,7 @@ strings in Python, Dockerfile ``CMD``/``RUN``, compose and Kubernetes
   (images, devices, environment variables, ``--gpus``); the readers turn them
   into target hints.
 * :func:`match_entry` recognises the entry points that take server arguments
-  (spec §6): ``python -m sglang.launch_server``, ``sglang serve``, ...
+  (docs/sglang-rules.md §6): ``python -m sglang.launch_server``, ``sglang serve``, ...
 * the Python entry points: SGLang's API (:data:`PY_API`), its test and doc
   helpers (:data:`HELPERS`) and the standard library's ways to run a command
   (:data:`SUBPROCESS_ARGV`, :data:`SHELL_ONLY`, ...), shared by the Python
@@ -40,7 +40,7 @@ __all__ = ["ASYNC_EXEC", "CONFIG_ENTRIES", "CONFIG_HELPERS", "Command", "DOC_HEL
            "EntryMatch", "Fact", "HELPERS", "Helper", "PY_API", "PY_COMMAND_CALLS", "SERVER_MODULES", "SHELLS",
            "SHELL_ONLY", "SUBPROCESS_ARGV", "WRAPPERS", "is_python", "match_entry", "unwrap"]
 
-# python -m MODULE ...   (modules that parse ServerArgs.add_cli_args; spec §6)
+# python -m MODULE ...   (modules that parse ServerArgs.add_cli_args; docs/sglang-rules.md §6)
 SERVER_MODULES: dict[str, str] = {
     "sglang.launch_server": "sglang.launch_server",
     "sglang.bench_one_batch": "sglang.bench_one_batch",
@@ -52,7 +52,7 @@ SERVER_MODULES: dict[str, str] = {
     "sglang.compile_deep_gemm": "sglang.compile_deep_gemm",
 }
 
-# Entry points that honour --config (spec §5.3): only prepare_server_args users.
+# Entry points that honour --config (docs/sglang-rules.md §5.3): only prepare_server_args users.
 CONFIG_ENTRIES = frozenset({"sglang.launch_server", "sglang serve"})
 
 _PYTHON = re.compile(r"^(?:.*/)?(?:python(?:[23](?:\.\d+)?)?|pypy3?)(?:\.exe)?$")

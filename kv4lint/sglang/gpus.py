@@ -7,7 +7,7 @@ of the names they recognise from it.
 
 from __future__ import annotations
 
-# Names a user types for a GPU -> SGLang's arch facts (spec §2.1).
+# Names a user types for a GPU -> SGLang's arch facts (docs/sglang-rules.md §2.1).
 GPU_ARCH: dict[str, str] = {
     # Ampere / Ada
     "a100": "sm80", "a800": "sm80", "a10": "sm86", "a10g": "sm86", "a40": "sm86", "a6000": "sm86",

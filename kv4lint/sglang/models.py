@@ -2,7 +2,7 @@
 
 DeepSeek-V4 (its own ``dsv4`` attention and dtype rule), DeepSeek-V3.2 and the GLM-5 class (DeepSeek
 sparse attention, DSA: MLA with an indexer, ``index_topk`` in the config) decide a launch's fate before
-SGLang's KV4 check runs (spec §3.4, §4, §7).  Each is recognised from the ``architectures`` of a local
+SGLang's KV4 check runs (docs/sglang-rules.md §3.4, §4, §7).  Each is recognised from the ``architectures`` of a local
 ``config.json`` (preferred: SGLang reads exactly that) or, failing that, from the model path's name.
 
 A name that only resembles a family is not guessed: :func:`recognise_path` returns None and the caller
@@ -38,7 +38,7 @@ _FAMILIES: list[tuple[str, frozenset[str], re.Pattern, bool, bool, str]] = [
      re.compile(r"(?<![a-z0-9])glm[-_ ]?5(?![\d])", re.I), True, True, "mla+dsa"),
 ]
 
-# The architecture each family's name stands for when no config.json says (spec §4: the ids SGLang's
+# The architecture each family's name stands for when no config.json says (docs/sglang-rules.md §4: the ids SGLang's
 # DSA models publish).
 _NAMED_ARCHITECTURE = {"DeepSeek-V4": "DeepseekV4ForCausalLM", "DeepSeek-V3.2": "DeepseekV32ForCausalLM",
                        "GLM-5": "GlmMoeDsaForCausalLM"}

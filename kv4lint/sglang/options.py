@@ -1,5 +1,5 @@
 """SGLang's CLI options per release, and argparse-faithful normalisation of a
-launch's arguments to ServerArgs field names (spec §5).
+launch's arguments to ServerArgs field names (docs/sglang-rules.md §5).
 
 Facts about SGLang's interface, not rules: which option strings exist in a
 release, what field each sets, how many values it takes, which choices it
@@ -22,9 +22,9 @@ from kv4lint.model import Launch, Provenance, Span, Value
 from kv4lint.target import parse_version
 
 # Releases whose tables are in the data file were inspected; others use the
-# newest inspected release before them (spec header).
+# newest inspected release before them (docs/sglang-rules.md, Sources).
 _OLDEST_KV_CHOICES = {
-    # spec §1.2 for releases before the oldest table
+    # docs/sglang-rules.md §1.2 for releases before the oldest table
     (0, 5, 4): ["auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16"],
     (0, 0, 0): ["auto", "fp8_e5m2", "fp8_e4m3"],
 }
@@ -38,8 +38,9 @@ _DEST_ALIASES = {
 }
 
 
-# Options whose choices depend on the environment or installed plugins (spec sglang-cli-options.json
-# "_about"): kv4lint cannot know them, so it checks no value of these against a list.
+# Options whose choices depend on the environment or installed plugins (SGLang computes or extends them when
+# it runs; tools/gen_options.py stores the stock list, or "<dynamic>" where it cannot read one): kv4lint
+# cannot know them, so it checks no value of these against a list.
 DYNAMIC_CHOICES = frozenset({"--sampling-backend", "--reasoning-parser", "--tool-call-parser",
                              "--kv-canary-real-data", "--cuda-graph-backend-decode", "--cuda-graph-backend-prefill",
                              "--lora-target-modules", "--speculative-draft-model-quantization"})

@@ -7,8 +7,9 @@ into this repository, installed or imported.
 Cache: ``$KV4LINT_WHEEL_CACHE`` or ``~/.cache/kv4lint/sglang-wheels``. A missing
 wheel is fetched once with ``pip download --no-deps`` (binary only, for the
 CPython 3.11 manylinux tags SGLang publishes, so the download works from any
-interpreter). Wheels already present in ``/tmp/wheels`` (a developer cache) are
-linked in instead of downloaded.
+interpreter). Wheels already present in a directory of ``$KV4LINT_WHEEL_MIRRORS``
+(a developer's copies; directories separated by ``os.pathsep``) are linked in
+instead of downloaded.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-LOCAL_MIRRORS = (Path("/tmp/wheels"),)
+LOCAL_MIRRORS = tuple(Path(d) for d in os.environ.get("KV4LINT_WHEEL_MIRRORS", "").split(os.pathsep) if d)
 
 # SGLang 0.5.11+ ships cp311 manylinux wheels only; 0.5.10 and older are pure.
 PIP_TAG_ARGS = (

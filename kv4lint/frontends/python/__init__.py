@@ -1,6 +1,6 @@
 """The Python frontend: SGLang launches in Python code, found with libcst.
 
-Forms recognised (spec section 6), each becoming one :class:`~kv4lint.model.Launch`:
+Forms recognised (docs/sglang-rules.md §6), each becoming one :class:`~kv4lint.model.Launch`:
 
 * ``ServerArgs(...)``, ``sgl.Engine(...)`` / ``Engine(...)``, ``sgl.Runtime(...)``
   (imported from ``sglang``): ``form="kwargs"``, keyword names as written;

@@ -330,7 +330,7 @@ class Scanner(Evaluator):
         if h.device and self._device_auto(call, env) and any(
                 (w.text is None and w.splat) or (w.text or "").split("=", 1)[0] == "--device" for w in other):
             # device="auto": popen_launch_server appends --device <detected> after other_args,
-            # overriding theirs (spec §6); without one in other_args the server detects the same.
+            # overriding theirs (docs/sglang-rules.md §6); without one in other_args the server detects the same.
             other = [*other, Value("--device"), Value.unknown()]
         argv = [*head, *other, *tail]
         launch = self._new_launch(call, "argv", name, argv=argv)

@@ -150,9 +150,14 @@ class Walker(Branches):
             b.assign.exported = True
         self.env.vars[name] = b
 
+    def too_deep(self, node) -> None:
+        """Nothing past ``MAX_DEPTH`` is read: a file error says so (a launch there is unseen, never clean)."""
+        self.scan.nested_too_deep(self.src.line(self.src.c(node.start_byte)))
+
     def touch(self, node) -> None:
         """Evaluate a node only for its variable uses (and substitutions that may launch)."""
         if self.depth > MAX_DEPTH:
+            self.too_deep(node)
             return
         stack = [node]
         while stack:
@@ -176,7 +181,7 @@ class Walker(Branches):
     def stmt(self, n, stdin: Chars | None = None) -> None:
         self.scan.steps += 1
         if self.depth > MAX_DEPTH:
-            self.scan.nested_too_deep(self.src.line(self.src.c(n.start_byte)))
+            self.too_deep(n)
             return
         self.depth += 1
         # The chain of statements a command starts (``a && b``, ``a | b``, ``a > log``): a
@@ -744,7 +749,10 @@ class Walker(Branches):
         return ex.hints + ([] if ex.cmd.clean_env else self._env_hints()) + list(self.hints)
 
     def _inner_shell(self, n, ex: _Exec, chars: Chars, field: Field | None, fallback: Span | None = None) -> None:
-        if self.depth > MAX_DEPTH or not chars.text.strip():
+        if not chars.text.strip():
+            return
+        if self.depth > MAX_DEPTH:
+            self.too_deep(n)
             return
         pos = list(chars.pos)
         last = next((p for p in reversed(pos) if p is not None), None)

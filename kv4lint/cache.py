@@ -392,10 +392,11 @@ def _hints(cls: type) -> dict:
     if hints is None:
         import typing
 
-        from kv4lint import model, source
+        from kv4lint import model
 
-        # file_report names the model's classes for type checkers only: resolve them here.
-        names = {**vars(source), **vars(model)}
+        # file_report names the model's classes for type checkers only: resolve them here (a report's text,
+        # kv4lint.source.Text, is never stored).
+        names = {**vars(model), "Text": object}
         hints = typing.get_type_hints(cls.__init__ if issubclass(cls, Record) else cls, localns=names)
         hints.pop("return", None)
         _type_hints[cls] = hints

@@ -470,7 +470,7 @@ CASES: list[Case] = [
     Case("many_launches", _many_launches, reported={"many.sh": None, "fences.md": None}),
     Case("explicit_paths", _explicit, flake8=False,
          explicit=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"],
-         messages=["named_dangling.sh", "does_not_exist.sh"]),
+         messages=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"]),
 ]
 
 

@@ -130,6 +130,20 @@ def version_note(text: str) -> str | None:
     return None
 
 
+def check_output_file(v: Any) -> str:
+    """A file the report can be written to: its folder exists (checked before the run, not after it)."""
+    import os
+
+    s = check_str(v)
+    folder = os.path.dirname(s) or "."
+    if not os.path.isdir(folder):
+        raise ValueError(f"cannot write {s!r}: " + (f"{folder!r} is not a folder" if os.path.exists(folder)
+                                                     else f"no folder {folder!r}"))
+    if os.path.isdir(s):
+        raise ValueError(f"cannot write {s!r}: it is a folder")
+    return s
+
+
 def check_platform(v: Any) -> str:
     from kv4lint.target import normalise_platform
 
@@ -330,8 +344,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("format", "output format (full: each finding with its source line, the fix and SGLang's side)",
            where=frozenset({CLI}), group="output", default="text",
            choices=("text", "full", "concise", "json", "sarif", "github")),  # = kv4lint.reporters.FORMATS
-    Option("output-file", "write the report to FILE", where=frozenset({CLI}), group="output", metavar="FILE",
-           short="-o"),
+    Option("output-file", "write the report to FILE", check=check_output_file, where=frozenset({CLI}),
+           group="output", metavar="FILE", short="-o"),
     Option("statistics", "print how many findings of each code, not the findings", where=frozenset({CLI}),
            group="output", flag=True),
     Option("exit-zero", "exit 0 even when there are findings", where=frozenset({CLI}), group="output", flag=True),

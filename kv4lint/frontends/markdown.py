@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from kv4lint import internal_error
 from kv4lint.frontends import embedded
+from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.ipython import split_ipython
 from kv4lint.model import FileError, ScanResult
@@ -232,7 +233,10 @@ def scan_markdown(text: str, path: str) -> ScanResult:
         except Exception as e:  # noqa: BLE001 - one block must not stop the others
             result.errors.append(internal_error.scan_error(path, f"while scanning a {block.lang} block", e,
                                                            block.line))
-    embedded.apply_disabled(result, text, index)
+    # A "# kv4lint: disable-file" line in a code block is the block's (its launches only, through merge):
+    # the document's own comments are outside its blocks.
+    embedded.apply_disabled(result, text, index, comments=lambda: outside(
+        [(index.starts[b.lines[0].number - 1], b.lines[-1].brk) for b in blocks if b.lines]))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 

@@ -1027,6 +1027,21 @@ def _syntax_error(root, src: ShellText, scan: _Scan, origin: OffsetMap | None) -
 # Public API
 
 
+def shell_comments(text: str):
+    """Whether a shell comment starts at an offset of ``text``: a comment node of its syntax tree, not a line of a
+    quoted string or a here-document that starts with ``#``."""
+    src = ShellText(text)
+    found: set[int] = set()
+    stack = [parse_bash(src.data).root_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "comment":
+            found.add(src.c(n.start_byte))
+        else:
+            stack.extend(n.children)
+    return found.__contains__
+
+
 def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: dict[str, str] | None = None,
                hints: list[Hint] | None = None, file_text: str | None = None,
                sourced: dict[str, dict[str, ForeignString | None]] | None = None) -> ScanResult:
@@ -1045,7 +1060,7 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     """
     result = ScanResult()
     try:
-        result.disabled = file_codes(text)
+        result.disabled = file_codes(text, lambda: shell_comments(text))
     except Exception:  # pragma: no cover - defensive
         pass
     if "sglang" not in text and not any("sglang" in v for v in (env or {}).values()):

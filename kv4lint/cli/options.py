@@ -20,6 +20,7 @@ plugin imports it in every flake8 run); the checks that need kv4lint's tables im
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Mapping
 
@@ -132,13 +133,11 @@ def version_note(text: str) -> str | None:
 
 def check_output_file(v: Any) -> str:
     """A file the report can be written to: its folder exists (checked before the run, not after it)."""
-    import os
-
     s = check_str(v)
     folder = os.path.dirname(s) or "."
     if not os.path.isdir(folder):
-        raise ValueError(f"cannot write {s!r}: " + (f"{folder!r} is not a folder" if os.path.exists(folder)
-                                                     else f"no folder {folder!r}"))
+        why = f"{folder!r} is not a folder" if os.path.exists(folder) else f"no folder {folder!r}"
+        raise ValueError(f"cannot write {s!r}: {why}")
     if os.path.isdir(s):
         raise ValueError(f"cannot write {s!r}: it is a folder")
     return s

@@ -436,3 +436,26 @@ def test_fuzz_aliases_never_raise_and_spans_stay_in_the_text(items_, flow, opene
         for v in launch.argv:
             for s in (v.span, v.use, v.remove):
                 assert s is None or 0 <= s.start <= s.end <= len(text)
+
+
+def test_an_alias_in_an_environment_mapping_is_its_anchors_value():
+    # an internal error ("bad span": the alias is written after its key, its node before) before
+    text = ("x-kv: &kv fp4_e2m1\napiVersion: v1\nkind: Pod\nmetadata:\n  name: s\nspec:\n  containers:\n"
+            "    - name: s\n      image: lmsysorg/sglang:v0.5.23\n      env:\n        - {name: KV, value: *kv}\n"
+            "      command: [python3, -m, sglang.launch_server, --kv-cache-dtype, $(KV)]\n")
+    got, _ = lint(text, "pod.yaml")
+    assert [code for code, _ in got] == ["KV406"]
+    compose_text = ("x-kv: &kv fp4_e2m1\nservices:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n    environment:\n"
+                    "      KV: *kv\n    entrypoint: [/bin/sh, -c]\n"
+                    "    command: [\"python3 -m sglang.launch_server --kv-cache-dtype $$KV\"]\n")
+    got, _ = lint(compose_text, "compose.yaml")
+    assert [code for code, _ in got] == ["KV406"]
+
+
+def test_an_alias_in_an_sglang_config_file(tmp_path):
+    (tmp_path / "sgl.yaml").write_text("x-kv: &kv fp4_e2m1\nkv-cache-dtype: *kv\n")
+    run = tmp_path / "run.sh"
+    run.write_text("python -m sglang.launch_server --model-path m --config sgl.yaml\n")
+    rep = lint_text(str(run), run.read_text(), S23, language="shell")
+    assert not [e for e in rep.errors if "internal" in e.message], rep.errors
+    assert "KV406" in [f.code for f in rep.findings]

@@ -126,8 +126,10 @@ def read_env(text: str, node, env: Env, *, unknown_if=None) -> None:
                 continue
             sm = scalar_map(text, v)
             unknown = unknown_if is not None and unknown_if(sm.value)
+            # an alias value (``KV: *kv``) is its anchor's node, written before the key: the entry is the key
+            after = v.start_mark.index >= k.end_mark.index
             env.add(EnvVar(name, None if unknown else sm.value, None if unknown else sm,
-                           Span(k.start_mark.index, v.end_mark.index)))
+                           Span(k.start_mark.index, v.end_mark.index) if after else node_span(k)))
     elif is_seq(node):
         for item in node.value:
             if is_scalar(item):

@@ -420,6 +420,8 @@ def mapping_entry_removal(text: str, key, value) -> Span | None:
     """The whole ``key: value`` line(s) of a block mapping entry, when alone on them."""
     s = key.start_mark.index
     e = value.end_mark.index
+    if value.start_mark.index < key.end_mark.index:  # an alias: its anchor's node is written elsewhere
+        return None
     ls = text.rfind("\n", 0, s) + 1
     if text[ls:s].strip(" \t") != "":
         return None

@@ -238,8 +238,9 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
     src, omap = cell.source, cell.omap
     line = _line_of(text, cell)
     what = f"cell {cell.number}"
-    python = lang.startswith("python") or lang in ("ipython", "")
-    result.disabled = frozenset(result.disabled) | file_codes(src, (lambda: python_comments(src)) if python else None)
+    python = (lang.startswith("python") or lang in ("ipython", "")) and not _SHELL_MAGICS.match(src)
+    if python:  # a Python cell's comments are the notebook's; a shell cell's cover its own launches (merge)
+        result.disabled = frozenset(result.disabled) | file_codes(src, lambda: python_comments(src))
     if lang in ("bash", "sh", "shell", "zsh"):
         _shell(result, src, omap, path, text, env, what, line)
         return

@@ -26,6 +26,7 @@ from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hi
 from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
     Binding, Element, Expander, Field, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
+from kv4lint.frontends.shell import parse as shell_parse
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_bash
 from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
@@ -1032,7 +1033,7 @@ def shell_comments(text: str):
     quoted string or a here-document that starts with ``#``."""
     src = ShellText(text)
     found: set[int] = set()
-    stack = [parse_bash(src.data).root_node]
+    stack = [shell_parse.parse_bash(src.data).root_node]  # the text as written (no repair: comments as they are)
     while stack:
         n = stack.pop()
         if n.type == "comment":

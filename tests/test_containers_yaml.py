@@ -459,3 +459,15 @@ def test_an_alias_in_an_sglang_config_file(tmp_path):
     rep = lint_text(str(run), run.read_text(), S23, language="shell")
     assert not [e for e in rep.errors if "internal" in e.message], rep.errors
     assert "KV406" in [f.code for f in rep.findings]
+
+
+def test_an_anchor_defined_twice_prints_nothing_and_the_alias_names_the_latest(capsys):
+    import warnings
+
+    text = ("x-a: &kv nvfp4\nx-b: &kv fp4_e2m1\nservices:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n"
+            "    command: [python3, -m, sglang.launch_server, --kv-cache-dtype, *kv]\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, _ = lint(text, "compose.yaml")
+    assert [str(w.message) for w in caught] == []  # ruamel's ReusedAnchorWarning quoted the file's lines
+    assert got == [("KV406", "*kv]\n")]  # fp4_e2m1: YAML's alias refers to the latest anchor of its name

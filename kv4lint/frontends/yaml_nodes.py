@@ -10,6 +10,7 @@ of a scalar or a sequence, with removal spans.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 
 from kv4lint.frontends.argv_lists import Word, removal_spans
@@ -30,9 +31,13 @@ def compose(text: str, path: str) -> tuple[list, list[FileError]]:
     errors: list[FileError] = []
     try:
         y = YAML(typ="safe", pure=True)
-        for doc in y.compose_all(text):
-            if doc is not None:
-                docs.append(doc)
+        with warnings.catch_warnings():
+            # An anchor defined twice is valid YAML (an alias names the latest): ruamel's warning would print
+            # the scanned file's lines on stderr, naming no file.
+            warnings.simplefilter("ignore")
+            for doc in y.compose_all(text):
+                if doc is not None:
+                    docs.append(doc)
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else None

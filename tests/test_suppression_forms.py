@@ -148,6 +148,8 @@ IN_A_STRING = {
                                                        + json.dumps(["bash", "-c", _L]) + "}}\n"),
     "notebook string": ("serve.ipynb", "notebook", nbformat.writes(new_notebook(cells=[
         new_code_cell(f'NOTE = """\n{DIRECTIVE}\n"""\n!{_L}')]))),
+    "Makefile recipe string": ("Makefile", "makefile", f'serve:\n\techo "usage: make serve \\\n{DIRECTIVE}"\n'
+                                                       f"\t{_L}\n"),
     "notebook %%bash here-document": ("serve.ipynb", "notebook", nbformat.writes(new_notebook(cells=[
         new_code_cell(f"%%bash\ncat > notes.txt <<'EOF'\n{DIRECTIVE}\nEOF\n"), new_code_cell(f"!{_L}")]))),
 }

@@ -167,7 +167,7 @@ def _load(entry_path: str) -> ScanResult | None:
     if not isinstance(entry, dict) or entry.get("format") != FORMAT:
         return None
     result = decode(entry["result"])
-    return result if isinstance(result, _records()["ScanResult"][0]) else None
+    return result if conforms(result, _records()["ScanResult"][0]) else None
 
 
 def _store(entry_path: str, result: ScanResult) -> None:
@@ -298,11 +298,14 @@ class FileIndex:
                 return None
             if not _unchanged(rec[2]):
                 return None
-            fields = {k: decode(v) for k, v in rec[3].items()}
+            fields = dict({k: decode(v) for k, v in rec[3].items()}, path=path, language=rec[1],
+                          depends=[p for p, _sig in rec[2]])
+            if not _report_conforms(fields):
+                return None
         except Exception:  # noqa: BLE001 - a damaged record: read the file
             return None
         self.new_reports[path] = rec
-        return dict(fields, path=path, language=rec[1], depends=[p for p, _sig in rec[2]])
+        return fields
 
     def add_report(self, rep, st: os.stat_result | None, key: str | None) -> None:
         """Record the report ``rep`` of a file that held launches (no error), judged with the settings
@@ -372,6 +375,75 @@ def _records() -> dict[str, tuple[type, tuple[str, ...] | None]]:
                     out[c.__name__] = (c, None)
         _classes = out
     return _classes
+
+
+def _report_conforms(fields: dict) -> bool:
+    """Whether ``fields`` are arguments of :class:`kv4lint.file_report.FileReport` of the declared types."""
+    hints = _hints(file_report.FileReport)
+    return all(k in hints and conforms(v, hints[k]) for k, v in fields.items())
+
+
+_type_hints: dict[type, dict] = {}
+
+
+def _hints(cls: type) -> dict:
+    """A record's fields and their declared types (a Record's from its ``__init__``, a dataclass's own)."""
+    hints = _type_hints.get(cls)
+    if hints is None:
+        import typing
+
+        from kv4lint import model
+
+        # file_report names the model's classes for type checkers only: resolve them here (a report's text,
+        # kv4lint.source.Text, is never stored).
+        names = {**vars(model), "Text": object}
+        hints = typing.get_type_hints(cls.__init__ if issubclass(cls, Record) else cls, localns=names)
+        hints.pop("return", None)
+        _type_hints[cls] = hints
+    return hints
+
+
+def conforms(o, hint) -> bool:
+    """Whether the decoded ``o`` is of the declared type ``hint``, through lists, tuples, dicts, unions and
+    kv4lint's records: an entry that is valid JSON of the wrong shape (an older format, an edit, another
+    program's file) is a cache miss, never a crash later in the run."""
+    import types
+    import typing
+
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(conforms(o, a) for a in args)
+    if origin is typing.Literal:
+        return any(type(o) is type(a) and o == a for a in args)
+    if origin in (list, frozenset):
+        return type(o) is origin and all(conforms(x, args[0]) for x in o) if args else type(o) is origin
+    if origin is tuple:
+        if type(o) is not tuple:
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(conforms(x, args[0]) for x in o)
+        return not args or (len(o) == len(args) and all(conforms(x, a) for x, a in zip(o, args)))
+    if origin is dict:
+        return type(o) is dict and (not args or all(conforms(k, args[0]) and conforms(v, args[1])
+                                                    for k, v in o.items()))
+    if hint is typing.Any or hint is object:
+        return True
+    if hint is None or hint is type(None):
+        return o is None
+    if hint is float:
+        return type(o) in (int, float)
+    if hint is int:
+        return type(o) is int
+    if not isinstance(hint, type):
+        return False
+    if not isinstance(o, hint):
+        return False
+    known = _records().get(hint.__name__)
+    if known is None or known[0] is not hint or known[1] is None:
+        return True  # str, bool, an enum member
+    hints = _hints(hint)
+    return all(conforms(getattr(o, f), hints[f]) for f in known[1] if f in hints)
 
 
 def encode(o):

@@ -256,8 +256,15 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
                 continue
             out.files.append(Candidate(root, language_of(root), st))
         else:
-            out.skipped.append((root, "not a regular file"))
+            # Named, so meant to be checked: a file that could not be read (exit 1), never opened (it could block).
+            out.errors.append((root, f"cannot read: {_kind(st.st_mode)}, not a regular file; not opened"))
     return out
+
+
+def _kind(mode: int) -> str:
+    return ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
+            "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else
+            "a special file")
 
 
 def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, seen: set,

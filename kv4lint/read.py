@@ -78,6 +78,6 @@ def lint_file(path: str, settings: Settings, language: str | None = None) -> Fil
         return rep
     from kv4lint import runner  # the stages past the pre-filter: loaded for a file that may launch
 
-    out = runner.lint_text(path, text.text, settings, language=rep.language)
+    out = runner.lint_text(path, text.text, settings, language=rep.language, flake8_noqa=True)
     out.text = text
     return out

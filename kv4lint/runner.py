@@ -34,10 +34,17 @@ from kv4lint.target import ModelInfo, Target, infer_model, normalise_gpu, normal
 # ---------------------------------------------------------------------------
 
 
-def lint_text(path: str, text: str, settings: Settings, language: str | None = None) -> FileReport:
-    """Lint one file's decoded text."""
+def lint_text(path: str, text: str, settings: Settings, language: str | None = None, *,
+              flake8_noqa: bool = False) -> FileReport:
+    """Lint one file's decoded text.
+
+    ``flake8_noqa``: skip a Python file that flake8 skips for its ``# flake8: noqa`` line, as kv4lint's own
+    command does so that it agrees with the flake8 plugin (under flake8, flake8 decides before the plugin runs).
+    """
     language = language or language_of(path, text[:256].encode("utf-8", "replace")) or "shell"
     if not might_launch(text, language):
+        return FileReport(path, language)
+    if flake8_noqa and language == "python" and suppression.flake8_skips_file(text):
         return FileReport(path, language)
     with recording() as looked_at:  # the files the report reads besides this one (kv4lint.cache.FileIndex)
         rep = _lint_text(path, text, settings, language)

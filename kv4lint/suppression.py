@@ -10,6 +10,9 @@ Forms (README, docs/configuration.md, docs/rules/*):
   line anywhere in the file.
 * ``# noqa: KV401`` (flake8's form; bare ``# noqa`` for every code) on the
   line of a finding in Python.
+* ``# flake8: noqa`` (flake8's file-level form) on a line of a Python file:
+  the file is skipped, read exactly as flake8 reads it (:func:`flake8_skips_file`),
+  so that ``kv4lint check`` and the flake8 plugin agree.
 * Whitespace is free around ``:``, ``=`` and ``,``; codes are read in any
   case.  Besides ``#``, the comment may start with ``<!--`` (Markdown, HTML),
   ``//`` or ``..`` (reStructuredText).
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 __all__ = ["ALL", "Directive", "codes_above", "covers", "disable_comment", "file_codes", "find_disable",
-           "find_noqa", "leading_directive", "missing", "noqa_comment", "trailing_codes"]
+           "find_noqa", "flake8_skips_file", "leading_directive", "missing", "noqa_comment", "trailing_codes"]
 
 ALL = "ALL"
 LEADERS = ("#", "<!--", "//", "..")
@@ -114,16 +117,44 @@ def codes_above(line_text: Callable[[int], str], line: int) -> frozenset[str]:
     return frozenset(out)
 
 
-def file_codes(text: str) -> frozenset[str]:
-    """Codes disabled for the whole file by ``kv4lint: disable-file`` comments."""
+def file_codes(text: str, comments: Callable[[], Callable[[int], bool]] | None = None) -> frozenset[str]:
+    """Codes disabled for the whole file by ``kv4lint: disable-file`` comments.
+
+    Suppressions are comments: ``comments`` (called once, only when a line looks like a directive) gives the
+    reader's test of whether the character at an offset of ``text`` starts a comment of its language, so
+    that a line of a string literal, a here-document or a YAML value that looks like one is not one.
+    Without it every line that starts with a comment leader counts.
+    """
     if "kv4lint" not in text and "KV4LINT" not in text.upper():
         return frozenset()
     out: set[str] = set()
-    for line in text.splitlines():
+    is_comment: Callable[[int], bool] | None = None
+    pos = 0
+    for line in text.splitlines(keepends=True):
         d = leading_directive(line)
         if d is not None and d.kind == "disable-file":
+            if comments is not None:
+                is_comment = is_comment or comments()
+                if not is_comment(pos + len(line) - len(line.lstrip())):
+                    pos += len(line)
+                    continue
             out |= d.codes
+        pos += len(line)
     return frozenset({ALL} if ALL in out else out)
+
+
+# flake8's own pattern (flake8.defaults.NOQA_FILE, flake8 7.x), matched at the start of each physical line.
+_FLAKE8_NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.I)
+
+
+def flake8_skips_file(text: str) -> bool:
+    """Whether flake8 skips this Python file for a ``# flake8: noqa`` line, so that kv4lint's own command skips
+    it too: exactly flake8's reading (FileProcessor.should_ignore_file), which is not kv4lint's grammar --
+    a line that *starts* with the comment, whatever follows it (``# flake8: noqa: E501`` too, in flake8 7),
+    and flake8 does not ask whether the line is inside a string."""
+    if "flake8" not in text.lower():
+        return False
+    return any(_FLAKE8_NOQA_FILE.match(line) for line in re.split(r"\r\n|\r|\n", text))
 
 
 def covers(codes: Iterable[str], code: str) -> bool:

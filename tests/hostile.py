@@ -190,6 +190,27 @@ def _deep_shell(root: Path) -> None:
           + LAUNCH.replace("fp4_e2m1", "$V2999") + "\n")
 
 
+def _depth_limits(root: Path) -> None:
+    # Issue 28 item 7: a launch just past a depth limit is a file error, never a clean file.
+    write(root / "subst30.sh", "#!/bin/bash\nX=" + "$( " * 30 + LAUNCH + " )" * 30 + "\n")
+    write(root / "quotes20.md", "".join("> " * 20 + ln + "\n" for ln in ("```bash", LAUNCH, "```")))
+    write(root / "lists10.md", "".join("  " * i + "- step\n" for i in range(10))
+          + "".join("  " * 10 + ln + "\n" for ln in ("```bash", LAUNCH, "```")))
+
+
+# The value is the anchor's, shared with every alias: reported, never edited from the launch (unsafe fix).
+ALIAS_YAML = ("x-kv: &kv fp4_e2m1\nservices:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n"
+              "    command: [python3, -m, sglang.launch_server, --kv-cache-dtype, *kv]\n")
+
+
+def _lookalikes(root: Path) -> None:
+    # Issue 28 items 4 and 9: a YAML alias inside a flow sequence; a disable-file "comment" inside a string.
+    write(root / "alias.yaml", ALIAS_YAML)
+    write(root / "help.py", 'import subprocess\nHELP = """\n# kv4lint: disable-file=KV406\n"""\n'
+                            + GOOD_PY.split("\n", 2)[2])
+    write(root / "usage.sh", f"#!/bin/bash\ncat <<'EOF'\n# kv4lint: disable-file=KV406\nEOF\n{LAUNCH}\n")
+
+
 def _unterminated(root: Path) -> None:
     write(root / "unterm_dq.sh", f"#!/bin/bash\n{LAUNCH} --served-model-name \"oops\n")
     write(root / "unterm_sq.sh", f"#!/bin/bash\necho 'sglang\n{LAUNCH}\n")
@@ -441,7 +462,9 @@ CASES: list[Case] = [
     # flake8's core builds the file's AST for pyflakes and dies with RecursionError "during ast
     # construction" on 20000 chained additions, before any plugin runs (flake8 7.x; CPython's ast).
     Case("deep_python", _deep_python, messages=["deep_unclosed.py"], flake8_exclude=["long_binop.py"]),
-    Case("deep_shell", _deep_shell),
+    Case("deep_shell", _deep_shell, messages=["deep_subst.sh", "deep_launch.sh", "deep_braces.sh", "deep_if.sh"]),
+    Case("depth_limits", _depth_limits, messages=["subst30.sh", "quotes20.md", "lists10.md"]),
+    Case("lookalikes", _lookalikes, reported={"alias.yaml": ALIAS_YAML.encode(), "help.py": None, "usage.sh": None}),
     Case("unterminated", _unterminated, messages=["unterm_dq.sh", "unterm_heredoc.sh", "unterm.py",
                                                   "unterm_triple.py"]),
     Case("python_syntax_errors", _python_syntax, messages=parse_failures()),
@@ -461,7 +484,7 @@ CASES: list[Case] = [
     Case("many_launches", _many_launches, reported={"many.sh": None, "fences.md": None}),
     Case("explicit_paths", _explicit, flake8=False,
          explicit=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"],
-         messages=["named_dangling.sh", "does_not_exist.sh"]),
+         messages=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"]),
 ]
 
 

@@ -161,6 +161,58 @@ def test_a_corrupt_entry_is_ignored(counted):
     assert len(counted.calls) == 3
 
 
+def _set(doc, path: tuple, value):
+    for k in path[:-1]:
+        doc = doc[k]
+    doc[path[-1]] = value
+
+
+# Valid JSON of the wrong shape, each a real entry with one part changed (issue 28 item 8: exit 2 before).
+@pytest.mark.parametrize("path, value", [
+    (("result", "launches"), [5]),
+    (("result", "launches"), "abc"),
+    (("result", "launches", 0, "argv", 0, "span"), "oops"),
+    (("result", "launches", 0, "argv", 0, "text"), 5),
+    (("result", "launches", 0, "argv", 0, "provenance", "v"), "guessed"),
+    (("result", "launches", 0, "span"), {"@": "Value", "text": "x"}),
+    (("result", "launches", 0, "form"), "neither"),
+    (("result", "launches", 0, "disabled"), {"@f": [1]}),
+    (("result", "errors"), [{"@": "FileError", "path": 1, "message": "x"}]),
+    (("result",), {"@d": 5}),
+    (("result",), []),
+])
+def test_an_entry_of_the_wrong_shape_is_a_miss(counted, path, value):
+    (counted.work / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    counted("serve.sh")  # named: the parse cache only, no file index
+    (entry,) = counted.cache_dir.rglob("*.json")
+    doc = json.loads(entry.read_text())
+    _set(doc, path, value)
+    entry.write_text(json.dumps(doc))
+    assert _codes(counted("serve.sh")) == ["KV401"]  # counted() asserts exit 0 or 1: no internal error
+    assert len(counted.calls) == 2  # scanned again
+
+
+@pytest.mark.parametrize("field, value", [
+    ("findings", [5]),
+    ("findings", "abc"),
+    ("launches", "many"),
+    ("targets", [5]),
+    ("errors", [{"@": "FileError"}]),
+    ("not_a_field", 1),
+])
+def test_an_index_report_of_the_wrong_shape_is_a_miss(reads, field, value):
+    (reads.work / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    first = reads(".")
+    del reads.reads[:]
+    assert reads(".") == first and reads.reads == []  # the second run: the index's report
+    (index,) = (reads.cache_dir / "index").iterdir()
+    doc = json.loads(index.read_text())
+    doc["reports"]["serve.sh"][3][field] = value
+    index.write_text(json.dumps(doc))
+    del reads.reads[:]
+    assert reads(".") == first and reads.reads == ["serve.sh"]  # read again
+
+
 def test_an_unwritable_cache_is_no_error(counted, tmp_path):
     (counted.work / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
     counted.cache_dir.write_text("a file where the directory should be")

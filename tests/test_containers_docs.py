@@ -101,6 +101,29 @@ def test_blockquote_fence_and_fix():
     assert skipped == [] and fixed == md.replace("nvfp4", "fp8_e4m3")
 
 
+def _nested(prefix: str, n: int, lines: list[str]) -> str:
+    return "".join(prefix * n + ln + "\n" for ln in lines)
+
+
+@pytest.mark.parametrize("md,line", [
+    # A fence in 20 nested block quotes: markdown-it reads no further (its maxNesting), so the file is
+    # "not fully checked", never clean.
+    (_nested("> ", 20, ["```bash", DOC_LAUNCH, "```"]), 1),
+    # Lists count twice (list and item): a fence in the 10th nested item is past the limit too.
+    ("".join("  " * i + "- step\n" for i in range(10)) + _nested("  " * 10, 1, ["```bash", DOC_LAUNCH, "```"]), 10),
+])
+def test_markdown_past_the_nesting_limit_is_a_file_error(md, line):
+    rep = lint_text("doc.md", md, S23, language="markdown")
+    assert rep.findings == []
+    assert [(e.line, e.message) for e in rep.errors] == [
+        (line, f"Markdown nested 20 levels deep (block quotes, lists) near line {line}: not scanned further")]
+
+
+def test_markdown_under_the_nesting_limit_is_read():
+    got, _ = lint(_nested("> ", 19, ["```bash", DOC_LAUNCH, "```"]), "doc.md", "markdown")
+    assert got == [("KV401", "fp4_mx_blo")]  # as the same fence at the top level
+
+
 @pytest.mark.parametrize("fence", ["```", "```text", "```output", "```log", "~~~plaintext"])
 def test_untagged_and_output_blocks_are_silent(fence):
     close = fence[:3]

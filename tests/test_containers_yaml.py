@@ -378,3 +378,96 @@ def test_suppression_comment_above_a_key():
            "  t:\n    image: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
            "    command: python3 -m sglang.launch_server --kv-cache-dtype nvfp4  # kv4lint: disable\n")
     assert lint(doc)[0] == []
+
+
+# ---------------------------------------------------------------------------
+# Aliases anywhere (issue 28 item 4): an alias is its anchor's value, reported where the launch uses it.
+
+ANCHORS = ("x-sglang:\n  kv: &kv fp4_e2m1\n  flag: &flag --kv-cache-dtype\n"
+           "  cmd: &cmd [python3, -m, sglang.launch_server]\n")
+
+
+@pytest.mark.parametrize("command", [
+    # the issue's shape: an alias inside a flow sequence (an internal error, exit 2, before)
+    "command: [python3, -m, sglang.launch_server, --kv-cache-dtype, *kv]",
+    "command: [python3, -m, sglang.launch_server, *flag, *kv]",
+    "command: [python3, -m, sglang.launch_server,\n      --kv-cache-dtype,  # the KV cache\n      *kv]",
+    "command: &svc [python3, -m, sglang.launch_server, --kv-cache-dtype, *kv]",
+    "command:\n      - python3\n      - -m\n      - sglang.launch_server\n      - --kv-cache-dtype\n      - *kv",
+    "entrypoint: *cmd\n    command: [--kv-cache-dtype, *kv]",
+])
+def test_an_alias_in_a_command_is_its_anchors_value(command):
+    text = ANCHORS + "services:\n  sglang:\n    image: lmsysorg/sglang:v0.5.23\n    " + command + "\n"
+    got, rep = lint(text, "compose.yaml")
+    assert [code for code, _ in got] == ["KV406"]
+    # reported at the alias in the launch, not at the anchor other launches share; its fix would edit the
+    # anchor, shared by every alias: not a safe fix from here
+    assert got[0][1].startswith("*kv")
+    assert rep.findings[0].fix is None or rep.findings[0].fix.applicability != "safe"
+
+
+def test_aliases_in_kubernetes_args():
+    text = ("x-args: &dtype fp4_e2m1\napiVersion: v1\nkind: Pod\nmetadata:\n  name: s\nspec:\n  containers:\n"
+            "    - name: s\n      image: lmsysorg/sglang:v0.5.23\n      command: [python3, -m, sglang.launch_server]\n"
+            "      args: [--model-path, meta-llama/Llama-3.1-8B-Instruct, --kv-cache-dtype, *dtype]\n")
+    got, _ = lint(text, "pod.yaml")
+    assert got == [("KV406", "*dtype]\n")]
+
+
+_ITEMS = ["python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "fp4_e2m1", "*kv", "*flag", "*cmd",
+          "'*kv'", "!!str nvfp4", "&x nvfp4", "*kv  # note"]
+
+
+@given(st.lists(st.sampled_from(_ITEMS), min_size=1, max_size=8), st.booleans(), st.sampled_from(["", "&s ", "!!seq "]),
+       st.sampled_from(["command", "args", "entrypoint"]))
+def test_fuzz_aliases_never_raise_and_spans_stay_in_the_text(items_, flow, opener, key):
+    if flow:
+        body = f"    {key}: {opener}[" + ", ".join(items_) + "]\n"
+    else:
+        body = f"    {key}:\n" + "".join(f"      - {e}\n" for e in items_)
+    text = ANCHORS + "services:\n  s:\n    image: lmsysorg/sglang:v0.5.19\n" + body
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ruamel warns of a reused anchor (&x twice)
+        r = scan_yaml(text, "c.yaml")
+    assert not [e for e in r.errors if "internal" in e.message], r.errors
+    for launch in r.launches:
+        for v in launch.argv:
+            for s in (v.span, v.use, v.remove):
+                assert s is None or 0 <= s.start <= s.end <= len(text)
+
+
+def test_an_alias_in_an_environment_mapping_is_its_anchors_value():
+    # an internal error ("bad span": the alias is written after its key, its node before) before
+    text = ("x-kv: &kv fp4_e2m1\napiVersion: v1\nkind: Pod\nmetadata:\n  name: s\nspec:\n  containers:\n"
+            "    - name: s\n      image: lmsysorg/sglang:v0.5.23\n      env:\n        - {name: KV, value: *kv}\n"
+            "      command: [python3, -m, sglang.launch_server, --kv-cache-dtype, $(KV)]\n")
+    got, _ = lint(text, "pod.yaml")
+    assert [code for code, _ in got] == ["KV406"]
+    compose_text = ("x-kv: &kv fp4_e2m1\nservices:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n    environment:\n"
+                    "      KV: *kv\n    entrypoint: [/bin/sh, -c]\n"
+                    "    command: [\"python3 -m sglang.launch_server --kv-cache-dtype $$KV\"]\n")
+    got, _ = lint(compose_text, "compose.yaml")
+    assert [code for code, _ in got] == ["KV406"]
+
+
+def test_an_alias_in_an_sglang_config_file(tmp_path):
+    (tmp_path / "sgl.yaml").write_text("x-kv: &kv fp4_e2m1\nkv-cache-dtype: *kv\n")
+    run = tmp_path / "run.sh"
+    run.write_text("python -m sglang.launch_server --model-path m --config sgl.yaml\n")
+    rep = lint_text(str(run), run.read_text(), S23, language="shell")
+    assert not [e for e in rep.errors if "internal" in e.message], rep.errors
+    assert "KV406" in [f.code for f in rep.findings]
+
+
+def test_an_anchor_defined_twice_prints_nothing_and_the_alias_names_the_latest(capsys):
+    import warnings
+
+    text = ("x-a: &kv nvfp4\nx-b: &kv fp4_e2m1\nservices:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n"
+            "    command: [python3, -m, sglang.launch_server, --kv-cache-dtype, *kv]\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, _ = lint(text, "compose.yaml")
+    assert [str(w.message) for w in caught] == []  # ruamel's ReusedAnchorWarning quoted the file's lines
+    assert got == [("KV406", "*kv]\n")]  # fp4_e2m1: YAML's alias refers to the latest anchor of its name

@@ -284,3 +284,40 @@ def test_the_plugin_agrees_with_kv4lint_check_on_sglangs_own_sources(monkeypatch
             launches.append(n)
     assert got == truth
     assert sorted(linted) == sorted(launches) and len(launches) >= 4, (linted, launches)
+
+
+# flake8 skips a file for a line that starts with "# flake8: noqa" (flake8 7: FileProcessor.should_ignore_file,
+# also with codes after it, also inside a string); kv4lint check reads it the same way (issue 28 item 9).
+FLAKE8_NOQA_HEADERS = {
+    "bare": ("# flake8: noqa\n", True),
+    "with codes": ("# flake8: noqa: E501\n", True),
+    "kv4lint's code": ("# flake8: noqa: KV406\n", True),
+    "indented, upper case, =": ("    # FLAKE8=NOQA\n", True),
+    "in a string": ('HELP = """\n# flake8: noqa\n"""\n', True),
+    "no space after #": ("#flake8: noqa\n", False),
+    "after code": ("X = 1  # flake8: noqa\n", False),
+    "line noqa": ("# noqa\n", False),
+}
+
+
+def test_flake8_and_kv4lint_check_agree_on_flake8_noqa(tmp_path):
+    names = []
+    for k, (header, _skipped) in enumerate(FLAKE8_NOQA_HEADERS.values()):
+        (tmp_path / f"h{k}.py").write_text(header + LAUNCH.format(noqa=""))
+        names.append(f"h{k}.py")
+    cp = flake8("--kv4-sglang-version", "0.5.23", *names, cwd=tmp_path)
+    assert cp.returncode == 1 and "Traceback" not in cp.stderr, cp.stderr
+    by_flake8 = {Path(r[0]).name for r in flake8_lines(cp.stdout)}
+    ck = subprocess.run([sys.executable, "-m", "kv4lint", "check", "--isolated", "--sglang-version", "0.5.23",
+                         "--format", "concise", *names], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert ck.returncode == 1, ck.stderr
+    by_check = {line.split(":")[0] for line in ck.stdout.splitlines() if " KV406 " in line}
+    expected = {n for n, (_h, skipped) in zip(names, FLAKE8_NOQA_HEADERS.values()) if not skipped}
+    assert by_flake8 == expected
+    assert by_check == expected
+    # standard input, named as a Python file, is read the same way
+    for n in (names[1], names[-1]):
+        sd = subprocess.run([sys.executable, "-m", "kv4lint", "check", "--isolated", "--sglang-version", "0.5.23",
+                             "--stdin-filename", n, "-"], input=(tmp_path / n).read_text(), capture_output=True,
+                            text=True, cwd=tmp_path, timeout=600)
+        assert sd.returncode == (1 if n in expected else 0), (n, sd.stdout, sd.stderr)

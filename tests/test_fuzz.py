@@ -224,6 +224,9 @@ SH_DECOYS = [
     "vllm serve m --kv-cache-dtype fp8\n",
     ": python -m sglang.launch_server --kv-cache-dtype nvfp4\n",
     "printf '%s\\n' --kv-cache-dtype=nvfp4\n",
+    # Only comments suppress (issue 28 item 9): a string or here-document line that looks like one is data.
+    "USAGE=\"serve.sh\n# kv4lint: disable-file\n\"\n",
+    "cat > NOTES <<'EOF'\n# kv4lint: disable-file=KV4\nEOF\n",
 ]
 
 
@@ -509,6 +512,8 @@ def test_popen_launch_server(case):
            ")", "`", "${X", "}", "<<EOF\n", "EOF\n", "[", "]", "{", ",", ":", "- ", "```bash\n", "```\n",
            "RUN ", "CMD [", "\"cells\": [", "ServerArgs(", "kv_cache_dtype=", "subprocess.run([", "#", "\t",
            "X=fp4_e2m1\n", "$X", "sglang serve", "\r\n", "\0", "\ufeff", "é", "\\",
+           # issue 28: YAML aliases in lists, block quotes, look-alike suppressions
+           "&kv fp4_e2m1\n", "*kv", "> ", "# kv4lint: disable-file\n", '"""', "# flake8: noqa\n",
        ]), max_size=40))
 def test_arbitrary_text_never_raises(language, pieces):
     text = "".join(pieces)

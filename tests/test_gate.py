@@ -62,6 +62,37 @@ def test_a_path_that_does_not_exist_is_a_usage_error(repo, capsys):
     assert main(["fix", "--diff", "nosuch.sh"]) == 2
 
 
+@pytest.mark.parametrize("command", [["check"], ["fix", "--diff"], ["fix"]])
+@pytest.mark.parametrize("where, why", [
+    ("nodir/report.txt", "cannot write 'nodir/report.txt': no folder 'nodir'"),
+    ("svc_a", "cannot write 'svc_a': it is a folder"),
+    ("svc_a/run.sh/report.txt", "cannot write 'svc_a/run.sh/report.txt': 'svc_a/run.sh' is not a folder"),
+    ("dangling.txt", "cannot write 'dangling.txt': No such file or directory"),  # its folder exists: found at open
+])
+def test_an_output_file_that_cannot_be_written_is_a_usage_error(repo, capsys, command, where, why):
+    os.symlink("gone/report.txt", repo / "dangling.txt")
+    before = (repo / "svc_a" / "run.sh").read_text()
+    try:
+        rc = main([*command, "--output-file", where, "svc_a/run.sh"])
+    except SystemExit as e:  # argparse's own exit, for a value its check refuses
+        rc = e.code
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert f"argument --output-file" in err and why in err, err
+    assert "internal error" not in err and "bug" not in err
+    if where != "dangling.txt":  # refused before the run: nothing fixed
+        assert (repo / "svc_a" / "run.sh").read_text() == before
+
+
+@pytest.mark.parametrize("command", [["check"], ["fix", "--diff"], ["fix"]])
+def test_a_fifo_named_on_the_command_line_could_not_be_read(repo, capsys, command):
+    os.mkfifo(repo / "named.sh")  # never opened: a FIFO with no writer would block the run
+    write(repo / "ok.sh", NVFP4_SH.replace("nvfp4", "fp8_e4m3"))
+    assert main([*command, "named.sh", "ok.sh"]) == 1  # not everything named was checked
+    cap = capsys.readouterr()  # (with --diff, the report goes to stderr)
+    assert "named.sh: error: cannot read: a FIFO, not a regular file; not opened" in cap.out + cap.err
+
+
 @pytest.mark.parametrize("typo", ["chek", "fxi", "explian"])
 def test_a_mistyped_command_is_a_usage_error(repo, capsys, typo):
     assert main([typo]) == 2

@@ -90,6 +90,8 @@ HEAVY = {
     "hashlib": "3 ms (OpenSSL): a finding's fingerprint, only when there are findings",
     "traceback": "2 ms (textwrap, linecache): an internal error's traceback, only with --verbose",
     "dataclasses": "11 ms (inspect, ast, dis, tokenize): the rich model's records, loaded with it (kv4lint.cache)",
+    "typing": "the shape check of a stored entry or report (kv4lint.cache), loaded with the rich model anyway",
+    "types": "the shape check of a stored entry or report (kv4lint.cache): union types",
     "multiprocessing": "the process pool, only for large trees",
     "pickle": "the forked workers' results (kv4lint.parallel), only for large trees",
     "signal": "the forked workers' signal handling (kv4lint.parallel), only for large trees",

@@ -336,3 +336,37 @@ def test_the_option_data_and_the_releases_leaf_agree_on_the_newest_release():
 
     newest = known_releases()[-1]
     assert releases.release(newest) == releases.NEWEST and not releases.beyond_newest(newest), newest
+
+
+# The API is called by code: a wrong argument is the caller's bug, raised at once, never an empty list that
+# reads as "this launch is fine" (issue 28 item 10).
+@pytest.mark.parametrize("kw, message", [
+    ({"sglang_version": "banana"}, "sglang_version=: not a version: 'banana'"),
+    ({"platform": "tpu-ish"}, "platform=: unknown platform 'tpu-ish'"),
+    ({"gpu": "h1000"}, "gpu=: unknown GPU 'h1000'"),
+    ({"model_attention": "gqa"}, "model_attention=: expected \"mha\" or \"mla\", got 'gqa'"),
+    ({"fix_dtype": "nvfp4"}, "fix_dtype=: 'nvfp4' is not a KV cache dtype fixes can use"),
+])
+def test_the_api_refuses_a_target_the_command_line_refuses(kw, message):
+    for call in (lambda: kv4lint.check_argv(["--kv-cache-dtype", "fp4_e2m1"], **kw),
+                 lambda: kv4lint.check_server_args({"kv_cache_dtype": "fp4_e2m1"}, **kw)):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert str(e.value).startswith(message)
+
+
+@pytest.mark.parametrize("bad", ["python -m sglang.launch_server --kv-cache-dtype fp4_e2m1",
+                                 b"--kv-cache-dtype fp4_e2m1", None, 5, {"--kv-cache-dtype": "fp4_e2m1"}])
+def test_the_api_refuses_an_argv_that_is_not_a_list(bad):
+    with pytest.raises(TypeError, match="argv must be a list of arguments"):
+        kv4lint.check_argv(bad)
+
+
+def test_the_api_refuses_a_mapping_that_is_not_one_and_a_target_that_is_not_a_string():
+    with pytest.raises(TypeError, match="mapping must be a mapping"):
+        kv4lint.check_server_args([("kv_cache_dtype", "fp4_e2m1")])
+    with pytest.raises(TypeError, match="sglang_version= must be a string, not float"):
+        kv4lint.check_argv(["--kv-cache-dtype", "fp4_e2m1"], sglang_version=0.5)
+    # what the command line accepts, the API accepts: a tuple, a GPU name, "auto", an upper-case platform
+    assert codes(kv4lint.check_argv(("--kv-cache-dtype", "fp4_e2m1"), sglang_version="0.5.23", gpu="H100",
+                                    platform="CUDA")) == ["KV406"]

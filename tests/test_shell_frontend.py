@@ -781,9 +781,14 @@ DEEP = "shell text nested more than 60 levels deep near line 1: not scanned furt
 # (hostile text, the launches found as their words (None: a value kv4lint cannot know), the errors reported).
 # A launch kv4lint cannot reach is reported as an error naming the line, never silently dropped.
 @pytest.mark.parametrize("text,found,errors", [
-    ("python -m sglang.launch_server --x " + "$( " * 3000 + "x" + " )" * 3000, [["--x", None]], []),
-    ("python -m sglang.launch_server --x " + '"$(' * 3000 + "x" + ')"' * 3000, [["--x", None]], []),
-    ("python -m sglang.launch_server --x " + "${A:-" * 3000 + "x" + "}" * 3000, [["--x", None]], []),
+    # A value nested past the limit is unknown, and the text in it unread: a file error, never "clean".
+    ("python -m sglang.launch_server --x " + "$( " * 3000 + "x" + " )" * 3000, [["--x", None]], [DEEP]),
+    ("python -m sglang.launch_server --x " + '"$(' * 3000 + "x" + ')"' * 3000, [["--x", None]], [DEEP]),
+    ("python -m sglang.launch_server --x " + "${A:-" * 3000 + "x" + "}" * 3000, [["--x", None]], [DEEP]),
+    # A launch inside 30 nested command substitutions (each a statement in a substitution: 2 levels).
+    ("X=" + "$( " * 30 + "python -m sglang.launch_server --x" + " )" * 30, [], [DEEP]),
+    ("X=" + "$( " * 25 + "python -m sglang.launch_server --x" + " )" * 25, [["--x"]], []),
+    ("bash -c " + "\"$( " * 30 + "python -m sglang.launch_server" + " )\"" * 30, [], [DEEP]),
     ("{ " * 2000 + "python -m sglang.launch_server" + "; }" * 2000, [], [DEEP]),
     ("if x; then " * 400 + "python -m sglang.launch_server" + "; fi" * 400, [], [DEEP]),
     ("python -m sglang.launch_server 'unterminated\n" * 50,

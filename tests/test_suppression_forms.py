@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 
 import nbformat
@@ -123,3 +124,63 @@ def test_what_add_suppressions_writes_is_read_back(fmt, wrapped):
     new, n, _ = suppress_text(text, rep.findings, language)
     assert n == 1 and new != text
     assert lint_text(path, new, S23, language=language).findings == []
+
+
+# Suppressions are comments (issue 28 item 9): a line of a string, a here-document or a value that only looks
+# like a disable-file comment silences nothing.  Each text holds one launch, reported (KV406).
+_L = shlex.join(LAUNCH)
+DIRECTIVE = "# kv4lint: disable-file=KV406"
+IN_A_STRING = {
+    # a script's help text, as argparse epilogs and templates are written
+    "Python string": ("serve.py", "python", f'import subprocess\nEPILOG = """\n{DIRECTIVE}\n"""\n'
+                                            f"subprocess.run({LAUNCH!r})\n"),
+    "Python f-string": ("serve.py", "python", f'import subprocess\nNOTE = f"""{{1}}\n  {DIRECTIVE}\n"""\n'
+                                             f"subprocess.run({LAUNCH!r})\n"),
+    "shell string": ("serve.sh", "shell", f'#!/bin/bash\nUSAGE="usage: serve.sh\n{DIRECTIVE}\n"\n{_L}\n'),
+    "shell here-document": ("serve.sh", "shell", f"#!/bin/bash\ncat > notes.txt <<'EOF'\n{DIRECTIVE}\nEOF\n{_L}\n"),
+    "YAML block value": ("ci.yaml", "yaml", f"jobs:\n  serve:\n    steps:\n      - env:\n          NOTE: |\n"
+                                            f"            {DIRECTIVE}\n        run: {_L}\n"),
+    "Dockerfile here-document": ("Dockerfile", "dockerfile", f"FROM x\nCOPY <<EOF /etc/notes.txt\n{DIRECTIVE}\nEOF\n"
+                                                             f"RUN {_L}\n"),
+    "Markdown other fence": ("README.md", "markdown", f"```bash\n{DIRECTIVE}\necho old\n```\n\n```bash\n{_L}\n```\n"),
+    "JSON other script": ("devcontainer.json", "json", '{"postCreateCommand": {"a": ["bash", "-c", '
+                                                       + json.dumps(f"echo hi\n{DIRECTIVE}\n") + '], "b": '
+                                                       + json.dumps(["bash", "-c", _L]) + "}}\n"),
+    "notebook string": ("serve.ipynb", "notebook", nbformat.writes(new_notebook(cells=[
+        new_code_cell(f'NOTE = """\n{DIRECTIVE}\n"""\n!{_L}')]))),
+    "Makefile recipe string": ("Makefile", "makefile", f'serve:\n\techo "usage: make serve \\\n{DIRECTIVE}"\n'
+                                                       f"\t{_L}\n"),
+    "notebook %%bash here-document": ("serve.ipynb", "notebook", nbformat.writes(new_notebook(cells=[
+        new_code_cell(f"%%bash\ncat > notes.txt <<'EOF'\n{DIRECTIVE}\nEOF\n"), new_code_cell(f"!{_L}")]))),
+}
+
+
+@pytest.mark.parametrize("name", IN_A_STRING)
+def test_a_directive_in_a_string_silences_nothing(name):
+    path, language, text = IN_A_STRING[name]
+    rep = lint_text(path, text, S23, language=language)
+    assert rep.errors == []
+    assert [f.code for f in rep.findings] == [CODE]
+
+
+# The twins: the same files with the directive as a comment of the file (or of the launch's own script).
+AS_A_COMMENT = {
+    "Python": ("serve.py", "python", f"import subprocess\n{DIRECTIVE}\nsubprocess.run({LAUNCH!r})\n"),
+    "shell": ("serve.sh", "shell", f"#!/bin/bash\ncat > notes.txt <<'EOF'\nnotes\nEOF\n{DIRECTIVE}\n{_L}\n"),
+    "YAML": ("ci.yaml", "yaml", f"{DIRECTIVE}\njobs:\n  serve:\n    steps:\n      - run: {_L}\n"),
+    "Dockerfile": ("Dockerfile", "dockerfile", f"FROM x\n{DIRECTIVE}\nCOPY <<EOF /etc/notes.txt\nnotes\nEOF\n"
+                                               f"RUN {_L}\n"),
+    "Markdown fence of the launch": ("README.md", "markdown", f"```bash\n{DIRECTIVE}\n{_L}\n```\n"),
+    "JSON script of the launch": ("devcontainer.json", "json", '{"postCreateCommand": '
+                                  + json.dumps(["bash", "-c", f"{DIRECTIVE}\n{_L}"]) + "}\n"),
+    "notebook comment": ("serve.ipynb", "notebook", nbformat.writes(new_notebook(cells=[
+        new_code_cell(f"{DIRECTIVE}\n!{_L}")]))),
+}
+
+
+@pytest.mark.parametrize("name", AS_A_COMMENT)
+def test_the_same_directive_as_a_comment_silences(name):
+    path, language, text = AS_A_COMMENT[name]
+    rep = lint_text(path, text, S23, language=language)
+    assert rep.errors == []
+    assert [f.code for f in rep.findings] == []

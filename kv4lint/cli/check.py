@@ -206,6 +206,15 @@ def _use_color(ns, stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
+def open_output_file(path: str, newline: str | None = None):
+    """``--output-file``, opened for writing; a file that cannot be written is a usage error (exit 2), never
+    an internal one (its folder is checked before the run: kv4lint.cli.options.check_output_file)."""
+    try:
+        return open(path, "w", encoding="utf-8", newline=newline)
+    except OSError as e:
+        raise UsageError(f"argument --output-file: cannot write {path!r}: {e.strerror or e}") from None
+
+
 def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: bool = True) -> None:
     """Write the report (``-q``: findings and file errors only; ``-qq``: nothing but an ``--output-file``).
 
@@ -218,7 +227,7 @@ def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: boo
     out_file = ns.output_file if to_file else None
     if q >= 2 and not out_file:
         return
-    stream = open(out_file, "w", encoding="utf-8") if out_file else (stream or sys.stdout)
+    stream = open_output_file(out_file) if out_file else (stream or sys.stdout)
     try:
         text = render(ns.format, result, color=_use_color(ns, stream) and not out_file,
                       statistics=bool(ns.statistics), quiet=q)

@@ -10,8 +10,8 @@ import argparse
 import sys
 
 from kv4lint import writer
-from kv4lint.cli.check import collect, emit_fixed, exit_status, note_versions, quiet, reads_stdin, resolver_for, \
-    settings_of
+from kv4lint.cli.check import collect, emit_fixed, exit_status, note_versions, open_output_file, quiet, \
+    reads_stdin, resolver_for, settings_of
 from kv4lint.cli.stdin import fix_stdin
 from kv4lint.fixer import FixInterrupted, fix_files
 from kv4lint.model import Finding
@@ -65,7 +65,7 @@ def _run_fix(ns: argparse.Namespace) -> int:
 
 def _write_diff(ns: argparse.Namespace, text: str) -> None:
     if ns.output_file:
-        with open(ns.output_file, "w", encoding="utf-8", newline="") as f:
+        with open_output_file(ns.output_file, newline="") as f:
             f.write(text)
         return
     sys.stdout.write(text)

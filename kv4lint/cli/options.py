@@ -20,6 +20,7 @@ plugin imports it in every flake8 run); the checks that need kv4lint's tables im
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Mapping
 
@@ -128,6 +129,18 @@ def version_note(text: str) -> str | None:
         return (f"SGLang {text} is newer than the releases kv4lint knows (up to {NEWEST_LABEL}); "
                 f"its launches are judged by the {NEWEST_LABEL} rule pack")
     return None
+
+
+def check_output_file(v: Any) -> str:
+    """A file the report can be written to: its folder exists (checked before the run, not after it)."""
+    s = check_str(v)
+    folder = os.path.dirname(s) or "."
+    if not os.path.isdir(folder):
+        why = f"{folder!r} is not a folder" if os.path.exists(folder) else f"no folder {folder!r}"
+        raise ValueError(f"cannot write {s!r}: {why}")
+    if os.path.isdir(s):
+        raise ValueError(f"cannot write {s!r}: it is a folder")
+    return s
 
 
 def check_platform(v: Any) -> str:
@@ -330,8 +343,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("format", "output format (full: each finding with its source line, the fix and SGLang's side)",
            where=frozenset({CLI}), group="output", default="text",
            choices=("text", "full", "concise", "json", "sarif", "github")),  # = kv4lint.reporters.FORMATS
-    Option("output-file", "write the report to FILE", where=frozenset({CLI}), group="output", metavar="FILE",
-           short="-o"),
+    Option("output-file", "write the report to FILE", check=check_output_file, where=frozenset({CLI}),
+           group="output", metavar="FILE", short="-o"),
     Option("statistics", "print how many findings of each code, not the findings", where=frozenset({CLI}),
            group="output", flag=True),
     Option("exit-zero", "exit 0 even when there are findings", where=frozenset({CLI}), group="output", flag=True),

@@ -54,7 +54,7 @@ def _lint(name: str, data: bytes, s, language: str):
     except DecodeError as e:
         result.errors.append(FileError(name, str(e), e.line))
         return None, None, result
-    rep = lint_text(name, text.text, s, language)
+    rep = lint_text(name, text.text, s, language, flake8_noqa=True)
     result.files_scanned = 1
     result.findings.extend(rep.findings)
     result.errors.extend(rep.errors)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from kv4lint import internal_error
 from kv4lint.frontends import argv_lists, embedded
 from kv4lint.frontends.argv_lists import Word
+from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints, image_hints
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
@@ -463,7 +464,9 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
             except Exception as e:  # noqa: BLE001
                 sc.result.errors.append(internal_error.scan_error(path, "while scanning the command", e))
     _mark_shared(sc, env_defs)
-    embedded.apply_disabled(sc.result, text, sc.index)
+    # A here-document's lines are a file's or a script's text, not Dockerfile comments.
+    embedded.apply_disabled(sc.result, text, sc.index, comments=lambda: outside(
+        [(ins.tail_start, ins.end) for ins in instrs if ins.heredocs]))
     sc.result.copies = [c for st in finished for c in st.copies]  # where a --config path in the image comes from
     sc.result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return sc.result

@@ -237,10 +237,13 @@ def merge(into: ScanResult, other: ScanResult, *, text: str | None = None, index
     the block's opening line."""
     if text is not None and opener is not None:
         apply_disabled(other, text, index, opener)
+    if other.disabled:
+        # A ``disable-file`` comment of embedded code (a script in a YAML value, a Markdown fence, a string)
+        # covers that code's launches: the file around it is the container's, whose own comments decide.
+        for launch in other.launches:
+            launch.disabled = frozenset(launch.disabled) | other.disabled
     into.launches.extend(other.launches)
     into.errors.extend(other.errors)
-    if other.disabled:
-        into.disabled = into.disabled | other.disabled
 
 
 # ---------------------------------------------------------------------------
@@ -251,9 +254,11 @@ def disabled_above(text: str, index: LineIndex, offset: int) -> frozenset[str]:
     return codes_above(index.line_text, index.position(offset).line)
 
 
-def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None, opener: int | None = None) -> None:
+def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None, opener: int | None = None,
+                   comments=None) -> None:
     """Mark launches with the directives right above them, or above the line that opens their block
-    (``opener``: a Dockerfile instruction, a YAML key, a Markdown fence); and the file's ``disable-file``."""
+    (``opener``: a Dockerfile instruction, a YAML key, a Markdown fence); and the file's ``disable-file``
+    (``comments``: the container's test of where its comments are, :func:`kv4lint.suppression.file_codes`)."""
     if "kv4lint" not in text:
         return
     index = index or LineIndex(text)
@@ -263,7 +268,7 @@ def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None
         if codes:
             launch.disabled = frozenset(launch.disabled) | codes
     if opener is None:
-        result.disabled = frozenset(result.disabled) | file_codes(text)
+        result.disabled = frozenset(result.disabled) | file_codes(text, comments)
 
 
 # ---------------------------------------------------------------------------

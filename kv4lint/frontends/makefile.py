@@ -260,9 +260,19 @@ def scan_makefile(text: str, path: str, *,
         except Exception as e:  # noqa: BLE001 - one recipe must not stop the others
             result.errors.append(internal_error.scan_error(path, "while scanning a recipe", e, group[0].line))
     _mark_shared(result, variables)
-    embedded.apply_disabled(result, text)
+    # A line continuing a recipe line (after a "\\") is part of its shell command (a string there), not a comment.
+    embedded.apply_disabled(result, text, comments=lambda: lambda offset: not _continues(text, offset))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
+
+
+def _continues(text: str, offset: int) -> bool:
+    """Whether the line at ``offset`` continues a line that ends with a backslash."""
+    ls = text.rfind("\n", 0, offset)
+    if ls <= 0:
+        return False
+    prev = text[text.rfind("\n", 0, ls) + 1:ls].rstrip("\r")
+    return prev.startswith("\t") and prev.endswith("\\")
 
 
 def _scan_group(result: ScanResult, group: list[Recipe], variables: dict[str, MakeVar], hints: list[Hint],

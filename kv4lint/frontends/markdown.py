@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from kv4lint import internal_error
 from kv4lint.frontends import embedded
+from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.ipython import split_ipython
 from kv4lint.model import FileError, ScanResult
@@ -38,6 +39,9 @@ SHELL = {"bash", "sh", "shell", "zsh", "ksh", "dash", "shellscript", "bash-scrip
 CONSOLE = {"console", "shell-session", "shellsession", "sh-session", "bash-session", "terminal", "shell-console"}
 PYTHON = {"python", "py", "python3", "py3", "ipython", "ipython3", "jupyter"}
 PYCON = {"pycon", "python-console", "pycon3", "pytb-console"}
+
+# markdown-it's own bound (its CommonMark preset's ``maxNesting``): content nested deeper is not parsed.
+MARKDOWN_MAX_NESTING = 20
 
 _PROMPT = re.compile(r"^[ \t]*(?:\([^)\n]*\)[ \t]*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?[ \t]*)?([$#%])[ \t]+")
 _DOLLAR = re.compile(r"^[ \t]*\$[ \t]+\S")
@@ -81,13 +85,27 @@ def _locate(index: LineIndex, text: str, number: int, content: str) -> Line:
     return Line(content, None, brk, number)
 
 
-def markdown_blocks(text: str) -> list[Block]:
+def markdown_blocks(text: str, errors: list[int] | None = None) -> list[Block]:
+    """The code blocks of a Markdown text.
+
+    markdown-it stops reading a container nested ``maxNesting`` deep (20 block
+    quotes or list items) without a word: the 1-based line of the first such
+    container is appended to ``errors``, so that the caller reports what was
+    not read.
+    """
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark").disable("inline")  # fences are block tokens: inline parsing is half the cost
+    limit = md.options["maxNesting"] = MARKDOWN_MAX_NESTING
     index = LineIndex(text)
     out: list[Block] = []
-    for tok in md.parse(text):
+    tokens = md.parse(text)
+    if errors is not None:
+        # A container opened at level limit - 1 holds its content at the limit, where nothing is read.
+        deep = next((t for t in tokens if t.nesting == 1 and t.level >= limit - 1 and t.map is not None), None)
+        if deep is not None:
+            errors.append(deep.map[0] + 1)
+    for tok in tokens:
         if tok.type != "fence" or tok.map is None:
             continue
         lang = _info_lang(tok.info)
@@ -197,11 +215,15 @@ def pycon_lines(lines: list[Line]) -> list[tuple[Line, int]]:
 def scan_markdown(text: str, path: str) -> ScanResult:
     """Launches in a Markdown or reStructuredText file's code blocks (see the module docstring)."""
     result = ScanResult()
+    deep: list[int] = []
     try:
-        blocks = rst_blocks(text) if path.lower().endswith((".rst", ".rest")) else markdown_blocks(text)
+        blocks = rst_blocks(text) if path.lower().endswith((".rst", ".rest")) else markdown_blocks(text, deep)
     except Exception as e:  # noqa: BLE001 - never raise on any input
         result.errors.append(FileError(path, f"cannot read the document ({type(e).__name__}: {e})"))
         return result
+    for line in deep:
+        result.errors.append(FileError(path, f"Markdown nested {MARKDOWN_MAX_NESTING} levels deep (block quotes, "
+                                             f"lists) near line {line}: not scanned further", line))
     index = LineIndex(text)
     for block in blocks:
         try:
@@ -211,7 +233,10 @@ def scan_markdown(text: str, path: str) -> ScanResult:
         except Exception as e:  # noqa: BLE001 - one block must not stop the others
             result.errors.append(internal_error.scan_error(path, f"while scanning a {block.lang} block", e,
                                                            block.line))
-    embedded.apply_disabled(result, text, index)
+    # A "# kv4lint: disable-file" line in a code block is the block's (its launches only, through merge):
+    # the document's own comments are outside its blocks.
+    embedded.apply_disabled(result, text, index, comments=lambda: outside(
+        [(index.starts[b.lines[0].number - 1], b.lines[-1].brk) for b in blocks if b.lines]))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
 

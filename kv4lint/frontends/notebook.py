@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from kv4lint import internal_error
 from kv4lint.discover import language_of
 from kv4lint.frontends import embedded
+from kv4lint.frontends.comments import python_comments
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
 from kv4lint.frontends.ipython import split_ipython
@@ -237,7 +238,9 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
     src, omap = cell.source, cell.omap
     line = _line_of(text, cell)
     what = f"cell {cell.number}"
-    result.disabled = frozenset(result.disabled) | file_codes(src)
+    python = (lang.startswith("python") or lang in ("ipython", "")) and not _SHELL_MAGICS.match(src)
+    if python:  # a Python cell's comments are the notebook's; a shell cell's cover its own launches (merge)
+        result.disabled = frozenset(result.disabled) | file_codes(src, lambda: python_comments(src))
     if lang in ("bash", "sh", "shell", "zsh"):
         _shell(result, src, omap, path, text, env, what, line)
         return

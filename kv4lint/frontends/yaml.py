@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from kv4lint import internal_error
 from kv4lint.frontends import argv_lists, embedded, sglang_config
 from kv4lint.frontends.argv_lists import Word
+from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints
 from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_scalar, is_seq, items, key_node, \
@@ -125,8 +126,10 @@ def read_env(text: str, node, env: Env, *, unknown_if=None) -> None:
                 continue
             sm = scalar_map(text, v)
             unknown = unknown_if is not None and unknown_if(sm.value)
+            # an alias value (``KV: *kv``) is its anchor's node, written before the key: the entry is the key
+            after = v.start_mark.index >= k.end_mark.index
             env.add(EnvVar(name, None if unknown else sm.value, None if unknown else sm,
-                           Span(k.start_mark.index, v.end_mark.index)))
+                           Span(k.start_mark.index, v.end_mark.index) if after else node_span(k)))
     elif is_seq(node):
         for item in node.value:
             if is_scalar(item):
@@ -639,6 +642,26 @@ def _flatten(node) -> list:
     return []
 
 
+def _scalar_spans(docs: list) -> list[tuple[int, int]]:
+    """Where the documents' scalars are: a line in one that starts with ``#`` is part of a value, not a comment."""
+    out: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    stack = list(docs)
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:  # an alias: its node is met again
+            continue
+        seen.add(id(n))
+        if is_scalar(n):
+            out.append((n.start_mark.index, n.end_mark.index))
+        elif is_seq(n):
+            stack.extend(n.value)
+        elif is_map(n):
+            for k, v in n.value:
+                stack.extend((k, v))
+    return out
+
+
 def scan_yaml(text: str, path: str, *, env_files: dict[str, dict[str, ForeignString]] | None = None) -> ScanResult:
     """Launches in a YAML file (see the module docstring); a syntax error is a FileError, never raised.
 
@@ -657,6 +680,6 @@ def scan_yaml(text: str, path: str, *, env_files: dict[str, dict[str, ForeignStr
         except Exception as e:  # noqa: BLE001 - one document must not stop the others
             result.errors.append(internal_error.scan_error(path, "while scanning YAML", e, doc.start_mark.line + 1))
     embedded.mark_shared(result, text, sc.defs)
-    embedded.apply_disabled(result, text, sc.index)
+    embedded.apply_disabled(result, text, sc.index, comments=lambda: outside(_scalar_spans(docs)))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result

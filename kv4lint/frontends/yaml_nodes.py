@@ -10,6 +10,7 @@ of a scalar or a sequence, with removal spans.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 
 from kv4lint.frontends.argv_lists import Word, removal_spans
@@ -30,9 +31,13 @@ def compose(text: str, path: str) -> tuple[list, list[FileError]]:
     errors: list[FileError] = []
     try:
         y = YAML(typ="safe", pure=True)
-        for doc in y.compose_all(text):
-            if doc is not None:
-                docs.append(doc)
+        with warnings.catch_warnings():
+            # An anchor defined twice is valid YAML (an alias names the latest): ruamel's warning would print
+            # the scanned file's lines on stderr, naming no file.
+            warnings.simplefilter("ignore")
+            for doc in y.compose_all(text):
+                if doc is not None:
+                    docs.append(doc)
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -324,22 +329,81 @@ def word_of(text: str, node, *, remove: Span | None = None, provenance: Provenan
     return Word(v, sm.omap)
 
 
+# Between two items of a sequence: spaces, line breaks, commas, "-" markers and comments.
+_BETWEEN = re.compile(r"(?:[ \t\r\n,]|-(?=[ \t\r\n])|#[^\n]*)*")
+_OPENING = re.compile(r"(?:[&!][^ \t\r\n,\[\]{}]*[ \t\r\n]*)*\[?")
+_ALIAS = re.compile(r"\*([^ \t\r\n,\[\]{}]+)")
+
+
+def _places(text: str, node) -> list[tuple[int, int, bool]] | None:
+    """Where each item of a sequence is written: ``(start, end, alias)``.
+
+    An alias item (``*kv``) is the anchored node itself, whose marks are where the anchor is: its own
+    place is the ``*name`` token after the previous item.  None when an item cannot be placed.
+    """
+    out: list[tuple[int, int, bool]] = []
+    pos = node.start_mark.index
+    end = node.end_mark.index
+    for k, x in enumerate(node.value):
+        s, e = x.start_mark.index, x.end_mark.index
+        if pos <= s and e <= end:
+            out.append((s, e, False))
+            pos = e
+            continue
+        if k == 0:  # the sequence's own anchor, tag and "[" come before its first item
+            pos = _OPENING.match(text, pos).end()
+        pos = _BETWEEN.match(text, pos).end()
+        m = _ALIAS.match(text, pos)
+        if m is None or m.group(1) != str(x.anchor):
+            return None
+        out.append((m.start(), m.end(), True))
+        pos = m.end()
+    return out
+
+
 def sequence_words(text: str, node) -> list[Word] | None:
-    """A sequence of scalars as argv words, each removable with its separator; None if not all scalars."""
+    """A sequence of scalars as argv words, each removable with its separator; None if not all scalars.
+
+    An alias item (``[python3, -m, sglang.launch_server, --kv-cache-dtype, *kv]``) is its anchor's value, a
+    resolved value reported at the alias (its text is the anchor's, shared: not edited from here).
+    """
     if not is_seq(node):
         return None
     elems = node.value
     if not all(is_scalar(x) for x in elems):
+        return None
+    places = _places(text, node)
+    if places is None:
         return None
     flow = node.flow_style if hasattr(node, "flow_style") else None
     if flow is None:
         flow = text[node.start_mark.index:node.start_mark.index + 1] == "["
     removes: list[Span | None]
     if flow:
-        removes = removal_spans([(x.start_mark.index, x.end_mark.index) for x in elems])
+        removes = removal_spans([(s, e) for s, e, _alias in places])
     else:
-        removes = [_block_item_removal(text, x) for x in elems]
-    return [word_of(text, x, remove=r) for x, r in zip(elems, removes)]
+        removes = [_block_item_removal(text, x) if not alias else _block_alias_removal(text, s, e)
+                   for x, (s, e, alias) in zip(elems, places)]
+    out = []
+    for x, r, (s, e, alias) in zip(elems, removes, places):
+        if alias:
+            out.append(Word(Value(x.value, None, Provenance.RESOLVED, use=Span(s, e), shared=True, remove=r)))
+        else:
+            out.append(word_of(text, x, remove=r))
+    return out
+
+
+def _block_alias_removal(text: str, s: int, e: int) -> Span | None:
+    """The whole ``- *name`` line, when the alias is alone on it."""
+    ls = text.rfind("\n", 0, s) + 1
+    if not re.fullmatch(r"[ \t]*-[ \t]+", text[ls:s]):
+        return None
+    le = text.find("\n", e)
+    le = len(text) if le < 0 else le + 1
+    rest = text[e:le].strip()
+    if rest and not rest.startswith("#"):
+        return None
+    return Span(ls, le)
 
 
 def _block_item_removal(text: str, node) -> Span | None:
@@ -361,6 +425,8 @@ def mapping_entry_removal(text: str, key, value) -> Span | None:
     """The whole ``key: value`` line(s) of a block mapping entry, when alone on them."""
     s = key.start_mark.index
     e = value.end_mark.index
+    if value.start_mark.index < key.end_mark.index:  # an alias: its anchor's node is written elsewhere
+        return None
     ls = text.rfind("\n", 0, s) + 1
     if text[ls:s].strip(" \t") != "":
         return None

@@ -28,6 +28,7 @@ from kv4lint.model import FileError, Hint, Launch, ScanResult, Span, Value
 from kv4lint.prefilter import shell_may_launch
 from kv4lint.sglang.commands import ASYNC_EXEC, CONFIG_ENTRIES, CONFIG_HELPERS, EXEC_L, EXEC_V, HELPERS, SHELL_ONLY, \
     SUBPROCESS_ARGV, unwrap
+from kv4lint.frontends.comments import python_comments
 from kv4lint.source import LineIndex
 from kv4lint.suppression import codes_above, file_codes, trailing_codes
 
@@ -39,7 +40,7 @@ def _values_key(values) -> tuple:
 class Scanner(Evaluator):
     # -- driver ------------------------------------------------------------
     def scan(self) -> ScanResult:
-        self.result.disabled = file_codes(self.text)
+        self.result.disabled = file_codes(self.text, lambda: python_comments(self.text))
         idx = ModuleIndex(self.module)
         self.idx = idx
         cands = []

@@ -399,6 +399,7 @@ class Expander:
     def parts(self, node, quoted: bool, oper: bool = False) -> list:
         w = self.w
         if w.depth > MAX_DEPTH:
+            w.too_deep(node)
             return [_Unk(not quoted)]
         w.depth += 1
         try:

@@ -26,6 +26,7 @@ from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hi
 from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
     Binding, Element, Expander, Field, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
+from kv4lint.frontends.shell import parse as shell_parse
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_bash
 from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
@@ -150,9 +151,14 @@ class Walker(Branches):
             b.assign.exported = True
         self.env.vars[name] = b
 
+    def too_deep(self, node) -> None:
+        """Nothing past ``MAX_DEPTH`` is read: a file error says so (a launch there is unseen, never clean)."""
+        self.scan.nested_too_deep(self.src.line(self.src.c(node.start_byte)))
+
     def touch(self, node) -> None:
         """Evaluate a node only for its variable uses (and substitutions that may launch)."""
         if self.depth > MAX_DEPTH:
+            self.too_deep(node)
             return
         stack = [node]
         while stack:
@@ -176,7 +182,7 @@ class Walker(Branches):
     def stmt(self, n, stdin: Chars | None = None) -> None:
         self.scan.steps += 1
         if self.depth > MAX_DEPTH:
-            self.scan.nested_too_deep(self.src.line(self.src.c(n.start_byte)))
+            self.too_deep(n)
             return
         self.depth += 1
         # The chain of statements a command starts (``a && b``, ``a | b``, ``a > log``): a
@@ -744,7 +750,10 @@ class Walker(Branches):
         return ex.hints + ([] if ex.cmd.clean_env else self._env_hints()) + list(self.hints)
 
     def _inner_shell(self, n, ex: _Exec, chars: Chars, field: Field | None, fallback: Span | None = None) -> None:
-        if self.depth > MAX_DEPTH or not chars.text.strip():
+        if not chars.text.strip():
+            return
+        if self.depth > MAX_DEPTH:
+            self.too_deep(n)
             return
         pos = list(chars.pos)
         last = next((p for p in reversed(pos) if p is not None), None)
@@ -1019,6 +1028,21 @@ def _syntax_error(root, src: ShellText, scan: _Scan, origin: OffsetMap | None) -
 # Public API
 
 
+def shell_comments(text: str):
+    """Whether a shell comment starts at an offset of ``text``: a comment node of its syntax tree, not a line of a
+    quoted string or a here-document that starts with ``#``."""
+    src = ShellText(text)
+    found: set[int] = set()
+    stack = [shell_parse.parse_bash(src.data).root_node]  # the text as written (no repair: comments as they are)
+    while stack:
+        n = stack.pop()
+        if n.type == "comment":
+            found.add(src.c(n.start_byte))
+        else:
+            stack.extend(n.children)
+    return found.__contains__
+
+
 def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: dict[str, str] | None = None,
                hints: list[Hint] | None = None, file_text: str | None = None,
                sourced: dict[str, dict[str, ForeignString | None]] | None = None) -> ScanResult:
@@ -1037,7 +1061,7 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     """
     result = ScanResult()
     try:
-        result.disabled = file_codes(text)
+        result.disabled = file_codes(text, lambda: shell_comments(text))
     except Exception:  # pragma: no cover - defensive
         pass
     if "sglang" not in text and not any("sglang" in v for v in (env or {}).values()):

@@ -26,7 +26,7 @@ from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hi
 from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
     Binding, Element, Expander, Field, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
-from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_bash
+from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_shell
 from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
 from kv4lint.source import LineIndex, OffsetMap
@@ -828,7 +828,8 @@ class Walker(Branches):
     # -- the walk --------------------------------------------------------------------------
     def walk(self, root=None) -> None:
         if root is None:
-            tree = parse_bash(self.src.data)
+            self.src, tree = parse_shell(self.src)
+            self.x.src = self.src
             root = tree.root_node
         self.run(root.named_children)
         self.finish_functions()
@@ -1053,8 +1054,8 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
             genv.vars[name] = Binding(SCALAR, setting_chars(name, value, seeded=True),
                                       assign=Assignment(name, None, seeded=True))
             genv.exported.add(name)
+        src, tree = parse_shell(src)
         walker = Walker(scan, src, genv, list(hints or []))
-        tree = parse_bash(src.data)
         root = tree.root_node
         if root.has_error:
             _syntax_error(root, src, scan, origin)
@@ -1111,8 +1112,9 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
         pos = list(origin.outer) if origin is not None else None
         src = ShellText(text, pos, None, origin.anchor(Span(0, min(len(text), 1))) if origin is not None else None)
         scan = _Scan("<string>", None)
+        src, tree = parse_shell(src)
         walker = Walker(scan, src, Variables(), [])
-        root = parse_bash(src.data).root_node
+        root = tree.root_node
         stack = [root]
         cmd = None
         while stack:

@@ -113,8 +113,10 @@ def tidy_removals(text: str, edits: list[Edit]) -> list[Edit]:
     element alone on its line a blank line.  Here, removals that touch are
     merged; a removal that ends before a closing ``]`` / ``}`` on its line
     takes the comma before it, and one that leaves only blanks on its line
-    takes the whole line.  Only blanks and that one comma are ever added to a
-    removal.
+    takes the whole line (as does one that ends where a line starts: the next
+    line keeps its indentation).  Only blanks and that one comma are ever added
+    to a removal; a comment is never in one (the frontends end a removal before
+    a comment at the end of its line).
     """
     rm = sorted((e for e in edits if not e.text), key=lambda e: (e.path or "", e.span.start, e.span.end))
     if not rm:
@@ -139,10 +141,12 @@ def tidy_removals(text: str, edits: list[Edit]) -> list[Edit]:
             if i > 0 and text[i - 1] == ",":
                 a = i - 1
         else:
-            line_start = text.rfind("\n", 0, a) + 1
+            line_start = max(text.rfind("\n", 0, a), text.rfind("\r", 0, a)) + 1
             if not text[line_start:a].strip(" \t") and line_start < a:
                 m = _REST_OF_LINE.match(text, b)
                 if m:
                     a, b = line_start, m.end()
+                elif b > a and text[b - 1] in "\r\n":
+                    a = line_start  # whole lines go: the next line keeps its own indentation
         out.append(Edit(Span(a, b), "", e.path))
     return out

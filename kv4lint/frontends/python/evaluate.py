@@ -250,9 +250,13 @@ class Evaluator:
             return Span(start, end_with_comma)
         target = next_start if next_start is not None else close
         nl = self._next_line_start(end_with_comma)
-        if self._alone_before(start) and nl is not None and nl <= target:
-            return Span(self._line_start(start), nl)
         if nl is not None and nl <= target:
+            # A comment at the end of the line stays (on its own line when the elements before it go).
+            hash_at = self.text.find("#", end_with_comma, nl)
+            if hash_at >= 0:
+                return Span(start, hash_at)
+            if self._alone_before(start):
+                return Span(self._line_start(start), nl)
             return Span(start, nl)
         if next_start is None:
             return Span(start, end_with_comma)

@@ -229,11 +229,19 @@ class Evaluator:
 
     # -- removal spans -------------------------------------------------------
     def _line_start(self, off: int) -> int:
+        # Only blanks are searched back over: a long line costs nothing per element (no rfind to its start).
+        i = off
+        while i > 0 and self.text[i - 1] in " \t\f":
+            i -= 1
+        if i == 0 or self.text[i - 1] in "\r\n":
+            return i
         return max(self.text.rfind("\n", 0, off), self.text.rfind("\r", 0, off)) + 1
 
     def _alone_before(self, off: int) -> bool:
-        ls = self._line_start(off)
-        return self.text[ls:off].strip(" \t\f") == ""
+        i = off
+        while i > 0 and self.text[i - 1] in " \t\f":
+            i -= 1
+        return i == 0 or self.text[i - 1] in "\r\n"
 
     def _next_line_start(self, off: int) -> int | None:
         """If only whitespace (or a comment) follows ``off`` on its line: the start of the next line."""

@@ -27,7 +27,7 @@ from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR,
     Binding, Element, Expander, Field, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_shell
-from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes
@@ -94,6 +94,8 @@ class _Scan:
         self.steps = 0
         self.loop_mult = 1
         self.too_deep = False
+        self.words = 0  # words read (MAX_WORDS)
+        self.too_many = False
         # Value sets (kv4lint.frontends.shell.choices): the path chosen at each join while a command is
         # expanded once per path, the joins met by the expansion under way, the conditions of the paths chosen.
         self.selection: dict = {}
@@ -102,6 +104,18 @@ class _Scan:
         # ``source FILE``: the files met (as written), and the variables each sets when the pipeline read it.
         self.sources: list[str] = []
         self.sourced: dict[str, dict[str, ForeignString | None]] = {}  # ref -> name -> value (None: unknown)
+
+    def charge(self, words: int, line: int) -> bool:
+        """Count ``words`` more words read (commands and array elements, nested texts included); False (and
+        a file error, once) past ``MAX_WORDS``."""
+        self.words += words
+        if self.words <= MAX_WORDS:
+            return True
+        if not self.too_many:
+            self.too_many = True
+            self.errors.append(FileError(self.path, f"more than {MAX_WORDS} shell words (the limit per file) "
+                                                    f"by line {line}: not scanned further", line=line))
+        return False
 
     def nested_too_deep(self, line: int) -> None:
         """Statements nested deeper than ``MAX_DEPTH`` are not walked: say so once, a launch there is unknown."""
@@ -376,6 +390,8 @@ class Walker(Branches):
 
     def _array(self, node, a: Assignment) -> list[Element]:
         kids = node.children
+        if not self.scan.charge(len(kids), self.src.line(self.src.c(node.start_byte))):
+            return [Element(None, True, None, a)]  # not read: unknown elements
         elems = []
         for i, k in enumerate(kids):
             if not k.is_named or k.type == "comment":
@@ -540,6 +556,8 @@ class Walker(Branches):
 
     # -- commands -----------------------------------------------------------------
     def command(self, n, stdin: Chars | None = None) -> None:
+        if not self.scan.charge(n.child_count, self.src.line(self.src.c(n.start_byte))):
+            return
         self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words))
 
     def _command_words(self, n, stdin: Chars | None):
@@ -587,6 +605,8 @@ class Walker(Branches):
             return words
 
         node = _FakeNode(nodes[0].start_byte, nodes[-1].end_byte)
+        if not self.scan.charge(len(nodes), self.src.line(self.src.c(node.start_byte))):
+            return
         self._per_path(expand, lambda words: self._run_words(node, words, [], None))
 
     def _run_words(self, n, words: list[Field], prefix: list, stdin: Chars | None) -> None:

@@ -105,6 +105,24 @@ _REST_OF_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
 _CLOSERS = "]}"  # not ")": ("a", "b") without the comma before its last element would be a string, not a tuple
 
 
+def merge_overlapping_removals(edits: list[Edit]) -> list[Edit]:
+    """Removals (edits to nothing) that overlap as one removal of their union.
+
+    Two removals of one fix may share a separator (an option that takes the blanks after it, because a
+    comment stands before it, and its value that takes the blanks before it): applied one by one, the
+    second would be skipped as overlapping and the value left behind as a stray argument.
+    """
+    rm = sorted((e for e in edits if not e.text), key=lambda e: (e.path or "", e.span.start, e.span.end))
+    merged: list[Edit] = []
+    for e in rm:
+        last = merged[-1] if merged else None
+        if last is not None and last.path == e.path and e.span.start < last.span.end:
+            merged[-1] = Edit(Span(last.span.start, max(last.span.end, e.span.end)), "", last.path)
+        else:
+            merged.append(e)
+    return [e for e in edits if e.text] + merged
+
+
 def tidy_removals(text: str, edits: list[Edit]) -> list[Edit]:
     """Python: the removals of adjacent elements of a list as one edit, without the separators they leave.
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from kv4lint import internal_error, writer
 from kv4lint.discover import language_of
-from kv4lint.fix import apply_edits, tidy_removals
+from kv4lint.fix import apply_edits, merge_overlapping_removals, tidy_removals
 from kv4lint.model import Edit, FileError, FileReport, Finding, Span
 from kv4lint.regular_file import open_file
 from kv4lint.runner import lint_text
@@ -206,6 +206,8 @@ def fix_text(path: str, text: str, settings: Settings, language: str | None, *, 
             break
         if language == "python":
             edits = tidy_removals(current, edits)
+        else:
+            edits = merge_overlapping_removals(edits)
         new, _ = apply_edits(current, edits)
         if new == current:
             excluded.update(_fix_key(f) for f in chosen)

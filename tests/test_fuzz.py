@@ -224,6 +224,10 @@ SH_DECOYS = [
     "vllm serve m --kv-cache-dtype fp8\n",
     ": python -m sglang.launch_server --kv-cache-dtype nvfp4\n",
     "printf '%s\\n' --kv-cache-dtype=nvfp4\n",
+    # Valid bash tree-sitter-bash cannot parse (issue 28): never a syntax error that hides the launch.
+    'echo "serving ${MODEL:+(model: $MODEL)}"\n',
+    "<<'EOF' cat\n--kv-cache-dtype nvfp4 in a here-document\nEOF\n",
+    "ls `# the models` -l \\\n  `# all of them` -a\n",
 ]
 
 

@@ -90,3 +90,17 @@ def test_the_fix_edits_what_the_user_wrote(tmp_path, capsys):
     main(["fix", *TARGET, str(path)])
     capsys.readouterr()
     assert path.read_text() == text.replace("nvfp4", "fp8_e4m3")
+
+
+def test_removing_an_option_after_a_backquote_comment_removes_its_value_too(tmp_path, capsys):
+    """The option takes the blanks after it (a comment stands before it), its value those before it: the
+    two removals overlap and are applied as one, never leaving the value behind as a stray argument."""
+    text = ("#!/bin/bash\npython -m sglang.launch_server --model-path m \\\n  --kv-cache-dtype fp8_e4m3 \\\n"
+            "  `# dequant` --prefill-kv-cache-dequant-dtype fp8_e4m3 \\\n  `# port` --port 1\n")
+    path = tmp_path / "run.sh"
+    path.write_text(text)
+    main(["fix", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "b200", str(path)])
+    capsys.readouterr()
+    assert path.read_text() == text.replace(" --prefill-kv-cache-dequant-dtype fp8_e4m3", " ")
+    if shutil.which("bash"):
+        assert subprocess.run(["bash", "-n", str(path)]).returncode == 0

@@ -3,8 +3,8 @@
 A file under the size limit must not take minutes and gigabytes: a shell line
 of repeated options (1 MB: 87,000 words) or a Python argv list of 140,000 items
 was read word by word, at about 0.1 ms and a few kB each, and the Python scan
-was quadratic in a long line.  Now a text with more than ``MAX_WORDS`` shell
-words, a list given as data (YAML, JSON) with more, or a Python bracket with
+was quadratic in a long line.  Now a shell command or array of more than
+``MAX_WORDS`` words, a list given as data (YAML, JSON) with more, or a Python bracket with
 more than ``MAX_ITEMS`` items is a file error naming the limit (exit 1), read
 no further.  These tests count words and items (the limits are lowered to keep
 them fast) and measure memory with tracemalloc; they never time anything.
@@ -52,7 +52,8 @@ def test_shell_words_over_the_limit_are_a_file_error(tmp_path, capsys, small_lim
     # 2 + 3 + 48 * 2 = 101 words in the command
     rc, out = _check(tmp_path, capsys, "long.sh", LAUNCH + OPTS + " --x y" * 46 + "\n")
     assert rc == 1
-    assert "long.sh:1: error: more than 100 shell words (the limit per file) by line 1: not scanned further" in out
+    assert ("long.sh:1: error: a command or array of more than 100 words (the limit kv4lint reads) at line 1: "
+            "not scanned further") in out
     assert "KV401" not in out
 
 
@@ -61,15 +62,22 @@ def test_shell_words_under_the_limit_are_judged(tmp_path, capsys, small_limits):
     assert rc == 1 and "KV401" in out and "error:" not in out, out
 
 
-def test_the_shell_limit_counts_every_command_of_the_file(tmp_path, capsys, small_limits):
-    """Many short commands add up: the bound is per file, not per command."""
-    rc, out = _check(tmp_path, capsys, "many.sh", "echo a b c d e f g h i\n" * 12 + LAUNCH + OPTS + "\n")
-    assert rc == 1 and "error: more than 100 shell words" in out, out
+def test_the_shell_limit_is_per_command(tmp_path, capsys, small_limits):
+    """Many short commands are read (the file size bounds them); only a long one is refused."""
+    rc, out = _check(tmp_path, capsys, "many.sh", "echo a b c d e f g h i\n" * 40 + LAUNCH + OPTS + "\n")
+    assert rc == 1 and "KV401" in out and "error:" not in out, out
+
+
+def test_the_launches_of_a_file_share_one_budget(tmp_path, capsys, small_limits):
+    """Judging costs ~0.1 ms a word: many launches under the limit each still add up to it."""
+    rc, out = _check(tmp_path, capsys, "launches.sh", (LAUNCH + OPTS + " --port 1" * 15 + "\n") * 4)
+    assert rc == 1 and "launches.sh:3: error: launches of more than 100 words" in out, out
+    assert out.count("KV401") == 2, out
 
 
 def test_shell_array_elements_count(tmp_path, capsys, small_limits):
     rc, out = _check(tmp_path, capsys, "arr.sh", "ARGS=(" + " --x y" * 60 + ")\n" + LAUNCH + OPTS + ' "${ARGS[@]}"\n')
-    assert rc == 1 and "error: more than 100 shell words" in out, out
+    assert rc == 1 and "error: a command or array of more than 100 words" in out, out
 
 
 def test_python_items_over_the_limit_are_a_file_error(tmp_path, capsys, small_limits):

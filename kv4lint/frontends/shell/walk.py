@@ -94,8 +94,8 @@ class _Scan:
         self.steps = 0
         self.loop_mult = 1
         self.too_deep = False
-        self.words = 0  # words read (MAX_WORDS)
-        self.too_many = False
+        self.too_many = False  # a command or array past MAX_WORDS was met
+        self.launch_words = 0  # words of the launches found (MAX_WORDS in all)
         # Value sets (kv4lint.frontends.shell.choices): the path chosen at each join while a command is
         # expanded once per path, the joins met by the expansion under way, the conditions of the paths chosen.
         self.selection: dict = {}
@@ -105,16 +105,17 @@ class _Scan:
         self.sources: list[str] = []
         self.sourced: dict[str, dict[str, ForeignString | None]] = {}  # ref -> name -> value (None: unknown)
 
-    def charge(self, words: int, line: int) -> bool:
-        """Count ``words`` more words read (commands and array elements, nested texts included); False (and
-        a file error, once) past ``MAX_WORDS``."""
-        self.words += words
-        if self.words <= MAX_WORDS:
+    def charge(self, words: int, line: int, *, launches: bool = False) -> bool:
+        """False (and a file error, once) past ``MAX_WORDS``: for a command or array of that many words
+        (not read: ordinary commands cost ~10 us a word, and the file size bounds how many there are), or,
+        with ``launches``, for the launches of the text together (judging costs ~0.1 ms a word)."""
+        if words <= MAX_WORDS:
             return True
         if not self.too_many:
             self.too_many = True
-            self.errors.append(FileError(self.path, f"more than {MAX_WORDS} shell words (the limit per file) "
-                                                    f"by line {line}: not scanned further", line=line))
+            what = "launches of more than" if launches else "a command or array of more than"
+            self.errors.append(FileError(self.path, f"{what} {MAX_WORDS} words (the limit kv4lint reads) "
+                                                    f"at line {line}: not scanned further", line=line))
         return False
 
     def nested_too_deep(self, line: int) -> None:
@@ -825,6 +826,10 @@ class Walker(Branches):
         m = ex.cmd.match
         entry = ex.cmd.words[:m.start]
         argv = ex.cmd.words[m.start:]
+        # Judging a launch costs ~0.1 ms a word: the launches of one text read at most MAX_WORDS in all.
+        self.scan.launch_words += len(argv)
+        if not self.scan.charge(self.scan.launch_words, self.src.line(self.src.c(n.start_byte)), launches=True):
+            return
         first, last = entry[0], entry[-1]
         if first.src is last.src and first.s <= last.e:
             anchor = first.src.fanchor(first.s, last.e)

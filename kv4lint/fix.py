@@ -105,6 +105,24 @@ _REST_OF_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
 _CLOSERS = "]}"  # not ")": ("a", "b") without the comma before its last element would be a string, not a tuple
 
 
+def merge_overlapping_removals(edits: list[Edit]) -> list[Edit]:
+    """Removals (edits to nothing) that overlap as one removal of their union.
+
+    Two removals of one fix may share a separator (an option that takes the blanks after it, because a
+    comment stands before it, and its value that takes the blanks before it): applied one by one, the
+    second would be skipped as overlapping and the value left behind as a stray argument.
+    """
+    rm = sorted((e for e in edits if not e.text), key=lambda e: (e.path or "", e.span.start, e.span.end))
+    merged: list[Edit] = []
+    for e in rm:
+        last = merged[-1] if merged else None
+        if last is not None and last.path == e.path and e.span.start < last.span.end:
+            merged[-1] = Edit(Span(last.span.start, max(last.span.end, e.span.end)), "", last.path)
+        else:
+            merged.append(e)
+    return [e for e in edits if e.text] + merged
+
+
 def tidy_removals(text: str, edits: list[Edit]) -> list[Edit]:
     """Python: the removals of adjacent elements of a list as one edit, without the separators they leave.
 
@@ -113,8 +131,10 @@ def tidy_removals(text: str, edits: list[Edit]) -> list[Edit]:
     element alone on its line a blank line.  Here, removals that touch are
     merged; a removal that ends before a closing ``]`` / ``}`` on its line
     takes the comma before it, and one that leaves only blanks on its line
-    takes the whole line.  Only blanks and that one comma are ever added to a
-    removal.
+    takes the whole line (as does one that ends where a line starts: the next
+    line keeps its indentation).  Only blanks and that one comma are ever added
+    to a removal; a comment is never in one (the frontends end a removal before
+    a comment at the end of its line).
     """
     rm = sorted((e for e in edits if not e.text), key=lambda e: (e.path or "", e.span.start, e.span.end))
     if not rm:
@@ -139,10 +159,12 @@ def tidy_removals(text: str, edits: list[Edit]) -> list[Edit]:
             if i > 0 and text[i - 1] == ",":
                 a = i - 1
         else:
-            line_start = text.rfind("\n", 0, a) + 1
+            line_start = max(text.rfind("\n", 0, a), text.rfind("\r", 0, a)) + 1
             if not text[line_start:a].strip(" \t") and line_start < a:
                 m = _REST_OF_LINE.match(text, b)
                 if m:
                     a, b = line_start, m.end()
+                elif b > a and text[b - 1] in "\r\n":
+                    a = line_start  # whole lines go: the next line keeps its own indentation
         out.append(Edit(Span(a, b), "", e.path))
     return out

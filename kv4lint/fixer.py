@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from kv4lint import internal_error, writer
 from kv4lint.discover import language_of
-from kv4lint.fix import apply_edits, tidy_removals
+from kv4lint.fix import apply_edits, merge_overlapping_removals, tidy_removals
 from kv4lint.model import Edit, FileError, FileReport, Finding, Span
 from kv4lint.regular_file import open_file
 from kv4lint.runner import lint_text
@@ -206,6 +206,8 @@ def fix_text(path: str, text: str, settings: Settings, language: str | None, *, 
             break
         if language == "python":
             edits = tidy_removals(current, edits)
+        else:
+            edits = merge_overlapping_removals(edits)
         new, _ = apply_edits(current, edits)
         if new == current:
             excluded.update(_fix_key(f) for f in chosen)
@@ -254,15 +256,32 @@ def _display(path: str) -> str:
     return p
 
 
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+# git reads a patch's lines up to LF only: a CR is part of a line (a CR-only file is one line for git).
+_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_GIT_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r",
+                0x22: '\\"', 0x5C: "\\\\"}
+
+
+def git_quote(name: str) -> str:
+    """``name`` as git writes it in a patch header (``core.quotePath``, its default): as it is, or in double
+    quotes with C escapes when it holds a control character, ``"``, ``\\`` or a byte outside ASCII."""
+    raw = os.fsencode(name)
+    if all(0x20 <= b < 0x7F and b not in (0x22, 0x5C) for b in raw):
+        return name
+    return '"' + "".join(_GIT_ESCAPES.get(b) or (chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in raw) + '"'
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
-    """A ``git apply``-able unified diff (``a/PATH`` ``b/PATH``), line endings as in the file."""
+    """A ``git apply``-able unified diff (``a/PATH`` ``b/PATH``), line endings as in the file.
+
+    Lines are split where git splits them (LF), and a name git would quote is quoted as git does, so the
+    patch applies whatever the file's line endings and name (a control character in a name never reaches
+    the terminal raw)."""
     name = _display(path).lstrip("/")
     out = []
-    for line in difflib.unified_diff(_LINES.findall(old), _LINES.findall(new), f"a/{name}", f"b/{name}"):
-        if line.endswith(("\n", "\r")):
+    for line in difflib.unified_diff(_LINES.findall(old), _LINES.findall(new), git_quote(f"a/{name}"),
+                                     git_quote(f"b/{name}"), lineterm="\n"):
+        if line.endswith("\n"):
             out.append(line)
         else:
             out.append(line + "\n\\ No newline at end of file\n")

@@ -22,6 +22,12 @@ from typing import Literal
 # The per-file records live apart, on the start-up path (kv4lint.file_report); named here too for the frontends.
 from kv4lint.file_report import FileError, FileReport  # noqa: F401
 
+# The words of one command or array (shell) or one argument list given as data (YAML, JSON, exec form).
+# Reading a launch costs about 0.1 ms and a few kB a word; a real one has at most a few hundred.  Past
+# this a frontend reports a file error naming the limit (exit 1), never minutes and gigabytes
+# (docs/security.md).  Python's own bound is per bracket (kv4lint.frontends.python.MAX_ITEMS).
+MAX_WORDS = 50_000
+
 
 @dataclass(frozen=True, order=True)
 class Span:

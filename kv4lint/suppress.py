@@ -31,6 +31,7 @@ from collections import defaultdict
 from kv4lint import frontends, suppression, writer
 from kv4lint.discover import language_of
 from kv4lint.fix import apply_edits
+from kv4lint.printable import printable
 from kv4lint.model import Edit, Finding, Span
 from kv4lint.source import DecodeError, LineIndex, decode
 
@@ -307,21 +308,21 @@ def add_suppressions(findings: list[Finding], *, roots: list[str] | None = None)
             language = language_of(path, data[:256])
             text = decode(data, python=language == "python")
         except writer.WriteError as e:
-            print(f"kv4lint: {path}: no suppressions added: {e.reason}", file=sys.stderr)
+            print(printable(f"kv4lint: {path}: no suppressions added: {e.reason}"), file=sys.stderr)
             continue
         except DecodeError as e:
-            print(f"kv4lint: {path}: no suppressions added: {e}", file=sys.stderr)
+            print(printable(f"kv4lint: {path}: no suppressions added: {e}"), file=sys.stderr)
             continue
         new, n, notes = suppress_text(text.text, fs, language, _launch_spans(path, text.text, language))
         for note in notes:
-            print(f"kv4lint: {note}", file=sys.stderr)
+            print(printable(f"kv4lint: {note}"), file=sys.stderr)
         if not n or new == text.text:
             continue
         r = roots if roots is not None else writer.roots_of([os.path.dirname(os.path.abspath(path))])
         try:
             writer.write_text(path, text, new, snap, roots=r)
         except writer.WriteError as e:
-            print(f"kv4lint: {path}: no suppressions added: {e.reason}", file=sys.stderr)
+            print(printable(f"kv4lint: {path}: no suppressions added: {e.reason}"), file=sys.stderr)
             continue
         total += n
     return total

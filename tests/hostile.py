@@ -440,6 +440,34 @@ def _many_launches(root: Path) -> None:
     write(root / "fences.md", f"```bash\n{LAUNCH}\n```\n" * 1000)
 
 
+def _issue28(root: Path) -> None:
+    """Valid shapes that were syntax errors, IPython interpolation, and files past the cost limits."""
+    import json
+
+    write(root / "backquote.sh", f"#!/bin/bash\n{LAUNCH} \\\n  `# the port` --port 1 \\\n  `# done`\n")
+    write(root / "heredoc_first.sh", f"#!/bin/bash\n<<EOT bash\n{LAUNCH}\nEOT\n")
+    write(root / "alternative.sh", f'#!/bin/bash\necho "${{MODEL:+(model: $MODEL)}}"\n{LAUNCH}\n')
+    write(root / "fence.md", f"# Serve\n\n```bash\n{LAUNCH} \\\n```\n")
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["import sys\n", "kv = 'nvfp4'\n",
+                    "!{sys.executable} -m sglang.launch_server --kv-cache-dtype fp4_e2m1 --port {port}\n"]}]}
+    write(root / "interp.ipynb", json.dumps(nb))
+    # Past the cost limits (docs/security.md): a file error naming the limit, quickly.
+    write(root / "words.sh", f"#!/bin/bash\n{LAUNCH}" + " --port 1" * 30_000 + "\n")
+    write(root / "items.py", "import subprocess\nsubprocess.run([\"python\", \"-m\", \"sglang.launch_server\", "
+                             "\"--kv-cache-dtype\", \"fp4_e2m1\", " + "\"--port\", \"1\", " * 6_000 + "])\n")
+
+
+_ISSUE28_REPORTED = {
+    "backquote.sh": f"#!/bin/bash\n{FIXED_LAUNCH} \\\n  `# the port` --port 1 \\\n  `# done`\n".encode(),
+    "heredoc_first.sh": f"#!/bin/bash\n<<EOT bash\n{FIXED_LAUNCH}\nEOT\n".encode(),
+    "alternative.sh": f'#!/bin/bash\necho "${{MODEL:+(model: $MODEL)}}"\n{FIXED_LAUNCH}\n'.encode(),
+    "fence.md": f"# Serve\n\n```bash\n{FIXED_LAUNCH} \\\n```\n".encode(),
+    "interp.ipynb": None,
+}
+
+
 def _explicit(root: Path) -> None:
     os.mkfifo(root / "named_fifo.sh")
     os.symlink("gone.sh", root / "named_dangling.sh")
@@ -482,6 +510,7 @@ CASES: list[Case] = [
     Case("notebooks_odd", _notebooks_odd, messages=["bad_json.ipynb", "not_object.ipynb"],
          reported=_NOTEBOOKS_REPORTED),
     Case("many_launches", _many_launches, reported={"many.sh": None, "fences.md": None}),
+    Case("issue28_shapes", _issue28, reported=_ISSUE28_REPORTED, messages=["words.sh", "items.py"]),
     Case("explicit_paths", _explicit, flake8=False,
          explicit=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"],
          messages=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"]),

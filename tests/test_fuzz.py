@@ -227,6 +227,10 @@ SH_DECOYS = [
     # Only comments suppress (issue 28 item 9): a string or here-document line that looks like one is data.
     "USAGE=\"serve.sh\n# kv4lint: disable-file\n\"\n",
     "cat > NOTES <<'EOF'\n# kv4lint: disable-file=KV4\nEOF\n",
+    # Valid bash tree-sitter-bash cannot parse (issue 28): never a syntax error that hides the launch.
+    'echo "serving ${MODEL:+(model: $MODEL)}"\n',
+    "<<'EOF' cat\n--kv-cache-dtype nvfp4 in a here-document\nEOF\n",
+    "ls `# the models` -l \\\n  `# all of them` -a\n",
 ]
 
 

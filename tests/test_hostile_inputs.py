@@ -31,6 +31,7 @@ import pytest
 
 import hostile
 from hostile import CASES, CODE, CLI_TARGET, GOOD_PY_FIXED, GOOD_SH_FIXED, Case
+from kv4lint.printable import printable
 
 # Every entry point (CLI, flake8, fix) over each hostile tree, in subprocesses: minutes, so not in the fast loop.
 pytestmark = pytest.mark.slow
@@ -51,7 +52,7 @@ def _args(case: Case, root: Path) -> list[str]:
 
 
 def _reported(out: str, path: Path, code: str = CODE) -> bool:
-    prefix = f"{path}:"
+    prefix = f"{printable(str(path))}:"  # a name's tab or newline is printed as an escape (issue 28)
     return any(line.startswith(prefix) and f" {code}" in line for line in out.splitlines())
 
 
@@ -60,7 +61,7 @@ def _has_message(out: str, path: Path) -> bool:
 
     "no scanner for ... files" does not count: it says nothing about the file.
     """
-    prefix = f"{path}:"
+    prefix = f"{printable(str(path))}:"
     return any(line.startswith(prefix) and (" error:" in line or "skipped" in line or "note:" in line)
                and "no scanner for" not in line for line in out.splitlines())
 

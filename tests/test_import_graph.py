@@ -22,7 +22,8 @@ from kv4lint import frontends
 PACKAGE = Path(kv4lint.__file__).parent
 
 # Leaf modules: one model of a concept each, imported by everyone, importing nothing of kv4lint's.
-LEAVES = {"kv4lint.sglang.commands", "kv4lint.sglang.gpus", "kv4lint.suppression", "kv4lint.version"}
+LEAVES = {"kv4lint.sglang.commands", "kv4lint.sglang.gpus", "kv4lint.suppression", "kv4lint.version",
+          "kv4lint.printable"}
 # The reading layer: what turns a file's text into launches, and the stage that completes them.
 READERS = ("kv4lint.frontends", "kv4lint.sglang.commands", "kv4lint.suppression", "kv4lint.launch_configs",
            "kv4lint.prefilter")

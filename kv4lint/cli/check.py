@@ -19,6 +19,7 @@ from kv4lint.exit_status import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from kv4lint.internal_error import has_internal
 from kv4lint.file_report import FileError, FileReport
 from kv4lint.parallel import is_empty, lint_many
+from kv4lint.printable import printable
 from kv4lint.progress import Progress
 from kv4lint.reporters import RunResult, render
 from kv4lint.reporters.text import summary, unsafe_hint
@@ -223,7 +224,7 @@ def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: boo
     q = quiet(ns)
     for note in result.version_notes:
         if q < 1:
-            print(f"kv4lint: note: {note}", file=sys.stderr)
+            print(printable(f"kv4lint: note: {note}"), file=sys.stderr)
     out_file = ns.output_file if to_file else None
     if q >= 2 and not out_file:
         return
@@ -236,10 +237,11 @@ def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: boo
             show = stream if ns.format in ("text", "full", "concise") else sys.stderr
             for path, targets in result.targets.items():
                 for t in targets:
-                    print(describe_target(path, t), file=show)
+                    print(printable(describe_target(path, t)), file=show)
             for f in result.findings:  # SGLang's side of each finding: its function and the resolution trace
                 if f.detail:
-                    print(f"{f.path}:{f.start.line if f.start else 0}: {f.code} sglang: {f.detail}", file=show)
+                    print(printable(f"{f.path}:{f.start.line if f.start else 0}: {f.code} sglang: {f.detail}"),
+                          file=show)
     finally:
         if out_file:
             stream.close()

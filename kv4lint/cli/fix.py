@@ -15,6 +15,7 @@ from kv4lint.cli.check import collect, emit_fixed, exit_status, note_versions, o
 from kv4lint.cli.stdin import fix_stdin
 from kv4lint.fixer import FixInterrupted, fix_files
 from kv4lint.model import Finding
+from kv4lint.printable import printable
 
 
 def run_fix(ns: argparse.Namespace) -> int:
@@ -27,7 +28,7 @@ def run_fix(ns: argparse.Namespace) -> int:
             msg += f"; {e.left} other file{'s' if e.left != 1 else ''} not changed"
         else:
             msg += "no file was changed"
-        print(msg, file=sys.stderr)
+        print(printable(msg), file=sys.stderr)
         return 130
     except KeyboardInterrupt:
         if not ns.diff:
@@ -49,7 +50,7 @@ def _run_fix(ns: argparse.Namespace) -> int:
         stream = sys.stdout if ns.format in ("text", "concise") and not ns.diff else sys.stderr
         for f in sorted(run.fixed, key=Finding.sort_key):
             pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
-            print(f"{pos}: {f.code} fixed ({f.fix.description})", file=stream)  # type: ignore[union-attr]
+            print(printable(f"{pos}: {f.code} fixed ({f.fix.description})"), file=stream)  # type: ignore[union-attr]
         stream.flush()
 
     result.findings = run.remaining

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from kv4lint.frontends.embedded import EnvDef, merge, scan_shell_text, with_prelude
 from kv4lint.frontends.hints import fact_hints
-from kv4lint.model import Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.model import MAX_WORDS, FileError, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import unwrap
 from kv4lint.source import OffsetMap
 
@@ -115,6 +115,14 @@ def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | N
     matches SGLang's entry points.
     """
     result = ScanResult()
+    if len(words) > MAX_WORDS:
+        line = None
+        at = words[0].anchor()
+        if file_text is not None and at is not None:
+            line = file_text.count("\n", 0, at.start) + 1
+        result.errors.append(FileError(path, f"{what}: {len(words)} words, more than {MAX_WORDS} (the limit "
+                                             "kv4lint reads per list): not scanned", line))
+        return result
     cmd = unwrap(words)
     if cmd is None:
         return result

@@ -18,6 +18,68 @@ _ASSIGN_BANG = re.compile(r"^([ \t]*[A-Za-z_][A-Za-z0-9_., \t]*=[ \t]*)([!%])")
 _ENV_MAGIC = re.compile(r"^[ \t]*%env[ \t]+([A-Za-z_][A-Za-z0-9_]*)(?:[ \t]*=[ \t]*|[ \t]+)(\S.*?)[ \t]*$")
 
 
+# IPython expands ``{expr}`` and ``$name`` in a ``!`` line from the Python namespace before the shell
+# reads it (``{{``/``}}`` and ``$$`` stand for themselves).  ``{expr}`` here: a name, attributes, subscripts
+# or a call -- not shell brace expansion (``{a,b}``, ``{1..3}``), which IPython leaves alone.
+_BRACE_EXPR = re.compile(r"(?<!\{)\{(?!\{)([A-Za-z_][A-Za-z0-9_.]*(?:\[[^\]{}\n]*\]|\([^(){}\n]*\))*)\}(?!\})")
+_DOLLAR_NAME = re.compile(r"(?<!\$)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+# What a running kernel's interpreter is: ``!{sys.executable} -m sglang.launch_server`` launches.
+_INTERPRETER = {"sys.executable": "python"}
+# A module-level ``NAME = "literal"`` (the values a later ``!`` line can read).
+_STR_ASSIGN = re.compile(r"""^([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*(?:[rRuU]?)(?:"([^"\\\n]*)"|'([^'\\\n]*)')[ \t]*(?:#.*)?$""")
+_ANY_ASSIGN = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:[-+*/%|&^@]|//|\*\*|<<|>>)?=(?!=)")
+
+
+def python_strings(python: str, known: dict[str, str | None]) -> None:
+    """Update ``known`` with the string constants ``python`` (one cell, run in order) leaves set.
+
+    A name assigned anything else, or inside a block, becomes ``None`` (set, value not known).
+    """
+    for line in python.split("\n"):
+        m = _STR_ASSIGN.match(line)
+        if m:
+            known[m.group(1)] = m.group(2) if m.group(2) is not None else m.group(3)
+            continue
+        a = _ANY_ASSIGN.match(line)
+        if a:
+            known[a.group(1)] = None
+
+
+def interpolate(cmd: str, cmap: OffsetMap, known: dict[str, str | None]) -> tuple[str, OffsetMap]:
+    """``cmd`` as the shell gets it after IPython's expansion of ``{expr}`` and ``$name``.
+
+    A name with a known string value becomes that value (not written here: no fix edits it);
+    ``sys.executable`` becomes ``python``; any other ``{expr}`` becomes a shell variable nothing sets (an
+    unknown value, never the literal ``{expr}``); a ``$name`` Python does not set is left to the shell.
+    """
+    if "{" not in cmd and "$" not in cmd:
+        return cmd, cmap
+    b = TextBuilder()
+    pos = 0
+    n = 0
+    for m in sorted(list(_BRACE_EXPR.finditer(cmd)) + list(_DOLLAR_NAME.finditer(cmd)), key=lambda m: m.start()):
+        if m.start() < pos:
+            continue
+        if m.re is _DOLLAR_NAME:
+            name = m.group(1) or m.group(2)
+            if name not in known:
+                continue  # a shell (environment) variable
+            value = known[name]
+        else:
+            expr = m.group(1)
+            value = _INTERPRETER.get(expr, known.get(expr))
+        b.mapped(cmd[pos:m.start()], cmap.outer[pos:m.start()])
+        if value is None:
+            n += 1
+            value = "${__kv4lint_ipython_%d}" % n
+        b.synthetic(value, cmap.outer[m.start()])
+        pos = m.end()
+    if pos == 0:
+        return cmd, cmap
+    b.mapped(cmd[pos:], cmap.outer[pos:len(cmd)])
+    return b.build(end=cmap.outer[len(cmd)] if len(cmap.outer) > len(cmd) else None)
+
+
 @dataclass
 class IPythonSplit:
     python: str

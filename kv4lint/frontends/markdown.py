@@ -31,7 +31,7 @@ from kv4lint import internal_error
 from kv4lint.frontends import embedded
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
-from kv4lint.frontends.ipython import split_ipython
+from kv4lint.frontends.ipython import interpolate, python_strings, split_ipython
 from kv4lint.model import FileError, ScanResult
 from kv4lint.source import LineIndex, OffsetMap
 
@@ -262,7 +262,10 @@ def _block(result: ScanResult, block: Block, path: str, text: str) -> None:
             return
         body, omap = _build(chosen)
         split = split_ipython(body, omap)
+        strings: dict[str, str | None] = {}
+        python_strings(split.python, strings)
         for cmd, cmap, _ in split.shell:
+            cmd, cmap = interpolate(cmd, cmap, strings)  # IPython's {expr} and $name, before the shell
             embedded.merge(result, embedded.scan_shell_text(cmd, path, cmap, what=what, line=block.line,
                                                             file_text=text))
         if "sglang" in split.python or "ServerArgs" in split.python or "kv_cache" in split.python:

@@ -24,7 +24,7 @@ from kv4lint.frontends import embedded
 from kv4lint.frontends.comments import python_comments
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
-from kv4lint.frontends.ipython import split_ipython
+from kv4lint.frontends.ipython import interpolate, python_strings, split_ipython
 from kv4lint.model import FileError, Hint, ScanResult, Span
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes, trailing_codes
@@ -198,11 +198,12 @@ def scan_notebook(text: str, path: str) -> ScanResult:
     li = metadata.get("language_info") if isinstance(metadata.get("language_info"), dict) else {}
     lang = str(ks.get("language") or li.get("name") or "python").lower()
     env: dict[str, tuple[str, Span | None]] = {}
+    strings: dict[str, str | None] = {}  # the Python string constants the cells run so far set
     for cell in cells:
         if cell.cell_type != "code" or not cell.source.strip():
             continue
         try:
-            _cell(result, cell, path, text, lang, env)
+            _cell(result, cell, path, text, lang, env, strings)
         except Exception as e:  # noqa: BLE001 - one cell must not stop the others
             result.errors.append(internal_error.scan_error(path, f"while scanning cell {cell.number}", e,
                                                            _line_of(text, cell)))
@@ -234,7 +235,7 @@ def _env_hints(env: dict[str, tuple[str, Span | None]]) -> list[Hint]:
 
 
 def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
-          env: dict[str, tuple[str, Span | None]]) -> None:
+          env: dict[str, tuple[str, Span | None]], strings: dict[str, str | None] | None = None) -> None:
     src, omap = cell.source, cell.omap
     line = _line_of(text, cell)
     what = f"cell {cell.number}"
@@ -264,8 +265,12 @@ def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
         src, omap = src[nl + 1:], OffsetMap(omap.outer[nl + 1:])
     split = split_ipython(src, omap)
     env.update(split.env)
+    if strings is None:
+        strings = {}
+    python_strings(split.python, strings)
     lines = LineIndex(src)
     for cmd, cmap, first in split.shell:
+        cmd, cmap = interpolate(cmd, cmap, strings)  # IPython's {expr} and $name, before the shell
         sub = ScanResult()
         _shell(sub, cmd, cmap, path, text, env, what, line)
         # The cell's own comments: right above the ! line, or at its end (the file's lines are JSON).

@@ -380,7 +380,7 @@ def sequence_words(text: str, node) -> list[Word] | None:
         flow = text[node.start_mark.index:node.start_mark.index + 1] == "["
     removes: list[Span | None]
     if flow:
-        removes = removal_spans([(s, e) for s, e, _alias in places])
+        removes = flow_removal_spans(text, [(s, e) for s, e, _alias in places])
     else:
         removes = [_block_item_removal(text, x) if not alias else _block_alias_removal(text, s, e)
                    for x, (s, e, alias) in zip(elems, places)]
@@ -418,7 +418,34 @@ def _block_item_removal(text: str, node) -> Span | None:
     rest = text[e:le].strip()
     if rest and not rest.startswith("#"):
         return None
+    if rest:  # ``- item  # note``: the comment stays, on its own line at the item's indentation
+        return Span(ls + prefix.index("-"), text.index("#", e))
     return Span(ls, le)
+
+
+def flow_removal_spans(text: str, extents: list[tuple[int, int]]) -> list[Span | None]:
+    """:func:`~kv4lint.frontends.argv_lists.removal_spans` for a YAML flow sequence, whose separators may
+    hold comments (``[a, b,  # note`` newline ``c]``).
+
+    A comment is never removed.  Up to the first comment, each element goes with the separator before it
+    (as in JSON); after it, the separator before an element holds a comment, so each element goes with the
+    separator after it, up to the comment on its line if there is one, and the last element alone (YAML
+    allows the comma left before ``]``).  Removing any set of elements leaves a well-formed sequence.
+    """
+    spans = removal_spans(extents)
+    n = len(extents)
+    first = next((k for k in range(1, n) if "#" in text[extents[k - 1][1]:extents[k][0]]), None)
+    if first is None:
+        return spans
+    for k in range(first, n):
+        s, e = extents[k]
+        if k == n - 1:
+            spans[k] = Span(s, e)
+            continue
+        nxt = extents[k + 1][0]
+        h = text.find("#", e, nxt)
+        spans[k] = Span(s, h if h >= 0 else nxt)
+    return spans
 
 
 def mapping_entry_removal(text: str, key, value) -> Span | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from kv4lint.model import Severity
+from kv4lint.printable import printable
 from kv4lint.reporters.result import RunResult
 from kv4lint.reporters.paths import relative, repository_root
 
@@ -26,7 +27,9 @@ def escape_property(s: str) -> str:
 
 
 def _command(kind: str, props: list[tuple[str, object]], message: str) -> str:
-    p = ",".join(f"{k}={escape_property(str(v))}" for k, v in props)
+    # A control character (a file name's escape sequence) is written as an escape, never raw.
+    message = printable(message, keep="\r\n")
+    p = ",".join(f"{k}={escape_property(printable(str(v)))}" for k, v in props)
     return f"::{kind} {p}::{escape_data(message)}" if p else f"::{kind}::{escape_data(message)}"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kv4lint.printable import printable
 from kv4lint.reporters.result import RunResult
 
 _RED, _YELLOW, _BOLD, _DIM, _RESET = "\033[31m", "\033[33m", "\033[1m", "\033[2m", "\033[0m"
@@ -32,10 +33,11 @@ def render(result: RunResult, *, color: bool = False, concise: bool = False, ful
     if not statistics and not result.would_fix:
         for f in result.findings:
             msg = _one_line(f.message)
+            path = printable(f.path)
             if f.cell:
-                pos = f"{f.path}:cell {f.cell[0]}:{f.cell[1]}"
+                pos = f"{path}:cell {f.cell[0]}:{f.cell[1]}"
             else:
-                pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
+                pos = f"{path}:{f.start.line}:{f.start.column}" if f.start else path
             sev = _RED if f.severity.value == "error" else _YELLOW
             if concise:
                 lines.append(f"{pos}: {f.code} {msg}")
@@ -45,13 +47,13 @@ def render(result: RunResult, *, color: bool = False, concise: bool = False, ful
                 if full:
                     lines += _full(f, sources, lambda s, sev=sev: c(sev, s), lambda s: c(_DIM, s))
     for e in result.errors:
-        loc = f"{e.path}:{e.line}" if e.line else e.path
+        loc = f"{printable(e.path)}:{e.line}" if e.line else printable(e.path)
         lines.append(f"{loc}: {c(_RED, 'error')}: {_one_line(e.message)}")
     if quiet:
         lines += _statistics(result) if statistics else []
         return "\n".join(lines) + ("\n" if lines else "")
     for n in result.notices:
-        lines.append(c(_DIM, f"note: {n}"))
+        lines.append(c(_DIM, f"note: {_one_line(n)}"))
     if statistics:  # counts by code, no finding and no summary
         return "\n".join(lines + _statistics(result)) + "\n"
     if not concise and not statistics and result.fixed is None:  # kv4lint fix tells its own (stderr)
@@ -149,7 +151,8 @@ def _full(f, sources: dict, mark, dim) -> list[str]:
             else len(src.rstrip())
         width = max(end - start, 1)
         lead = "".join(ch if ch == "\t" else " " for ch in src[:start])
-        out += [dim(f"{pad} |"), f"{dim(n + ' |')} {src.rstrip()}", f"{dim(pad + ' |')} {lead}{mark('^' * width)} "
+        shown = printable(src.rstrip(), keep="\t")
+        out += [dim(f"{pad} |"), f"{dim(n + ' |')} {shown}", f"{dim(pad + ' |')} {lead}{mark('^' * width)} "
                 f"{mark(f.code)}", dim(f"{pad} |")]
     if f.fix is not None and f.fix.description:
         safety = "" if f.fix.applicability == "safe" else f" ({f.fix.applicability}: applied with --unsafe-fixes)"
@@ -162,5 +165,5 @@ def _full(f, sources: dict, mark, dim) -> list[str]:
 
 
 def _one_line(message: str) -> str:
-    """One finding, one line (grep and editors' error parsers read lines)."""
-    return " ".join(message.split("\n")).replace("\r", "")
+    """One finding, one line (grep and editors' error parsers read lines), nothing a terminal obeys."""
+    return printable(" ".join(message.split("\n")).replace("\r", ""))

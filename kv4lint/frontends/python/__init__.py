@@ -55,6 +55,10 @@ _NEEDLES = ("sglang", "popen_launch", "launch_server_cmd", "run_bench_", "run_sc
 # parsing, as a per-file error.
 MAX_DEPTH = 200
 MAX_CHAIN = 300
+# Items of one bracket (list, tuple, call, dict...).  libcst and the scan cost about 0.1 ms and 5 kB an item
+# (a 2 MB argv list of 140,000 items: 60 s and 3 GB); a real launch has at most a few hundred.  A file with
+# more is a file error naming the limit, before libcst reads it (docs/security.md).
+MAX_ITEMS = 10_000
 
 _GUARD = re.compile(r"""
  (?P<str>[rRbBuUfFtT]{0,2}(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
@@ -77,6 +81,7 @@ def complexity_error(text: str) -> str | None:
     """
     depth = 0
     chains = [0]
+    items = [0]
     operand = False
     for m in _GUARD.finditer(text):
         kind = m.lastgroup
@@ -94,18 +99,26 @@ def complexity_error(text: str) -> str | None:
             if depth > MAX_DEPTH:
                 return f"more than {MAX_DEPTH} nested brackets (Python allows {MAX_DEPTH})"
             chains.append(0)
+            items.append(0)
             operand = False
             continue
         if kind == "close":
             if depth > 0:
                 depth -= 1
                 chains.pop()
+                items.pop()
             operand = True
             continue
         operand = False
         if kind == "sep":
             if m.group() != "\n" or depth == 0:
                 chains[-1] = 0
+            if m.group() == ",":
+                items[-1] += 1
+                if items[-1] >= MAX_ITEMS:
+                    return f"more than {MAX_ITEMS} items in one bracket (the limit kv4lint reads)"
+            elif m.group() == "\n" and depth == 0:
+                items[0] = 0
             continue
         chains[-1] += 1
         if chains[-1] > MAX_CHAIN:

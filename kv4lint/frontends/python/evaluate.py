@@ -229,11 +229,19 @@ class Evaluator:
 
     # -- removal spans -------------------------------------------------------
     def _line_start(self, off: int) -> int:
+        # Only blanks are searched back over: a long line costs nothing per element (no rfind to its start).
+        i = off
+        while i > 0 and self.text[i - 1] in " \t\f":
+            i -= 1
+        if i == 0 or self.text[i - 1] in "\r\n":
+            return i
         return max(self.text.rfind("\n", 0, off), self.text.rfind("\r", 0, off)) + 1
 
     def _alone_before(self, off: int) -> bool:
-        ls = self._line_start(off)
-        return self.text[ls:off].strip(" \t\f") == ""
+        i = off
+        while i > 0 and self.text[i - 1] in " \t\f":
+            i -= 1
+        return i == 0 or self.text[i - 1] in "\r\n"
 
     def _next_line_start(self, off: int) -> int | None:
         """If only whitespace (or a comment) follows ``off`` on its line: the start of the next line."""
@@ -250,9 +258,13 @@ class Evaluator:
             return Span(start, end_with_comma)
         target = next_start if next_start is not None else close
         nl = self._next_line_start(end_with_comma)
-        if self._alone_before(start) and nl is not None and nl <= target:
-            return Span(self._line_start(start), nl)
         if nl is not None and nl <= target:
+            # A comment at the end of the line stays (on its own line when the elements before it go).
+            hash_at = self.text.find("#", end_with_comma, nl)
+            if hash_at >= 0:
+                return Span(start, hash_at)
+            if self._alone_before(start):
+                return Span(self._line_start(start), nl)
             return Span(start, nl)
         if next_start is None:
             return Span(start, end_with_comma)

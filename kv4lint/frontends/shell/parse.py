@@ -195,3 +195,150 @@ def contiguous_span(pos: list) -> Span | None:
         if p != first + k:
             return None
     return Span(first, first + len(pos))
+
+
+# ===========================================================================
+# Valid bash that tree-sitter-bash 0.25 cannot parse
+#
+# Each repair below is tried only when the parse has an error, and kept only
+# when the repaired text parses further (so a text without these shapes is
+# never touched).  Masks change bytes the parser sees, never the text kv4lint
+# reads, and keep every offset; the one rearrangement (a here-document
+# redirection before its command) moves characters together with their file
+# offsets (``ShellText.pos``), so spans still point at what the user wrote.
+
+# ``cmd \`` + newline + `` `# note` --x y \`` : a comment in backquotes
+# expands to nothing (bash -n accepts it; tree-sitter lets the comment
+# swallow the closing backquote).
+_BACKQUOTE_COMMENT = re.compile(r"(?:(?<=[ \t\n])|^)`#[^`\n]*`(?=[ \t\n;\\]|$)", re.M)
+
+# ``${VAR:+(text: $VAR)}``: the word of an expansion with an operator.
+_EXPANSION_OP = re.compile(r"\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?:\[[^\]\n]*\])?(?::?[-+=?])")
+
+# ``<<EOT bash`` (Docker's ``RUN <<EOT bash``): redirections may come before
+# the command; tree-sitter only knows them after it.
+_HEREDOC_FIRST = re.compile(
+    r"^(?P<ws>[ \t]*)(?P<redir>(?:[0-9]*<<-?[ \t]*(?:'[A-Za-z_][A-Za-z0-9_]*'|\"[A-Za-z_][A-Za-z0-9_]*\"|"
+    r"\\?[A-Za-z_][A-Za-z0-9_]*)[ \t]*)+)(?P<cmd>[^\s|&;<>()#`\\][^\n|&;<>()`\\]*?)?[ \t]*$", re.M)
+
+
+def _mask_expansion_parens(text: str, out: list[str]) -> None:
+    """``(`` / ``)`` in the word of ``${VAR op word}`` become ``.`` (not ``$(...)`` ones)."""
+    for m in _EXPANSION_OP.finditer(text):
+        i = m.end()
+        depth = 1
+        subst = []  # for each open paren: True when it belongs to $( or $((
+        while i < len(text) and depth:
+            c = text[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "$" and text.startswith("${", i):
+                depth += 1
+                i += 2
+                continue
+            if c == "}":
+                depth -= 1
+            elif c == "(":
+                is_subst = i > 0 and text[i - 1] == "$"
+                subst.append(is_subst)
+                if not is_subst:
+                    out[i] = "."
+            elif c == ")":
+                if subst and subst.pop():
+                    pass
+                else:
+                    out[i] = "."
+            elif c == "\n" and depth == 1 and not subst:
+                pass
+            i += 1
+
+
+def _masked(text: str) -> str | None:
+    out = list(text)
+    for m in _BACKQUOTE_COMMENT.finditer(text):
+        out[m.start():m.end()] = " " * (m.end() - m.start())
+    if "${" in text:
+        _mask_expansion_parens(text, out)
+    tail = text.rstrip(" \t\r\n")
+    if tail.endswith("\\") and (len(tail) - len(tail.rstrip("\\"))) % 2 == 1:
+        out[len(tail) - 1] = " "  # a ``\`` at the end (a fence ends after a continued line)
+    masked = "".join(out)
+    return None if masked == text else masked
+
+
+def _heredoc_first(src: ShellText) -> ShellText | None:
+    """``<<EOT cmd args`` rewritten as ``cmd args <<EOT`` (a bare ``<<EOT`` as ``:<<EOT``), offsets kept."""
+    text = src.text
+    if "<<" not in text:
+        return None
+    pos = list(range(len(text) + 1)) if src.pos is None else list(src.pos)
+    res = src.res
+    new_text: list[str] = []
+    new_pos: list = []
+    new_res: list | None = [] if res is not None else None
+    last = 0
+
+    def take(s: int, e: int) -> None:
+        new_text.append(text[s:e])
+        new_pos.extend(pos[s:e])
+        if new_res is not None:
+            new_res.extend(res[s:e])
+
+    changed = False
+    for m in _HEREDOC_FIRST.finditer(text):
+        redir_s, redir_e = m.span("redir")
+        core_e = redir_s + len(m.group("redir").rstrip(" \t"))
+        take(last, redir_s)
+        if m.group("cmd"):
+            cmd_s, cmd_e = m.span("cmd")
+            take(cmd_s, cmd_e)
+            take(core_e, cmd_s)  # the blanks between, then the redirection
+            take(redir_s, core_e)
+            last = cmd_e
+        else:
+            new_text.append(":")
+            new_pos.append(None)
+            if new_res is not None:
+                new_res.append(None)
+            take(redir_s, redir_e)
+            last = redir_e
+        changed = True
+    if not changed:
+        return None
+    take(last, len(text))
+    new_pos.append(pos[len(text)] if len(pos) > len(text) else None)
+    return ShellText("".join(new_text), new_pos, new_res, src.fallback)
+
+
+def _error_start(root) -> int:
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.is_missing or n.type == "ERROR":
+            return n.start_byte
+        if n.has_error:
+            stack.extend(reversed(n.children))
+    return 1 << 62
+
+
+def parse_shell(src: ShellText) -> tuple[ShellText, object]:
+    """The tree of ``src``, and the text it is a tree of.
+
+    That is ``src`` itself, unless ``src`` does not parse and a repair of the
+    valid shapes tree-sitter-bash cannot read (above) parses further.
+    """
+    tree = parse_bash(src.data)
+    if not tree.root_node.has_error:
+        return src, tree
+    best_src, best_tree, best_at = src, tree, _error_start(tree.root_node)
+    moved = _heredoc_first(src) or src
+    masked = _masked(moved.text)
+    if moved is src and masked is None:
+        return src, tree
+    data = masked.encode("utf-8", "surrogatepass") if masked is not None else moved.data
+    t2 = parse_bash(data)
+    at = _error_start(t2.root_node) if t2.root_node.has_error else 1 << 63
+    if at > best_at:
+        best_src, best_tree = moved, t2
+    return best_src, best_tree

@@ -27,8 +27,8 @@ from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR,
     Binding, Element, Expander, Field, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
 from kv4lint.frontends.shell import parse as shell_parse
-from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_bash
-from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_shell
+from kv4lint.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes
@@ -95,6 +95,8 @@ class _Scan:
         self.steps = 0
         self.loop_mult = 1
         self.too_deep = False
+        self.too_many = False  # a command or array past MAX_WORDS was met
+        self.launch_words = 0  # words of the launches found (MAX_WORDS in all)
         # Value sets (kv4lint.frontends.shell.choices): the path chosen at each join while a command is
         # expanded once per path, the joins met by the expansion under way, the conditions of the paths chosen.
         self.selection: dict = {}
@@ -103,6 +105,19 @@ class _Scan:
         # ``source FILE``: the files met (as written), and the variables each sets when the pipeline read it.
         self.sources: list[str] = []
         self.sourced: dict[str, dict[str, ForeignString | None]] = {}  # ref -> name -> value (None: unknown)
+
+    def charge(self, words: int, line: int, *, launches: bool = False) -> bool:
+        """False (and a file error, once) past ``MAX_WORDS``: for a command or array of that many words
+        (not read: ordinary commands cost ~10 us a word, and the file size bounds how many there are), or,
+        with ``launches``, for the launches of the text together (judging costs ~0.1 ms a word)."""
+        if words <= MAX_WORDS:
+            return True
+        if not self.too_many:
+            self.too_many = True
+            what = "launches of more than" if launches else "a command or array of more than"
+            self.errors.append(FileError(self.path, f"{what} {MAX_WORDS} words (the limit kv4lint reads) "
+                                                    f"at line {line}: not scanned further", line=line))
+        return False
 
     def nested_too_deep(self, line: int) -> None:
         """Statements nested deeper than ``MAX_DEPTH`` are not walked: say so once, a launch there is unknown."""
@@ -382,6 +397,8 @@ class Walker(Branches):
 
     def _array(self, node, a: Assignment) -> list[Element]:
         kids = node.children
+        if not self.scan.charge(len(kids), self.src.line(self.src.c(node.start_byte))):
+            return [Element(None, True, None, a)]  # not read: unknown elements
         elems = []
         for i, k in enumerate(kids):
             if not k.is_named or k.type == "comment":
@@ -546,6 +563,8 @@ class Walker(Branches):
 
     # -- commands -----------------------------------------------------------------
     def command(self, n, stdin: Chars | None = None) -> None:
+        if not self.scan.charge(n.child_count, self.src.line(self.src.c(n.start_byte))):
+            return
         self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words))
 
     def _command_words(self, n, stdin: Chars | None):
@@ -593,6 +612,8 @@ class Walker(Branches):
             return words
 
         node = _FakeNode(nodes[0].start_byte, nodes[-1].end_byte)
+        if not self.scan.charge(len(nodes), self.src.line(self.src.c(node.start_byte))):
+            return
         self._per_path(expand, lambda words: self._run_words(node, words, [], None))
 
     def _run_words(self, n, words: list[Field], prefix: list, stdin: Chars | None) -> None:
@@ -814,6 +835,10 @@ class Walker(Branches):
         m = ex.cmd.match
         entry = ex.cmd.words[:m.start]
         argv = ex.cmd.words[m.start:]
+        # Judging a launch costs ~0.1 ms a word: the launches of one text read at most MAX_WORDS in all.
+        self.scan.launch_words += len(argv)
+        if not self.scan.charge(self.scan.launch_words, self.src.line(self.src.c(n.start_byte)), launches=True):
+            return
         first, last = entry[0], entry[-1]
         if first.src is last.src and first.s <= last.e:
             anchor = first.src.fanchor(first.s, last.e)
@@ -837,7 +862,8 @@ class Walker(Branches):
     # -- the walk --------------------------------------------------------------------------
     def walk(self, root=None) -> None:
         if root is None:
-            tree = parse_bash(self.src.data)
+            self.src, tree = parse_shell(self.src)
+            self.x.src = self.src
             root = tree.root_node
         self.run(root.named_children)
         self.finish_functions()
@@ -1077,8 +1103,8 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
             genv.vars[name] = Binding(SCALAR, setting_chars(name, value, seeded=True),
                                       assign=Assignment(name, None, seeded=True))
             genv.exported.add(name)
+        src, tree = parse_shell(src)
         walker = Walker(scan, src, genv, list(hints or []))
-        tree = parse_bash(src.data)
         root = tree.root_node
         if root.has_error:
             _syntax_error(root, src, scan, origin)
@@ -1135,8 +1161,9 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
         pos = list(origin.outer) if origin is not None else None
         src = ShellText(text, pos, None, origin.anchor(Span(0, min(len(text), 1))) if origin is not None else None)
         scan = _Scan("<string>", None)
+        src, tree = parse_shell(src)
         walker = Walker(scan, src, Variables(), [])
-        root = parse_bash(src.data).root_node
+        root = tree.root_node
         stack = [root]
         cmd = None
         while stack:

@@ -49,6 +49,7 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
     "kv4lint.frontends.python": ({"kv4lint.frontends.python.scanner"},
                                  "the libcst half of the Python frontend, for a file that passes the ast screen"),
     "kv4lint.reporters": ({"kv4lint.reporters.json_", "kv4lint.reporters.sarif", "kv4lint.reporters.github",
+                           "kv4lint.reporters.gitlab",
                            "kv4lint.reporters.text"}, "the format registry: the format asked for loads (sarif loads "
                                                       "the rule docs)"),
     "kv4lint.reporters.text": ({"kv4lint.rules.codes"}, "--statistics names each code's summary: the rule table "

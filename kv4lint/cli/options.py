@@ -329,7 +329,7 @@ OPTIONS: tuple[Option, ...] = (
     # Output
     Option("format", "output format (full: each finding with its source line, the fix and SGLang's side)",
            where=frozenset({CLI}), group="output", default="text",
-           choices=("text", "full", "concise", "json", "sarif", "github")),  # = kv4lint.reporters.FORMATS
+           choices=("text", "full", "concise", "json", "sarif", "github", "gitlab")),  # = kv4lint.reporters.FORMATS
     Option("output-file", "write the report to FILE", where=frozenset({CLI}), group="output", metavar="FILE",
            short="-o"),
     Option("statistics", "print how many findings of each code, not the findings", where=frozenset({CLI}),

@@ -187,3 +187,9 @@ def test_editor_setups_in_the_docs_parse():
     assert helix["language-server"]["kv4lint"] == {"command": "kv4lint", "args": ["server"]}
     assert all("kv4lint" in lang["language-servers"] for lang in helix["language"])
     assert doc.count('cmd = { "kv4lint", "server" }') == 2  # Neovim: vim.lsp.config and lspconfig
+
+
+def test_codes_link_to_the_rule_pages_when_configured(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(CONFIG + 'rule-docs-url = "https://example.org/kv4lint/rules"\n')
+    (d,) = diagnostics(lint_buffer(str(tmp_path / "serve.sh"), BAD))
+    assert d.code_description.href == "https://example.org/kv4lint/rules/KV406.md"

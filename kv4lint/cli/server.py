@@ -13,6 +13,8 @@ and publishes the findings as diagnostics, on open, on every change and on save:
   an unsafe one a quick fix labelled ``(unsafe)``, never preferred; an edit in another file (a sourced
   ``env.sh``) is part of the same workspace edit;
 - a file kv4lint cannot read or parse is one error diagnostic naming the line, as ``check`` reports it;
+- each code links to its rule page (``codeDescription``) where ``rule-docs-url`` (or the installed
+  project's ``Rules`` URL) says where the pages are, as SARIF's ``helpUri``;
 - nothing of the scanned tree runs: the server reads text only, as every kv4lint command.
 
 Columns: kv4lint counts code points, LSP UTF-16 code units; :func:`_lsp_position` converts.
@@ -35,6 +37,7 @@ from kv4lint.discover import chosen, language_of
 from kv4lint.exit_status import EXIT_ERROR, EXIT_OK
 from kv4lint.file_report import FileReport
 from kv4lint.model import Finding, Severity
+from kv4lint.reporters.sarif import project_urls
 from kv4lint.runner import lint_text
 from kv4lint.source import DecodeError, LineIndex, decode
 from kv4lint.version import __version__
@@ -46,13 +49,15 @@ INSTALL_HINT = "kv4lint server needs pygls: pip install 'kv4lint[server]'"
 class Buffer:
     """What the server judged for one buffer: its findings and errors, with the text they point into."""
 
-    __slots__ = ("path", "text", "findings", "errors")
+    __slots__ = ("path", "text", "findings", "errors", "rule_docs_url")
 
-    def __init__(self, path: str, text: str, findings: list[Finding], errors: list):
+    def __init__(self, path: str, text: str, findings: list[Finding], errors: list,
+                 rule_docs_url: str | None = None):
         self.path = path
         self.text = text
         self.findings = findings
         self.errors = errors
+        self.rule_docs_url = rule_docs_url  # the rule pages' base URL (`rule-docs-url`), as for SARIF's helpUri
 
 
 def lint_buffer(path: str, text: str, overrides: Overrides | None = None, *, config_file: str | None = None,
@@ -71,7 +76,10 @@ def lint_buffer(path: str, text: str, overrides: Overrides | None = None, *, con
     if _excluded_by_config(path, settings):
         return empty
     rep: FileReport = lint_text(path, text, settings, language)
-    return Buffer(path, text, sorted(rep.findings, key=lambda f: f.sort_key()), list(rep.errors))
+    docs = settings.rule_docs_url or project_urls()[1]
+    if docs and not docs.endswith("/"):
+        docs += "/"
+    return Buffer(path, text, sorted(rep.findings, key=lambda f: f.sort_key()), list(rep.errors), docs)
 
 
 # ---------------------------------------------------------------------------
@@ -121,7 +129,9 @@ def diagnostics(buf: Buffer) -> list:
             types.DiagnosticSeverity.Warning
         out.append(types.Diagnostic(
             range=types.Range(types.Position(*s), types.Position(*e)), message=f.message, severity=severity,
-            code=f.code, source=SOURCE, data={"finding": i, "fix": f.fix.applicability if f.fix else None}))
+            code=f.code, source=SOURCE, data={"finding": i, "fix": f.fix.applicability if f.fix else None},
+            code_description=types.CodeDescription(href=f"{buf.rule_docs_url}{f.code}.md")
+            if buf.rule_docs_url else None))
     for err in buf.errors:
         line = max(0, (err.line or 1) - 1)
         out.append(types.Diagnostic(

@@ -237,8 +237,9 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
     A file named explicitly is scanned whatever the names of the directories
     above it, unless ``force_exclude`` (as pre-commit needs) and it matches a
     configured exclude or git ignores it; a named file, as a walked one, when
-    :func:`chosen` takes it (pre-commit's hook passes every text file).  A named directory that git ignores is not walked
-    (``Discovery.skipped`` says so), as git does not look inside it.
+    :func:`chosen` takes it (pre-commit's hook passes every text file).  A
+    named directory that git ignores is not walked (``Discovery.skipped`` says
+    so), as git does not look inside it.
     """
     excl = DEFAULT_EXCLUDES + list(exclude or [])
     out = Discovery()

@@ -291,8 +291,8 @@ def _lsp_session(root: Path) -> bytes:
 
     uri = (root / "serve.sh").as_uri()
     msgs = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": root.as_uri(),
-                                                                     "capabilities": {}}},
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}},
         {"jsonrpc": "2.0", "method": "initialized", "params": {}},
         {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
             "uri": uri, "languageId": "shellscript", "version": 1, "text": hostile.GOOD_SH}}},

@@ -22,7 +22,6 @@ from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 
 from kv4lint.cli.server import code_actions, diagnostics, lint_buffer  # noqa: E402
-from kv4lint.cli.options import Overrides  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = "#!/bin/bash\npython -m sglang.launch_server --model-path M \\\n  --kv-cache-dtype fp4_e2m1 \\\n  --port 30000\n"
@@ -67,7 +66,8 @@ def test_lint_buffer_skips_what_check_skips(tmp_path):
 def test_positions_are_utf16(tmp_path):
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     # U+1F680 before the value: 1 code point (kv4lint's columns), 2 UTF-16 units (LSP's)
-    text = "#!/bin/bash\npython -m sglang.launch_server --model-path M --served-model-name 🚀 --kv-cache-dtype fp4_e2m1\n"
+    text = ("#!/bin/bash\npython -m sglang.launch_server --model-path M --served-model-name 🚀 "
+            "--kv-cache-dtype fp4_e2m1\n")
     buf = lint_buffer(str(tmp_path / "serve.sh"), text)
     (d,) = diagnostics(buf)
     line = text.splitlines()[d.range.start.line]

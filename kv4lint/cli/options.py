@@ -248,7 +248,8 @@ class Option(Frozen):
     ``flag``: takes no value (store_true); ``extends``: on the command line, adds to the configuration's list
     instead of replacing it; ``short``: -o, -j; ``dest``: argparse's name, when not the option's;
     ``codemod_flag``: the codemod's flag, when libcst's own options could clash; ``commands``: the kv4lint
-    commands that take it (default: check and fix, and server for a target or selection option); ``count``: how many times it was given (-q, -qq).
+    commands that take it (default: check and fix, and server for a target or selection option); ``count``:
+    how many times it was given (-q, -qq).
     """
 
     __slots__ = ("name", "help", "attr", "check", "where", "group", "metavar", "flag", "extends", "choices",

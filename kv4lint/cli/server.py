@@ -6,7 +6,8 @@ and publishes the findings as diagnostics, on open, on every change and on save:
 - the same pipeline: :func:`lint_buffer` is the stdin route's (``kv4lint check --stdin-filename PATH -``):
   the file's name and first line choose its language (:func:`kv4lint.discover.chosen`: a file ``kv4lint
   check .`` would skip gets no diagnostics), the nearest ``[tool.kv4lint]`` / ``kv4lint.toml`` above it its
-  settings (read again for every buffer, so an edited configuration holds at once), and the runner
+  settings (read again for every buffer, and every open buffer is judged again when a configuration file
+  is saved), and the runner
   (:func:`kv4lint.runner.lint_text`) its findings; a file the configuration excludes gets none;
 - the unsaved text: what the editor holds, not the file on disk;
 - fixes as code actions: a safe fix is a preferred quick fix (what an editor's "fix all" / "auto fix" applies),
@@ -32,7 +33,7 @@ from typing import Any
 
 from kv4lint.cli.check import _excluded_by_config
 from kv4lint.cli.options import ConfigError, Overrides, UsageError
-from kv4lint.config import ConfigResolver
+from kv4lint.config import CONFIG_NAMES, ConfigResolver
 from kv4lint.discover import chosen, language_of
 from kv4lint.exit_status import EXIT_ERROR, EXIT_OK
 from kv4lint.file_report import FileReport
@@ -241,7 +242,12 @@ def build_server(overrides: Overrides, *, config_file: str | None = None, isolat
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls, params: types.DidSaveTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+        uri = params.text_document.uri
+        publish(uri)
+        if os.path.basename(to_fs_path(uri) or "") in CONFIG_NAMES:  # a saved configuration: judge again
+            for other in list(server.workspace.text_documents):
+                if other != uri:
+                    publish(other)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:

@@ -365,7 +365,11 @@ def test_add_suppressions_leaves_a_format_without_comments(tmp_path, monkeypatch
         import json
 
         json.loads(before)
-        assert f'per-file-ignores = {{"{name}" = ["KV401"]}}' in err
+        hint = f'per-file-ignores = {{"{name}" = ["KV401"]}}'
+        assert hint in err
+        # the hint, pasted into [tool.kv4lint], does what it says
+        (tmp_path / "pyproject.toml").write_text(f"[tool.kv4lint]\n{hint}\n")
+        assert main(["check", *ROUND_TRIP_ARGS[1:], name]) == 0
 
 
 def test_strict_json_already_holding_comments_takes_them(tmp_path, monkeypatch):

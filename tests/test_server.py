@@ -205,3 +205,12 @@ def test_codes_link_to_the_rule_pages_when_configured(tmp_path):
     (tmp_path / "pyproject.toml").write_text(CONFIG + 'rule-docs-url = "https://example.org/kv4lint/rules"\n')
     (d,) = diagnostics(lint_buffer(str(tmp_path / "serve.sh"), BAD))
     assert d.code_description.href == "https://example.org/kv4lint/rules/KV406.md"
+
+
+def test_without_pygls_the_server_says_what_to_install(monkeypatch, capsys):
+    """pygls is an optional extra: without it, `kv4lint server` exits 2 naming it (a usage error)."""
+    from kv4lint.cli import main
+
+    monkeypatch.setitem(sys.modules, "pygls.lsp.server", None)  # import fails as when not installed
+    assert main(["server"]) == 2
+    assert "pip install 'kv4lint[server]'" in capsys.readouterr().err

@@ -58,6 +58,17 @@ def language_of(path: str, head: bytes | None = None) -> str | None:
     return None
 
 
+def chosen(path: str) -> tuple[bool, str | None]:
+    """Does kv4lint read the file at ``path``, and its language when the name tells it (``None``: its shebang
+    will, once read)?  One rule for a walk and for the files named on the command line (pre-commit names every
+    text file: the hook sees what ``kv4lint check .`` sees): a file whose name or directory tells its language,
+    or one without an extension (its shebang decides); never one whose extension names another format."""
+    lang = language_of(path)
+    if lang is None and "." in os.path.basename(path):
+        return False, None  # the extension says it is something else (notes.txt, setup.cfg)
+    return True, lang
+
+
 def _language_of_name(name: str) -> str | None:
     low = name.lower()
     dot = low.rfind(".")
@@ -223,11 +234,12 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
     entries) are filled for every directory walked, so that the configuration's look-ups need not ask the file
     system again what the walk saw.
 
-    A file named explicitly is scanned whatever its name or the names of the
-    directories above it, unless ``force_exclude`` (as pre-commit needs) and it
-    matches a configured exclude or git ignores it; a named file when its
-    language can be told.  A named directory that git ignores is not walked
-    (``Discovery.skipped`` says so), as git does not look inside it.
+    A file named explicitly is scanned whatever the names of the directories
+    above it, unless ``force_exclude`` (as pre-commit needs) and it matches a
+    configured exclude or git ignores it; a named file, as a walked one, when
+    :func:`chosen` takes it (pre-commit's hook passes every text file).  A
+    named directory that git ignores is not walked (``Discovery.skipped`` says
+    so), as git does not look inside it.
     """
     excl = DEFAULT_EXCLUDES + list(exclude or [])
     out = Discovery()
@@ -254,7 +266,9 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
             if force_exclude and (excluded(os.path.normpath(root), list(exclude or []))
                                   or (respect_gitignore and rules.ignored(root, False))):
                 continue
-            out.files.append(Candidate(root, language_of(root), st))
+            wanted, lang = chosen(root)
+            if wanted:
+                out.files.append(Candidate(root, lang, st))
         else:
             # Named, so meant to be checked: a file that could not be read (exit 1), never opened (it could block).
             out.errors.append((root, f"cannot read: {_kind(st.st_mode)}, not a regular file; not opened"))
@@ -322,8 +336,8 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             if is_dir:
                 subdirs.append(p)
             elif is_file:
-                lang = _language_of_name(name)
-                if lang is None and "." in name:
+                wanted, lang = chosen(p)
+                if not wanted:
                     continue  # extension says it is something else
                 try:
                     fst = e.stat()  # the target's, for a symlink

@@ -13,7 +13,14 @@ For adopting kv4lint on a repository with known findings:
   ``\\`` continuation); an existing ``# kv4lint: disable=...`` line in the
   comments right above gets the new codes added.
 * Python code in Markdown: ``# kv4lint: disable=KV401`` at the end of the line.
-* Notebooks are left alone (the JSON holds cells as strings); they are reported.
+* JSON with comments (``.jsonc``, VS Code's ``launch.json``, devcontainers:
+  :func:`kv4lint.suppression.leader_for`), and a ``.json`` that already holds
+  comments or trailing commas: ``// kv4lint: disable=KV401`` at the end of the
+  finding's line (a JSON string never spans lines).
+* Strict JSON (an ECS task definition, ``docker inspect`` output) has no
+  comments: it is left alone and its findings are listed (``per-file-ignores``
+  in the configuration ignores them), as are notebooks (the JSON holds cells as
+  strings).
 
 Adding is idempotent: codes already there are not added again.  Files are
 written with :mod:`kv4lint.writer` (atomic, same encoding and line endings).
@@ -22,6 +29,7 @@ written with :mod:`kv4lint.writer` (atomic, same encoding and line endings).
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import sys
@@ -145,7 +153,8 @@ def _block_python_line(lines: _Lines, first: int, line: int) -> int:
 
 
 def _noqa_edit(lines: _Lines, line: int, codes: list[str], marker: str = "noqa") -> Edit | None:
-    """``# noqa: CODES`` (or ``# kv4lint: disable=CODES``) at the end of the line, or its codes added."""
+    """``# noqa: CODES`` (or ``LEADER kv4lint: disable=CODES``, ``marker`` being the leader) at the end of
+    the line, or its codes added."""
     content = lines.content(line)
     d = suppression.find_noqa(content) if marker == "noqa" else suppression.find_disable(content)
     if d is not None and d.kind != "disable-file":
@@ -155,7 +164,7 @@ def _noqa_edit(lines: _Lines, line: int, codes: list[str], marker: str = "noqa")
         at = lines.start(line) + d.codes_end
         return Edit(Span(at, at), "," + ",".join(add))
     at = lines.start(line) + len(content.rstrip())
-    comment = suppression.noqa_comment(codes) if marker == "noqa" else suppression.disable_comment(codes)
+    comment = suppression.noqa_comment(codes) if marker == "noqa" else suppression.disable_comment(codes, marker)
     return Edit(Span(at, at), "  " + comment)
 
 
@@ -249,10 +258,17 @@ def suppress_text(text: str, findings: list[Finding], language: str | None,
         if language == "python":
             key = (py_line(line), "noqa")
             codes = eol_comments[key]
+        elif language == "json":
+            if _in_block_comment(text, lines.end(line)):
+                notes.append(f"{f.path}:{f.start.line}: {f.code}: the line ends inside a /* */ comment; "
+                             f"no suppression comment added")
+                continue
+            # JSONC by name, or a .json already holding comments (no_comment_reason): its readers take ``//``
+            codes = eol_comments[(line, suppression.leader_for(language, f.path) or "//")]
         elif language == "markdown":
             info, block_start = _block_language(lines, line)
             if info in _PY_INFO:
-                codes = eol_comments[(_block_python_line(lines, block_start, line), "kv4lint")]
+                codes = eol_comments[(_block_python_line(lines, block_start, line), "#")]
             else:
                 start = max(block_start, min(line, _launch_line(lines, f, launches)))
                 codes = line_comments[_command_first_line(lines, start, block_start)]
@@ -281,6 +297,35 @@ def suppress_text(text: str, findings: list[Finding], language: str | None,
     return new, len(edits) - len(skipped), notes
 
 
+_JSON_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
+
+
+def _in_block_comment(text: str, offset: int) -> bool:
+    """Does ``offset`` of a JSON text lie inside a ``/* */`` comment?"""
+    for m in _JSON_TOKENS.finditer(text, 0, offset + 1):
+        if m.start() >= offset:
+            break
+        if m.group().startswith("/*") and m.start() < offset < m.end():
+            return True
+    return False
+
+
+def no_comment_reason(path: str, text: str, language: str | None) -> str | None:
+    """Why a file of ``language`` can take no suppression comment, or ``None`` when it can."""
+    if language == "notebook":
+        return "notebooks get no suppression comment; add `# noqa: CODE` to the cell by hand"
+    if suppression.leader_for(language, path) is not None:
+        return None
+    if language == "json":
+        try:
+            json.loads(text)
+        except ValueError:
+            return None  # comments or trailing commas already: its readers take JSON with comments
+        return ("strict JSON has no comments, so no suppression comment was added; ignore it in the "
+                f"configuration: per-file-ignores = {{\"{os.path.basename(path)}\" = [\"CODE\"]}}")
+    return "this format has no comments"
+
+
 def _launch_spans(path: str, text: str, language: str | None) -> list[Span]:
     if language in (None, "python", "notebook"):
         return []
@@ -290,10 +335,12 @@ def _launch_spans(path: str, text: str, language: str | None) -> list[Span]:
         return []
 
 
-def add_suppressions(findings: list[Finding], *, roots: list[str] | None = None) -> int:
+def add_suppressions(findings: list[Finding], *, roots: list[str] | None = None,
+                     left: list[Finding] | None = None) -> int:
     """Add a suppression comment for every finding, file by file; returns the comments added or extended.
 
-    A file that cannot be read or written is reported on stderr and left alone.
+    A file that cannot be read or written, or whose format has no comments (strict JSON, a notebook), is
+    reported on stderr and left alone; its findings are appended to ``left``.
     ``roots`` are the trees that may be written (see :func:`kv4lint.writer.roots_of`); by
     default a file reached through a symlink must lie under the link's directory.
     """
@@ -309,9 +356,18 @@ def add_suppressions(findings: list[Finding], *, roots: list[str] | None = None)
             text = decode(data, python=language == "python")
         except writer.WriteError as e:
             print(printable(f"kv4lint: {path}: no suppressions added: {e.reason}"), file=sys.stderr)
+            _extend(left, fs)
             continue
         except DecodeError as e:
             print(printable(f"kv4lint: {path}: no suppressions added: {e}"), file=sys.stderr)
+            _extend(left, fs)
+            continue
+        reason = no_comment_reason(path, text.text, language)
+        if reason is not None:
+            for f in fs:
+                print(printable(f"kv4lint: {path}:{f.start.line}: {f.code}: {reason.replace('CODE', f.code)}"),
+                      file=sys.stderr)
+            _extend(left, fs)
             continue
         new, n, notes = suppress_text(text.text, fs, language, _launch_spans(path, text.text, language))
         for note in notes:
@@ -323,6 +379,12 @@ def add_suppressions(findings: list[Finding], *, roots: list[str] | None = None)
             writer.write_text(path, text, new, snap, roots=r)
         except writer.WriteError as e:
             print(printable(f"kv4lint: {path}: no suppressions added: {e.reason}"), file=sys.stderr)
+            _extend(left, fs)
             continue
         total += n
     return total
+
+
+def _extend(left: list[Finding] | None, fs: list[Finding]) -> None:
+    if left is not None:
+        left.extend(fs)

@@ -17,6 +17,14 @@ Forms (README, docs/configuration.md, docs/rules/*):
   case.  Besides ``#``, the comment may start with ``<!--`` (Markdown, HTML),
   ``//`` or ``..`` (reStructuredText).
 
+Which comment a file takes (what ``--add-suppressions`` writes) is
+:func:`leader_for`: ``#`` for every format kv4lint reads but JSON; ``//`` for
+JSON with comments (``.jsonc``, VS Code's ``launch.json``/``settings.json``/
+``tasks.json``, devcontainers, ``tsconfig.json``: :func:`json_takes_comments`);
+none for strict JSON (an ECS task definition, ``docker inspect`` output), whose
+readers refuse any comment: there a finding can only be ignored through the
+configuration (``per-file-ignores``).
+
 This module is a leaf: it reads and writes text only and imports nothing of
 kv4lint's.
 """
@@ -29,7 +37,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 __all__ = ["ALL", "Directive", "codes_above", "covers", "disable_comment", "file_codes", "find_disable",
-           "find_noqa", "flake8_skips_file", "leading_directive", "missing", "noqa_comment", "trailing_codes"]
+           "find_noqa", "flake8_skips_file", "json_takes_comments", "leader_for", "leading_directive", "missing",
+           "noqa_comment", "trailing_codes"]
 
 ALL = "ALL"
 LEADERS = ("#", "<!--", "//", "..")
@@ -172,8 +181,35 @@ def missing(codes: Iterable[str], have: Iterable[str]) -> list[str]:
     return out
 
 
-def disable_comment(codes: Iterable[str]) -> str:
-    return f"# kv4lint: disable={','.join(codes)}"
+# JSON files whose readers accept ``//`` and ``/* */`` comments (JSONC): by suffix, by name (VS Code's
+# settings and debug configurations, devcontainers, TypeScript's configuration), by folder.
+JSONC_SUFFIXES = (".jsonc", ".json5", ".code-workspace")
+JSONC_NAMES = frozenset({"devcontainer.json", ".devcontainer.json", "tsconfig.json", "jsconfig.json",
+                         "launch.json", "settings.json", "tasks.json", "extensions.json", "keybindings.json",
+                         "argv.json"})
+JSONC_FOLDERS = frozenset({".vscode", ".devcontainer"})
+
+
+def json_takes_comments(path: str) -> bool:
+    """Is ``path`` JSON with comments (JSONC), read by tools that accept ``//`` comments?"""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1].lower()
+    if name.endswith(JSONC_SUFFIXES) or name in JSONC_NAMES:
+        return True
+    if name.startswith(("tsconfig.", "jsconfig.")) and name.endswith(".json"):
+        return True
+    return len(parts) > 1 and parts[-2] in JSONC_FOLDERS and name.endswith(".json")
+
+
+def leader_for(language: str | None, path: str) -> str | None:
+    """The comment leader a suppression takes in a file of ``language`` (``None``: the format has no comments)."""
+    if language == "json":
+        return "//" if json_takes_comments(path) else None
+    return "#"
+
+
+def disable_comment(codes: Iterable[str], leader: str = "#") -> str:
+    return f"{leader} kv4lint: disable={','.join(codes)}"
 
 
 def noqa_comment(codes: Iterable[str]) -> str:

@@ -105,3 +105,20 @@ def test_excluded_matches_the_fnmatch_semantics(parts, patterns, absolute):
     path = ("/" if absolute else "") + "/".join(parts)
     assert excluded(path, patterns) == _reference_excluded(path, patterns)
     assert excluded(path, DEFAULT_EXCLUDES + patterns) == _reference_excluded(path, DEFAULT_EXCLUDES + patterns)
+
+
+def test_a_walk_and_named_files_choose_the_same(tmp_path, monkeypatch):
+    """pre-commit names every text file: kv4lint's discovery keeps the ones a walk keeps (issue 29)."""
+    monkeypatch.chdir(tmp_path)
+    shebang = "#!/bin/bash\necho\n"
+    files = {"serve.sh": "echo\n", "job": shebang, "notes.txt": shebang, "setup.cfg": "[x]\n",
+             "supervisor/conf.d/sglang.conf": "[program:x]\ncommand=echo\n", "app.conf": "[program:x]\n",
+             "deploy/sglang.service": "[Service]\nExecStart=echo\n", "Procfile": "web: echo\n",
+             ".vscode/launch.json": "{}\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    walked = sorted(os.path.relpath(c.path) for c in discover(["."]).files)
+    named = sorted(os.path.relpath(c.path) for c in discover(sorted(files)).files)
+    assert walked == named == sorted(["serve.sh", "job", "supervisor/conf.d/sglang.conf", "deploy/sglang.service",
+                                      "Procfile", ".vscode/launch.json"])

@@ -50,15 +50,17 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
     "kv4lint.frontends.python": ({"kv4lint.frontends.python.scanner"},
                                  "the libcst half of the Python frontend, for a file that passes the ast screen"),
     "kv4lint.reporters": ({"kv4lint.reporters.json_", "kv4lint.reporters.sarif", "kv4lint.reporters.github",
+                           "kv4lint.reporters.gitlab",
                            "kv4lint.reporters.text"}, "the format registry: the format asked for loads (sarif loads "
                                                       "the rule docs)"),
     "kv4lint.reporters.text": ({"kv4lint.rules.codes"}, "--statistics names each code's summary: the rule table "
                                                         "loads only when there are findings to count"),
     "kv4lint.cli": ({"kv4lint.cli.app"}, "the flake8 plugin and the codemod import this package for its option "
                                          "table in every run: the command line loads when it runs"),
-    "kv4lint.cli.app": ({"kv4lint.cli.check", "kv4lint.cli.fix", "kv4lint.cli.stdin", "kv4lint.rules.codes",
-                         "kv4lint.matrix"}, "the dispatcher: each command (check, fix, standard input, explain, "
-                                            "matrix) loads when run; --version and --help load none"),
+    "kv4lint.cli.app": ({"kv4lint.cli.check", "kv4lint.cli.fix", "kv4lint.cli.stdin", "kv4lint.cli.server",
+                         "kv4lint.rules.codes", "kv4lint.matrix"},
+                        "the dispatcher: each command (check, fix, standard input, server, explain, matrix) loads "
+                        "when run; --version and --help load none"),
     "kv4lint.cli.check": ({"kv4lint.cache", "kv4lint.suppress"},
                           "the file index only when the cache is on (not --no-cache); --add-suppressions only"),
     "kv4lint.cli.options": ({"kv4lint.rules.codes", "kv4lint.sglang.releases", "kv4lint.target"},
@@ -97,6 +99,8 @@ HEAVY = {
     "pickle": "the forked workers' results (kv4lint.parallel), only for large trees",
     "signal": "the forked workers' signal handling (kv4lint.parallel), only for large trees",
     "concurrent": "the process pool, only for large trees",
+    "pygls": "kv4lint server only, an optional extra (kv4lint[server]): a clear error when it is missing",
+    "lsprotocol": "kv4lint server only, with pygls",
 }
 
 

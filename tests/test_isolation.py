@@ -283,3 +283,53 @@ def test_path_arguments_are_the_named_directories(tmp_path, monkeypatch):
     (tmp_path / "d").mkdir()
     argv = ["check", "--jobs", "1", "a/b.sh", "a/c.sh", "top.sh", "d", "missing.sh", "-"]
     assert path_arguments(argv) == ["a", ".", "d"]
+
+
+def _lsp_session(root: Path) -> bytes:
+    """An editor's whole session, as bytes on the server's stdin: open serve.sh (unsaved text), then end."""
+    import json
+
+    uri = (root / "serve.sh").as_uri()
+    msgs = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "shellscript", "version": 1, "text": hostile.GOOD_SH}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None},
+        {"jsonrpc": "2.0", "method": "exit", "params": None},
+    ]
+    out = b""
+    for m in msgs:
+        body = json.dumps(m).encode()
+        out += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return out
+
+
+def _published(stdout: bytes) -> list[str]:
+    """The codes of the diagnostics the server published, from its stdout."""
+    import json
+
+    codes = []
+    for body in re.split(rb"Content-Length: \d+\r\n(?:[^\r\n]+\r\n)*\r\n", stdout)[1:]:
+        m = json.loads(body)
+        if m.get("method") == "textDocument/publishDiagnostics":
+            codes += [f"{d['range']['start']['line'] + 1}: {d.get('code')}" for d in m["params"]["diagnostics"]]
+    return codes
+
+
+def test_language_server(trees):
+    """`python -m kv4lint server` run in the repository, as an editor starts it: nothing of the tree is
+    imported (pygls and its dependencies included), and the same diagnostics as in the clean tree."""
+    pytest.importorskip("pygls")
+    clean, bad, markers = trees
+    plant(bad, markers, DEPENDENCIES + STDLIB + ["pygls/", "lsprotocol/", "cattrs/", "attrs/", "asyncio/"])
+    runs = {}
+    for root in (clean, bad):
+        e = hostile.env()
+        e.pop("PYTHONSAFEPATH", None)
+        runs[root] = subprocess.run([*KV4LINT, "server", "--isolated", "--sglang-version", "0.5.23"], cwd=root,
+                                    input=_lsp_session(root), capture_output=True, env=e, timeout=hostile.TIMEOUT)
+    assert sorted(os.listdir(markers)) == [], runs[bad].stderr.decode()
+    assert runs[bad].returncode == runs[clean].returncode == 0, runs[bad].stderr.decode()
+    assert _published(runs[bad].stdout) == _published(runs[clean].stdout) == ["2: KV406"]

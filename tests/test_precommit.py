@@ -100,8 +100,9 @@ def test_manifest_is_what_pre_commit_expects():
     assert hooks["kv4lint"]["entry"] == "kv4lint check --force-exclude"
     assert hooks["kv4lint-fix"]["entry"] == "kv4lint fix --force-exclude"
     for h in hooks.values():
-        assert h["language"] == "python" and h["require_serial"] is False
-        assert {"python", "shell"} <= set(h["types_or"]) <= ALL_TAGS
+        # kv4lint chooses the files (its discovery), and runs its own processes (-j)
+        assert h["language"] == "python" and h["require_serial"] is True
+        assert h["types"] == ["text"] and h["types_or"] == [] and set(h["types"]) <= ALL_TAGS
     raw = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert [h["id"] for h in raw] == ["kv4lint", "kv4lint-fix"]
 
@@ -135,3 +136,72 @@ def test_hooks_fail_fix_then_pass(hook_repo, env, tmp_path):
     assert _status(out, "kv4lint") == "Passed"
     assert _status(out, "kv4lint fix") == "Passed"
     assert (project / "serve.sh").read_text() == GOOD
+
+
+# ---------------------------------------------------------------------------
+# The hook sees what the CLI sees (issue 29): the shipped hook and the docs' `repo: local` recipe report, on one
+# tree, the findings `kv4lint check .` reports -- also in files identify has no tag for.
+
+_FINDING = re.compile(r"^(\S+):(\d+):(\d+): (KV\d+) ", re.M)
+
+
+def _local_recipe() -> dict:
+    doc = (ROOT / "docs" / "ci.md").read_text()
+    start = doc.index("```yaml\n# .pre-commit-config.yaml (repo: local)")
+    return yaml.safe_load(doc[start + len("```yaml\n"):doc.index("```", start + 7)])
+
+
+def test_docs_local_recipe_is_the_shipped_hook():
+    from pre_commit.clientlib import load_manifest
+
+    (local,) = _local_recipe()["repos"][0]["hooks"]
+    shipped = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}["kv4lint"]
+    assert local["language"] == "system"
+    for key in ("id", "name", "entry", "types", "require_serial"):
+        assert local[key] == shipped[key], key
+    assert "types_or" not in local and "files" not in local
+
+
+def _sees_what_the_cli_sees_tree(project: Path) -> None:
+    fixtures = ROOT / "fixtures"
+    (project / "deploy").mkdir(parents=True)
+    (project / ".vscode").mkdir()
+    (project / "pyproject.toml").write_text('[tool.kv4lint]\nsglang-version = "0.5.23"\n')
+    (project / "serve.sh").write_text(BAD)
+    (project / "serve.sh").chmod(0o755)
+    (project / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --gres=gpu:1\n" + BAD.split("\n", 1)[1])  # not executable
+    shutil.copy(fixtures / "services" / "sglang_service" / "sglang.service", project / "deploy" / "sglang.service")
+    shutil.copy(fixtures / "services" / "procfile" / "Procfile", project / "Procfile")
+    shutil.copy(fixtures / "json" / "vscode_launch.json", project / ".vscode" / "launch.json")
+    (project / "notes.txt").write_text(BAD)  # kv4lint does not read .txt: neither route reports it
+    _git("init", "-q", cwd=project)
+    _git("add", "-A", cwd=project)
+
+
+def _findings(out: str) -> set[tuple[str, str, str, str]]:
+    return set(_FINDING.findall(out))
+
+
+def test_hook_and_local_recipe_see_what_the_cli_sees(hook_repo, env, tmp_path):
+    project = tmp_path / "project"
+    _sees_what_the_cli_sees_tree(project)
+    cli = subprocess.run([sys.executable, "-m", "kv4lint", "check", "--no-cache", "."], cwd=project,
+                         capture_output=True, text=True, timeout=300)
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    expected = _findings(cli.stdout)
+    assert {f[0] for f in expected} == {"serve.sh", "job.sbatch", "deploy/sglang.service", "Procfile",
+                                        ".vscode/launch.json"}
+
+    r = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "kv4lint", "--all-files"],
+                       cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert _findings(r.stdout) == expected, r.stdout
+
+    (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump(_local_recipe(), sort_keys=False))
+    _git("add", "-A", cwd=project)
+    local_env = {**env, "KV4LINT_NO_CACHE": "1",
+                 "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    r = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=project, env=local_env,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert _findings(r.stdout) == expected, r.stdout

@@ -443,3 +443,78 @@ def test_progress_off_when_not_a_terminal_or_in_ci(monkeypatch):
     assert Progress(10, _Tty()).enabled
     monkeypatch.setenv("NO_PROGRESS", "1")
     assert not Progress(10, _Tty()).enabled
+
+
+# ---------------------------------------------------------------------------
+# gitlab (Code Quality): the fields GitLab reads, as its documentation lists them
+
+GITLAB_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["description", "check_name", "fingerprint", "severity", "location"],
+        "properties": {
+            "description": {"type": "string", "minLength": 1},
+            "check_name": {"type": "string", "minLength": 1},
+            "fingerprint": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+            "severity": {"enum": ["info", "minor", "major", "critical", "blocker"]},
+            "location": {
+                "type": "object", "required": ["path", "lines"],
+                "properties": {
+                    "path": {"type": "string", "not": {"pattern": "^/"}},
+                    "lines": {"type": "object", "required": ["begin"],
+                              "properties": {"begin": {"type": "integer", "minimum": 1},
+                                             "end": {"type": "integer", "minimum": 1}}},
+                },
+            },
+        },
+    },
+}
+
+
+def gitlab_of(result: RunResult) -> list:
+    doc = json.loads(render("gitlab", result))
+    jsonschema.validate(doc, GITLAB_SCHEMA)
+    return doc
+
+
+def test_gitlab_issues(run, monkeypatch):
+    monkeypatch.delenv("CI_PROJECT_DIR", raising=False)
+    run.findings = run.findings[:3]  # the three under the repository (GitLab shows repository paths only)
+    doc = gitlab_of(run)
+    assert [(i["check_name"], i["severity"], i["location"]) for i in doc] == [
+        ("KV401", "major", {"path": "scripts/serve.sh", "lines": {"begin": 3, "end": 3}}),
+        ("KV403", "minor", {"path": "scripts/serve.sh", "lines": {"begin": 3, "end": 4}}),
+        ("KV404", "major", {"path": "deploy dir/run, now.sh", "lines": {"begin": 3, "end": 3}}),
+        ("kv4lint", "critical", {"path": "broken.py", "lines": {"begin": 7}}),
+        ("kv4lint", "critical", {"path": "big.yaml", "lines": {"begin": 1}}),
+    ]
+    assert doc[0]["description"] == ("KV401 --kv-cache-dtype fp4_mx_block16 is not supported with "
+                                     "--attention-backend flashinfer")
+    assert doc[3]["description"] == "kv4lint could not check this file: cannot parse: unexpected indent"
+    assert len({i["fingerprint"] for i in doc}) == len(doc)
+
+
+def test_gitlab_paths_relative_to_the_project_dir(run, monkeypatch):
+    monkeypatch.setenv("CI_PROJECT_DIR", str(Path(run.root) / "scripts"))
+    assert gitlab_of(RunResult(run.findings[:1], root=run.root))[0]["location"]["path"] == "serve.sh"
+
+
+def test_gitlab_nothing_found_is_an_empty_array():
+    assert render("gitlab", RunResult()) == "[]\n"
+
+
+def test_cli_gitlab_fingerprints_survive_moved_lines(cli_repo, capsys):
+    """The CLI writes a valid report; a finding keeps its fingerprint when lines above it move."""
+    from kv4lint.cli import main
+
+    assert main(["check", "--format", "gitlab", "--output-file", "gl.json", "-j", "1", "--no-cache", "scripts"]) == 1
+    before = json.loads((cli_repo / "gl.json").read_text())
+    jsonschema.validate(before, GITLAB_SCHEMA)
+    assert [(i["check_name"], i["location"]) for i in before] == [
+        ("KV401", {"path": "scripts/serve.sh", "lines": {"begin": 1, "end": 1}})]
+    (cli_repo / "scripts" / "serve.sh").write_text("#!/bin/bash\n# moved\n" + SERVE)
+    assert main(["check", "--format", "gitlab", "--output-file", "gl.json", "-j", "1", "--no-cache", "scripts"]) == 1
+    after = json.loads((cli_repo / "gl.json").read_text())
+    assert after[0]["location"]["lines"]["begin"] == 3
+    assert after[0]["fingerprint"] == before[0]["fingerprint"]

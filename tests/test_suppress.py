@@ -263,3 +263,146 @@ def test_add_suppressions_silences_every_finding(tmp_path, monkeypatch, capsys, 
     stripped = re.sub(r"(?m)^[ \t]*# kv4lint: disable=KV406\n", "", once)
     stripped = stripped.replace("  # noqa: KV406", "").replace("  # kv4lint: disable=KV406", "")
     assert stripped == E2E[name]
+
+
+# ---------------------------------------------------------------------------
+# Round trip per format, on the fixtures' real shapes: after --add-suppressions, check finds nothing and the
+# file still parses as its format; a format without comments is left byte for byte and its findings listed.
+
+FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures")
+ROUND_TRIP_ARGS = ["--isolated", "--sglang-version", "0.5.23", "--gpu", "b200"]
+
+
+def _parses_jsonc(text: str) -> None:
+    from kv4lint.frontends.json_ import parse  # VS Code's reading: comments and trailing commas
+
+    parse(text)
+
+
+def _parses_ini(text: str) -> None:
+    import configparser
+
+    configparser.ConfigParser(interpolation=None).read_string(text)
+
+
+def _parses_toml(text: str) -> None:
+    import tomllib
+
+    tomllib.loads(text)
+
+
+def _parses_yaml(text: str) -> None:
+    from ruamel.yaml import YAML
+
+    YAML(typ="safe").load(text)
+
+
+def _no_parse(text: str) -> None:
+    pass
+
+
+# (fixture, name in the repository, how its format is parsed)
+ROUND_TRIP = {
+    "vscode launch.json (JSONC)": ("json/vscode_launch.json", ".vscode/launch.json", _parses_jsonc),
+    "devcontainer.json (JSONC)": ("json/devcontainer.json", ".devcontainer/devcontainer.json", _parses_jsonc),
+    "systemd unit": ("services/sglang_service/sglang.service", "sglang.service", _no_parse),
+    "supervisord": ("services/supervisord_conf/supervisord.conf", "supervisord.conf", _parses_ini),
+    "tox.ini": ("services/tox_ini/tox.ini", "tox.ini", _parses_ini),
+    "pyproject tasks": ("services/pyproject_toml/pyproject.toml", "pyproject.toml", _parses_toml),
+    "Procfile": ("services/procfile/Procfile", "Procfile", _no_parse),
+    "justfile": ("services/justfile/justfile", "justfile", _no_parse),
+    "ray job yaml": ("services/ray_job_yaml/ray_job.yaml", "ray_job.yaml", _parses_yaml),
+}
+
+
+def _install(tmp_path, fixture: str, name: str) -> str:
+    dest = tmp_path / name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(os.path.join(FIXTURES, fixture), "rb") as f:
+        dest.write_bytes(f.read())
+    return name
+
+
+@pytest.mark.parametrize("fmt", sorted(ROUND_TRIP))
+def test_add_suppressions_round_trip(tmp_path, monkeypatch, capsys, fmt):
+    fixture, name, parses = ROUND_TRIP[fmt]
+    monkeypatch.chdir(tmp_path)
+    _install(tmp_path, fixture, name)
+    assert main(["check", *ROUND_TRIP_ARGS, name]) == 1
+    capsys.readouterr()
+    assert main(["check", *ROUND_TRIP_ARGS, "--add-suppressions", name]) == 0
+    assert "could not be suppressed" not in capsys.readouterr().err
+    assert main(["check", *ROUND_TRIP_ARGS, name]) == 0, capsys.readouterr().out
+    parses((tmp_path / name).read_text())
+
+
+def test_add_suppressions_writes_jsonc_comments(tmp_path, monkeypatch):
+    """A launch.json gets ``//`` (JSONC) at the end of the finding's line, never ``#``."""
+    monkeypatch.chdir(tmp_path)
+    _install(tmp_path, "json/vscode_launch.json", ".vscode/launch.json")
+    assert main(["check", *ROUND_TRIP_ARGS, "--add-suppressions", ".vscode/launch.json"]) == 0
+    text = (tmp_path / ".vscode/launch.json").read_text()
+    assert '"--attention-backend", "triton",  // kv4lint: disable=KV401\n' in text
+    assert "#" not in text
+
+
+@pytest.mark.parametrize("fixture,name", [("json/ecs_task_definition.json", "task-definition.json"),
+                                          ("json/docker_inspect.json", "inspect.json"),
+                                          ("notebook/engine.ipynb", "engine.ipynb")])
+def test_add_suppressions_leaves_a_format_without_comments(tmp_path, monkeypatch, capsys, fixture, name):
+    """Strict JSON (an ECS task, docker inspect) and notebooks: nothing written, each finding listed, exit 1."""
+    monkeypatch.chdir(tmp_path)
+    _install(tmp_path, fixture, name)
+    before = (tmp_path / name).read_bytes()
+    assert main(["check", *ROUND_TRIP_ARGS, name]) == 1
+    n = capsys.readouterr().out.count(f"{name}:")
+    assert n >= 1
+    assert main(["check", *ROUND_TRIP_ARGS, "--add-suppressions", name]) == 1
+    err = capsys.readouterr().err
+    assert (tmp_path / name).read_bytes() == before
+    assert f"{n} finding{'s' if n != 1 else ''} could not be suppressed by a comment." in err
+    if name.endswith(".json"):
+        import json
+
+        json.loads(before)
+        hint = f'per-file-ignores = {{"{name}" = ["KV401"]}}'
+        assert hint in err
+        # the hint, pasted into [tool.kv4lint], does what it says
+        (tmp_path / "pyproject.toml").write_text(f"[tool.kv4lint]\n{hint}\n")
+        assert main(["check", *ROUND_TRIP_ARGS[1:], name]) == 0
+
+
+def test_strict_json_already_holding_comments_takes_them(tmp_path, monkeypatch):
+    """A ``.json`` that already holds comments is read by JSONC readers: it gets ``//`` too."""
+    monkeypatch.chdir(tmp_path)
+    src = open(os.path.join(FIXTURES, "json/ecs_task_definition.json")).read().replace("{", "{ // task", 1)
+    (tmp_path / "task.json").write_text(src)
+    assert main(["check", *ROUND_TRIP_ARGS, "--add-suppressions", "task.json"]) == 0
+    assert main(["check", *ROUND_TRIP_ARGS, "task.json"]) == 0
+    _parses_jsonc((tmp_path / "task.json").read_text())
+
+
+@pytest.mark.parametrize("path,leader", [(".vscode/launch.json", "//"), ("x/.vscode/settings.json", "//"),
+                                         (".devcontainer/devcontainer.json", "//"), ("tsconfig.base.json", "//"),
+                                         ("a.jsonc", "//"), ("ecs/task-definition.json", None),
+                                         ("inspect.json", None)])
+def test_json_leader(path, leader):
+    from kv4lint.suppression import leader_for
+
+    assert leader_for("json", path) == leader
+    assert leader_for("shell", path) == "#"
+
+
+def test_jsonc_comment_not_put_inside_a_block_comment():
+    src = '{"args": ["--kv-cache-dtype", "nvfp4"] /* start\n end */}\n'
+    new, n, notes = suppress_text(src, [at(src, "nvfp4", path=".vscode/launch.json")], "json")
+    assert n == 0 and new == src and "inside a /* */ comment" in notes[0]
+
+
+def test_jsonc_disable_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _install(tmp_path, "json/vscode_launch.json", ".vscode/launch.json")
+    assert main(["check", *ROUND_TRIP_ARGS, ".vscode/launch.json"]) == 1
+    p = tmp_path / ".vscode/launch.json"
+    p.write_text(p.read_text().replace("{", "{\n    // kv4lint: disable-file=KV401", 1))
+    assert main(["check", *ROUND_TRIP_ARGS, ".vscode/launch.json"]) == 0

@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-COMMANDS = ("check", "fix", "explain", "matrix")
+COMMANDS = ("check", "fix", "explain", "matrix", "server")
 
 EXIT_STATUS_HELP = """\
 exit status:
@@ -64,6 +64,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         f.add_argument("paths", nargs="*", default=["."], metavar="PATH",
                        help="files and directories (- : stdin, the fixed text goes to stdout)")
         _command_options(f, "fix")
+    if wanted("server"):
+        s = sub.add_parser("server", help="a language server (LSP on stdio) for editors: diagnostics for every file "
+                           "kv4lint reads, fixes as code actions (pip install 'kv4lint[server]')", **kw)
+        _command_options(s, "server")
     if wanted("explain"):
         e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
         e.add_argument("code", nargs="?", help="KV401 ... (omit to list all codes)")
@@ -115,6 +119,10 @@ def _main(argv: list[str]) -> int:
         if ns.command == "matrix":
             return _matrix(ns)
         # Each command loads when run: `kv4lint --version`, `--help` and `explain` load none of them.
+        if ns.command == "server":
+            from kv4lint.cli.server import run_server
+
+            return run_server(ns)
         if ns.command == "fix" or getattr(ns, "fix", False) or getattr(ns, "diff", False):
             from kv4lint.cli.fix import run_fix
 

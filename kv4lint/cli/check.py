@@ -308,9 +308,13 @@ def run_check(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
     if getattr(ns, "add_suppressions", False):
         from kv4lint.suppress import add_suppressions
 
-        n = add_suppressions(result.findings)
+        left: list = []
+        n = add_suppressions(result.findings, left=left)
         print(f"Added {n} suppression comment{'s' if n != 1 else ''}.", file=sys.stderr)
-        result.findings = []
+        if left:  # a format without comments (strict JSON, a notebook), or a file that could not be written
+            print(f"{len(left)} finding{'s' if len(left) != 1 else ''} could not be suppressed by a comment.",
+                  file=sys.stderr)
+        result.findings = left
         return exit_status(ns, result)
     emit(ns, result)
     return exit_status(ns, result)

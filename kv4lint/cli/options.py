@@ -261,7 +261,8 @@ class Option(Frozen):
     ``flag``: takes no value (store_true); ``extends``: on the command line, adds to the configuration's list
     instead of replacing it; ``short``: -o, -j; ``dest``: argparse's name, when not the option's;
     ``codemod_flag``: the codemod's flag, when libcst's own options could clash; ``commands``: the kv4lint
-    commands that take it; ``count``: how many times it was given (-q, -qq).
+    commands that take it (default: check and fix, and server for a target or selection option); ``count``:
+    how many times it was given (-q, -qq).
     """
 
     __slots__ = ("name", "help", "attr", "check", "where", "group", "metavar", "flag", "extends", "choices",
@@ -271,8 +272,10 @@ class Option(Frozen):
                  where: frozenset = EVERYWHERE, group: str = "target", metavar: str | None = None,
                  flag: bool = False, extends: bool = False, choices: tuple[str, ...] | None = None,
                  default: Any = None, short: str | None = None, dest: str | None = None,
-                 codemod_flag: str | None = None, commands: frozenset = frozenset({"check", "fix"}),
+                 codemod_flag: str | None = None, commands: frozenset | None = None,
                  count: bool = False):
+        if commands is None:  # `kv4lint server` takes what says how to judge a file, not how to report or fix
+            commands = frozenset({"check", "fix", "server"} if group in ("target", "selection") else {"check", "fix"})
         self._set("name", name)
         self._set("help", help)
         self._set("attr", attr)
@@ -338,11 +341,11 @@ OPTIONS: tuple[Option, ...] = (
            flag=True, codemod_flag="--kv4lint-isolated"),
     Option("stdin-filename", "read the file from standard input (PATH `-`) and judge it as FILE: its language, "
            "configuration and target come from that name", where=frozenset({CLI}), group="selection",
-           metavar="FILE"),
+           metavar="FILE", commands=frozenset({"check", "fix"})),
     # Output
     Option("format", "output format (full: each finding with its source line, the fix and SGLang's side)",
            where=frozenset({CLI}), group="output", default="text",
-           choices=("text", "full", "concise", "json", "sarif", "github")),  # = kv4lint.reporters.FORMATS
+           choices=("text", "full", "concise", "json", "sarif", "github", "gitlab")),  # = kv4lint.reporters.FORMATS
     Option("output-file", "write the report to FILE", check=check_output_file, where=frozenset({CLI}),
            group="output", metavar="FILE", short="-o"),
     Option("statistics", "print how many findings of each code, not the findings", where=frozenset({CLI}),

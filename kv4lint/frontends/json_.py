@@ -14,6 +14,9 @@ called:
   gives values and target hints;
 - a Kubernetes manifest (``apiVersion`` + ``kind``) is read by the YAML frontend, JSON being YAML.
 
+A ``// kv4lint: disable-file=CODES`` comment (JSON with comments) disables codes for the file; a
+``// kv4lint: disable=CODES`` at the end of a finding's line is read by the runner, as in every format.
+
 Each launch carries the JSON path of its command (``$.configurations[0].args``), which findings name.
 A verbatim string element is edited in place, quotes and layout untouched.
 """
@@ -28,6 +31,7 @@ from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.suppression import file_codes
 
 _MAX_DEPTH = 200
 
@@ -333,6 +337,7 @@ def scan_json(text: str, path: str) -> ScanResult:
         result.errors.extend(sub.errors)
         return result
     _Json(text, path, result).walk(root, [], {}, [])
+    result.disabled = file_codes(text)  # ``// kv4lint: disable-file=KV401`` in JSON with comments
     for la in result.launches:
         if la.location is None or la.location == "$":
             la.location = path_at(root, la.anchor.start)

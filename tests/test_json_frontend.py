@@ -29,6 +29,8 @@ def check(path: Path, tmp_path: Path) -> tuple[int, dict]:
 FORMS = {
     "vscode_launch.json": ("$.configurations[0].args: --kv-cache-dtype nvfp4", 13),
     "docker_inspect.json": ("$[0].Config.Cmd: --kv-cache-dtype nvfp4", 33),
+    # the image's entrypoint script runs ``bash -lc "..."`` (its Cmd) as the command (issue 27)
+    "docker_inspect_entrypoint_script.json": ("$[0].Config.Cmd: --kv-cache-dtype nvfp4", 24),
     "ecs_task_definition.json": ("$.containerDefinitions[0].command: --kv-cache-dtype nvfp4", 11),
     "devcontainer.json": ("$.postStartCommand.server: --kv-cache-dtype nvfp4", 8),
     "k8s_deployment.json": ("$.spec.template.spec.containers[0].command: --kv-cache-dtype nvfp4", 17),

@@ -116,3 +116,38 @@ def test_a_recipe_for_another_backend_is_no_launch(tmp_path: Path):
                     "      kv-cache-dtype: nvfp4\n      attention-backend: triton\n")
     code, doc = check(path, tmp_path)
     assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+
+
+SHELL = FIXTURES.parent / "shell"
+
+
+def test_a_trainer_with_prefixed_sglang_options_is_judged_and_fixed(tmp_path: Path):
+    path = tmp_path / "run-qwen3-4B.sh"
+    shutil.copy(SHELL / "slime_grpo_qwen3_4b.sh", path)
+    code, doc = check(path, tmp_path)
+    assert code == 1 and doc["errors"] == []
+    (f,) = doc["findings"]
+    assert (f["line"], f["code"]) == (50, "KV401") and "--attention-backend triton" in f["message"]
+    before = path.read_text()
+    (edit,) = f["fix"]["edits"]
+    assert before[edit["start"]:edit["end"]] == "nvfp4"
+    assert before[:edit["start"]].endswith("--sglang-kv-cache-dtype ")
+    assert main(["fix", *ARGS, str(path)]) == 0
+    code, doc = check(path, tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+    code, doc = check(SHELL / "decoy_slime_grpo_qwen3_4b_ok.sh", tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+
+
+@pytest.mark.parametrize("script, found", [
+    # the trainer's own options are not SGLang's: Megatron's --attention-backend flash is no refused choice
+    ("python3 train.py --attention-backend flash --sglang-kv-cache-dtype fp8_e4m3\n", 0),
+    ("python3 train_async.py --sglang-kv-cache-dtype nvfp4 --sglang-attention-backend triton\n", 1),
+    ("python3 train.py --kv-cache-dtype nvfp4 --attention-backend triton\n", 0),  # no --sglang- option: unknown
+    ("python3 my_train.py --sglang-kv-cache-dtype nvfp4 --sglang-attention-backend triton\n", 0),
+])
+def test_prefixed_options_count_only_for_a_trainer_that_passes_them_on(script: str, found: int, tmp_path: Path):
+    path = tmp_path / "run.sh"
+    path.write_text(script)
+    code, doc = check(path, tmp_path)
+    assert (code, len(doc["findings"]), doc["errors"]) == (found, found, [])

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from typing import Protocol
 
 __all__ = ["ASYNC_EXEC", "CONFIG_ENTRIES", "CONFIG_HELPERS", "Command", "DOC_HELPERS", "EXEC_L", "EXEC_V",
-           "EntryMatch", "Fact", "HELPERS", "Helper", "PY_API", "PY_COMMAND_CALLS", "RECORDERS", "SERVER_MODULES",
+           "EntryMatch", "Fact", "HELPERS", "Helper", "PREFIXED_ENTRIES", "PREFIXED_TRAINERS", "PY_API",
+           "PY_COMMAND_CALLS", "RECORDERS", "SERVER_MODULES",
            "SHELLS", "SHELL_ONLY", "SUBPROCESS_ARGV", "WRAPPERS", "is_python", "is_recorder", "match_entry",
            "unwrap"]
 
@@ -52,6 +53,12 @@ SERVER_MODULES: dict[str, str] = {
     "sglang.benchmark.one_batch_server": "sglang.benchmark.one_batch_server",
     "sglang.compile_deep_gemm": "sglang.compile_deep_gemm",
 }
+
+# RL trainers that start SGLang engines from prefixed options (slime, miles: ``python3 train.py ...
+# --sglang-kv-cache-dtype fp8_e4m3 --sglang-attention-backend fa3``): each ``--sglang-X`` is SGLang's ``--X``;
+# their other options (Megatron's ``--attention-backend flash`` ...) are not SGLang's.
+PREFIXED_TRAINERS: dict[str, str] = {"train.py": "slime train", "train_async.py": "slime train"}
+PREFIXED_ENTRIES: dict[str, str] = {"slime train": "--sglang-"}
 
 # Entry points that honour --config (spec §5.3): only prepare_server_args users.
 CONFIG_ENTRIES = frozenset({"sglang.launch_server", "sglang serve"})
@@ -121,6 +128,9 @@ def match_entry(words: list[str | None]) -> EntryMatch | None:
         if w.startswith("-") and w != "-":
             i += 1
             continue
+        entry = PREFIXED_TRAINERS.get(w.rsplit("/", 1)[-1])
+        if entry is not None and any(x is not None and x.startswith(PREFIXED_ENTRIES[entry]) for x in words[i:]):
+            return EntryMatch(entry, i + 1)
         return None  # a script path: not an SGLang module
     return None
 

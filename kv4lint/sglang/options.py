@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from packaging.version import Version
 
 from kv4lint.model import Launch, Provenance, Span, Value
+from kv4lint.sglang.commands import PREFIXED_ENTRIES
 from kv4lint.target import parse_version
 
 # Releases whose tables are in the data file were inspected; others use the
@@ -442,9 +443,31 @@ def normalise_kwargs(kwargs: dict[str, Value], positional: list[Value], *, unkno
     return args
 
 
+def unprefixed(tokens: list[Value], prefix: str) -> list[Value]:
+    """The server arguments of a trainer that passes them prefixed (``--sglang-kv-cache-dtype nvfp4`` ->
+    ``--kv-cache-dtype nvfp4``): each prefixed option, renamed where it is written, with the words after it up to
+    the next option; the trainer's own options and their values are left out. An unknown word is kept (it may be
+    anything, so the launch stays open-ended)."""
+    out: list[Value] = []
+    keep = False
+    for t in tokens:
+        text = t.text
+        if text is not None and text.startswith("-"):
+            keep = text.startswith(prefix) and len(text) > len(prefix)
+            if keep:
+                out.append(Value("--" + text[len(prefix):], None, t.provenance, use=t.anchor, shared=t.shared))
+            continue
+        if keep or text is None:
+            out.append(t)
+    return out
+
+
 def normalise(launch: Launch, version: str | None) -> Args:
     if launch.form == "kwargs":
         return normalise_kwargs(launch.kwargs, launch.positional, unknown_rest=launch.unknown_kwargs)
+    prefix = PREFIXED_ENTRIES.get(launch.entry)
+    if prefix is not None:
+        return normalise_argv(unprefixed(launch.argv, prefix), version)
     return normalise_argv(launch.argv, version, config=launch.config_argv)
 
 

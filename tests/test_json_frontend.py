@@ -146,3 +146,19 @@ def test_duplicate_keys_keep_the_last_value_everywhere():
     assert root.get("a").value == "2"
     assert [k for k, _kn, _v in root.members()] == ["a", "Config"]
     assert root.get("Config").get("Cmd").value[0].value == "y"
+
+
+def test_duplicate_keys_in_a_kubernetes_manifest_written_in_json_keep_the_last(tmp_path: Path):
+    pod = ('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "s"}, "spec": {"containers": [{"name": "s",\n'
+           ' "image": "lmsysorg/sglang:v0.5.23-cu129",\n'
+           ' "command": ["python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "%s",'
+           ' "--attention-backend", "triton"],\n'
+           ' "command": ["python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "%s",'
+           ' "--attention-backend", "triton"]}]}}\n')
+    path = tmp_path / "pod.json"
+    path.write_text(pod % ("fp8_e4m3", "nvfp4"))
+    code, doc = check(path, tmp_path)
+    assert code == 1 and [(f["line"], f["code"]) for f in doc["findings"]] == [(4, "KV401")]
+    path.write_text(pod % ("nvfp4", "fp8_e4m3"))
+    code, doc = check(path, tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])

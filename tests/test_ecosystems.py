@@ -151,3 +151,40 @@ def test_prefixed_options_count_only_for_a_trainer_that_passes_them_on(script: s
     path.write_text(script)
     code, doc = check(path, tmp_path)
     assert (code, len(doc["findings"]), doc["errors"]) == (found, found, [])
+
+
+def test_verl_engine_kwargs_overrides_are_server_args_and_fixed_in_place(tmp_path: Path):
+    path = tmp_path / "run_qwen2_5-7b_gsm8k_sglang.sh"
+    shutil.copy(SHELL / "verl_grpo_gsm8k_sglang.sh", path)
+    code, doc = check(path, tmp_path)
+    assert code == 1 and doc["errors"] == []
+    (f,) = doc["findings"]
+    assert f["code"] == "KV401" and f["message"].startswith("kv_cache_dtype='nvfp4' cannot be used with "
+                                                            "attention_backend='triton'")
+    before = path.read_text()
+    (edit,) = f["fix"]["edits"]
+    assert before[:edit["end"]].endswith("+actor_rollout_ref.rollout.engine_kwargs.sglang.kv_cache_dtype=nvfp4")
+    assert main(["fix", *ARGS, str(path)]) == 0
+    code, doc = check(path, tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+    code, doc = check(SHELL / "decoy_verl_grpo_gsm8k_sglang_ok.sh", tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+
+
+VERL = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=sglang "
+        "{a}actor_rollout_ref.rollout.engine_kwargs.sglang.kv_cache_dtype=nvfp4 "
+        "++actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=triton{rest}\n")
+
+
+@pytest.mark.parametrize("script, found", [
+    (VERL.format(a="", rest=""), 1),
+    (VERL.format(a="+", rest=" trainer.nnodes=1"), 1),
+    (VERL.format(a="", rest=' "$@"'), 0),  # a later override may change either value: unknown
+    (VERL.format(a="", rest="").replace("engine_kwargs.sglang.", "engine_kwargs.vllm."), 0),
+    (VERL.format(a="", rest="").replace("verl.trainer.main_ppo", "my_trainer"), 0),
+])
+def test_verl_overrides_count_only_under_the_sglang_engine_kwargs(script: str, found: int, tmp_path: Path):
+    path = tmp_path / "run.sh"
+    path.write_text(script)
+    code, doc = check(path, tmp_path)
+    assert (code, len(doc["findings"]), doc["errors"]) == (found, found, [])

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from typing import Protocol
 
 __all__ = ["ASYNC_EXEC", "CONFIG_ENTRIES", "CONFIG_HELPERS", "Command", "DOC_HELPERS", "EXEC_L", "EXEC_V",
-           "EntryMatch", "Fact", "HELPERS", "Helper", "PREFIXED_ENTRIES", "PREFIXED_TRAINERS", "PY_API",
+           "EntryMatch", "Fact", "HELPERS", "HYDRA_ENTRIES", "HYDRA_MODULES", "Helper",
+           "PREFIXED_ENTRIES", "PREFIXED_TRAINERS", "PY_API",
            "PY_COMMAND_CALLS", "RECORDERS", "SERVER_MODULES",
            "SHELLS", "SHELL_ONLY", "SUBPROCESS_ARGV", "WRAPPERS", "is_python", "is_recorder", "match_entry",
            "unwrap"]
@@ -59,6 +60,11 @@ SERVER_MODULES: dict[str, str] = {
 # their other options (Megatron's ``--attention-backend flash`` ...) are not SGLang's.
 PREFIXED_TRAINERS: dict[str, str] = {"train.py": "slime train", "train_async.py": "slime train"}
 PREFIXED_ENTRIES: dict[str, str] = {"slime train": "--sglang-"}
+# verl's trainers take Hydra overrides; ``actor_rollout_ref.rollout.engine_kwargs.sglang.FIELD=VALUE`` (with an
+# optional ``+``/``++``) is a keyword argument of the SGLang engine it starts (a ServerArgs field).
+HYDRA_MODULES: dict[str, str] = {"verl.trainer.main_ppo": "verl", "verl.trainer.main_generation": "verl",
+                                 "verl.trainer.main_generation_server": "verl"}
+HYDRA_ENTRIES: dict[str, str] = {"verl": "actor_rollout_ref.rollout.engine_kwargs.sglang."}
 
 # Entry points that honour --config (spec §5.3): only prepare_server_args users.
 CONFIG_ENTRIES = frozenset({"sglang.launch_server", "sglang serve"})
@@ -140,6 +146,9 @@ def _module(mod: str | None, words: list[str | None], nxt: int) -> EntryMatch | 
         return None
     if mod in SERVER_MODULES:
         return EntryMatch(SERVER_MODULES[mod], nxt)
+    hydra = HYDRA_MODULES.get(mod)
+    if hydra is not None and any(w is not None and HYDRA_ENTRIES[hydra] in w for w in words[nxt:]):
+        return EntryMatch(hydra, nxt)
     if mod in ("sglang", "sglang.cli.main", "sglang.cli") and nxt < len(words) and words[nxt] == "serve":
         return EntryMatch("sglang serve", nxt + 1)
     return None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from packaging.version import Version
 
 from kv4lint.model import Launch, Provenance, Span, Value
-from kv4lint.sglang.commands import PREFIXED_ENTRIES
+from kv4lint.sglang.commands import HYDRA_ENTRIES, PREFIXED_ENTRIES
 from kv4lint.target import parse_version
 
 # Releases whose tables are in the data file were inspected; others use the
@@ -462,9 +462,32 @@ def unprefixed(tokens: list[Value], prefix: str) -> list[Value]:
     return out
 
 
+def hydra_kwargs(tokens: list[Value], key: str) -> tuple[dict[str, Value], bool]:
+    """The engine's keyword arguments among Hydra overrides (``+KEYfield=value``), each value a part of its word
+    (so a fix edits it where it is written), and whether an unknown word may add more.  An unknown word
+    (``"$@"``) may override the values before it: they become unknown, as an option before ``"$@"`` does."""
+    kwargs: dict[str, Value] = {}
+    unknown = False
+    for t in tokens:
+        text = t.text
+        if text is None:  # it may override any of the values before it (Hydra: the last one wins)
+            unknown = True
+            kwargs = {k: Value.unknown(v.anchor) for k, v in kwargs.items()}
+            continue
+        bare = text.lstrip("+")
+        name, eq, _ = bare.partition("=")
+        if eq and name.startswith(key) and name[len(key):].isidentifier():
+            kwargs[name[len(key):]] = _sub(t, len(text) - len(bare) + len(name) + 1)
+    return kwargs, unknown
+
+
 def normalise(launch: Launch, version: str | None) -> Args:
     if launch.form == "kwargs":
         return normalise_kwargs(launch.kwargs, launch.positional, unknown_rest=launch.unknown_kwargs)
+    key = HYDRA_ENTRIES.get(launch.entry)
+    if key is not None:
+        kwargs, unknown = hydra_kwargs(launch.argv, key)
+        return normalise_kwargs(kwargs, [], unknown_rest=unknown)
     prefix = PREFIXED_ENTRIES.get(launch.entry)
     if prefix is not None:
         return normalise_argv(unprefixed(launch.argv, prefix), version)

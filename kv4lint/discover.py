@@ -24,7 +24,7 @@ _EXT = {
     ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".rst": "markdown",
     ".ipynb": "notebook",
     ".mk": "makefile",
-    ".json": "json", ".jsonc": "json",
+    ".json": "json", ".jsonc": "json", ".jsonl": "json", ".ndjson": "json",
     ".service": "systemd",
     ".dockerfile": "dockerfile", ".containerfile": "dockerfile",
 }

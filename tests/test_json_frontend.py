@@ -29,6 +29,8 @@ def check(path: Path, tmp_path: Path) -> tuple[int, dict]:
 FORMS = {  # the launch's JSON path, in the detail (the span says where it is; issue 29 keeps headlines short)
     "vscode_launch.json": ("$.configurations[0].args", 13),
     "docker_inspect.json": ("$[0].Config.Cmd", 33),
+    # the image's entrypoint script runs ``bash -lc "..."`` (its Cmd) as the command (issue 27)
+    "docker_inspect_entrypoint_script.json": ("$[0].Config.Cmd", 24),
     "ecs_task_definition.json": ("$.containerDefinitions[0].command", 11),
     "devcontainer.json": ("$.postStartCommand.server", 8),
     "k8s_deployment.json": ("$.spec.template.spec.containers[0].command", 17),
@@ -88,3 +90,76 @@ def test_parser_keeps_offsets_and_paths():
     assert path_at(root, b.start + 1) == "$.a[1].b"
     with pytest.raises(JSONError):
         parse('{"a": }')
+
+
+# JSON Lines (issue 27) and duplicate keys (issue 28 item 11)
+LINES_FORMS = {
+    # name: (clean twin, message start, line, column of the value the fix edits)
+    "serving_tasks.jsonl": ("decoy_serving_tasks_ok.jsonl", "$.shell: --kv-cache-dtype nvfp4", 2, 150),
+    "job_queue_lines.json": ("decoy_job_queue_lines_ok.json", "$.cmd: --kv-cache-dtype nvfp4", 2, 142),
+    "duplicate_keys.json": ("decoy_duplicate_keys_ok.json", "$.command: --kv-cache-dtype nvfp4", 7, 38),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINES_FORMS))
+def test_json_lines_and_duplicate_keys_found_on_their_line_and_fixed(name: str, tmp_path: Path):
+    twin, message, line, column = LINES_FORMS[name]
+    path = tmp_path / name
+    shutil.copy(FIXTURES / name, path)
+    code, doc = check(path, tmp_path)
+    assert code == 1 and doc["errors"] == []
+    (f,) = doc["findings"]
+    assert f["code"] == "KV401" and f["message"].startswith(message)
+    before = path.read_text()
+    (edit,) = f["fix"]["edits"]
+    assert before[edit["start"]:edit["end"]] == "nvfp4"
+    assert before.count("\n", 0, edit["start"]) + 1 == line
+    assert edit["start"] - before.rfind("\n", 0, edit["start"]) == column
+    assert main(["fix", *ARGS, str(path)]) == 0
+    assert path.read_text() == before[:edit["start"]] + "fp8_e4m3" + before[edit["end"]:]
+    code, doc = check(FIXTURES / twin, tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".ndjson"])
+def test_json_lines_are_found_by_discovery(suffix: str, tmp_path: Path):
+    (tmp_path / f"tasks{suffix}").write_text((FIXTURES / "serving_tasks.jsonl").read_text())
+    code, doc = check(tmp_path, tmp_path)
+    assert code == 1 and [(f["line"], f["code"]) for f in doc["findings"]] == [(2, "KV401")]
+
+
+@pytest.mark.parametrize("name, text, line", [
+    ("tasks.jsonl", '{"shell": "true"}\n{"shell": "x"} {"shell": "sglang serve --kv-cache-dtype nvfp4"}\n', 2),
+    ("tasks.jsonl", '{"shell": "sglang serve --kv-cache-dtype nvfp4"}\n{"shell": \n', 3),
+    ("tasks.json", '{"shell": "sglang serve --kv-cache-dtype nvfp4"}\n{"b": 2} 3\n', 2),  # nor JSON Lines
+])
+def test_broken_json_lines_are_a_file_error_naming_the_line(name: str, text: str, line: int, tmp_path: Path):
+    path = tmp_path / name
+    path.write_text(text)
+    code, doc = check(path, tmp_path)
+    assert code == 1 and doc["findings"] == []
+    (err,) = doc["errors"]
+    assert err["line"] == line and "cannot parse JSON" in err["message"]
+
+
+def test_duplicate_keys_keep_the_last_value_everywhere():
+    root = parse('{"a": 1, "Config": {"Cmd": ["x"]}, "a": 2, "Config": {"Cmd": ["y"]}}')
+    assert root.get("a").value == "2"
+    assert [k for k, _kn, _v in root.members()] == ["a", "Config"]
+    assert root.get("Config").get("Cmd").value[0].value == "y"
+
+
+def test_duplicate_keys_in_a_kubernetes_manifest_written_in_json_keep_the_last(tmp_path: Path):
+    pod = ('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "s"}, "spec": {"containers": [{"name": "s",\n'
+           ' "image": "lmsysorg/sglang:v0.5.23-cu129",\n'
+           ' "command": ["python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "%s",'
+           ' "--attention-backend", "triton"],\n'
+           ' "command": ["python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "%s",'
+           ' "--attention-backend", "triton"]}]}}\n')
+    path = tmp_path / "pod.json"
+    path.write_text(pod % ("fp8_e4m3", "nvfp4"))
+    code, doc = check(path, tmp_path)
+    assert code == 1 and [(f["line"], f["code"]) for f in doc["findings"]] == [(4, "KV401")]
+    path.write_text(pod % ("nvfp4", "fp8_e4m3"))
+    code, doc = check(path, tmp_path)
+    assert (code, doc["findings"], doc["errors"]) == (0, [], [])

@@ -39,6 +39,11 @@ WRAPPERS = {
     "tini": ["tini", "--"],
     "mpirun": ["mpirun", "-np", "1"],
     "nested": ["sudo", "-E", "env", "A=1", "numactl", "-N", "0", "timeout", "60"],
+    # programs kv4lint does not know that pass their arguments on (issue 27)
+    "image entrypoint": ["/opt/nvidia/nvidia_entrypoint.sh"],
+    "exec \"$@\" script": ["./docker-entrypoint.sh"],
+    "profiler": ["nsys", "profile", "-o", "/tmp/trace", "--trace", "cuda,nvtx"],
+    "retry helper": ["with-retries", "--attempts", "3"],
 }
 
 
@@ -96,6 +101,39 @@ def test_bash_c_runs_its_string_in_every_format(fmt: str):
                                   ["sudo", "-E", "ls"], ["taskset", "-p", "3"]])
 def test_a_wrapper_running_something_else_is_no_launch(argv: list[str], fmt: str):
     assert findings(argv, fmt) == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("program", [["/opt/nvidia/nvidia_entrypoint.sh"], ["nsys", "profile", "-o", "out"]])
+def test_an_unknown_program_passing_bash_lc_on_runs_its_string(program: list[str], fmt: str):
+    assert findings(program + ["bash", "-lc", "cd /x && " + shlex.join(LAUNCH)], fmt) == findings(LAUNCH, fmt)
+
+
+RECORDERS = {
+    "echo": ["echo"],
+    "printf": ["printf", "%s "],
+    "logger": ["logger", "-t", "sglang"],
+    "git commit": ["git", "commit", "-m", "serve"],
+    "record script": ["./record_launch.sh", "--tag", "nightly"],
+    "log helper": ["log_cmd"],
+}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("recorder", RECORDERS)
+def test_a_program_that_records_its_arguments_is_no_launch(recorder: str, fmt: str):
+    assert findings(RECORDERS[recorder] + LAUNCH, fmt) == []
+    assert findings(RECORDERS[recorder] + ["bash", "-c", shlex.join(LAUNCH)], fmt) == []
+
+
+@pytest.mark.parametrize("fmt", ["shell", "Makefile", "Markdown", "Dockerfile RUN"])
+def test_a_no_op_builtin_is_no_launch(fmt: str):
+    assert findings([":"] + LAUNCH, fmt) == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_recorders_own_kv_cache_option_is_no_launch(fmt: str):
+    assert findings(["./record_run.sh", "--kv-cache-dtype", "fp4_e2m1", "--device", "cpu"], fmt) == []
 
 
 ROCM = "lmsysorg/sglang:v0.5.23-rocm700-mi30x"

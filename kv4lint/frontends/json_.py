@@ -14,9 +14,14 @@ called:
   gives values and target hints;
 - a Kubernetes manifest (``apiVersion`` + ``kind``) is read by the YAML frontend, JSON being YAML.
 
+- a task's shell string under ``shell``/``cmd``/``script``/``run``;
+- JSON Lines (``.jsonl``, ``.ndjson``, or a ``.json`` file that is not one value but one per line): each line's
+  value is a document of its own, offsets kept in the whole text.
+
 A ``// kv4lint: disable-file=CODES`` comment (JSON with comments) disables codes for the file; a
 ``// kv4lint: disable=CODES`` at the end of a finding's line is read by the runner, as in every format.
 
+A key written twice counts by its last value, the one a JSON parser keeps (:meth:`Node.get`, :meth:`Node.members`).
 Each launch carries the JSON path of its command (``$.configurations[0].args``), which findings name.
 A verbatim string element is edited in place, quotes and layout untouched.
 """
@@ -53,12 +58,18 @@ class Node:
     outer: list[int] = field(default_factory=list)  # str: file offset of each character, then the closing quote
 
     def get(self, key: str) -> "Node | None":
+        """The value of ``key``: the last one written, the one a JSON parser keeps."""
         if self.kind != "obj":
             return None
-        for k, _kn, v in self.value:
+        for k, _kn, v in reversed(self.value):
             if k == key:
                 return v
         return None
+
+    def members(self) -> list:
+        """The object's (key, key node, value) entries a JSON parser keeps: of a duplicated key, the last."""
+        last = {k: n for n, (k, _kn, _v) in enumerate(self.value)}
+        return [e for n, e in enumerate(self.value) if last[e[0]] == n]
 
 
 _SPACE = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*", re.S)
@@ -128,13 +139,31 @@ class _Parser:
             raise JSONError(f"expected ',' or {close!r}", i)
 
 
+_AFTER_VALUE = "unexpected text after the JSON value"
+
+
 def parse(text: str) -> Node:
     p = _Parser(text)
     node, i = p.value(0, 0)
     i = p.skip(i)
     if i != len(text):
-        raise JSONError("unexpected text after the JSON value", i)
+        raise JSONError(_AFTER_VALUE, i)
     return node
+
+
+def parse_lines(text: str) -> list[Node]:
+    """JSON Lines (``.jsonl``, ``.ndjson``): one JSON value per line, blank lines allowed; each value keeps
+    its offsets in the whole text, so findings and fixes land on its line."""
+    p = _Parser(text)
+    out: list[Node] = []
+    i = p.skip(0)
+    while i < len(text):
+        node, end = p.value(i, 0)
+        out.append(node)
+        i = p.skip(end)
+        if i < len(text) and "\n" not in text[end:i]:
+            raise JSONError("expected one JSON value per line", i)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -175,6 +204,9 @@ _PAIRS = (("Entrypoint", "Cmd"), ("entryPoint", "command"), ("command", "args"),
 _DEVCONTAINER = ("initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand",
                  "postStartCommand", "postAttachCommand")
 _IMAGE_KEYS = ("Image", "image")
+# A shell command string under one of these keys (a task file's ``"shell": "python3 -m sglang.launch_server ..."``)
+_SHELL_KEYS = ("shell", "cmd", "script", "run", "bash")
+_LINES_SUFFIXES = (".jsonl", ".ndjson")
 
 
 def _path(parts: list) -> str:
@@ -208,7 +240,7 @@ class _Json:
             if e is None:
                 continue
             if e.kind == "obj":
-                for k, kn, v in e.value:
+                for k, kn, v in e.members():
                     add(k, v, key, Span(kn.start, v.end))
             elif e.kind == "arr":
                 for item in e.value:
@@ -236,7 +268,7 @@ class _Json:
         env, own = self.env(node, env)
         hints = dedupe_hints(own + hints)
         self.commands(node, parts, env, hints)
-        for k, _kn, v in node.value:
+        for k, _kn, v in node.members():
             self.walk(v, parts + [k], env, hints, depth + 1)
 
     def commands(self, obj: Node, parts: list, env: dict, hints: list[Hint]) -> None:
@@ -269,11 +301,16 @@ class _Json:
             c = obj.get(key)
             if c is None:
                 continue
-            cmds = [(k, v) for k, _kn, v in c.value] if c.kind == "obj" else [(None, c)]
+            cmds = [(k, v) for k, _kn, v in c.members()] if c.kind == "obj" else [(None, c)]
             for name, v in cmds:
                 words = words_of(v)
                 if words:
                     self.launch(words, parts + [key] + ([name] if name is not None else []), env, hints)
+
+        for key in _SHELL_KEYS:
+            c = obj.get(key)
+            if c is not None and c.kind == "str":
+                self.launch(words_of(c), parts + [key], env, hints)
 
     def launch(self, words: list[Word], parts: list, env: dict, hints: list[Hint]) -> None:
         known = {k: v for k, v in env.items() if v is not None}
@@ -313,14 +350,32 @@ def path_at(root: Node, offset: int) -> str:
         node = nxt[1]
 
 
+def _error(result: ScanResult, text: str, path: str, e: JSONError, what: str = "JSON") -> ScanResult:
+    line = LineIndex(text).position(min(e.offset, len(text))).line
+    result.errors.append(FileError(path, f"cannot parse {what}: {e} (line {line})", line))
+    return result
+
+
 def scan_json(text: str, path: str) -> ScanResult:
     result = ScanResult()
     try:
-        root = parse(text)
+        if path.lower().endswith(_LINES_SUFFIXES):
+            try:
+                return _scan_lines(parse_lines(text), text, path, result)
+            except JSONError as e:
+                return _error(result, text, path, e, "JSON Lines")
+        try:
+            root = parse(text)
+        except JSONError as e:
+            if str(e) != _AFTER_VALUE:
+                raise
+            try:  # a .json file holding JSON Lines: one value per line
+                values = parse_lines(text)
+            except JSONError:
+                raise e from None
+            return _scan_lines(values, text, path, result)
     except JSONError as e:
-        line = LineIndex(text).position(min(e.offset, len(text))).line
-        result.errors.append(FileError(path, f"cannot parse JSON: {e} (line {line})", line))
-        return result
+        return _error(result, text, path, e)
     except RecursionError:
         result.errors.append(FileError(path, "JSON too deeply nested to read"))
         return result
@@ -341,4 +396,16 @@ def scan_json(text: str, path: str) -> ScanResult:
     for la in result.launches:
         if la.location is None or la.location == "$":
             la.location = path_at(root, la.anchor.start)
+    return result
+
+
+def _scan_lines(values: list[Node], text: str, path: str, result: ScanResult) -> ScanResult:
+    """Each value of a JSON Lines file is a document of its own; a finding names the path inside its line."""
+    for root in values:
+        sub = ScanResult()
+        _Json(text, path, sub).walk(root, [], {}, [])
+        for la in sub.launches:
+            if la.location is None or la.location == "$":
+                la.location = path_at(root, la.anchor.start)
+        embedded.merge(result, sub)
     return result

@@ -79,8 +79,11 @@ def _scalar_value(text: str, node, *, remove: Span | None, use: Span | None = No
     return kind, v
 
 
-def config_tokens(text: str, root) -> list[Value] | None:
-    """The argv tokens SGLang builds from a config document, with spans in ``text``; None if not a mapping."""
+def config_tokens(text: str, root, *, srtctl: bool = False) -> list[Value] | None:
+    """The argv tokens SGLang builds from a config document, with spans in ``text``; None if not a mapping.
+
+    ``srtctl``: as srt-slurm's recipe runner builds them from a ``sglang_config`` mode map instead: a key's
+    ``_`` become ``-``, ``true`` is the bare flag and ``false`` nothing, whatever the option takes."""
     if not is_map(root):
         return None
     tokens: list[Value] = []
@@ -88,7 +91,7 @@ def config_tokens(text: str, root) -> list[Value] | None:
         if not is_scalar(k):
             continue
         key = k.value
-        flag = "--" + key
+        flag = "--" + (key.replace("_", "-") if srtctl else key)
         ks = node_span(k)
         remove = mapping_entry_removal(text, k, v)
         option = Value(flag, None, Provenance.LITERAL, use=ks, remove=remove)
@@ -96,7 +99,7 @@ def config_tokens(text: str, root) -> list[Value] | None:
         if is_scalar(v):
             kind, val = _scalar_value(text, v, remove=remove)
             if kind == "bool":
-                if arity == "flag":
+                if srtctl or arity == "flag":
                     if val.text == "true":
                         tokens.append(option)
                     continue

@@ -1,4 +1,5 @@
-"""YAML files: compose, Kubernetes, CI workflows, SkyPilot/dstack tasks, and SGLang ``--config`` files.
+"""YAML files: compose, Kubernetes and the operators built on it (OME, RoleBasedGroup, KServe, Helm values), CI
+workflows, SkyPilot/dstack tasks, srt-slurm recipes, and SGLang ``--config`` files.
 
 The YAML is *composed* (ruamel.yaml, pure Python), never constructed: the node
 graph gives every scalar's style and its start/end offsets in the text, and
@@ -23,7 +24,7 @@ from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints
 from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_scalar, is_seq, items, key_node, \
     node_span, scalar_map, scalar_text, sequence_words
-from kv4lint.model import FileError, ForeignString, Hint, Provenance, ScanResult, Span, Value
+from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import SHELLS
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.target import normalise_gpu
@@ -295,11 +296,52 @@ class _Yaml:
             self.walk_containers(root)
             return
         self.compose(root)
+        self.srt_recipe(root)
         self.github(root)
         self.gitlab(root)
         self.task(root)
         self.ray_job(root)
         self.walk_containers(root)
+
+    # srt-slurm recipes: ``backend.sglang_config`` holds a map of SGLang options per worker mode
+    def srt_recipe(self, root) -> None:
+        """An srt-slurm recipe (``srtctl apply -f recipe.yaml``): each mode map of ``backend.sglang_config``
+        (``prefill``, ``decode``, ``aggregated``) becomes the options of ``python3 -m sglang.launch_server`` (or
+        ``dynamo.sglang``, which parses SGLang's server arguments), ``key: value`` -> ``--key value``.  The GPU
+        is ``resources.gpu_type``; the image ``model.container`` when it is an image reference."""
+        backend = get(root, "backend")
+        if not is_map(backend):
+            return
+        kind = scalar_text(get(backend, "type"))
+        config = get(backend, "sglang_config")
+        if (kind and kind != "sglang") or not is_map(config):
+            return
+        hints: list[Hint] = []
+        gpu = get(get(root, "resources"), "gpu_type")
+        if is_scalar(gpu) and gpu.value:
+            hints += accelerator_hints(gpu.value, node_span(gpu), how="resources.gpu_type")
+        image = get(get(root, "model"), "container")
+        if is_scalar(image) and ("/" in image.value or ":" in image.value):
+            hints += image_hints(image.value, scalar_map(self.text, image).verbatim or node_span(image))
+        for mode in ("prefill", "decode", "aggregated"):
+            options = get(config, mode)
+            if not is_map(options) or id(options) in self.done:
+                continue
+            self.done.add(id(options))
+            tokens = sglang_config.config_tokens(self.text, options, srtctl=True)
+            if not tokens:
+                continue
+            env = Env()
+            read_env(self.text, get(backend, f"{mode}_environment"), env)
+            anchor = node_span(key_node(config, mode))
+            for k, _ in items(options):
+                if is_scalar(k) and k.value.replace("_", "-") in sglang_config.STRONG_KEYS:
+                    anchor = node_span(k)
+                    break
+            self.result.launches.append(Launch(
+                path=self.path, form="argv", entry="sglang config", span=node_span(options), anchor=anchor,
+                argv=tokens, hints=dedupe_hints(hints + env.hints(f"backend.{mode}_environment")), language="yaml",
+                location=f"backend.sglang_config.{mode}"))
 
     # docker compose
     def compose(self, root) -> None:
@@ -525,7 +567,10 @@ class _Yaml:
         if is_seq(commands):
             self.shell_lines(commands.value, env=env, hints=hints, what="commands:")
 
-    # Kubernetes (Pod, Deployment, StatefulSet, Job, LeaderWorkerSet, ...) and Argo containers
+    # Kubernetes (Pod, Deployment, StatefulSet, Job, LeaderWorkerSet, RoleBasedGroup, ...) and Argo containers,
+    # and every other map that runs a container the Kubernetes way, ``command`` + ``args``: OME's runners
+    # (``engineConfig.runner``, ``decoderConfig``, ``routerConfig``, their ``leader``/``worker``), a Helm
+    # chart's values, Tekton steps ...
     def walk_containers(self, root) -> None:
         stack = [root]
         seen: set[int] = set()
@@ -543,7 +588,11 @@ class _Yaml:
                                 self.container(c)
                     elif key == "container" and is_map(v) and get(v, "image") is not None:
                         self.container(v)
+                    elif key == "predictor" and is_map(v) and is_map(get(v, "model")):
+                        self.kserve_model(get(v, "model"))
                     stack.append(v)
+                if get(n, "command") is not None or get(n, "args") is not None:
+                    self.container(n)
             elif is_seq(n):
                 stack.extend(n.value)
 
@@ -557,6 +606,10 @@ class _Yaml:
         image = get(c, "image")
         if is_scalar(image):
             hints += image_hints(image.value, scalar_map(self.text, image).verbatim or node_span(image))
+        elif is_map(image) and is_scalar(get(image, "repository")):  # a Helm chart's image: repository + tag
+            tag = get(image, "tag")
+            ref = get(image, "repository").value + (f":{tag.value}" if is_scalar(tag) and tag.value else "")
+            hints += image_hints(ref, node_span(image))
         res = get(c, "resources")
         if is_map(res):
             hints += resource_hints(self.text, res)
@@ -574,6 +627,31 @@ class _Yaml:
                               fallback=words[len(command):], opener=opener)
         elif args:
             self.launch_words(words, env=env, hints=hints, what="args", opener=opener)
+
+    def kserve_model(self, m) -> None:
+        """A KServe ``predictor.model`` served by an SGLang runtime (its ``runtime`` or ``modelFormat`` name says
+        sglang): its ``args`` are appended to the runtime's ``python3 -m sglang.launch_server``, so they are
+        server arguments.  A model with its own ``command`` is a container like any other."""
+        if get(m, "command") is not None or not is_seq(get(m, "args")):
+            return
+        names = [scalar_text(get(m, "runtime")), scalar_text(get(get(m, "modelFormat"), "name"))]
+        if not any(n and "sglang" in n.lower() for n in names):
+            return
+        args = get(m, "args")
+        at = Span(args.start_mark.index, args.start_mark.index)
+        entry = [Word(Value(t, None, Provenance.LITERAL, use=at)) for t in ("python3", "-m", "sglang.launch_server")]
+        self.done.add(id(m))
+        words = sequence_words(self.text, args)
+        if words is None:
+            return
+        env = Env()
+        read_env(self.text, get(m, "env"), env)
+        hints = env.hints("env:")
+        res = get(m, "resources")
+        if is_map(res):
+            hints += resource_hints(self.text, res)
+        self.launch_words(entry + words, env=env, hints=dedupe_hints(hints), what="predictor.model.args",
+                          opener=key_node(m, "args"))
 
     def k8s_expand(self, w: Word, env: Env, *, shared: bool) -> Word:
         """Kubernetes expands ``$(VAR)`` in command/args from the container's ``env`` (``$$`` escapes)."""

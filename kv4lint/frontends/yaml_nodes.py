@@ -95,14 +95,15 @@ def _is_merge(k) -> bool:
 
 
 def get(node, key: str):
-    for k, v in items(node):
+    """The value of ``key``; of a key written twice, the last (what PyYAML and a JSON parser keep)."""
+    for k, v in reversed(items(node)):
         if is_scalar(k) and k.value == key:
             return v
     return None
 
 
 def key_node(node, key: str):
-    for k, v in items(node):
+    for k, v in reversed(items(node)):
         if is_scalar(k) and k.value == key:
             return k
     return None

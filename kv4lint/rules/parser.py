@@ -23,7 +23,7 @@ from kv4lint.rules.codes import RULES
 from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences
 from kv4lint.rules.codes.kv406 import name_refused
 from kv4lint.sglang.options import (
-    Args, Problem, choice_releases, inspected_release, known_releases, normalise, normalise_argv, option_releases,
+    Args, Problem, choice_releases, inspected_release, known_releases, normalise, option_releases,
     table,
 )
 from kv4lint.sglang.releases import release, version_label
@@ -301,8 +301,9 @@ def recheck_fix(fix: Fix | None, launch: Launch, args: Args, target: Target) -> 
     parser still refuses the launch cannot produce an accepted launch, so it is not safe."""
     if fix is None or args.form != "argv":
         return fix
-    fixed = normalise_argv(_fixed_tokens(launch.argv, args, fix), target.sglang_version,
-                           config=_fixed_tokens(launch.config_argv, args, fix))
+    fixed = normalise(replace(launch, argv=_fixed_tokens(launch.argv, args, fix),
+                              config_argv=_fixed_tokens(launch.config_argv, args, fix)),
+                      target.sglang_version)
     left = refused(launch, fixed, target.sglang_version)
     dtype = fix.set.get("kv_cache_dtype")
     why = None

@@ -37,8 +37,11 @@ if TYPE_CHECKING:
     from typing import Protocol
 
 __all__ = ["ASYNC_EXEC", "CONFIG_ENTRIES", "CONFIG_HELPERS", "Command", "DOC_HELPERS", "EXEC_L", "EXEC_V",
-           "EntryMatch", "Fact", "HELPERS", "Helper", "PY_API", "PY_COMMAND_CALLS", "SERVER_MODULES", "SHELLS",
-           "SHELL_ONLY", "SUBPROCESS_ARGV", "WRAPPERS", "is_python", "match_entry", "unwrap"]
+           "EntryMatch", "Fact", "HELPERS", "HYDRA_ENTRIES", "HYDRA_MODULES", "Helper",
+           "PREFIXED_ENTRIES", "PREFIXED_TRAINERS", "PY_API",
+           "PY_COMMAND_CALLS", "RECORDERS", "SERVER_MODULES",
+           "SHELLS", "SHELL_ONLY", "SUBPROCESS_ARGV", "WRAPPERS", "is_python", "is_recorder", "match_entry",
+           "unwrap"]
 
 # python -m MODULE ...   (modules that parse ServerArgs.add_cli_args; docs/sglang-rules.md §6)
 SERVER_MODULES: dict[str, str] = {
@@ -51,6 +54,17 @@ SERVER_MODULES: dict[str, str] = {
     "sglang.benchmark.one_batch_server": "sglang.benchmark.one_batch_server",
     "sglang.compile_deep_gemm": "sglang.compile_deep_gemm",
 }
+
+# RL trainers that start SGLang engines from prefixed options (slime, miles: ``python3 train.py ...
+# --sglang-kv-cache-dtype fp8_e4m3 --sglang-attention-backend fa3``): each ``--sglang-X`` is SGLang's ``--X``;
+# their other options (Megatron's ``--attention-backend flash`` ...) are not SGLang's.
+PREFIXED_TRAINERS: dict[str, str] = {"train.py": "slime train", "train_async.py": "slime train"}
+PREFIXED_ENTRIES: dict[str, str] = {"slime train": "--sglang-"}
+# verl's trainers take Hydra overrides; ``actor_rollout_ref.rollout.engine_kwargs.sglang.FIELD=VALUE`` (with an
+# optional ``+``/``++``) is a keyword argument of the SGLang engine it starts (a ServerArgs field).
+HYDRA_MODULES: dict[str, str] = {"verl.trainer.main_ppo": "verl", "verl.trainer.main_generation": "verl",
+                                 "verl.trainer.main_generation_server": "verl"}
+HYDRA_ENTRIES: dict[str, str] = {"verl": "actor_rollout_ref.rollout.engine_kwargs.sglang."}
 
 # Entry points that honour --config (docs/sglang-rules.md §5.3): only prepare_server_args users.
 CONFIG_ENTRIES = frozenset({"sglang.launch_server", "sglang serve"})
@@ -120,6 +134,9 @@ def match_entry(words: list[str | None]) -> EntryMatch | None:
         if w.startswith("-") and w != "-":
             i += 1
             continue
+        entry = PREFIXED_TRAINERS.get(w.rsplit("/", 1)[-1])
+        if entry is not None and any(x is not None and x.startswith(PREFIXED_ENTRIES[entry]) for x in words[i:]):
+            return EntryMatch(entry, i + 1)
         return None  # a script path: not an SGLang module
     return None
 
@@ -129,6 +146,9 @@ def _module(mod: str | None, words: list[str | None], nxt: int) -> EntryMatch | 
         return None
     if mod in SERVER_MODULES:
         return EntryMatch(SERVER_MODULES[mod], nxt)
+    hydra = HYDRA_MODULES.get(mod)
+    if hydra is not None and any(w is not None and HYDRA_ENTRIES[hydra] in w for w in words[nxt:]):
+        return EntryMatch(hydra, nxt)
     if mod in ("sglang", "sglang.cli.main", "sglang.cli") and nxt < len(words) and words[nxt] == "serve":
         return EntryMatch("sglang serve", nxt + 1)
     return None
@@ -422,6 +442,24 @@ _SPEC_SCREEN = _Spec("-S -c -t -p -T -e -h -s -Logfile -X", "-d -m -D -R -r -x -
 _TMUX_KEYS = {"Enter", "C-m", "KPEnter", "C-j", "c-m", "enter"}
 
 
+# Programs that print, log, record or ignore their arguments instead of running them: ``echo python -m
+# sglang.launch_server ...`` is no launch, nor is ``: python -m ...``, ``git commit -m ...`` or a ``record_run``
+# helper.
+RECORDERS = frozenset({"echo", "printf", "print", "logger", "git", "hg", "svn", "say", "wall", "notify-send",
+                       "tee", "cat", "grep", "egrep", "fgrep", "rg", "sed", "awk", "pgrep", "pkill", "killall",
+                       "which", "type", "whereis", "man", "alias", "complete", "history", "read", "test", "[",
+                       ":", "true", "false", "set", "export", "local", "declare", "typeset", "readonly", "unset",
+                       "return", "exit", "help", "hash", "shift", "trap"})
+_RECORDER_PREFIX = re.compile(r"^(?:record|log|echo|print|report|save|write|dump)(?:[_-]|$)", re.I)
+
+
+def is_recorder(name: str) -> bool:
+    """Does the program ``name`` (a path or a name) print or record its arguments rather than run them?"""
+    base = _base(name)
+    stem = base.rsplit(".", 1)[0] if base.endswith((".sh", ".py", ".bash")) else base
+    return base in RECORDERS or bool(_RECORDER_PREFIX.match(stem))
+
+
 def _base(name: str) -> str:
     return name.rsplit("/", 1)[-1]
 
@@ -475,7 +513,31 @@ class _Unwrapper:
                 if self._python(ex):
                     continue
                 return ex if (ex.python_code or ex.stdin) else None
+            return self._passed_on(ex)
+        return None
+
+    def _passed_on(self, ex: Command) -> Command | None:
+        """An unknown program whose arguments are themselves a command it runs (``/entrypoint.sh python3 -m
+        sglang.launch_server ...``, ``nsys profile -o out bash -lc "..."``, an image's entrypoint script that
+        ends in ``exec "$@"``): the command from the first argument that starts an SGLang launch, a ``-c``
+        shell string or Python code.  A program that only prints or records its arguments
+        (:func:`is_recorder`) runs nothing."""
+        w = ex.words
+        head = w[0].text
+        if head is None or is_recorder(head):
             return None
+        for k in range(1, len(w)):
+            t = w[k].text
+            if t is None:
+                t = w[k].raw.strip("\"'")
+            if not _plausible_command(t):
+                continue
+            inner = self.unwrap(w[k:])
+            if inner is not None and (inner.match or inner.shell_code or inner.python_code):
+                inner.facts[:0] = ex.facts
+                inner.env[:0] = ex.env
+                inner.clean_env = inner.clean_env or ex.clean_env
+                return inner
         return None
 
     # -- option scanning --------------------------------------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from packaging.version import Version
 
 from kv4lint.model import Launch, Provenance, Span, Value
+from kv4lint.sglang.commands import HYDRA_ENTRIES, PREFIXED_ENTRIES
 from kv4lint.target import parse_version
 
 # Releases whose tables are in the data file were inspected; others use the
@@ -443,9 +444,54 @@ def normalise_kwargs(kwargs: dict[str, Value], positional: list[Value], *, unkno
     return args
 
 
+def unprefixed(tokens: list[Value], prefix: str) -> list[Value]:
+    """The server arguments of a trainer that passes them prefixed (``--sglang-kv-cache-dtype nvfp4`` ->
+    ``--kv-cache-dtype nvfp4``): each prefixed option, renamed where it is written, with the words after it up to
+    the next option; the trainer's own options and their values are left out. An unknown word is kept (it may be
+    anything, so the launch stays open-ended)."""
+    out: list[Value] = []
+    keep = False
+    for t in tokens:
+        text = t.text
+        if text is not None and text.startswith("-"):
+            keep = text.startswith(prefix) and len(text) > len(prefix)
+            if keep:
+                out.append(Value("--" + text[len(prefix):], None, t.provenance, use=t.anchor, shared=t.shared))
+            continue
+        if keep or text is None:
+            out.append(t)
+    return out
+
+
+def hydra_kwargs(tokens: list[Value], key: str) -> tuple[dict[str, Value], bool]:
+    """The engine's keyword arguments among Hydra overrides (``+KEYfield=value``), each value a part of its word
+    (so a fix edits it where it is written), and whether an unknown word may add more.  An unknown word
+    (``"$@"``) may override the values before it: they become unknown, as an option before ``"$@"`` does."""
+    kwargs: dict[str, Value] = {}
+    unknown = False
+    for t in tokens:
+        text = t.text
+        if text is None:  # it may override any of the values before it (Hydra: the last one wins)
+            unknown = True
+            kwargs = {k: Value.unknown(v.anchor) for k, v in kwargs.items()}
+            continue
+        bare = text.lstrip("+")
+        name, eq, _ = bare.partition("=")
+        if eq and name.startswith(key) and name[len(key):].isidentifier():
+            kwargs[name[len(key):]] = _sub(t, len(text) - len(bare) + len(name) + 1)
+    return kwargs, unknown
+
+
 def normalise(launch: Launch, version: str | None) -> Args:
     if launch.form == "kwargs":
         return normalise_kwargs(launch.kwargs, launch.positional, unknown_rest=launch.unknown_kwargs)
+    key = HYDRA_ENTRIES.get(launch.entry)
+    if key is not None:
+        kwargs, unknown = hydra_kwargs(launch.argv, key)
+        return normalise_kwargs(kwargs, [], unknown_rest=unknown)
+    prefix = PREFIXED_ENTRIES.get(launch.entry)
+    if prefix is not None:
+        return normalise_argv(unprefixed(launch.argv, prefix), version)
     return normalise_argv(launch.argv, version, config=launch.config_argv)
 
 

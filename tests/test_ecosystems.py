@@ -68,7 +68,7 @@ def test_helm_image_map_states_the_release(tmp_path: Path):
     out = tmp_path / "out.json"
     assert main(["check", "--format", "json", "--isolated", "--jobs", "1", str(path), "--output-file", str(out)]) == 1
     (f,) = json.loads(out.read_text())["findings"]
-    assert "SGLang 0.5.23 says" in f["message"] and "no release stated" not in f["message"]
+    assert f["detail"].startswith("SGLang 0.5.23: ")  # the image's release, not "(no release stated)"
 
 
 KSERVE = """\
@@ -159,7 +159,7 @@ def test_verl_engine_kwargs_overrides_are_server_args_and_fixed_in_place(tmp_pat
     code, doc = check(path, tmp_path)
     assert code == 1 and doc["errors"] == []
     (f,) = doc["findings"]
-    assert f["code"] == "KV401" and f["message"].startswith("kv_cache_dtype='nvfp4' cannot be used with "
+    assert f["code"] == "KV401" and f["message"].startswith("kv_cache_dtype='nvfp4' is refused with "
                                                             "attention_backend='triton'")
     before = path.read_text()
     (edit,) = f["fix"]["edits"]

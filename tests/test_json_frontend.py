@@ -94,22 +94,24 @@ def test_parser_keeps_offsets_and_paths():
 
 # JSON Lines (issue 27) and duplicate keys (issue 28 item 11)
 LINES_FORMS = {
-    # name: (clean twin, message start, line, column of the value the fix edits)
-    "serving_tasks.jsonl": ("decoy_serving_tasks_ok.jsonl", "$.shell: --kv-cache-dtype nvfp4", 2, 150),
-    "job_queue_lines.json": ("decoy_job_queue_lines_ok.json", "$.cmd: --kv-cache-dtype nvfp4", 2, 142),
-    "duplicate_keys.json": ("decoy_duplicate_keys_ok.json", "$.command: --kv-cache-dtype nvfp4", 7, 38),
+    # name: (clean twin, the launch's JSON path (in the detail), line, column of the value the fix edits)
+    "serving_tasks.jsonl": ("decoy_serving_tasks_ok.jsonl", "$.shell", 2, 150),
+    "job_queue_lines.json": ("decoy_job_queue_lines_ok.json", "$.cmd", 2, 142),
+    "duplicate_keys.json": ("decoy_duplicate_keys_ok.json", "$.command", 7, 38),
 }
 
 
 @pytest.mark.parametrize("name", sorted(LINES_FORMS))
 def test_json_lines_and_duplicate_keys_found_on_their_line_and_fixed(name: str, tmp_path: Path):
-    twin, message, line, column = LINES_FORMS[name]
+    twin, where, line, column = LINES_FORMS[name]
     path = tmp_path / name
     shutil.copy(FIXTURES / name, path)
     code, doc = check(path, tmp_path)
     assert code == 1 and doc["errors"] == []
     (f,) = doc["findings"]
-    assert f["code"] == "KV401" and f["message"].startswith(message)
+    assert f["code"] == "KV401" and f["message"] == "--kv-cache-dtype nvfp4 is refused with --attention-backend triton; " \
+        "use fp8_e4m3"
+    assert f"The launch at {where}." in f["detail"]
     before = path.read_text()
     (edit,) = f["fix"]["edits"]
     assert before[edit["start"]:edit["end"]] == "nvfp4"

@@ -234,10 +234,14 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
     evidence = target.build_evidence
     first = evidence[0].split(" (", 1)[0]  # ``image lmsysorg/sglang:dev``, without its explanation
     word = re.search(r"`[^`]+`", first)  # ``no release ... takes all its options and values: `--x`, ...``
-    for why in (f" ({first})", f" ({word.group(0)})" if word else "", ""):
-        msg = join_clauses(f"launch for an unknown SGLang build{why}", "set --sglang-version")
-        if len(msg) <= HEADLINE:
-            break
+    near = re.search(r"closest: ([^;),]+)", evidence[0])
+    heads = [join_clauses(f"launch for an unknown SGLang build ({first})", "set --sglang-version")]
+    if word and near:  # most likely a misspelt option: the closest one is the fix
+        heads.append(f"{word.group(0)} is in no SGLang release kv4lint knows; did you mean {near.group(1)}?")
+    if word:
+        heads.append(join_clauses(f"launch for an unknown SGLang build ({word.group(0)})", "set --sglang-version"))
+    msg = next((h for h in heads if len(h) <= HEADLINE),
+               join_clauses("launch for an unknown SGLang build", "set --sglang-version"))
     detail = join_sentences(f"Evidence: {'; '.join(evidence)}",
                             f"No release was stated, so it is judged by {label}, the newest kv4lint knows, and what "
                             "is reported holds for that release, not necessarily for the build",

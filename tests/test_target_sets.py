@@ -1,0 +1,182 @@
+"""Issue 26: a launch is judged against the set of targets it can be for, and the verdict says where it holds.
+
+Stated facts are the target; an unstated release is inferred from the launch's own options (the newest release
+that takes them all); an unstated GPU, or a model whose attention is unknown, is every candidate: an error only
+when every candidate refuses, a warning naming where when some do. The launches are shaped like the public
+repositories that run SGLang (benchmark scripts written for 0.5.1x, deployment recipes, RL launchers).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import kv4lint
+from kv4lint.cli import main
+
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def run(tmp_path: Path, capsys, name: str, text: str, *args: str) -> tuple[int, list[str]]:
+    """``kv4lint check`` on one file: its exit status and its text output's finding lines."""
+    (tmp_path / name).write_text(text)
+    code = main(["check", "--isolated", "--no-cache", "-j", "1", *args, str(tmp_path / name)])
+    out = capsys.readouterr().out
+    return code, [ln.split(f"{name}:", 1)[1] for ln in out.splitlines() if f"{name}:" in ln]
+
+
+def findings(tmp_path: Path, name: str, text: str, *args: str) -> list[dict]:
+    (tmp_path / name).write_text(text)
+    out = tmp_path / "out.json"
+    main(["check", "--isolated", "--no-cache", "-j", "1", "--format", "json", "--output-file", str(out), *args,
+          str(tmp_path / name)])
+    return json.loads(out.read_text())["findings"]
+
+
+# ---------------------------------------------------------------------------
+# An unstated release: inferred from the launch's own options
+
+# A benchmark script written for 0.5.19 (sglang's own benchmark/ scripts and forks use these options).
+OLD_OPTIONS = ("#!/bin/bash\n"
+               "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --trust-remote-code \\\n"
+               "  --cuda-graph-max-bs 128 --disable-piecewise-cuda-graph --kv-cache-dtype fp8_e4m3\n")
+
+
+def test_an_old_launch_is_judged_by_the_newest_release_that_takes_its_options(tmp_path, capsys):
+    # 0.5.23 refuses --cuda-graph-max-bs (KV408 when 0.5.23 is stated); with no release stated it is evidence.
+    assert run(tmp_path, capsys, "bench.sh", OLD_OPTIONS) == (0, [])
+    code, lines = run(tmp_path, capsys, "bench.sh", OLD_OPTIONS, "--sglang-version", "0.5.23")
+    assert code == 1 and [ln.split()[1] for ln in lines] == ["KV408", "KV408"]
+    # --show-target says which evidence chose the release.
+    main(["check", "--isolated", "--no-cache", "--show-target", str(tmp_path / "bench.sh")])
+    out = capsys.readouterr().out
+    assert "sglang=0.5.19 (inferred: 0.5.19, the newest release that takes every option and value of the " \
+           "launch (`--cuda-graph-max-bs`: last taken by 0.5.19; `--disable-piecewise-cuda-graph`: last taken " \
+           "by 0.5.19))" in out
+
+
+def test_fp4_e2m1_points_to_the_releases_that_had_it(tmp_path, capsys):
+    # fp4_e2m1 left the choices in 0.5.16's rename: the launch is judged by 0.5.15.post1, where triton takes it.
+    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_e2m1 "
+            "--attention-backend triton --cuda-graph-max-bs 256\n")
+    assert run(tmp_path, capsys, "serve.sh", text) == (0, [])
+    main(["check", "--isolated", "--no-cache", "--show-target", str(tmp_path / "serve.sh")])
+    assert "`--kv-cache-dtype fp4_e2m1`: last taken by 0.5.15.post1" in capsys.readouterr().out
+    # ... and judged there: flashinfer is refused for FP4 on every GPU of that release.
+    code, lines = run(tmp_path, capsys, "serve.sh", text.replace("triton", "flashinfer"))
+    assert (code, lines) == (1, ["1:96: KV401 (error) [*] --kv-cache-dtype fp4_e2m1 is refused with "
+                                 "--attention-backend flashinfer (any GPU); use fp8_e4m3"])
+
+
+def test_options_no_release_has_give_kv409_only(tmp_path, capsys):
+    # No KV408/KV406 claims to know the parser of a build kv4lint does not know.
+    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp8_e4m3 "
+            "--attention-backnd triton\n")
+    code, lines = run(tmp_path, capsys, "serve.sh", text)
+    assert (code, lines) == (1, ["1:1: KV409 (warning) `--attention-backnd` is in no SGLang release kv4lint knows; "
+                                 "did you mean --attention-backend?"])
+    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_e2m1 "
+            "--fp4-kv-cache-recipe nvfp4\n")
+    (f,) = findings(tmp_path, "serve.sh", text)
+    assert (f["code"], f["severity"]) == ("KV409", "warning")
+    assert f["message"] == "launch for an unknown SGLang build (`--fp4-kv-cache-recipe`); set --sglang-version"
+    assert "`--fp4-kv-cache-recipe` (it exists in no release kv4lint knows), `--kv-cache-dtype fp4_e2m1`" in \
+        f["detail"]
+
+
+# ---------------------------------------------------------------------------
+# An unstated GPU: every candidate arch
+
+
+NVFP4_TRITON = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype nvfp4 "
+                "--attention-backend triton --cuda-graph-max-bs 256\n")  # written for 0.5.19
+
+
+def test_a_refusal_on_some_gpus_is_a_warning_that_names_them(tmp_path, capsys):
+    code, lines = run(tmp_path, capsys, "serve.sh", NVFP4_TRITON)
+    assert (code, lines) == (1, ["1:96: KV404 (warning) [*] on sm80 and sm90: --kv-cache-dtype nvfp4 needs "
+                                 "Blackwell (SM100/SM120); set --gpu to decide"])
+    (f,) = findings(tmp_path, "serve.sh", NVFP4_TRITON)
+    assert "SGLang refuses the launch on sm80 (Ampere) and sm90 (Hopper), not on the other targets" in f["detail"]
+    assert f["detail"].startswith("SGLang 0.5.19 (inferred from its options): ")
+    # Stated, the GPU decides: an error on Hopper, nothing on Blackwell.
+    code, lines = run(tmp_path, capsys, "serve.sh", NVFP4_TRITON, "--gpu", "h100")
+    assert code == 1 and lines[0].startswith("1:96: KV404 (error) [*] --kv-cache-dtype nvfp4 needs Blackwell")
+    assert run(tmp_path, capsys, "serve.sh", NVFP4_TRITON, "--gpu", "b200") == (0, [])
+
+
+def test_nvfp4_mixed_backends_warn_everywhere_and_fail_on_hopper(tmp_path, capsys):
+    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype nvfp4 \\\n"
+            "  --prefill-attention-backend flashinfer --decode-attention-backend trtllm_mha\n")
+    code, lines = run(tmp_path, capsys, "serve.sh", text, "--sglang-version", "0.5.19")
+    assert code == 1 and [ln.split(" ", 3)[1:3] for ln in lines] == [["KV404", "(warning)"],
+                                                                      ["KV403", "(warning)"]]
+    assert "on sm80 and sm90: --kv-cache-dtype nvfp4 needs Blackwell" in lines[0]
+    code, lines = run(tmp_path, capsys, "serve.sh", text, "--sglang-version", "0.5.19", "--gpu", "h100")
+    assert code == 1 and lines[0].split()[1:3] == ["KV404", "(error)"]
+
+
+def test_a_refusal_on_every_candidate_stays_an_error(tmp_path, capsys):
+    text = f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_mx_block16 --attention-backend fa3\n"
+    code, lines = run(tmp_path, capsys, "serve.sh", text)
+    assert (code, lines) == (1, ["1:96: KV401 (error) [*] --kv-cache-dtype fp4_mx_block16 is refused with "
+                                 "--attention-backend fa3 (any GPU); use fp8_e4m3"])
+
+
+def test_an_unknown_model_is_mha_and_mla():
+    args = ["--model-path", "my-org/private-model", "--kv-cache-dtype", "fp4_mx_block16", "--attention-backend",
+            "flashinfer"]  # refused for MHA, accepted for MLA
+    (f,) = kv4lint.check_argv(args, gpu="b200", sglang_version="0.5.23")
+    assert (f.code, f.severity.value) == ("KV401", "warning") and f.message.startswith("for an MHA model: ")
+
+
+def test_the_api_and_the_cli_use_the_same_target_sets(tmp_path, capsys):
+    argv = NVFP4_TRITON.split()[3:]
+    (f,) = kv4lint.check_argv(argv)
+    code, lines = run(tmp_path, capsys, "serve.sh", NVFP4_TRITON)
+    assert lines == [f"1:96: KV404 ({f.severity.value}) [*] {f.message}"]
+
+
+# ---------------------------------------------------------------------------
+# Fixes: safe only when the fixed launch is accepted on every candidate
+
+
+@pytest.mark.parametrize("text, applied", [
+    # fp8 with triton runs on every arch: the fix is safe and applied.
+    (NVFP4_TRITON, True),
+    # fp8 with decode trtllm_mha is refused on sm80/sm90: the launch still fails there, so the fix is unsafe.
+    (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype nvfp4 "
+     "--prefill-attention-backend flashinfer --decode-attention-backend trtllm_mha\n", False),
+])
+def test_a_fix_is_safe_only_if_every_candidate_accepts_the_fixed_launch(tmp_path, text, applied):
+    p = tmp_path / "serve.sh"
+    p.write_text(text)
+    main(["fix", "--isolated", "--no-cache", "-j", "1", str(p)])
+    assert (p.read_text() == text.replace("nvfp4", "fp8_e4m3")) is applied
+    assert (p.read_text() == text) is not applied
+
+
+# ---------------------------------------------------------------------------
+# One finding per cause
+
+
+def test_one_cause_across_shell_paths_is_one_finding(tmp_path, capsys):
+    text = ("#!/bin/bash\n"
+            'case "$MODE" in\n  a) BACKEND=fa3 ;;\n  b) BACKEND=fa3 ;;\n  c) BACKEND=triton ;;\nesac\n'
+            f"python3 -m sglang.launch_server --model-path {LLAMA} \\\n"
+            '  --kv-cache-dtype fp4_mx_block16 --attention-backend "$BACKEND"\n')
+    code, lines = run(tmp_path, capsys, "serve.sh", text, "--gpu", "b200", "--sglang-version", "0.5.23")
+    assert (code, lines) == (1, ["8:20: KV401 (error) [*] when MODE=a or MODE=b: --kv-cache-dtype fp4_mx_block16 "
+                                 "is refused with --attention-backend fa3; use fp8_e4m3"])
+    # The case has no `*)`: with MODE unset, SGLang's default (trtllm_mha on b200) takes FP4. A cause on every
+    # path names no condition.
+    text = ("#!/bin/bash\n"
+            'if [ "$LARGE" = 1 ]; then PORT=30000; else PORT=30001; fi\n'
+            "BACKEND=fa3\n\n\n\n"
+            f"python3 -m sglang.launch_server --model-path {LLAMA} --port $PORT \\\n"
+            '  --kv-cache-dtype fp4_mx_block16 --attention-backend "$BACKEND"\n')
+    code, lines = run(tmp_path, capsys, "serve.sh", text, "--gpu", "b200", "--sglang-version", "0.5.23")
+    assert (code, lines) == (1, ["8:20: KV401 (error) [*] --kv-cache-dtype fp4_mx_block16 is refused with "
+                                 "--attention-backend fa3; use fp8_e4m3"])

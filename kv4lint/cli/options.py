@@ -311,7 +311,7 @@ OPTIONS: tuple[Option, ...] = (
            "model_attention", check_attention, metavar="mha|mla"),
     Option("model-overrides", "model path glob -> \"mha\"/\"mla\"", "model_overrides", check_model_overrides,
            where=frozenset({TOML, FLAKE8})),
-    Option("strict", "also report launches that fail for some unknown GPU arch / model attention", "strict",
+    Option("strict", "also report launches that fail for some values of a backend kv4lint cannot resolve", "strict",
            check_bool, flag=True),
     Option("fix-dtype", "the KV cache dtype fixes write (default: fp8_e4m3)", "fix_dtype", check_fix_dtype,
            metavar="DTYPE"),

@@ -89,10 +89,23 @@ def index_markdown() -> str:
              "kv4lint then replays SGLang past "
              "that blocker, and when SGLang's KV4 check would refuse the launch too, reports that KV4 finding as "
              "well. Off CUDA, a refusal for the GPU arch is reported as the platform (KV402).", "",
-             "When part of the target is unknown (no GPU named, an unknown model), kv4lint runs every possibility "
-             "and reports only what fails for all of them (`--strict`: for some). The headline is the cause common "
-             "to the possibilities where the dtype is otherwise allowed (those not refused for the GPU arch); the "
-             "causes on the other GPUs follow in the detail. An assumed GPU is never printed as the target's.",
+             "## Target sets and severity", "",
+             "A launch is judged against the set of targets it can be for. Stated facts are the target (a release "
+             "from `--sglang-version`, the configuration, a pin or a versioned image tag; a GPU from `--gpu`, the "
+             "configuration or an image tag; the model's attention from its name or `config.json`). An unstated "
+             "release is inferred from the launch's own options: the newest release that takes all of them "
+             "(`--cuda-graph-max-bs` points to 0.5.19); where none does, KV409 says the launch is for a build "
+             "kv4lint does not know, and no parser finding (KV408) claims to know that build. An unstated GPU is "
+             "every arch of the platform that behaves differently, and an unknown model is MHA and MLA.", "",
+             "The verdict says where it holds: an *error* when SGLang refuses the launch on every candidate "
+             "(`(any GPU)`, `(MHA and MLA models)`), a *warning* naming the candidates that refuse it when only "
+             "some do (`on sm80 and sm90: --kv-cache-dtype nvfp4 needs Blackwell (SM100/SM120); set --gpu to "
+             "decide`), nothing when all accept it. A fix is safe only when every candidate accepts the fixed "
+             "launch. The same cause on several paths of a script is one finding naming their conditions (`when "
+             "MODE=a or MODE=b: ...`). `--strict` also reports a launch whose unresolved backend value fails for "
+             "some of its values. An assumed GPU is never printed as the target's.", "",
+             "Warnings and errors both make `kv4lint check` exit 1; `--severity error` (or `severity = \"error\"` "
+             "in the configuration) reports errors only, for a gate that fails on certain refusals alone.",
              "", "## What a finding says", "",
              "Its *headline* (the line of `kv4lint check`, flake8 and editors; `message` in JSON and SARIF) is the "
              "flag and value as the launch writes them, the cause in the user's terms and the one fix, in about 100 "

@@ -1,8 +1,10 @@
 """From a launch's normalised arguments and a Target to findings.
 
 Runs the engine once per possibility that kv4lint cannot rule out (unknown GPU
-arch, unknown model attention, unknown backend values), and reports what holds
-for every possibility; ``strict`` also reports what fails for some.
+arch, unknown model attention, unknown backend values). A candidate target (a GPU
+arch and model attention) refuses the launch when every backend value it may
+hold fails: refused by every candidate is an error, by some a warning naming
+them; ``strict`` also reports a candidate where only some backend values fail.
 """
 
 from __future__ import annotations

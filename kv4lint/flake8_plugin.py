@@ -18,6 +18,7 @@ tox.ini / .flake8), built from kv4lint's one option table
     --kv4-model-overrides G=mla   model path glob -> mha/mla
     --kv4-strict                  report what fails on some possible target too
     --kv4-fix-dtype fp8_e4m3      the dtype fixes suggest
+    --kv4-severity error          report errors only, not warnings (default: warning, every finding)
 
 A bad option value stops flake8 with a message naming the option and the value
 and exit status 2, whatever ``select`` says (never a finding a selection could

@@ -197,7 +197,7 @@ def _codes_match(code: str, codes: frozenset[str] | set[str]) -> bool:
 
 def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, language: str,
                 settings: Settings) -> bool:
-    if not settings.enabled(f.code):
+    if not settings.enabled(f.code, f.severity.value):  # not selected, ignored, or below --severity
         return True
     if _codes_match(f.code, scan.disabled) or _codes_match(f.code, launch.disabled):
         return True

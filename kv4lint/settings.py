@@ -6,6 +6,9 @@ from kv4lint.record import Record
 
 DEFAULT_FIX_DTYPE = "fp8_e4m3"
 MAX_FILE_BYTES = 10 * 1024 * 1024  # files larger than this are skipped with a notice
+# The severities of findings (kv4lint.model.Severity's values), least severe first: ``severity`` is the least
+# one reported.
+SEVERITIES = ("warning", "error")
 
 
 class Settings(Record):
@@ -13,7 +16,8 @@ class Settings(Record):
 
     - ``platform``: a platform name, "auto" (detect via torch), or None (hints, then cuda);
       ``model_attention``: "mha" | "mla" | None; ``model_overrides``: model path glob -> "mha"/"mla";
-    - ``select``: None: all codes; files larger than ``max_file_bytes`` are skipped with a notice;
+    - ``select``: None: all codes; ``severity``: the least severity reported ("warning": every finding,
+      "error": errors only); files larger than ``max_file_bytes`` are skipped with a notice;
     - ``sources``: where each setting came from, for --show-target and messages ("--gpu", "pyproject.toml");
     - ``repo_sglang_version`` (and its ``_source``): the SGLang version pinned by the repository (requirements,
       lock files, images); ``repo_sglang_source_installs``: where it installs SGLang from git or source (a build
@@ -25,16 +29,17 @@ class Settings(Record):
     """
 
     __slots__ = ("sglang_version", "platform", "gpu", "model_attention", "model_overrides", "strict", "fix_dtype",
-                 "select", "extend_select", "ignore", "per_file_ignores", "exclude", "extend_exclude",
-                 "max_file_bytes", "sources", "repo_sglang_version", "repo_sglang_version_source",
+                 "select", "extend_select", "ignore", "per_file_ignores", "severity", "exclude",
+                 "extend_exclude", "max_file_bytes", "sources", "repo_sglang_version", "repo_sglang_version_source",
                  "repo_sglang_source_installs", "root", "cache_dir", "config_file", "rule_docs_url")
 
     def __init__(self, sglang_version: str | None = None, platform: str | None = None, gpu: str | None = None,
                  model_attention: str | None = None, model_overrides: dict[str, str] | None = None,
                  strict: bool = False, fix_dtype: str = DEFAULT_FIX_DTYPE, select: list[str] | None = None,
                  extend_select: list[str] | None = None, ignore: list[str] | None = None,
-                 per_file_ignores: dict[str, list[str]] | None = None, exclude: list[str] | None = None,
-                 extend_exclude: list[str] | None = None, max_file_bytes: int = MAX_FILE_BYTES,
+                 per_file_ignores: dict[str, list[str]] | None = None, severity: str = SEVERITIES[0],
+                 exclude: list[str] | None = None, extend_exclude: list[str] | None = None,
+                 max_file_bytes: int = MAX_FILE_BYTES,
                  sources: dict[str, str] | None = None, repo_sglang_version: str | None = None,
                  repo_sglang_version_source: str | None = None, repo_sglang_source_installs: list[str] | None = None,
                  root: str | None = None, cache_dir: str | None = None, config_file: str | None = None,
@@ -50,6 +55,7 @@ class Settings(Record):
         self.extend_select = [] if extend_select is None else extend_select
         self.ignore = [] if ignore is None else ignore
         self.per_file_ignores = {} if per_file_ignores is None else per_file_ignores
+        self.severity = severity  # the least severity reported
         self.exclude = [] if exclude is None else exclude
         self.extend_exclude = [] if extend_exclude is None else extend_exclude
         self.max_file_bytes = max_file_bytes
@@ -62,7 +68,13 @@ class Settings(Record):
         self.config_file = config_file
         self.rule_docs_url = rule_docs_url
 
-    def enabled(self, code: str) -> bool:
+    def enabled(self, code: str, severity: str | None = None) -> bool:
+        """Whether a finding of ``code`` (and ``severity``, a :class:`kv4lint.model.Severity` value) is reported:
+        its code is selected and not ignored, and it is at least as severe as ``self.severity``.  The one
+        test every output, the exit status, the fixes and ``--add-suppressions`` go by (kv4lint.runner)."""
+        if severity is not None and SEVERITIES.index(severity) < SEVERITIES.index(self.severity):
+            return False
+
         def match(prefixes):
             return any(code.startswith(p) for p in prefixes)
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from kv4lint.isolation import trusted_imports
 from kv4lint.record import Frozen, Record
-from kv4lint.settings import Settings
+from kv4lint.settings import SEVERITIES, Settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,6 +110,13 @@ def check_bool(v: Any) -> bool:
     if isinstance(v, str) and v.strip().lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
         return v.strip().lower() in ("true", "yes", "on", "1")
     raise ValueError(f"expected true or false, got {_show(v)}")
+
+
+def check_severity(v: Any) -> str:
+    """The least severity reported: "warning" (every finding) or "error" (errors only)."""
+    if not isinstance(v, str) or v.strip() not in SEVERITIES:
+        raise ValueError(f"expected {' or '.join(repr(x) for x in SEVERITIES)}, got {_show(v)}")
+    return v.strip()
 
 
 def check_version(v: Any) -> str:
@@ -322,6 +329,9 @@ OPTIONS: tuple[Option, ...] = (
            group="selection", metavar="CODES", extends=True),
     Option("ignore", "codes or prefixes not to report", "ignore", check_codes, where=FILES_AND_CLI,
            group="selection", metavar="CODES", extends=True),
+    Option("severity", "the least severity reported: warning (default: every finding) or error (errors only; "
+           "warnings are not shown, counted, fixed or in the exit status)", "severity", check_severity,
+           where=frozenset({CLI, TOML, FLAKE8}), group="selection", choices=SEVERITIES),
     Option("per-file-ignores", "path glob -> codes not to report there", "per_file_ignores",
            check_per_file_ignores, where=frozenset({TOML})),
     Option("exclude", "comma-separated globs of paths to skip", "exclude", check_list, where=FILES_AND_CLI,
@@ -419,9 +429,9 @@ def add_to_parser(parser: Any, where: str, *, prefix: str = "", groups: dict[str
             kw.update(action="store_true", default=None)
         else:
             kw.update(default=opt.default, metavar=opt.metavar)
-            if opt.choices:
-                kw["choices"] = opt.choices
-            elif opt.check is int:
+            if opt.choices:  # listed in --help; a checked option's check runs first, so a bad value reads the
+                kw["choices"] = opt.choices  # same as from a configuration file or flake8
+            if opt.check is int:
                 kw["type"] = int
             elif opt.check is not None:
                 kw["type"] = argparse_type(opt)

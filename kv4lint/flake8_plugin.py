@@ -16,7 +16,7 @@ tox.ini / .flake8), built from kv4lint's one option table
     --kv4-gpu b200                a GPU name or arch (sm90, sm100, sm120 ...)
     --kv4-model-attention mla     mha or mla, when the model cannot be told from its path
     --kv4-model-overrides G=mla   model path glob -> mha/mla
-    --kv4-strict                  report what fails on some possible target too
+    --kv4-strict                  report what fails for some values of an unresolved backend too
     --kv4-fix-dtype fp8_e4m3      the dtype fixes suggest
     --kv4-severity error          report errors only, not warnings (default: warning, every finding)
 

@@ -130,3 +130,21 @@ def test_a_megabyte_past_the_limit_stays_within_the_memory_bound(tmp_path, capsy
     out = capsys.readouterr().out
     assert rc == 1 and "error:" in out and ("50000" in out or "10000" in out), out
     assert peak < 200 * 2**20, f"peak {peak / 2**20:.0f} MB"
+
+
+def test_yaml_past_the_separator_limit_is_a_file_error_not_parsed(tmp_path, capsys, monkeypatch):
+    import kv4lint.frontends.yaml_nodes as yaml_nodes
+
+    monkeypatch.setattr(yaml_nodes, "MAX_YAML_SEPARATORS", 100)
+    items = ", ".join(["--port, '1'"] * 60)  # 120 commas
+    text = f"command: [python3, -m, sglang.launch_server, --kv-cache-dtype, nvfp4, {items}]\n"
+    composed = []
+    monkeypatch.setattr("ruamel.yaml.YAML.compose_all", lambda self, t: composed.append(t) or iter(()))
+    rc, out = _check(tmp_path, capsys, "big.yaml", text)
+    assert rc == 1 and composed == []  # never parsed
+    assert "big.yaml: error: YAML of more than 100 line breaks, commas and colons (the limit kv4lint reads): " \
+           "not scanned" in out
+    monkeypatch.undo()
+    monkeypatch.setattr(yaml_nodes, "MAX_YAML_SEPARATORS", 200)
+    rc, out = _check(tmp_path, capsys, "big.yaml", text)
+    assert rc == 1 and "KV401" in out and "error:" not in out

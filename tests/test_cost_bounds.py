@@ -148,3 +148,32 @@ def test_yaml_past_the_separator_limit_is_a_file_error_not_parsed(tmp_path, caps
     monkeypatch.setattr(yaml_nodes, "MAX_YAML_SEPARATORS", 200)
     rc, out = _check(tmp_path, capsys, "big.yaml", text)
     assert rc == 1 and "KV401" in out and "error:" not in out
+
+
+def _aliases(n: int, *, branches: bool) -> str:
+    """A launch whose dtype passes through ``n`` names, each assigned in both branches of an ``if`` or once."""
+    lines = ["import os", "import subprocess", 'kv0 = "nvfp4"']
+    for i in range(1, n):
+        lines += ([f'if os.environ.get("SWITCH_{i}"):', f"    kv{i} = kv{i - 1}", "else:", f"    kv{i} = kv{i - 1}"]
+                  if branches else [f"kv{i} = kv{i - 1}"])
+    lines.append(f'subprocess.run(["python3", "-m", "sglang.launch_server", "--kv-cache-dtype", kv{n - 1}, '
+                 '"--attention-backend", "triton"])')
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("n, branches, error", [
+    (20, False, None),
+    (50, False, "is nested more than 40 levels deep in names, calls and operations"),
+    (10, True, None),
+    # Each name read in both branches doubled the work per level: 2 ** 25 readings (minutes) before the bound.
+    (25, True, "needs more than 20000 expressions evaluated"),
+])
+def test_python_values_past_a_bound_are_a_file_error(tmp_path, capsys, n, branches, error):
+    rc, out = _check(tmp_path, capsys, "serve.py", _aliases(n, branches=branches))
+    assert rc == 1
+    if error is None:
+        assert "KV401 (error)" in out and "error:" not in out.replace("(error)", "")
+    else:
+        line = 3 + (n - 1) * (4 if branches else 1) + 1
+        assert f"serve.py:{line}: error: a value of this launch {error} (the limit kv4lint reads): not resolved" \
+            in out and "KV401" not in out

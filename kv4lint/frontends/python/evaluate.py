@@ -56,6 +56,9 @@ class Evaluator:
     """The values of expressions in one module (see the module docstring); :class:`~.scanner.Scanner` builds on it."""
 
     MAX_DEPTH = 40
+    # Expressions evaluated for one launch, all its paths together: the fixtures need at most 145; assignments
+    # that alias each other in both branches of 22 ifs needed 2 ** 22 readings (43 s) before this bound.
+    MAX_STEPS = 20_000
 
     def __init__(self, text: str, path: str, module, origin: OffsetMap | None,
                  imported: dict[str, dict[str, object]] | None = None):
@@ -75,6 +78,10 @@ class Evaluator:
         self.paths = Paths()  # value sets: the choice points met and the selection being read
         self._ifs: dict[int, object] | None = None
         self._by_start: dict[type, dict[int, object]] = {}
+        # Past a bound (MAX_DEPTH, MAX_STEPS) a value is unknown, and the launch being read reports a file error
+        # naming the bound: never "clean" for a value that was not read.
+        self.unresolved: str | None = None
+        self.steps = 0  # expressions evaluated for the launch being read
 
     # -- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -367,8 +374,14 @@ class Evaluator:
 
     # -- evaluation ----------------------------------------------------------
     def ev(self, node, env: EvalEnv):
-        if env.depth > self.MAX_DEPTH:
-            return UnknownValue(self.span(node), env.org)
+        self.steps += 1
+        if env.depth > self.MAX_DEPTH or self.steps > self.MAX_STEPS:
+            self.unresolved = self.unresolved or (
+                f"is nested more than {self.MAX_DEPTH} levels deep in names, calls and operations"
+                if env.depth > self.MAX_DEPTH else f"needs more than {self.MAX_STEPS} expressions evaluated")
+            # Tagged: an unknown past a bound is no disagreement of branches to read again per path (each level
+            # would read twice: 2 ** depth readings).
+            return UnknownValue(self.span(node), env.org, tag="bound")
         m = getattr(self, "ev_" + type(node).__name__, None)
         if m is None:
             return UnknownValue(self.span(node), env.org)

@@ -56,6 +56,7 @@ class Scanner(Evaluator):
         lines = LineIndex(self.text)
         for call, scope, kind in cands:
             before = len(self.result.launches)
+            self.unresolved, self.steps = None, 0
             try:
                 self.read_paths(call, scope, kind, before)
             except NotALaunch:
@@ -64,6 +65,9 @@ class Scanner(Evaluator):
                 self._launch_error(call, "a launch's arguments are nested too deeply to read")
             except Exception as e:  # noqa: BLE001 - one launch must not hide the others
                 self._launch_error(call, internal_error.describe(e, during="reading this launch"), internal=True)
+            if self.unresolved:  # never "clean" for a value that was not read
+                self._launch_error(call, f"a value of this launch {self.unresolved} (the limit kv4lint reads): "
+                                         "not resolved")
             self._mark_disabled(self.result.launches[before:], lines, self.start(call))
         return self.result
 

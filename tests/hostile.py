@@ -196,6 +196,17 @@ def _depth_limits(root: Path) -> None:
     write(root / "quotes20.md", "".join("> " * 20 + ln + "\n" for ln in ("```bash", LAUNCH, "```")))
     write(root / "lists10.md", "".join("  " * i + "- step\n" for i in range(10))
           + "".join("  " * 10 + ln + "\n" for ln in ("```bash", LAUNCH, "```")))
+    # Python: the dtype through 45 names, and through names assigned in both branches of 30 ifs (2 ** 30
+    # readings before the bound on expressions); a flow list past the YAML parser's separator bound.
+    chain = ["import os", "import subprocess", 'kv0 = "fp4_e2m1"'] + [f"kv{i} = kv{i - 1}" for i in range(1, 45)]
+    forks = ["import os", "import subprocess", 'kv0 = "fp4_e2m1"'] + [
+        ln for i in range(1, 30) for ln in (f'if os.environ.get("S{i}"):', f"    kv{i} = kv{i - 1}", "else:",
+                                            f"    kv{i} = kv{i - 1}")]
+    for name, lines, last in (("aliases45.py", chain, "kv44"), ("forks30.py", forks, "kv29")):
+        write(root / name, "\n".join(lines) + f'\nsubprocess.run(["python", "-m", "sglang.launch_server", '
+                           f'"--kv-cache-dtype", {last}])\n')
+    write(root / "list.yaml", "command: [python3, -m, sglang.launch_server, --kv-cache-dtype, fp4_e2m1, "
+          + ", ".join(["--port, '1'"] * 60_000) + "]\n")
 
 
 # The value is the anchor's, shared with every alias: reported, never edited from the launch (unsafe fix).
@@ -491,7 +502,8 @@ CASES: list[Case] = [
     # construction" on 20000 chained additions, before any plugin runs (flake8 7.x; CPython's ast).
     Case("deep_python", _deep_python, messages=["deep_unclosed.py"], flake8_exclude=["long_binop.py"]),
     Case("deep_shell", _deep_shell, messages=["deep_subst.sh", "deep_launch.sh", "deep_braces.sh", "deep_if.sh"]),
-    Case("depth_limits", _depth_limits, messages=["subst30.sh", "quotes20.md", "lists10.md"]),
+    Case("depth_limits", _depth_limits, messages=["subst30.sh", "quotes20.md", "lists10.md", "aliases45.py",
+                                                  "forks30.py", "list.yaml"]),
     Case("lookalikes", _lookalikes, reported={"alias.yaml": ALIAS_YAML.encode(), "help.py": None, "usage.sh": None}),
     Case("unterminated", _unterminated, messages=["unterm_dq.sh", "unterm_heredoc.sh", "unterm.py",
                                                   "unterm_triple.py"]),

@@ -59,7 +59,7 @@ def test_issue_launch_for_an_unknown_build_is_kv409_only(tmp_path):
     # does not know. KV409 says so; no KV406/KV408 claims to know that build's parser.
     (tmp_path / "serve.sh").write_text(ISSUE)
     found = check_json(tmp_path, "serve.sh")
-    assert brief(found) == [("serve.sh", 1, 1, "KV409")]
+    assert brief(found) == [("serve.sh", 2, 31, "KV409")]  # at the word no release takes
     (build,) = found
     assert build["severity"] == "warning"
     assert build["message"] == "launch for an unknown SGLang build (`--fp4-kv-cache-recipe`); set --sglang-version"

@@ -75,7 +75,7 @@ def test_options_no_release_has_give_kv409_only(tmp_path, capsys):
     text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp8_e4m3 "
             "--attention-backnd triton\n")
     code, lines = run(tmp_path, capsys, "serve.sh", text)
-    assert (code, lines) == (1, ["1:1: KV409 (warning) `--attention-backnd` is in no SGLang release kv4lint knows; "
+    assert (code, lines) == (1, ["1:105: KV409 (warning) `--attention-backnd` is in no SGLang release kv4lint knows; "
                                  "did you mean --attention-backend?"])
     text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_e2m1 "
             "--fp4-kv-cache-recipe nvfp4\n")

@@ -246,7 +246,10 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
                             f"No release was stated, so it is judged by {label}, the newest kv4lint knows, and what "
                             "is reported holds for that release, not necessarily for the build",
                             "State the release with --sglang-version, or sglang-version in [tool.kv4lint]")
-    return RuleFinding("KV409", RULES["KV409"].severity, msg, None, None, detail=detail)
+    # Reported at the first word no release takes (an image tag or a source install: at the launch).
+    problems = refused(launch, args, target.sglang_version)
+    at = problems[0].token if problems and word and word.group(0) == f"`{problems[0].spelled}`" else None
+    return RuleFinding("KV409", RULES["KV409"].severity, msg, at, None, detail=detail)
 
 
 # ---------------------------------------------------------------------------

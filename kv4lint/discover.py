@@ -269,6 +269,8 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
             wanted, lang = chosen(root)
             if wanted:
                 out.files.append(Candidate(root, lang, st))
+            elif not force_exclude:  # named by hand, not by pre-commit's every text file: say why it was not read
+                out.skipped.append((root, "not a format kv4lint reads (its extension names another)"))
         else:
             # Named, so meant to be checked: a file that could not be read (exit 1), never opened (it could block).
             out.errors.append((root, f"cannot read: {_kind(st.st_mode)}, not a regular file; not opened"))

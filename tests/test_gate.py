@@ -206,6 +206,16 @@ def test_a_named_folder_that_git_ignores_is_not_walked(repo, capsys):
     assert main(["check", "--force-exclude", "scripts/serve.sh"]) == 0
 
 
+def test_a_named_file_of_another_format_is_skipped_with_a_note(repo, capsys):
+    write(repo / "notes.txt", "python -m sglang.launch_server --kv-cache-dtype nvfp4\n")
+    assert main(["check", "notes.txt"]) == 0
+    assert "note: notes.txt: skipped: not a format kv4lint reads (its extension names another)" in \
+        capsys.readouterr().out
+    # pre-commit names every text file (--force-exclude): no note for each one kv4lint does not read
+    assert main(["check", "--force-exclude", "notes.txt"]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
 def test_nested_gitignore_and_info_exclude(repo, capsys):
     write(repo / "svc_a" / ".gitignore", "gen/\n!keep.sh\n*.sh\n")
     write(repo / "svc_a" / "gen" / "x.sh", FP4_SH)

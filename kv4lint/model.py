@@ -128,13 +128,14 @@ class Hint:
     """Something near a launch that tells which machine it targets.
 
     ``kind`` is ``"platform"``, ``"gpu"``, ``"sglang_version"``, ``"sglang_build"`` (an image of an
-    SGLang development build: ``dev``, ``nightly``, ``latest``) or ``"model"``;
+    SGLang development build: ``dev``, ``nightly``, ``latest``), ``"sglang_nightly"`` (a nightly image
+    with its build day, ``2026-09-01``) or ``"model"``;
     ``value`` is normalised (``"rocm"``, ``"sm100"``, ``"0.5.23"`` ...);
     ``reason`` is a short human phrase quoted in messages (``"export
     HIP_VISIBLE_DEVICES"``, ``"image lmsysorg/sglang:v0.5.23-rocm700"``).
     """
 
-    kind: Literal["platform", "gpu", "sglang_version", "sglang_build", "model"]
+    kind: Literal["platform", "gpu", "sglang_version", "sglang_build", "sglang_nightly", "model"]
     value: str
     reason: str
     span: Span | None = None

@@ -25,7 +25,7 @@ from kv4lint.rules.codes.base import join_sentences
 from kv4lint.rules.parser import Inferred, infer_release, judge
 from kv4lint.settings import Settings
 from kv4lint.sglang.options import Args, normalise
-from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest
+from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest, nightly_between
 from kv4lint.source import LineIndex
 from kv4lint.sourced import attach_sourced
 from kv4lint.target import ModelInfo, Target, infer_model, normalise_gpu, normalise_platform, parse_version
@@ -251,15 +251,23 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     args = normalise(launch, version)
     evidence: tuple[str, ...] = ()
     if inferred:
-        # Not stated: the launch's own options and values say which release it was written for.
-        found = infer_release(launch, args)
+        # Not stated: the launch's own options and values say which release it was written for; a dated nightly
+        # image, that no release after the nightly's is (a build of the next release, or of an older one).
+        nightly = hints.get("sglang_nightly")
+        before, upto = nightly_between(nightly.value) if nightly else (None, None)
+        found = infer_release(launch, normalise(launch, upto) if upto else args, upto=upto)
         version, args = found.version, found.args
+        within = ""
+        if upto:
+            within = (f" up to {upto} ({nightly.reason}: a nightly of {nightly.value}, "
+                      f"{f'after {before} and ' if before else ''}before {upto})")
         if version is not None:
-            sources["sglang_version"] = (f"inferred: {version}, the newest release that takes every option and "
-                                         f"value of the launch ({'; '.join(found.evidence)})")
+            why = f" ({'; '.join(found.evidence)})" if found.evidence else ""
+            sources["sglang_version"] = (f"inferred: {version}, the newest release{within} that takes every option "
+                                         f"and value of the launch{why}")
         else:
             sources["sglang_version"] = f"not stated: judged by the newest rule pack, {NEWEST_LABEL}"
-        evidence = _build_evidence(launch, found, settings)
+        evidence = _build_evidence(launch, found, settings, upto)
         if evidence:
             sources["sglang_version"] += "; evidence of an SGLang build kv4lint does not know: " + "; ".join(evidence)
 
@@ -324,11 +332,15 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     return target, args
 
 
-def _build_evidence(launch: Launch, found: Inferred, settings: Settings) -> tuple[str, ...]:
+def _build_evidence(launch: Launch, found: Inferred, settings: Settings, upto: str | None) -> tuple[str, ...]:
     """What says a launch whose release was not stated targets an SGLang build kv4lint does not know: options
-    and values no release it knows takes together, a development image, a git install."""
+    and values no release it knows (up to ``upto``, a dated nightly's next release) takes together, a
+    development image, a nightly newer than every release kv4lint knows, a git install."""
+    which = f"up to {upto}, the release after the nightly," if upto else "kv4lint knows"
     out = [] if found.version is not None or not found.evidence else [
-        "no release kv4lint knows takes all its options and values: " + ", ".join(found.evidence)]
+        f"no release {which} takes all its options and values: " + ", ".join(found.evidence)]
     out += [f"{h.reason} (a {h.value} build, not a release)" for h in launch.hints if h.kind == "sglang_build"]
+    out += [f"{h.reason} (a nightly of {h.value}, newer than SGLang {NEWEST_LABEL}, the newest release kv4lint "
+            "knows)" for h in launch.hints if h.kind == "sglang_nightly" and nightly_between(h.value)[1] is None]
     out += [f"{where}: SGLang installed from git or source" for where in settings.repo_sglang_source_installs]
     return tuple(dict.fromkeys(out))

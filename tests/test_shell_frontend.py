@@ -587,7 +587,10 @@ def test_image_hints():
     assert [(h.kind, h.value) for h in image_hints("ascend/sglang:npu-latest", None)] == \
         [("platform", "npu"), ("sglang_build", "latest")]
     assert [(h.kind, h.value) for h in image_hints("lmsysorg/sglang:dev", None)] == [("sglang_build", "dev")]
+    # A dated nightly names its build day (issue 26): the releases around it decide.
     assert [(h.kind, h.value) for h in image_hints("lmsysorg/sglang:nightly-dev-cu13-20261201", None)] == \
+        [("platform", "cuda"), ("sglang_nightly", "2026-12-01")]
+    assert [(h.kind, h.value) for h in image_hints("lmsysorg/sglang:nightly-dev-cu13", None)] == \
         [("platform", "cuda"), ("sglang_build", "nightly")]
     assert [h.value for h in image_hints("lmsysorg/sglang:v0.5.20-cpu", None)][0] == "cpu"
     assert [(h.kind, h.value) for h in image_hints("docker://lmsysorg/sglang:v0.5.16-cu129-b200", None)] == \

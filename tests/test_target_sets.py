@@ -180,3 +180,44 @@ def test_one_cause_across_shell_paths_is_one_finding(tmp_path, capsys):
     code, lines = run(tmp_path, capsys, "serve.sh", text, "--gpu", "b200", "--sglang-version", "0.5.23")
     assert (code, lines) == (1, ["8:20: KV401 (error) [*] --kv-cache-dtype fp4_mx_block16 is refused with "
                                  "--attention-backend fa3; use fp8_e4m3"])
+
+
+# ---------------------------------------------------------------------------
+# Dated nightly images: a build between two releases
+
+
+def nightly(day: str, options: str) -> str:
+    return ("#!/bin/bash\n"
+            f"IMG=lmsysorg/sglang:nightly-dev-cu13-{day}-07c8f729\n"
+            f"docker run --gpus all $IMG python3 -m sglang.launch_server --model-path {LLAMA} {options}\n")
+
+
+def test_the_release_dates_are_those_of_the_releases_kv4lint_knows():
+    from kv4lint.sglang.options import known_releases
+    from kv4lint.sglang.releases import RELEASE_DATES, nightly_between
+
+    assert list(RELEASE_DATES) == known_releases()
+    assert nightly_between("2026-09-01") == ("0.5.18", "0.5.19")
+    assert nightly_between("2026-09-04") == ("0.5.19", "0.5.20")  # published that day: the nightly is after it
+    assert nightly_between("2026-11-20") == ("0.5.23", None)
+
+
+def test_a_dated_nightly_is_judged_by_the_releases_around_it(tmp_path, capsys):
+    # A nightly of 2026-08-01 lies between 0.5.16 and 0.5.17: nothing after 0.5.17 is in it, and no KV409.
+    text = nightly("20260801", "--kv-cache-dtype nvfp4 --attention-backend triton --disable-piecewise-cuda-graph")
+    code, lines = run(tmp_path, capsys, "serve.sh", text)
+    assert code == 1 and [ln.split()[1:3] for ln in lines] == [["KV404", "(warning)"]]
+    main(["check", "--isolated", "--no-cache", "--show-target", str(tmp_path / "serve.sh")])
+    assert ("sglang=0.5.17 (inferred: 0.5.17, the newest release up to 0.5.17 (image lmsysorg/sglang:nightly-dev-"
+            "cu13-20260801-07c8f729: a nightly of 2026-08-01, after 0.5.16 and before 0.5.17) that takes every "
+            "option and value of the launch)") in capsys.readouterr().out
+    # An option that only came after the nightly's next release: a build kv4lint does not know.
+    (f,) = findings(tmp_path, "serve.sh", nightly("20260901", "--kv-cache-dtype fp8_e4m3 --attn-dp-size 2"))
+    assert f["code"] == "KV409" and f["message"].startswith("launch for an unknown SGLang build (`--attn-dp-size`")
+    assert "no release up to 0.5.19, the release after the nightly, takes all its options" in f["detail"]
+
+
+def test_a_nightly_newer_than_every_release_is_a_build_kv4lint_does_not_know(tmp_path, capsys):
+    code, lines = run(tmp_path, capsys, "serve.sh", nightly("20261120", "--kv-cache-dtype fp8_e4m3"))
+    assert (code, lines) == (1, ["3:28: KV409 (warning) launch for an unknown SGLang build (a nightly of "
+                                 "2026-11-20); set --sglang-version"])

@@ -114,8 +114,12 @@ def image_hints(image: str, span: Span | None) -> list[Hint]:
         if m:
             out.append(Hint("sglang_version", m.group(1).replace(".rc", "rc"), reason, span))
         else:
-            build = next((t for t in re.split(r"[-_.]", tag.lower()) if t in UNRELEASED_TAGS), None)
-            if build:  # a development build: not a release kv4lint knows
+            tokens = re.split(r"[-_.]", tag.lower())
+            day = next((t for t in tokens if re.fullmatch(r"20\d\d(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])", t)), None)
+            build = next((t for t in tokens if t in UNRELEASED_TAGS), None)
+            if build == "nightly" and day:  # nightly-dev-cu13-20260901-07c8f729: a build of a known day
+                out.append(Hint("sglang_nightly", f"{day[:4]}-{day[4:6]}-{day[6:]}", reason, span))
+            elif build:  # a development build: not a release kv4lint knows
                 out.append(Hint("sglang_build", build, reason, span))
     for tok in re.split(r"[-_.]", tag.lower()):
         if tok in _TAG_GPUS:

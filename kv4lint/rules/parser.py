@@ -110,18 +110,21 @@ def _rejections(launch: Launch, args: Args, version: str, *, suggest: bool = Fal
     return list(dict.fromkeys(out))
 
 
-def infer_release(launch: Launch, newest_args: Args) -> Inferred:
+def infer_release(launch: Launch, newest_args: Args, *, upto: str | None = None) -> Inferred:
     """The newest release kv4lint knows that accepts every option and value of ``launch`` (its options are
     evidence of the release it was written for); a build kv4lint does not know where none accepts them all.
 
-    ``newest_args`` is the launch read by the newest release's parser.  A launch kv4lint does not judge (no KV
-    cache option) is judged by the newest release: nothing of it depends on the release.
+    ``newest_args`` is the launch read by the newest release's parser (``upto``'s, when given: no release after
+    it counts, as for a nightly built before it).  A launch kv4lint does not judge (no KV cache option) is judged
+    by the newest release: nothing of it depends on the release.
     """
     releases = known_releases()
+    if upto is not None:
+        releases = releases[:releases.index(upto) + 1]
     newest = releases[-1]
     first = _rejections(launch, newest_args, newest)
     if not first:
-        return Inferred(None, newest_args, ())
+        return Inferred(upto, newest_args, ())
     if len(launch.argv) + len(launch.config_argv) > MAX_INFERENCE_WORDS:
         return Inferred(None, newest_args, tuple(first))
     last: dict[str, str] = {}  # each word newest refuses -> the newest release that takes it
@@ -236,15 +239,20 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
     word = re.search(r"`[^`]+`", first)  # ``no release ... takes all its options and values: `--x`, ...``
     near = re.search(r"closest: ([^;),]+)", evidence[0])
     heads = [join_clauses(f"launch for an unknown SGLang build ({first})", "set --sglang-version")]
-    if word and near:  # most likely a misspelt option: the closest one is the fix
+    if word and near and f"{word.group(0)} (it exists in no release kv4lint knows" in evidence[0]:
+        # in no release at all: most likely a misspelt option, and the closest one is the fix
         heads.append(f"{word.group(0)} is in no SGLang release kv4lint knows; did you mean {near.group(1)}?")
     if word:
         heads.append(join_clauses(f"launch for an unknown SGLang build ({word.group(0)})", "set --sglang-version"))
+    elif " (" in evidence[0]:  # ``image IMAGE (a nightly of DAY, newer than ...)``: its explanation, cut short
+        why = evidence[0].split(" (", 1)[1].split(",")[0].rstrip(")")
+        heads.append(join_clauses(f"launch for an unknown SGLang build ({why})", "set --sglang-version"))
     msg = next((h for h in heads if len(h) <= HEADLINE),
                join_clauses("launch for an unknown SGLang build", "set --sglang-version"))
+    which = "the newest release that takes its options" if target.sglang_version else "the newest kv4lint knows"
     detail = join_sentences(f"Evidence: {'; '.join(evidence)}",
-                            f"No release was stated, so it is judged by {label}, the newest kv4lint knows, and what "
-                            "is reported holds for that release, not necessarily for the build",
+                            f"No release was stated, so it is judged by {label}, {which}, and what is reported holds "
+                            "for that release, not necessarily for the build",
                             "State the release with --sglang-version, or sglang-version in [tool.kv4lint]")
     # Reported at the first word no release takes (an image tag or a source install: at the launch).
     problems = refused(launch, args, target.sglang_version)

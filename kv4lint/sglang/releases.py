@@ -65,6 +65,30 @@ DFLASH_TRTLLM_MHA_DEFAULT = 23  # SM100's default stays trtllm_mha with DFLASH s
 
 
 # ---------------------------------------------------------------------------
+# When each release whose options kv4lint has read was published (its first file on PyPI, UTC day): a dated
+# nightly image (``lmsysorg/sglang:nightly-dev-cu13-20260901-07c8f729``) is a build between two of them.
+
+RELEASE_DATES: dict[str, str] = {
+    "0.5.5.post3": "2025-11-17", "0.5.6": "2025-12-03", "0.5.6.post1": "2025-12-08", "0.5.6.post2": "2025-12-11",
+    "0.5.7": "2026-01-01", "0.5.8": "2026-01-23", "0.5.8.post1": "2026-02-05", "0.5.9": "2026-02-23",
+    "0.5.10": "2026-04-05", "0.5.10.post1": "2026-04-08", "0.5.11": "2026-05-05", "0.5.12": "2026-05-16",
+    "0.5.12.post1": "2026-05-23", "0.5.13": "2026-06-11", "0.5.13.post1": "2026-06-15", "0.5.14": "2026-06-26",
+    "0.5.15": "2026-07-10", "0.5.15.post1": "2026-07-14", "0.5.16": "2026-07-25", "0.5.17": "2026-08-08",
+    "0.5.18": "2026-08-21", "0.5.19": "2026-09-04", "0.5.20": "2026-09-18", "0.5.21": "2026-10-01",
+    "0.5.22": "2026-10-16", "0.5.23": "2026-10-30",
+}
+
+
+def nightly_between(day: str) -> tuple[str | None, str | None]:
+    """The releases a nightly built on ``day`` (``YYYY-MM-DD``) lies between: the last one published by that day
+    and the first one after it (None where there is none: older or newer than every release kv4lint knows)."""
+    by_day = sorted(RELEASE_DATES.items(), key=lambda kv: (kv[1], parse(kv[0])))
+    before = [r for r, d in by_day if d <= day]
+    after = [r for r, d in by_day if d > day]
+    return (before[-1] if before else None), (after[0] if after else None)
+
+
+# ---------------------------------------------------------------------------
 # A version's rule pack
 
 

@@ -15,8 +15,10 @@ RULE = Rule(
         "When no SGLang release is stated (no `--sglang-version`, `sglang-version` setting, versioned image tag or "
         "pin, so kv4lint judges by its newest rule pack), reports once per launch that names a KV cache option "
         "the evidence that the launch was written for another build: options or values that no release kv4lint "
-        "knows has, an SGLang image tagged `dev`, `nightly`, `latest` or `main`, and installs of SGLang from git "
-        "or source in the repository. `--show-target` shows the same evidence."
+        "knows has, an SGLang image tagged `dev`, `nightly`, `latest` or `main` (a dated nightly, "
+        "`nightly-dev-cu13-20260901-…`, is judged by the releases published around its day; only one newer than "
+        "every release kv4lint knows is evidence), and installs of SGLang from git or source in the repository. "
+        "`--show-target` shows the same evidence."
     ),
     why=(
         "kv4lint's rules are SGLang's rules release by release. A launch written for a development build may use "

@@ -49,12 +49,31 @@ def test_a_block_that_cannot_launch_is_not_parsed_nor_its_syntax_reported():
     # Documents hold placeholders that are not shell; a block without a launch's option is skipped as
     # such a file would be, and a block with one still reports what kept it from being checked.
     quiet = "```bash\nexport HF_TOKEN=<your_hf_token>\npython3 -c \"import sglang\"\n```\n"
-    loud = f"```bash\nexport HF_TOKEN=<your_hf_token>\n{DOC_LAUNCH}\n```\n"
+    loud = f"```bash\nexport HF_TOKEN=<your_hf_token>\n)\n{DOC_LAUNCH}\n```\n"
     good = f"```bash\n{DOC_LAUNCH}\n```\n"
     res = scan_markdown(quiet + "\n" + good, "README.md")
     assert res.errors == [] and len(res.launches) == 1
     res = scan_markdown(quiet + "\n" + loud, "README.md")
-    assert [e.line for e in res.errors] == [7] and "syntax error" in res.errors[0].message
+    assert [e.line for e in res.errors] == [8] and "syntax error" in res.errors[0].message
+
+
+def test_a_placeholder_is_an_unknown_value_not_a_redirection():
+    # As bash reads it, `<model_path>` takes input from model_path and sends output to the next word: the
+    # `--kv-cache-dtype` a line below would vanish into a file name. A document's reader fills it in.
+    text = ("```bash\npython3 -m sglang.launch_server \\\n    --model-path <model_path> \\\n"
+            "    --tp-size <num_gpus> \\\n    --kv-cache-dtype fp4_mx_block16 \\\n"
+            "    --attention-backend fa3\n```\n")
+    found, rep = lint(text, "README.md", "markdown")
+    assert found == [("KV401", "fp4_mx_blo")]
+    assert rep.findings[0].message.startswith("--kv-cache-dtype fp4_mx_block16 is refused with --attention-backend "
+                                              "fa3")
+    (launch,) = scan_markdown(text, "README.md").launches
+    model = [v for v in launch.argv][[v.text for v in launch.argv].index("--model-path") + 1]
+    assert not model.known and at(text, model.use) == "<model_path>"
+    # Real redirections and here-documents are left as bash reads them.
+    real = ("```bash\ncat <<EOF > notes.txt\nx\nEOF\n"
+            f"{DOC_LAUNCH} 2>&1 < /dev/null | tee log\n```\n")
+    assert lint(real, "README.md", "markdown")[0] == [("KV401", "fp4_mx_blo")]
 
 
 def test_fence_in_a_list_item_maps_each_line():

@@ -45,6 +45,15 @@ MARKDOWN_MAX_NESTING = 20
 
 _PROMPT = re.compile(r"^[ \t]*(?:\([^)\n]*\)[ \t]*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?[ \t]*)?([$#%])[ \t]+")
 _DOLLAR = re.compile(r"^[ \t]*\$[ \t]+\S")
+# A document's placeholder (``--model-path <model_path>``): the reader fills it in, so it is a value kv4lint cannot
+# know, not bash's redirections (``<model_path`` in, ``>`` out to the next word, which would swallow the next
+# option). Never ``<<EOF``, ``<(cmd)``, ``2>&1`` or ``< file``.
+_PLACEHOLDER = re.compile(r"(?<![<>\w$&|])<([A-Za-z_][\w.\-/:]*)>(?![>&\w])")
+
+
+def _placeholders(body: str) -> str:
+    """``body`` with each ``<name>`` as ``$name_``: an unset variable of the same length (offsets kept)."""
+    return _PLACEHOLDER.sub(lambda m: f"${m.group(1)}_", body) if "<" in body else body
 
 
 @dataclass
@@ -254,7 +263,8 @@ def _block(result: ScanResult, block: Block, path: str, text: str) -> None:
         if not chosen:
             return
         body, omap = _build(chosen)
-        embedded.merge(result, embedded.scan_shell_text(body, path, omap, what=what, line=block.line, file_text=text))
+        embedded.merge(result, embedded.scan_shell_text(_placeholders(body), path, omap, what=what, line=block.line,
+                                                        file_text=text))
         return
     if lang in PYTHON or lang in PYCON:
         chosen = pycon_lines(block.lines) if lang in PYCON else [(ln, 0) for ln in block.lines]

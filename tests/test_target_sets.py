@@ -221,3 +221,17 @@ def test_a_nightly_newer_than_every_release_is_a_build_kv4lint_does_not_know(tmp
     code, lines = run(tmp_path, capsys, "serve.sh", nightly("20261120", "--kv-cache-dtype fp8_e4m3"))
     assert (code, lines) == (1, ["3:28: KV409 (warning) launch for an unknown SGLang build (a nightly of "
                                  "2026-11-20); set --sglang-version"])
+
+
+def test_kv409_names_the_word_no_release_has_and_never_the_opposite_switch(tmp_path, capsys):
+    # `--cuda-graph-max-bs` is 0.5.19's; `--enable-flashinfer-trtllm-moe` no release kv4lint knows has (it is
+    # older): the headline and the span name the latter, and nothing suggests a rename of the former.
+    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp8_e4m3 --cuda-graph-max-bs 8 "
+            "--enable-flashinfer-trtllm-moe\n")
+    code, lines = run(tmp_path, capsys, "serve.sh", text)
+    assert (code, lines) == (1, ["1:127: KV409 (warning) launch for an unknown SGLang build "
+                                 "(`--enable-flashinfer-trtllm-moe`); set --sglang-version"])
+    # A fork's `--enable-radix-cache` is no misspelling of `--disable-radix-cache`, the opposite switch.
+    code, lines = run(tmp_path, capsys, "serve.sh", text.replace("--enable-flashinfer-trtllm-moe",
+                                                                 "--enable-radix-cache"))
+    assert "--disable-radix-cache" not in "".join(lines) and "`--enable-radix-cache`" in lines[0]

@@ -97,8 +97,10 @@ def _rejections(launch: Launch, args: Args, version: str, *, suggest: bool = Fal
             where = [_where(choice_releases(p.option, p.value.text or ""))] if suggest else []
         else:
             word = f"`{p.spelled}`"
-            where = [_where(option_releases(p.spelled))] if suggest and p.kind == "unknown" else []
-            near = _suggest(p.spelled, table(version), look=suggest)
+            found = option_releases(p.spelled) if suggest and p.kind == "unknown" else []
+            where = [_where(found)] if suggest and p.kind == "unknown" else []
+            # An option of other releases is no misspelling: no closest option for it.
+            near = _suggest(p.spelled, table(version), look=suggest and not found)
             if near:
                 where.append("closest: " + near.split("`")[1])
         out.append(word + (f" ({'; '.join(where)})" if where else ""))
@@ -160,7 +162,10 @@ MAX_SUGGESTIONS = 50
 
 
 def _suggest(word: str, candidates, *, look: bool = True) -> str:
-    near = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.75) if look else []
+    # Never the opposite switch: `--enable-radix-cache` is no misspelling of `--disable-radix-cache`.
+    opposite = {word.replace("--enable-", "--disable-", 1), word.replace("--disable-", "--enable-", 1)} - {word}
+    near = difflib.get_close_matches(word, [c for c in candidates if c not in opposite], n=1, cutoff=0.75) \
+        if look else []
     return f"did you mean `{near[0]}`?" if near else ""
 
 
@@ -236,14 +241,16 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
     label = version_label(target.sglang_version)
     evidence = target.build_evidence
     first = evidence[0].split(" (", 1)[0]  # ``image lmsysorg/sglang:dev``, without its explanation
-    word = re.search(r"`[^`]+`", first)  # ``no release ... takes all its options and values: `--x`, ...``
-    near = re.search(r"closest: ([^;),]+)", evidence[0])
+    # ``no release ... takes all its options and values: `--x` (...), `--y` (it exists in no release ...)``: the
+    # word no release has names the build best, else the first.
+    nowhere = re.search(r"(`[^`]+`) \(it exists in no release kv4lint knows(?:; closest: ([^;),]+))?", evidence[0])
+    any_word = re.search(r"`[^`]+`", first)
+    word = nowhere.group(1) if nowhere else any_word.group(0) if any_word else None
     heads = [join_clauses(f"launch for an unknown SGLang build ({first})", "set --sglang-version")]
-    if word and near and f"{word.group(0)} (it exists in no release kv4lint knows" in evidence[0]:
-        # in no release at all: most likely a misspelt option, and the closest one is the fix
-        heads.append(f"{word.group(0)} is in no SGLang release kv4lint knows; did you mean {near.group(1)}?")
+    if nowhere and nowhere.group(2):  # in no release at all: most likely misspelt, and the closest one is the fix
+        heads.append(f"{word} is in no SGLang release kv4lint knows; did you mean {nowhere.group(2)}?")
     if word:
-        heads.append(join_clauses(f"launch for an unknown SGLang build ({word.group(0)})", "set --sglang-version"))
+        heads.append(join_clauses(f"launch for an unknown SGLang build ({word})", "set --sglang-version"))
     elif " (" in evidence[0]:  # ``image IMAGE (a nightly of DAY, newer than ...)``: its explanation, cut short
         why = evidence[0].split(" (", 1)[1].split(",")[0].rstrip(")")
         heads.append(join_clauses(f"launch for an unknown SGLang build ({why})", "set --sglang-version"))
@@ -255,8 +262,7 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
                             "for that release, not necessarily for the build",
                             "State the release with --sglang-version, or sglang-version in [tool.kv4lint]")
     # Reported at the first word no release takes (an image tag or a source install: at the launch).
-    problems = refused(launch, args, target.sglang_version)
-    at = problems[0].token if problems and word and word.group(0) == f"`{problems[0].spelled}`" else None
+    at = next((p.token for p in refused(launch, args, target.sglang_version) if f"`{p.spelled}`" == word), None)
     return RuleFinding("KV409", RULES["KV409"].severity, msg, at, None, detail=detail)
 
 

@@ -99,8 +99,8 @@ def _rejections(launch: Launch, args: Args, version: str, *, suggest: bool = Fal
             word = f"`{p.spelled}`"
             found = option_releases(p.spelled) if suggest and p.kind == "unknown" else []
             where = [_where(found)] if suggest and p.kind == "unknown" else []
-            # An option of other releases is no misspelling: no closest option for it.
-            near = _suggest(p.spelled, table(version), look=suggest and not found)
+            # An option of other releases, or a prefix of several options, is no misspelling: no closest one.
+            near = _suggest(p.spelled, table(version), look=suggest and p.kind == "unknown" and not found)
             if near:
                 where.append("closest: " + near.split("`")[1])
         out.append(word + (f" ({'; '.join(where)})" if where else ""))

@@ -85,7 +85,7 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
     for launch in scan.launches:
         target, args = resolve_target(launch, settings, base_dir=base_dir)
         rep.targets.append({"line": index.position(launch.anchor.start).line, "entry": launch.entry,
-                            **target.describe()})
+                            **({"when": launch.condition} if launch.condition else {}), **target.describe()})
         found = []
         identity = launch_identity(text[launch.span.start:launch.span.end])
         for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):

@@ -170,6 +170,13 @@ def test_one_cause_across_shell_paths_is_one_finding(tmp_path, capsys):
     code, lines = run(tmp_path, capsys, "serve.sh", text, "--gpu", "b200", "--sglang-version", "0.5.23")
     assert (code, lines) == (1, ["8:20: KV401 (error) [*] when MODE=a or MODE=b: --kv-cache-dtype fp4_mx_block16 "
                                  "is refused with --attention-backend fa3; use fp8_e4m3"])
+    # --show-target: one line per path, each saying which.
+    main(["check", "--isolated", "--no-cache", "--show-target", "--gpu", "b200", "--sglang-version", "0.5.23",
+          str(tmp_path / "serve.sh")])
+    heads = [ln.split(": platform=")[0].split("serve.sh:")[1] for ln in capsys.readouterr().out.splitlines()
+             if ": platform=" in ln]
+    assert heads == ["7: sglang.launch_server (when MODE=a)", "7: sglang.launch_server (when MODE=b)",
+                     "7: sglang.launch_server (when MODE=c)", "7: sglang.launch_server (when MODE is none of a, b, c)"]
     # The case has no `*)`: with MODE unset, SGLang's default (trtllm_mha on b200) takes FP4. A cause on every
     # path names no condition.
     text = ("#!/bin/bash\n"

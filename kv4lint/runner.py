@@ -251,8 +251,8 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     args = normalise(launch, version)
     evidence: tuple[str, ...] = ()
     if inferred:
-        # Not stated: the launch's own options and values say which release it was written for; a dated nightly
-        # image, that no release after the nightly's is (a build of the next release, or of an older one).
+        # Not stated: the launch's own options and values say which release it was written for. A dated nightly
+        # image rules out every release after the first one published after its day (it cannot hold their code).
         nightly = hints.get("sglang_nightly")
         before, upto = nightly_between(nightly.value) if nightly else (None, None)
         found = infer_release(launch, normalise(launch, upto) if upto else args, upto=upto)

@@ -39,6 +39,9 @@ def read_file(path: str, settings: Settings, language: str | None = None) -> tup
         return rep, None
     try:
         if st.st_size > settings.max_file_bytes:
+            if language is None and language_of(path, os.pread(fd, 256, 0)) is None:
+                rep.scanned = False  # no extension and no shebang (a binary in bin/): not read at any size
+                return rep, None
             rep.errors.append(FileError(path, f"skipped: {st.st_size / 1e6:.1f} MB is larger than the "
                                               f"{settings.max_file_bytes / 1e6:.0f} MB limit"))
             rep.scanned = False

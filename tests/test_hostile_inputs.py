@@ -416,3 +416,16 @@ def test_unreadable_config_file(tmp_path, restore_modes):
     out, err = hostile.text(cp)
     assert "Traceback" not in err, err
     assert "kv4lint.toml" in out + err, out + err
+
+
+def test_a_large_file_without_extension_or_shebang_is_no_file_error(tmp_path):
+    # site-packages' torch/bin holds 15 MB test binaries without an extension: not scripts, so never an error
+    # (a file whose shebang says shell is one, past the limit).
+    (tmp_path / "test_api").write_bytes(b"\x7fELF" + b"\0" * 2_000_000)
+    (tmp_path / "run").write_bytes(b"#!/bin/bash\n" + b"echo x\n" * 300_000)
+    config = tmp_path / "kv4lint.toml"
+    config.write_text('max-file-size = "1MB"\n')
+    cp = hostile.kv4lint("check", "--config", str(config), "--jobs", "1", str(tmp_path))
+    out, err = hostile.text(cp)
+    assert "test_api" not in out + err and cp.returncode == 1, out + err
+    assert f"{tmp_path / 'run'}: error: skipped: 2.1 MB is larger than the 1 MB limit" in out, out

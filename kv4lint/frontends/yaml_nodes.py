@@ -389,12 +389,8 @@ def sequence_words(text: str, node) -> list[Word] | None:
     flow = node.flow_style if hasattr(node, "flow_style") else None
     if flow is None:
         flow = text[node.start_mark.index:node.start_mark.index + 1] == "["
-    removes: list[Span | None]
-    if flow:
-        removes = flow_removal_spans(text, [(s, e) for s, e, _alias in places])
-    else:
-        removes = [_block_item_removal(text, x) if not alias else _block_alias_removal(text, s, e)
-                   for x, (s, e, alias) in zip(elems, places)]
+    extents = [(s, e) for s, e, _alias in places]
+    removes = flow_removal_spans(text, extents) if flow else [_block_item_removal(text, s, e) for s, e in extents]
     out = []
     for x, r, (s, e, alias) in zip(elems, removes, places):
         if alias:
@@ -404,22 +400,8 @@ def sequence_words(text: str, node) -> list[Word] | None:
     return out
 
 
-def _block_alias_removal(text: str, s: int, e: int) -> Span | None:
-    """The whole ``- *name`` line, when the alias is alone on it."""
-    ls = text.rfind("\n", 0, s) + 1
-    if not re.fullmatch(r"[ \t]*-[ \t]+", text[ls:s]):
-        return None
-    le = text.find("\n", e)
-    le = len(text) if le < 0 else le + 1
-    rest = text[e:le].strip()
-    if rest and not rest.startswith("#"):
-        return None
-    return Span(ls, le)
-
-
-def _block_item_removal(text: str, node) -> Span | None:
-    """The whole ``- item`` line(s), when the item is alone on them."""
-    s, e = node.start_mark.index, node.end_mark.index
+def _block_item_removal(text: str, s: int, e: int) -> Span | None:
+    """The whole ``- item`` line(s) of the item (or ``*alias``) at ``s``..``e``, when it is alone on them."""
     ls = text.rfind("\n", 0, s) + 1
     prefix = text[ls:s]
     if not re.fullmatch(r"[ \t]*-[ \t]+", prefix):

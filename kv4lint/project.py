@@ -420,7 +420,8 @@ def _images(root: str) -> list[Pin]:
     return out
 
 
-# git or source installs of sglang: a build that is not a release (kv4lint/sglang/releases.py: the releases kv4lint knows)
+# git or source installs of sglang: a build that is not a release (kv4lint/sglang/releases.py: the releases
+# kv4lint knows)
 _SOURCE_INSTALL = (
     r"git\+\S*sglang\S*"  # pip install git+https://github.com/sgl-project/sglang.git#subdirectory=python
     r"|git\s+clone\s+(?:-\S+\s+)*\S*sgl-project/sglang\S*"  # git clone https://github.com/sgl-project/sglang

@@ -93,9 +93,9 @@ def _words(*texts: str) -> list[Word]:
 
 
 def test_words_through_wrappers():
-    res = argv_lists.launches_from_words(_words("/usr/bin/tini", "--", "env", "HIP_VISIBLE_DEVICES=0", "nohup",
-                                            "python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4"),
-                                     "f")
+    words = _words("/usr/bin/tini", "--", "env", "HIP_VISIBLE_DEVICES=0", "nohup",
+                   "python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4")
+    res = argv_lists.launches_from_words(words, "f")
     (launch,) = res.launches
     assert launch.entry == "sglang.launch_server"
     assert [v.text for v in launch.argv] == ["--kv-cache-dtype", "nvfp4"]

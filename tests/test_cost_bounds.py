@@ -101,7 +101,7 @@ def test_python_items_under_the_limit_are_judged(tmp_path, capsys, small_limits)
     ("compose.yaml", "services:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n    command: [python3, -m, "
                      "sglang.launch_server, --kv-cache-dtype, nvfp4" + ", --port, 1" * 60 + "]\n"),
     ("launch.json", json.dumps({"command": ["python3", "-m", "sglang.launch_server", "--kv-cache-dtype", "nvfp4"]
-                                         + ["--port", "1"] * 60})),
+                               + ["--port", "1"] * 60})),
 ])
 def test_data_lists_over_the_limit_are_a_file_error(tmp_path, capsys, small_limits, name, text):
     rc, out = _check(tmp_path, capsys, name, text)

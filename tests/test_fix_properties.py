@@ -28,6 +28,7 @@ from kv4lint.runner import lint_text
 from kv4lint.settings import Settings
 from kv4lint.source import decode
 
+
 @dataclass
 class Case:
     source: str  # the script

@@ -109,8 +109,8 @@ def test_json_lines_and_duplicate_keys_found_on_their_line_and_fixed(name: str, 
     code, doc = check(path, tmp_path)
     assert code == 1 and doc["errors"] == []
     (f,) = doc["findings"]
-    assert f["code"] == "KV401" and f["message"] == "--kv-cache-dtype nvfp4 is refused with --attention-backend triton; " \
-        "use fp8_e4m3"
+    assert f["code"] == "KV401"
+    assert f["message"] == "--kv-cache-dtype nvfp4 is refused with --attention-backend triton; use fp8_e4m3"
     assert f"The launch at {where}." in f["detail"]
     before = path.read_text()
     (edit,) = f["fix"]["edits"]

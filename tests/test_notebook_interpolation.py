@@ -55,7 +55,7 @@ def test_an_unresolved_brace_is_unknown_not_a_dtype(tmp_path, capsys):
 
 
 def test_sys_executable_is_a_launch(tmp_path, capsys):
-    nb = _notebook(f"import sys\n!{{sys.executable}} -m sglang.launch_server --model-path m "
+    nb = _notebook("import sys\n!{sys.executable} -m sglang.launch_server --model-path m "
                    "--kv-cache-dtype fp4_e2m1\n")
     rc, out = _check(tmp_path, capsys, "serve.ipynb", nb)
     assert rc == 1 and "error:" not in out, out
@@ -80,7 +80,7 @@ def test_the_fix_never_edits_an_interpolated_value(tmp_path, capsys):
 
 def test_markdown_ipython_blocks_too(tmp_path, capsys):
     md = ("# Serve\n\n```ipython\nimport sys\n"
-          f"!{{sys.executable}} -m sglang.launch_server --model-path m --kv-cache-dtype {{dtype}}\n```\n")
+          "!{sys.executable} -m sglang.launch_server --model-path m --kv-cache-dtype {dtype}\n```\n")
     rc, out = _check(tmp_path, capsys, "README.md", md)
     assert rc == 0 and "error:" not in out and "KV406" not in out, out
 

@@ -62,7 +62,8 @@ def hook_repo(tmp_path_factory) -> Path:
         shutil.copy2(ROOT / name, repo / name)
     for lic in ROOT.glob("LICENSE*"):
         shutil.copy2(lic, repo / lic.name)
-    shutil.copytree(ROOT / "kv4lint", repo / "kv4lint", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"))
+    shutil.copytree(ROOT / "kv4lint", repo / "kv4lint",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"))
     _git("init", "-q", cwd=repo)
     _git("add", "-A", cwd=repo)
     _git("commit", "-q", "-m", "kv4lint under test", cwd=repo)

@@ -24,8 +24,8 @@ def _run(cwd: Path, *argv: str, prelude: str = "") -> tuple[int, list[str]]:
     """The exit status of ``kv4lint ARGV`` run in a fresh interpreter (after ``prelude``), and the modules it
     imported."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KV4LINT")}
-    cp = subprocess.run([sys.executable, "-c", prelude + SCRIPT, *argv], cwd=cwd, capture_output=True, text=True, env=env,
-                        timeout=300)
+    cp = subprocess.run([sys.executable, "-c", prelude + SCRIPT, *argv], cwd=cwd, capture_output=True, text=True,
+                        env=env, timeout=300)
     assert cp.returncode == 0, cp.stderr
     doc = json.loads(cp.stdout.strip().splitlines()[-1])
     return doc["exit"], doc["modules"]

@@ -257,7 +257,8 @@ def test_add_suppressions_silences_every_finding(tmp_path, monkeypatch, capsys, 
     assert f"Added {before} suppression comment" in capsys.readouterr().err
     assert main(["check", "--isolated", "--sglang-version", "0.5.23", name]) == 0, capsys.readouterr().out
     once = (tmp_path / name).read_text()
-    assert main(["check", "--isolated", "--sglang-version", "0.5.23", "--add-suppressions", name]) == 0  # nothing left to add
+    # nothing left to add
+    assert main(["check", "--isolated", "--sglang-version", "0.5.23", "--add-suppressions", name]) == 0
     assert (tmp_path / name).read_text() == once
     # Only comments were added: dropping them gives the original back.
     stripped = re.sub(r"(?m)^[ \t]*# kv4lint: disable=KV406\n", "", once)

@@ -135,7 +135,7 @@ IN_A_STRING = {
     "Python string": ("serve.py", "python", f'import subprocess\nEPILOG = """\n{DIRECTIVE}\n"""\n'
                                             f"subprocess.run({LAUNCH!r})\n"),
     "Python f-string": ("serve.py", "python", f'import subprocess\nNOTE = f"""{{1}}\n  {DIRECTIVE}\n"""\n'
-                                             f"subprocess.run({LAUNCH!r})\n"),
+                                              f"subprocess.run({LAUNCH!r})\n"),
     "shell string": ("serve.sh", "shell", f'#!/bin/bash\nUSAGE="usage: serve.sh\n{DIRECTIVE}\n"\n{_L}\n'),
     "shell here-document": ("serve.sh", "shell", f"#!/bin/bash\ncat > notes.txt <<'EOF'\n{DIRECTIVE}\nEOF\n{_L}\n"),
     "YAML block value": ("ci.yaml", "yaml", f"jobs:\n  serve:\n    steps:\n      - env:\n          NOTE: |\n"

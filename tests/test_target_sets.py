@@ -111,15 +111,15 @@ def test_nvfp4_mixed_backends_warn_everywhere_and_fail_on_hopper(tmp_path, capsy
     text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype nvfp4 \\\n"
             "  --prefill-attention-backend flashinfer --decode-attention-backend trtllm_mha\n")
     code, lines = run(tmp_path, capsys, "serve.sh", text, "--sglang-version", "0.5.19")
-    assert code == 1 and [ln.split(" ", 3)[1:3] for ln in lines] == [["KV404", "(warning)"],
-                                                                      ["KV403", "(warning)"]]
+    assert code == 1 and [ln.split(" ", 3)[1:3] for ln in lines] == [["KV404", "(warning)"], ["KV403", "(warning)"]]
     assert "on sm80 and sm90: --kv-cache-dtype nvfp4 needs Blackwell" in lines[0]
     code, lines = run(tmp_path, capsys, "serve.sh", text, "--sglang-version", "0.5.19", "--gpu", "h100")
     assert code == 1 and lines[0].split()[1:3] == ["KV404", "(error)"]
 
 
 def test_a_refusal_on_every_candidate_stays_an_error(tmp_path, capsys):
-    text = f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_mx_block16 --attention-backend fa3\n"
+    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_mx_block16 "
+            "--attention-backend fa3\n")
     code, lines = run(tmp_path, capsys, "serve.sh", text)
     assert (code, lines) == (1, ["1:96: KV401 (error) [*] --kv-cache-dtype fp4_mx_block16 is refused with "
                                  "--attention-backend fa3 (any GPU); use fp8_e4m3"])

@@ -19,6 +19,7 @@ TARGET = ["--isolated", "--no-cache", "--sglang-version", "0.5.19", "--gpu", "b2
 LAUNCH = "python -m sglang.launch_server --model-path m --kv-cache-dtype nvfp4 --attention-backend triton"
 CODE = "KV401"
 
+
 def _where(text: str) -> str:
     """line:column of the (first) nvfp4, where the finding must point."""
     i = text.index("nvfp4")

@@ -327,7 +327,8 @@ def _annotated_fields(w: Wheel, member: str, table: dict) -> None:
             if t_head in ("List", "list") and "type_parser" not in kw:
                 _register(table, names, field, _arity(None, nargs or "+"), choices, None)
                 continue
-            if isinstance(typ, ast.Name) and typ.id == "bool" or (isinstance(typ, ast.Constant) and typ.value == "bool"):
+            if isinstance(typ, ast.Name) and typ.id == "bool" or \
+                    (isinstance(typ, ast.Constant) and typ.value == "bool"):
                 _register(table, names, field, "flag", None, "store_true")
                 continue
             _register(table, names, field, _arity(None, nargs), choices, None)

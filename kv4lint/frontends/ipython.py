@@ -26,7 +26,8 @@ _DOLLAR_NAME = re.compile(r"(?<!\$)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][
 # What a running kernel's interpreter is: ``!{sys.executable} -m sglang.launch_server`` launches.
 _INTERPRETER = {"sys.executable": "python"}
 # A module-level ``NAME = "literal"`` (the values a later ``!`` line can read).
-_STR_ASSIGN = re.compile(r"""^([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*(?:[rRuU]?)(?:"([^"\\\n]*)"|'([^'\\\n]*)')[ \t]*(?:#.*)?$""")
+_STR_ASSIGN = re.compile(r"""^([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*(?:[rRuU]?)"""
+                         r"""(?:"([^"\\\n]*)"|'([^'\\\n]*)')[ \t]*(?:#.*)?$""")
 _ANY_ASSIGN = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:[-+*/%|&^@]|//|\*\*|<<|>>)?=(?!=)")
 
 

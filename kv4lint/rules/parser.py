@@ -29,8 +29,8 @@ from kv4lint.sglang.options import (
 from kv4lint.sglang.releases import release, version_label
 from kv4lint.target import Target
 
-# Entry points whose parser is prepare_server_args's alone (docs/sglang-rules.md §6): every option they are given must be
-# one of ServerArgs'.  The bench scripts and compile_deep_gemm add options of their own, which kv4lint's
+# Entry points whose parser is prepare_server_args's alone (docs/sglang-rules.md §6): every option they are given
+# must be one of ServerArgs'.  The bench scripts and compile_deep_gemm add options of their own, which kv4lint's
 # tables do not list: there an unknown option is not a refusal kv4lint can see.
 SERVER_PARSER_ENTRIES = frozenset({"sglang.launch_server", "sglang serve", "sglang config", "prepare_server_args",
                                    "popen_launch_server", "launch_server_cmd"})

@@ -250,6 +250,7 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
 
     args = normalise(launch, version)
     evidence: tuple[str, ...] = ()
+    words: tuple = ()  # the words no release takes together, when none does
     if inferred:
         # Not stated: the launch's own options and values say which release it was written for. A dated nightly
         # image rules out every release after the first one published after its day (it cannot hold their code).
@@ -268,6 +269,7 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
         else:
             sources["sglang_version"] = f"not stated: judged by the newest rule pack, {NEWEST_LABEL}"
         evidence = _build_evidence(launch, found, settings, upto)
+        words = found.rejected if version is None else ()
         if evidence:
             sources["sglang_version"] += "; evidence of an SGLang build kv4lint does not know: " + "; ".join(evidence)
 
@@ -328,7 +330,8 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     sources["model_attention"] = model.source if model.mla is not None else "unknown"
 
     target = Target(platform=platform, arch=arch, model=model, sglang_version=version, strict=settings.strict,
-                    sources=sources, platform_reason=reason, version_inferred=inferred, build_evidence=evidence)
+                    sources=sources, platform_reason=reason, version_inferred=inferred, build_evidence=evidence,
+                    build_words=words)
     return target, args
 
 

@@ -229,6 +229,7 @@ class Target:
     # build kv4lint does not know (an image of a development build, a git install, an option no release has).
     version_inferred: bool = False
     build_evidence: tuple[str, ...] = ()
+    build_words: tuple = ()  # the words no release takes together (kv4lint.rules.parser.Rejected), for KV409
 
     def with_(self, **kw) -> "Target":
         return replace(self, **kw)

@@ -14,8 +14,7 @@ Pure: (launch, normalised arguments, target) -> findings.  No I/O.
 from __future__ import annotations
 
 import difflib
-import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from kv4lint.model import Fix, Launch, Value
 from kv4lint.rules.check import RuleFinding, check
@@ -75,40 +74,56 @@ def refused(launch: Launch, args: Args, version: str | None) -> list[Problem]:
 MAX_INFERENCE_WORDS = 2000
 
 
+@dataclass(frozen=True)
+class Rejected:
+    """A word of a launch that a release refuses: ``word`` as quoted (`` `--x` ``, `` `--x value` ``), and,
+    when looked up, the releases that have it (``where``; ``nowhere``: none kv4lint knows) and the closest
+    option of the release (``near``)."""
+
+    word: str
+    where: str = ""
+    near: str = ""
+    nowhere: bool = False
+
+    def __str__(self) -> str:
+        notes = [n for n in (self.where, self.near and f"closest: {self.near}") if n]
+        return self.word + (f" ({'; '.join(notes)})" if notes else "")
+
+
 class Inferred:
     """The release a launch whose release was not stated is judged by (``version``; None: a build kv4lint does
     not know, judged by the newest rules), and the evidence: what newer releases refuse, or what no release
-    accepts."""
+    accepts (``evidence``, as phrases; ``rejected``, the words themselves, for a build kv4lint does not know)."""
 
-    __slots__ = ("version", "args", "evidence")
+    __slots__ = ("version", "args", "evidence", "rejected")
 
-    def __init__(self, version: str | None, args: Args, evidence: tuple[str, ...]) -> None:
-        self.version, self.args, self.evidence = version, args, evidence
+    def __init__(self, version: str | None, args: Args, evidence: tuple[str, ...],
+                 rejected: tuple[Rejected, ...] = ()) -> None:
+        self.version, self.args, self.evidence, self.rejected = version, args, evidence, rejected
 
 
-def _rejections(launch: Launch, args: Args, version: str, *, suggest: bool = False) -> list[str]:
-    """What release ``version`` refuses in the launch as written, each as a short phrase: its parser's refusals,
-    and a KV cache dtype it does not take as written (not a choice, or deprecated). ``suggest``: with the
-    closest option of that release, where one exists."""
+def _rejections(launch: Launch, args: Args, version: str, *, suggest: bool = False) -> list[Rejected]:
+    """What release ``version`` refuses in the launch as written: its parser's refusals, and a KV cache dtype it
+    does not take as written (not a choice, or deprecated). ``suggest``: with the releases that have each word
+    and the closest option of that release, where one exists."""
     out = []
     for p in refused(launch, args, version):
         if p.kind == "choice" and p.value is not None:
-            word = f"`{p.option} {p.value.text}`"
-            where = [_where(choice_releases(p.option, p.value.text or ""))] if suggest else []
-        else:
-            word = f"`{p.spelled}`"
-            found = option_releases(p.spelled) if suggest and p.kind == "unknown" else []
-            where = [_where(found)] if suggest and p.kind == "unknown" else []
-            # An option of other releases, or a prefix of several options, is no misspelling: no closest one.
-            near = _suggest(p.spelled, table(version), look=suggest and p.kind == "unknown" and not found)
-            if near:
-                where.append("closest: " + near.split("`")[1])
-        out.append(word + (f" ({'; '.join(where)})" if where else ""))
+            found = choice_releases(p.option, p.value.text or "")
+            out.append(Rejected(f"`{p.option} {p.value.text}`", _where(found) if suggest else "",
+                                nowhere=suggest and not found))
+            continue
+        looked = suggest and p.kind == "unknown"
+        found = option_releases(p.spelled) if looked else []
+        # An option of other releases, or a prefix of several options, is no misspelling: no closest one.
+        near = _closest(p.spelled, table(version), look=looked and not found)
+        out.append(Rejected(f"`{p.spelled}`", _where(found) if looked else "", near, nowhere=looked and not found))
     dv = args.get("kv_cache_dtype")
     if dv is not None and dv.known and dv.text and judged(launch, args) and name_refused(
             dv.text, args.form, version, fp4_name=True) is not None and (
             args.form == "argv" or choice_releases("--kv-cache-dtype", dv.text)):
-        out.append(f"`--kv-cache-dtype {dv.text}`" if args.form == "argv" else f"`kv_cache_dtype={dv.text!r}`")
+        out.append(Rejected(f"`--kv-cache-dtype {dv.text}`" if args.form == "argv" else
+                            f"`kv_cache_dtype={dv.text!r}`"))
     return list(dict.fromkeys(out))
 
 
@@ -128,7 +143,7 @@ def infer_release(launch: Launch, newest_args: Args, *, upto: str | None = None)
     if not first:
         return Inferred(upto, newest_args, ())
     if len(launch.argv) + len(launch.config_argv) > MAX_INFERENCE_WORDS:
-        return Inferred(None, newest_args, tuple(first))
+        return Inferred(None, newest_args, tuple(map(str, first)), tuple(first))
     last: dict[str, str] = {}  # each word newest refuses -> the newest release that takes it
     for r in reversed(releases[:-1]):
         args = normalise(launch, r)
@@ -138,7 +153,8 @@ def infer_release(launch: Launch, newest_args: Args, *, upto: str | None = None)
                 last.setdefault(w, r)
         if not rejected:
             return Inferred(r, args, tuple(f"{w}: last taken by {last[w]}" for w in first))
-    return Inferred(None, newest_args, tuple(_rejections(launch, newest_args, newest, suggest=True)))
+    rejected = tuple(_rejections(launch, newest_args, newest, suggest=True))
+    return Inferred(None, newest_args, tuple(map(str, rejected)), rejected)
 
 
 def _ranges(releases: list[str]) -> str:
@@ -161,12 +177,19 @@ def _where(found: list[str]) -> str:
 MAX_SUGGESTIONS = 50
 
 
-def _suggest(word: str, candidates, *, look: bool = True) -> str:
-    # Never the opposite switch: `--enable-radix-cache` is no misspelling of `--disable-radix-cache`.
+def _closest(word: str, candidates, *, look: bool = True) -> str:
+    """The candidate closest to ``word`` ("" when none is close, or ``look`` is false); never the opposite
+    switch: `--enable-radix-cache` is no misspelling of `--disable-radix-cache`."""
+    if not look:
+        return ""
     opposite = {word.replace("--enable-", "--disable-", 1), word.replace("--disable-", "--enable-", 1)} - {word}
-    near = difflib.get_close_matches(word, [c for c in candidates if c not in opposite], n=1, cutoff=0.75) \
-        if look else []
-    return f"did you mean `{near[0]}`?" if near else ""
+    near = difflib.get_close_matches(word, [c for c in candidates if c not in opposite], n=1, cutoff=0.75)
+    return near[0] if near else ""
+
+
+def _suggest(word: str, candidates, *, look: bool = True) -> str:
+    near = _closest(word, candidates, look=look)
+    return f"did you mean `{near}`?" if near else ""
 
 
 def _quote(tokens) -> str:
@@ -241,14 +264,12 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
     label = version_label(target.sglang_version)
     evidence = target.build_evidence
     first = evidence[0].split(" (", 1)[0]  # ``image lmsysorg/sglang:dev``, without its explanation
-    # ``no release ... takes all its options and values: `--x` (...), `--y` (it exists in no release ...)``: the
-    # word no release has names the build best, else the first.
-    nowhere = re.search(r"(`[^`]+`) \(it exists in no release kv4lint knows(?:; closest: ([^;),]+))?", evidence[0])
-    any_word = re.search(r"`[^`]+`", first)
-    word = nowhere.group(1) if nowhere else any_word.group(0) if any_word else None
+    # The word no release has names the build best, else the first word a release refuses.
+    nowhere = next((w for w in target.build_words if w.nowhere), None)
+    word = (nowhere or target.build_words[0]).word if target.build_words else None
     heads = [join_clauses(f"launch for an unknown SGLang build ({first})", "set --sglang-version")]
-    if nowhere and nowhere.group(2):  # in no release at all: most likely misspelt, and the closest one is the fix
-        heads.append(f"{word} is in no SGLang release kv4lint knows; did you mean {nowhere.group(2)}?")
+    if nowhere and nowhere.near:  # in no release at all: most likely misspelt, and the closest one is the fix
+        heads.append(f"{word} is in no SGLang release kv4lint knows; did you mean {nowhere.near}?")
     if word:
         heads.append(join_clauses(f"launch for an unknown SGLang build ({word})", "set --sglang-version"))
     elif " (" in evidence[0]:  # ``image IMAGE (a nightly of DAY, newer than ...)``: its explanation, cut short

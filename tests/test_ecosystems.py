@@ -121,22 +121,29 @@ def test_a_recipe_for_another_backend_is_no_launch(tmp_path: Path):
 SHELL = FIXTURES.parent / "shell"
 
 
-def test_a_trainer_with_prefixed_sglang_options_is_judged_and_fixed(tmp_path: Path):
-    path = tmp_path / "run-qwen3-4B.sh"
-    shutil.copy(SHELL / "slime_grpo_qwen3_4b.sh", path)
+def fixed_in_place(fixture: str, name: str, twin: str, tmp_path: Path) -> tuple[dict, str, dict]:
+    """The one finding of the shell fixture ``fixture`` (copied as ``name``), the text before the fix and the
+    fix's one edit; after ``kv4lint fix`` the file checks clean, and so does its clean ``twin``."""
+    path = tmp_path / name
+    shutil.copy(SHELL / fixture, path)
     code, doc = check(path, tmp_path)
     assert code == 1 and doc["errors"] == []
     (f,) = doc["findings"]
-    assert (f["line"], f["code"]) == (50, "KV401") and "--attention-backend triton" in f["message"]
     before = path.read_text()
     (edit,) = f["fix"]["edits"]
+    assert main(["fix", *ARGS, str(path)]) == 0
+    for clean in (path, SHELL / twin):
+        code, doc = check(clean, tmp_path)
+        assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+    return f, before, edit
+
+
+def test_a_trainer_with_prefixed_sglang_options_is_judged_and_fixed(tmp_path: Path):
+    f, before, edit = fixed_in_place("slime_grpo_qwen3_4b.sh", "run-qwen3-4B.sh", "decoy_slime_grpo_qwen3_4b_ok.sh",
+                                     tmp_path)
+    assert (f["line"], f["code"]) == (50, "KV401") and "--attention-backend triton" in f["message"]
     assert before[edit["start"]:edit["end"]] == "nvfp4"
     assert before[:edit["start"]].endswith("--sglang-kv-cache-dtype ")
-    assert main(["fix", *ARGS, str(path)]) == 0
-    code, doc = check(path, tmp_path)
-    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
-    code, doc = check(SHELL / "decoy_slime_grpo_qwen3_4b_ok.sh", tmp_path)
-    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
 
 
 @pytest.mark.parametrize("script, found", [
@@ -154,21 +161,11 @@ def test_prefixed_options_count_only_for_a_trainer_that_passes_them_on(script: s
 
 
 def test_verl_engine_kwargs_overrides_are_server_args_and_fixed_in_place(tmp_path: Path):
-    path = tmp_path / "run_qwen2_5-7b_gsm8k_sglang.sh"
-    shutil.copy(SHELL / "verl_grpo_gsm8k_sglang.sh", path)
-    code, doc = check(path, tmp_path)
-    assert code == 1 and doc["errors"] == []
-    (f,) = doc["findings"]
+    f, before, edit = fixed_in_place("verl_grpo_gsm8k_sglang.sh", "run_qwen2_5-7b_gsm8k_sglang.sh",
+                                     "decoy_verl_grpo_gsm8k_sglang_ok.sh", tmp_path)
     assert f["code"] == "KV401" and f["message"].startswith("kv_cache_dtype='nvfp4' is refused with "
                                                             "attention_backend='triton'")
-    before = path.read_text()
-    (edit,) = f["fix"]["edits"]
     assert before[:edit["end"]].endswith("+actor_rollout_ref.rollout.engine_kwargs.sglang.kv_cache_dtype=nvfp4")
-    assert main(["fix", *ARGS, str(path)]) == 0
-    code, doc = check(path, tmp_path)
-    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
-    code, doc = check(SHELL / "decoy_verl_grpo_gsm8k_sglang_ok.sh", tmp_path)
-    assert (code, doc["findings"], doc["errors"]) == (0, [], [])
 
 
 VERL = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=sglang "

@@ -125,20 +125,37 @@ class ForeignString(str):
 
 @dataclass(frozen=True)
 class Hint:
-    """Something near a launch that tells which machine it targets.
+    """Something near a launch that tells which machine it targets: raw evidence, read by one resolver
+    (the target stage), which applies the precedence stated > the file's own > the repository's > inferred >
+    every candidate.
 
     ``kind`` is ``"platform"``, ``"gpu"``, ``"sglang_version"``, ``"sglang_build"`` (an image of an
     SGLang development build: ``dev``, ``nightly``, ``latest``), ``"sglang_nightly"`` (a nightly image
     with its build day, ``2026-09-01``) or ``"model"``;
     ``value`` is normalised (``"rocm"``, ``"sm100"``, ``"0.5.23"`` ...);
-    ``reason`` is a short human phrase quoted in messages (``"export
-    HIP_VISIBLE_DEVICES"``, ``"image lmsysorg/sglang:v0.5.23-rocm700"``).
+    ``reason`` is a short human phrase quoted in messages and ``--show-target``, naming the form and the
+    words (``"export HIP_VISIBLE_DEVICES"``, ``"image lmsysorg/sglang:v0.5.23-rocm700"``,
+    ``"#SBATCH --gres=gpu:h100:8"``, ``"heading '### B200'"``); ``span`` is where it is written.
+
+    A ``"gpu"`` hint's ``value`` is a *candidate set*: one or more archs separated by spaces (``"sm90"``,
+    ``"sm90 sm100"`` for ``In [H100, B200]``); ``"!"`` before it is its complement, every candidate but
+    these (the ``else`` of a branch that tests for a B200: ``"!sm100"``); an empty value is a GPU named
+    that kv4lint cannot map (no evidence; ``--show-target`` says so).
+
+    ``scope`` says how near the evidence is to the launch: ``"launch"`` (on the launch itself: its image, a
+    comment on or directly above it, the scheduler request or node selector of the job or pod that runs it),
+    ``"section"`` (a document heading, tab or admonition title above a fenced launch), ``"file"`` (a file's
+    header such as ``#SBATCH`` lines, its name or folder), or ``"guard"`` (a branch condition that tests the
+    GPU: it narrows the candidates inside the branch rather than naming them). For the GPU the nearest
+    scope that names one decides, the GPUs it names together are the candidate set, and every guard around
+    the launch narrows that set.
     """
 
     kind: Literal["platform", "gpu", "sglang_version", "sglang_build", "sglang_nightly", "model"]
     value: str
     reason: str
     span: Span | None = None
+    scope: Literal["launch", "section", "file", "guard"] = "launch"
 
 
 LaunchForm = Literal["argv", "kwargs"]

@@ -1,0 +1,66 @@
+"""The shape of cost: doubling an input at most about doubles its time and memory (issues 34 and 37).
+
+Every frontend and route keeps its cost linear in the input. A test names a *shape* (a generator of an input
+of size ``n``) and a *route* (how the input reaches kv4lint), and :func:`assert_linear` runs the route on the
+shapes of size ``n`` and ``2 * n`` and compares. A linear cost gives a ratio near 2, a quadratic one near 4:
+the bound :data:`RATIO` lies between. Nothing is timed against the clock's seconds (the machine is shared and
+noisy): the CPU time of this process is taken as the least of :data:`REPS` runs, and the memory is the peak
+that ``tracemalloc`` sees during one more run.
+
+Keep ``n`` small enough for the fast loop (a shape's 2n run well under a second) and large enough that the
+work, not kv4lint's fixed cost per file, dominates (check that the n run takes some tens of milliseconds).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import tracemalloc
+from typing import Callable
+
+RATIO = 3.0  # 2n over n: linear is about 2, quadratic about 4
+REPS = 3
+FLOOR_S = 0.02  # below this the n run is noise: the shape's n is too small to say anything
+
+
+def cost(run: Callable[[str], object], text: str) -> tuple[float, int]:
+    """(least CPU seconds over REPS runs, peak traced bytes of one run) of ``run(text)``."""
+    best = float("inf")
+    for _ in range(REPS):
+        gc.collect()
+        t = time.process_time()
+        run(text)
+        best = min(best, time.process_time() - t)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        run(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return best, peak
+
+
+def assert_linear(make: Callable[[int], str], run: Callable[[str], object], n: int, *, what: str = "") -> None:
+    """Assert that ``run`` costs at most about twice as much on ``make(2 * n)`` as on ``make(n)``."""
+    run(make(max(1, n // 8)))  # warm up: imports, parsers, caches of the route itself
+    t1, m1 = cost(run, make(n))
+    t2, m2 = cost(run, make(2 * n))
+    label = what or getattr(make, "__name__", "shape")
+    assert t1 >= FLOOR_S, f"{label}: n={n} takes {t1 * 1000:.1f} ms of CPU, too little to measure; raise n"
+    assert t2 <= RATIO * t1, f"{label}: CPU time grows {t2 / t1:.1f}x when the input doubles ({t1:.3f}s -> {t2:.3f}s)"
+    assert m2 <= RATIO * m1, f"{label}: memory grows {m2 / m1:.1f}x when the input doubles ({m1} -> {m2} bytes)"
+
+
+def lint(language: str, path: str = "input") -> Callable[[str], object]:
+    """The route every command shares: one file's text through the pipeline (frontend, target, rules), with
+    the parse cache off and the release and GPU stated."""
+    from kv4lint.runner import lint_text
+    from kv4lint.settings import Settings
+
+    settings = Settings(sglang_version="0.5.23", gpu="b200", cache_dir=None)
+
+    def run(text: str) -> object:
+        return lint_text(path, text, settings, language)
+
+    return run

@@ -22,7 +22,7 @@ from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch
 from kv4lint.rules.check import RuleFinding
 from kv4lint.rules.codes.base import join_sentences
-from kv4lint.rules.parser import Inferred, infer_release, judge
+from kv4lint.rules.parser import Inferred, dummy_model, infer_release, judge
 from kv4lint.settings import Settings
 from kv4lint.sglang.options import Args, normalise
 from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest, nightly_between
@@ -83,9 +83,16 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
     base_dir = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
     per_launch: list[tuple[Launch, list[Finding]]] = []
     for launch in scan.launches:
+        line = index.position(launch.anchor.start).line
+        if launch.not_judged is not None:  # a negative test: the code expects SGLang to refuse it
+            rep.targets.append({"line": line, "entry": launch.entry, "not_judged": launch.not_judged})
+            continue
         target, args = resolve_target(launch, settings, base_dir=base_dir)
-        rep.targets.append({"line": index.position(launch.anchor.start).line, "entry": launch.entry,
+        rep.targets.append({"line": line, "entry": launch.entry,
                             **({"when": launch.condition} if launch.condition else {}), **target.describe()})
+        dummy = dummy_model(args)
+        if dummy is not None:
+            rep.targets[-1]["note"] = dummy
         found = []
         identity = launch_identity(text[launch.span.start:launch.span.end])
         for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):

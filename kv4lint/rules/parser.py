@@ -22,8 +22,8 @@ from kv4lint.rules.codes import RULES
 from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences
 from kv4lint.rules.codes.kv406 import name_refused
 from kv4lint.sglang.options import (
-    Args, Problem, choice_releases, inspected_release, known_releases, normalise, option_releases,
-    table,
+    Args, Problem, choice_releases, inspected_release, known_releases, kv_cache_dtype_choices, normalise,
+    option_releases, table,
 )
 from kv4lint.sglang.releases import release, version_label
 from kv4lint.target import Target
@@ -362,6 +362,17 @@ def recheck_fix(fix: Fix | None, launch: Launch, args: Args, target: Target) -> 
                                f"parser would still refuse the fixed launch: {why}{more})")
 
 
+def dummy_model(args: Args) -> str | None:
+    """What ``--show-target`` says of a launch whose model path is ``dummy`` or ``none``, which SGLang treats as
+    no model (every release kv4lint knows: ``ServerArgs.__post_init__``, later the resolution pipeline, returns
+    before any KV cache check, and no model runner starts); None for any other model path."""
+    mp = args.get("model_path")
+    if mp is None or not mp.known or (mp.text or "").lower() not in ("none", "dummy"):
+        return None
+    return (f"model path {mp.text!r}: SGLang skips its argument resolution and loads no model, so only its "
+            "argument parser's refusals are judged")
+
+
 def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3",
           strict: bool | None = None) -> list[RuleFinding]:
     """Every finding of a launch, parser first: KV408 refusals, KV409 once, then the KV cache rules on the
@@ -373,6 +384,13 @@ def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e
     """
     problems = [] if target.version_inferred else refused(launch, args, target.sglang_version)
     out = parser_findings(launch, args, target) if problems else []
+    if dummy_model(args) is not None:  # no resolution runs: only what the parser refuses (a dtype not a choice)
+        dv = args.get("kv_cache_dtype")
+        if args.form == "argv" and not target.version_inferred and dv is not None and dv.known \
+                and inspected_release(target.sglang_version) is not None \
+                and dv.text not in kv_cache_dtype_choices(target.sglang_version):
+            out += [f for f in check(args, target, fix_dtype=fix_dtype, strict=strict) if f.code == "KV406"]
+        return out
     build = build_finding(launch, args, target)
     if build is not None:
         out.append(build)

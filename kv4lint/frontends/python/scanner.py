@@ -21,6 +21,7 @@ from kv4lint.frontends.argv_lists import Word as ArgWord
 from kv4lint.frontends.hints import env_hints, fact_hints
 from kv4lint.frontends.python.evaluate import EvalEnv, Evaluator, NotALaunch
 from kv4lint.frontends.python.index import Event, ModuleIndex, Positions, ProvidedPositions, Scope
+from kv4lint.frontends.python.negative import Refusals
 from kv4lint.frontends.python.paths import condition, selections
 from kv4lint.frontends.python.values import ConstValue, DictValue, ListItem, ListValue, StrValue, UnknownValue, \
     call_argument, chars_of, contiguous_span, ipython_expand, origin_of, split_on_whitespace, truth_of, where_of
@@ -54,6 +55,7 @@ class Scanner(Evaluator):
         # Calls nested in an Engine(server_args=...) are launches of their own.
         cands.sort(key=lambda c: self.start(c[0]))
         lines = LineIndex(self.text)
+        refusals = Refusals(self.qualify, self.start, lambda offset: lines.position(offset).line)
         for call, scope, kind in cands:
             before = len(self.result.launches)
             self.unresolved, self.steps = None, 0
@@ -69,6 +71,10 @@ class Scanner(Evaluator):
                 self._launch_error(call, f"a value of this launch {self.unresolved} (the limit kv4lint reads): "
                                          "not resolved")
             self._mark_disabled(self.result.launches[before:], lines, self.start(call))
+            if len(self.result.launches) > before:
+                why = refusals.reason(call, scope)
+                for launch in self.result.launches[before:]:
+                    launch.not_judged = why
         return self.result
 
     def read_paths(self, call, scope: Scope, kind: tuple[str, str], before: int) -> None:

@@ -1,0 +1,141 @@
+"""Forms real repositories use, round two: negative tests, dummy models, fork builds, SGLang's own test classes,
+SGLang ``--config`` files read alone, launchers built from settings, the same launch on two paths."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kv4lint.cli import main
+from kv4lint.frontends.python import scan_python
+from kv4lint.runner import lint_text
+from kv4lint.settings import Settings
+
+
+def src_of(code: str) -> str:
+    return textwrap.dedent(code).lstrip("\n")
+
+
+def lint(text: str, path: str = "t.py", **settings):
+    return lint_text(path, src_of(text), Settings(**settings))
+
+
+def codes(rep) -> list[str]:
+    return [f.code for f in rep.findings]
+
+
+# ---------------------------------------------------------------------------
+# 1. A negative test is not a launch
+
+REFUSED = 'ServerArgs(model_path="Qwen/Qwen3-8B", kv_cache_dtype="nvfp4", attention_backend="fa3")'
+
+
+@pytest.mark.parametrize("body, context", [
+    (f"with pytest.raises(ValueError, match='KV4'):\n        {REFUSED}", "`with pytest.raises(ValueError, ...)`"),
+    (f"with self.assertRaises(ValueError):\n        {REFUSED}", "`with self.assertRaises(ValueError)`"),
+    (f"with self.assertRaisesRegex(ValueError, 'fa3'), patch('x'):\n        {REFUSED}",
+     "`with self.assertRaisesRegex(ValueError, ...)`"),
+    (f"pytest.raises(ValueError, lambda: {REFUSED})", "`pytest.raises(ValueError, ...)`"),
+    (f"self.assertRaises(AssertionError, lambda: {REFUSED})", "`self.assertRaises(AssertionError, ...)`"),
+    (f"try:\n        {REFUSED}\n        self.fail('refused')\n    except ValueError:\n        pass",
+     "a `try` whose body ends in a failed test"),
+    (f"try:\n        {REFUSED}\n        pytest.fail('refused')\n    except ValueError:\n        pass",
+     "a `try` whose body ends in a failed test"),
+    ("args = prepare_server_args(['--model-path', 'm', '--kv-cache-dtype', 'nvfp4', '--attention-backend', 'fa3'])"
+     .replace("args = ", "with self.assertRaises(SystemExit):\n        "), "`with self.assertRaises(SystemExit)`"),
+])
+def test_a_launch_built_where_a_refusal_is_expected_is_not_judged(body, context):
+    src = ("import pytest\nfrom sglang.srt.server_args import ServerArgs, prepare_server_args\n\n\n"
+           f"def test_refused(self):\n    {body}\n")
+    rep = lint_text("t.py", src, Settings())
+    assert rep.findings == []
+    assert rep.targets[0]["not_judged"] == f"a negative test: built inside {context}, where the code expects " \
+                                           "SGLang to refuse it"
+    positive = lint_text("t.py", src.replace("self.fail(", "print(").replace("pytest.fail(", "print(")
+                         .replace("pytest.raises", "nullcontext").replace("self.assertRaisesRegex", "patch")
+                         .replace("self.assertRaises", "patch"), Settings())
+    assert [f.code for f in positive.findings] == ["KV401"]  # the same launch outside the context is judged
+
+
+def test_the_refusal_asserted_right_after_makes_a_negative_test():
+    """SGLang's own unit test: the ServerArgs is built, then its validation is expected to raise."""
+    rep = lint("""
+        from sglang.srt.server_args import ServerArgs
+
+        class TestHiSparse(unittest.TestCase):
+            def test_hisparse_rejects_unsupported_kv_cache_dtype(self):
+                server_args = ServerArgs(model_path="Qwen/Qwen3-8B", kv_cache_dtype="nvfp4",
+                                         attention_backend="fa3")
+                with self.assertRaisesRegex(ValueError, r"fp8_e4m3"):
+                    server_args._validate_hisparse_kv_cache_dtype()
+
+            def test_used_before_is_judged(self):
+                server_args = ServerArgs(model_path="Qwen/Qwen3-8B", kv_cache_dtype="nvfp4",
+                                         attention_backend="fa3")
+                server_args.check_server_args()
+                self.assertRaises(ValueError, other)
+        """)
+    assert rep.targets[0]["not_judged"] == ("a negative test: `server_args` is used inside `with "
+                                            "self.assertRaisesRegex(ValueError, ...)` (line 8), where the code "
+                                            "expects SGLang to refuse it")
+    assert "not_judged" not in rep.targets[1] and codes(rep) == ["KV401"]
+
+
+def test_a_use_in_another_function_or_before_the_launch_does_not_count():
+    rep = lint("""
+        from sglang.srt.server_args import ServerArgs
+
+        def helper(self):
+            with self.assertRaises(ValueError):
+                server_args.check()
+
+        def test_launch(self):
+            with self.assertRaises(ValueError):
+                server_args.check()
+            server_args = ServerArgs(model_path="Qwen/Qwen3-8B", kv_cache_dtype="nvfp4", attention_backend="fa3")
+        """)
+    assert codes(rep) == ["KV401"]
+
+
+def test_a_negative_test_stays_visible_in_show_target(tmp_path: Path, capsys):
+    (tmp_path / "test_hisparse.py").write_text(src_of("""
+        import pytest
+        from sglang.srt.server_args import ServerArgs
+
+        def test_refused():
+            with pytest.raises(ValueError):
+                ServerArgs(model_path="Qwen/Qwen3-8B", kv_cache_dtype="nvfp4", attention_backend="fa3")
+        """))
+    assert main(["check", "--no-cache", "--show-target", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "test_hisparse.py:6: ServerArgs: not judged: a negative test: built inside `with " \
+           "pytest.raises(ValueError)`" in out
+
+
+# ---------------------------------------------------------------------------
+# Dummy model paths: SGLang skips its resolution (every release kv4lint knows)
+
+
+@pytest.mark.parametrize("version, fp4", [("0.5.7", "fp4_e2m1"), ("0.5.14", "fp4_e2m1"), ("0.5.18", "nvfp4"),
+                                          ("0.5.23", "nvfp4")])
+def test_a_dummy_model_path_is_judged_by_the_parser_alone(version, fp4):
+    sh = "python -m sglang.launch_server --model-path dummy --kv-cache-dtype {d} --attention-backend fa3\n"
+    rep = lint(sh.format(d=fp4), "run.sh", sglang_version=version)
+    assert rep.findings == []
+    assert rep.targets[0]["note"] == ("model path 'dummy': SGLang skips its argument resolution and loads no "
+                                      "model, so only its argument parser's refusals are judged")
+    real = lint(sh.format(d=fp4).replace("dummy", "Qwen/Qwen3-8B"), "run.sh", sglang_version=version)
+    assert codes(real) == ["KV401"]
+    refused = lint(sh.format(d="float16"), "run.sh", sglang_version=version)
+    assert codes(refused) == ["KV406"]  # argparse still refuses a value that is not a choice
+
+
+def test_a_dummy_model_in_the_python_api_is_not_judged():
+    rep = lint("""
+        from sglang.srt.server_args import ServerArgs
+        server_args = ServerArgs(model_path="dummy", enable_hisparse=True, kv_cache_dtype="float16")
+        """)
+    assert rep.findings == [] and "loads no model" in rep.targets[0]["note"]

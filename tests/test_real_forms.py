@@ -139,3 +139,90 @@ def test_a_dummy_model_in_the_python_api_is_not_judged():
         server_args = ServerArgs(model_path="dummy", enable_hisparse=True, kv_cache_dtype="float16")
         """)
     assert rep.findings == [] and "loads no model" in rep.targets[0]["note"]
+
+
+# ---------------------------------------------------------------------------
+# 2. KV409 only where the build decides the verdict; a fork's options marked as its own
+
+KT = ("python -m sglang.launch_server --model Qwen/Qwen3-30B-A3B --kt-weight-path /models/q --kt-method AMXINT4 "
+      "--kt-cpuinfer 60 --kt-gpu-prefill-token-threshold 4096 --kt-enable-dynamic-expert-update "
+      "--attention-backend {backend} --kv-cache-dtype {dtype}\n")
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp8_e4m3", "auto", "$KV_DTYPE"])
+def test_a_fork_launch_with_nothing_fp4_gets_no_kv409(dtype):
+    assert lint(KT.format(backend="flashinfer", dtype=dtype), "run.sh").findings == []
+
+
+def test_a_fork_launch_with_an_fp4_cache_names_the_fork_setting_not_a_release():
+    rep = lint(KT.format(backend="triton", dtype="fp4_mx_block16"), "run.sh")
+    (f,) = rep.findings
+    assert f.code == "KV409"
+    assert f.message == "launch for an unknown SGLang build (`--kt-gpu-prefill-token-threshold`); set fork-options"
+    # SGLang has --kt-method, --kt-cpuinfer ...: the setting names the fork's own options, not every --kt-* one.
+    assert ('fork-options = ["--kt-gpu-prefill-token-threshold", "--kt-enable-dynamic-expert-update"] in '
+            "[tool.kv4lint]") in f.detail
+    assert "a release stated alone would report each of them as refused (KV408)" in f.detail
+    # The advice followed: no KV409, and a stated release refuses none of the fork's options.
+    forks = ["--kt-gpu-prefill-token-threshold", "--kt-enable-dynamic-expert-update"]
+    assert lint(KT.format(backend="triton", dtype="fp4_mx_block16"), "run.sh", fork_options=forks).findings == []
+    stated = lint(KT.format(backend="triton", dtype="fp4_mx_block16"), "run.sh", fork_options=forks,
+                  sglang_version="0.5.23")
+    assert stated.findings == []
+    alone = lint(KT.format(backend="triton", dtype="fp4_mx_block16"), "run.sh", sglang_version="0.5.23")
+    assert codes(alone) == ["KV408", "KV408"]  # what the advice avoids
+
+
+def test_a_glob_marks_a_prefix_no_release_has():
+    text = ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --mf-offload 2 --mf-pin "
+            "--kv-cache-dtype nvfp4 --attention-backend triton\n")
+    (f,) = [f for f in lint(text, "run.sh").findings if f.code == "KV409"]
+    assert f.message == 'launch for an unknown SGLang build (`--mf-offload`); set fork-options = ["--mf-*"]'
+    rep = lint(text, "run.sh", fork_options=["--mf-*"])
+    assert "KV409" not in codes(rep) and codes(rep) == ["KV401"]  # judged by the newest release: nvfp4 + triton
+    assert rep.targets[0]["note"] == "the fork's own (fork-options), not judged: --mf-offload, --mf-pin"
+
+
+def test_a_value_of_a_stock_option_marked_as_the_forks_is_unknown():
+    text = ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 "
+            "--attention-backend kt_flash\n")
+    (f,) = lint(text, "run.sh").findings
+    assert f.code == "KV409" and "fork-options = [\"--attention-backend=kt_flash\"]" in f.message + f.detail
+    from kv4lint.cli.options import check_fork_options
+
+    for glob in ("--attention-backend=kt_*", "attention-backend=kt_*"):  # the dashes may be left out
+        assert lint(text, "run.sh", fork_options=check_fork_options([glob])).findings == []
+    inline = text.replace("--attention-backend kt_flash", "--attention-backend=kt_flash")
+    assert lint(inline, "run.sh", fork_options=["--attention-backend=kt_*"]).findings == []
+
+
+def test_fork_options_in_every_route(tmp_path: Path, capsys):
+    (tmp_path / "run.sh").write_text(KT.format(backend="triton", dtype="fp4_mx_block16"))
+    assert main(["check", "--no-cache", str(tmp_path)]) == 1
+    capsys.readouterr()
+    forks = "kt-gpu-prefill-token-threshold,kt-enable-dynamic-expert-update"
+    assert main(["check", "--no-cache", "--fork-options", forks, str(tmp_path)]) == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.kv4lint]\nfork-options = ["--kt-gpu-prefill-*", '
+                                             '"--kt-enable-*"]\n')
+    assert main(["check", "--no-cache", str(tmp_path)]) == 0
+    capsys.readouterr()
+    (tmp_path / "pyproject.toml").write_text('[tool.kv4lint]\nfork-options = ["="]\n')
+    assert main(["check", "--no-cache", str(tmp_path)]) == 2
+    assert "fork-options: expected option globs" in capsys.readouterr().err
+    from kv4lint.cli.options import BY_NAME, CODEMOD, FLAKE8, TOML
+
+    assert {TOML, FLAKE8, CODEMOD} <= BY_NAME["fork-options"].where
+
+
+def test_fork_options_through_flake8(tmp_path: Path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "launch.py"
+    script.write_text("import subprocess\nsubprocess.run(" + json.dumps(
+        KT.format(backend="triton", dtype="fp4_mx_block16").split()) + ")\n")
+    base = [sys.executable, "-m", "flake8", "--select", "KV4", str(script)]
+    assert "KV409" in subprocess.run(base, capture_output=True, text=True).stdout
+    marked = subprocess.run(base + ["--kv4-fork-options=--kt-gpu-prefill-*,--kt-enable-*"], capture_output=True,
+                            text=True)
+    assert marked.returncode == 0, marked.stdout + marked.stderr

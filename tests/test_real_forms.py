@@ -226,3 +226,145 @@ def test_fork_options_through_flake8(tmp_path: Path):
     marked = subprocess.run(base + ["--kv4-fork-options=--kt-gpu-prefill-*,--kt-enable-*"], capture_output=True,
                             text=True)
     assert marked.returncode == 0, marked.stdout + marked.stderr
+
+
+# ---------------------------------------------------------------------------
+# 3. SGLang's own test classes
+
+DEFAULT_BASE = "from sglang.test.server_fixtures.default_fixture import DefaultServerBase\n"
+
+
+def test_a_default_server_test_class_is_a_launch_reported_where_its_args_are_written():
+    src = src_of('''
+        import unittest
+
+        from sglang.test.kits.eval_accuracy_kit import GSM8KMixin
+        from sglang.test.server_fixtures.default_fixture import DefaultServerBase
+
+
+        class TestLlama8BNVFP4KVCache(GSM8KMixin, DefaultServerBase):
+            model = "nvidia/Llama-3.1-8B-Instruct-NVFP4"
+            other_args = [
+                "--kv-cache-dtype",
+                "nvfp4",
+                "--attention-backend",
+                "fa3",
+            ]
+
+
+        class TestNoArgs(GSM8KMixin, DefaultServerBase):
+            gsm8k_num_questions = 10
+        ''')
+    (launch,) = scan_python(src, "t.py").launches
+    assert launch.entry == "popen_launch_server" and launch.config_via == "sglang.launch_server"
+    assert [v.text for v in launch.argv] == ["--model-path", "nvidia/Llama-3.1-8B-Instruct-NVFP4",
+                                             "--kv-cache-dtype", "nvfp4", "--attention-backend", "fa3"]
+    assert src[launch.anchor.start:launch.anchor.end] == "TestLlama8BNVFP4KVCache"
+    rep = lint_text("t.py", src, Settings())
+    (f,) = rep.findings
+    assert (f.code, f.start.line, src.splitlines()[f.start.line - 1].strip()) == ("KV401", 13, '"fa3",')
+    assert f.fix.applicability == "safe"
+
+
+def test_args_shared_by_test_classes_are_fixed_unsafely():
+    src = src_of('''
+        from sglang.test.server_fixtures.default_fixture import DefaultServerBase
+
+        COMMON_ARGS = ["--tp-size", "4", "--kv-cache-dtype", "nvfp4", "--attention-backend", "fa3"]
+
+
+        class TestA(DefaultServerBase):
+            model = "Qwen/Qwen3-8B"
+            other_args = COMMON_ARGS + ["--page-size", "16"]
+
+
+        class TestB(DefaultServerBase):
+            model = "Qwen/Qwen3-8B"
+            other_args = COMMON_ARGS + ["--page-size", "64"]
+        ''')
+    rep = lint_text("t.py", src, Settings())
+    # One finding per launch, at its use of the constant (the classes run apart); each fix edits the constant.
+    assert [(f.code, f.start.line) for f in rep.findings] == [("KV401", 8), ("KV401", 13)]
+    assert {f.fix.applicability for f in rep.findings} == {"unsafe"}  # the constant feeds two launches
+
+
+def test_attributes_come_from_the_class_its_bases_and_the_fixture():
+    src = src_of('''
+        from sglang.test.server_fixtures.eagle_fixture import EagleServerBase
+        from sglang.test.server_fixtures.mmmu_fixture import MMMUServerBase
+
+
+        class NVFP4Base(MMMUServerBase):
+            other_args = ["--kv-cache-dtype", "nvfp4"]
+
+
+        class TestQwenVL(NVFP4Base):
+            model = "Qwen/Qwen2.5-VL-7B-Instruct"
+
+
+        class TestEagleNVFP4(EagleServerBase):
+            target_model = "meta-llama/Llama-3.1-8B-Instruct"
+            spec_topk = 1
+            extra_args = ["--kv-cache-dtype", "nvfp4"]
+        ''')
+    base, vl, eagle = scan_python(src, "t.py").launches
+    assert [v.text for v in vl.argv] == ["--model-path", "Qwen/Qwen2.5-VL-7B-Instruct", "--trust-remote-code",
+                                         "--cuda-graph-max-bs", "64", "--enable-multimodal", "--mem-fraction-static",
+                                         "0.8", "--kv-cache-dtype", "nvfp4"]
+    assert vl.argv[-1].shared  # NVFP4Base's list: TestQwenVL and NVFP4Base itself run with it
+    assert base.argv[1].text is None  # NVFP4Base sets no model: unknown
+    assert [v.text for v in eagle.argv] == [
+        "--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm=EAGLE", None,
+        "--speculative-num-steps=5", "--speculative-eagle-topk=1", "--speculative-num-draft-tokens=64",
+        "--mem-fraction-static=0.7", "--kv-cache-dtype", "nvfp4"]
+
+
+def test_a_base_of_the_same_file_runs_as_each_subclass():
+    """CustomTestCase subclasses that launch in setUpClass with cls.other_args (SGLang's suites, forks' mixins)."""
+    src = src_of('''
+        from sglang.test.test_utils import DEFAULT_URL_FOR_TEST, CustomTestCase, popen_launch_server
+
+
+        class GSM8KAscendMixin:
+            model = ""
+            other_args = ["--trust-remote-code", "--attention-backend", "ascend"]
+
+            @classmethod
+            def setUpClass(cls):
+                cls.process = popen_launch_server(cls.model, DEFAULT_URL_FOR_TEST, other_args=cls.other_args)
+
+
+        class TestQwen(GSM8KAscendMixin, CustomTestCase):
+            model = "Qwen/Qwen3-8B"
+            other_args = ["--kv-cache-dtype", "nvfp4", "--attention-backend", "fa3"]
+
+
+        class TestQwenInherited(TestQwen):
+            accuracy = 0.5
+        ''')
+    rep = lint_text("t.py", src, Settings())
+    assert [(t["line"], t["entry"]) for t in rep.targets] == [(10, "popen_launch_server"), (13, "popen_launch_server")]
+    (f,) = rep.findings
+    assert f.code == "KV401" and f.start.line == 15  # at the subclass's value
+    assert f.fix.applicability == "unsafe"  # TestQwenInherited runs with the same list
+
+
+@pytest.mark.parametrize("src", [
+    # A class of the same name that is not SGLang's.
+    "class DefaultServerBase:\n    pass\n\n\nclass T(DefaultServerBase):\n    other_args = ['--kv-cache-dtype', 'nvfp4']\n",
+    "from mytests import DefaultServerBase\n\n\nclass T(DefaultServerBase):\n"
+    "    other_args = ['--kv-cache-dtype', 'nvfp4']\n",
+    # SGLang's base with nothing set: the fixture's own launch has no model, nothing to judge.
+    DEFAULT_BASE + "\n\nclass T(DefaultServerBase):\n    timeout = 60\n",
+])
+def test_only_sglangs_own_test_bases_with_attributes_set_are_launches(src):
+    assert scan_python(src, "t.py").launches == []
+
+
+def test_a_test_class_file_passes_the_prefilter():
+    from kv4lint.prefilter import might_launch, python_may_launch
+
+    src = DEFAULT_BASE + "\n\nclass T(DefaultServerBase):\n    other_args = ['--kv-cache-dtype', 'nvfp4']\n"
+    assert might_launch(src, "python") and python_may_launch(src)
+    other = src.replace("sglang.test.server_fixtures.default_fixture", "mytests")
+    assert not python_may_launch(other)

@@ -82,6 +82,8 @@ class Evaluator:
         # naming the bound: never "clean" for a value that was not read.
         self.unresolved: str | None = None
         self.steps = 0  # expressions evaluated for the launch being read
+        # The class a launch in a method is read as (``cls.other_args`` of a test subclass); None: the method's own.
+        self.bound_class: Scope | None = None
 
     # -- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -705,6 +707,23 @@ class Evaluator:
         if cls is None or cls.kind != "class":
             return UnknownValue(sp, env.org)
         attr = node.attr.value
+        bound = self.bound_class
+        if bound is not None and bound is not cls and cls in self.mro(bound):
+            # Read as the subclass a launch runs as (a test class that sets ``other_args``): the first class of its
+            # method resolution order that sets the attribute gives it.
+            owner = next((c for c in self.mro(bound) if self.sets_attr(c, attr)), None)
+            if owner is None:
+                return UnknownValue(sp, env.org)
+            return self.attr_value(owner, attr, sp, env, inherited=self.inherited(owner, attr), at_value=True)
+        if self._overridden(cls, attr):
+            return UnknownValue(sp, env.org)
+        return self.attr_value(cls, attr, sp, env, shared=self._attr_shared(cls, attr))
+
+    def attr_value(self, cls: Scope, attr: str, sp: Span, env: EvalEnv, *, shared: bool = False,
+                   inherited: bool = False, at_value: bool = False):
+        """The value class ``cls`` gives ``attr`` (its class body, and assignments to ``self.attr`` in its methods),
+        used at ``sp``; unknown where something else than an assignment sets it.  ``at_value``: reported where the
+        value is written (the subclass's ``other_args`` list), not at the use (the base class's launch call)."""
         evs = []
         body = self.table(cls).events.get(attr, [])
         evs.extend(body)
@@ -712,18 +731,46 @@ class Evaluator:
             if m.kind == "function":
                 evs.extend(self.table(m).attr_events.get(attr, []))
         evs = [e for e in evs if e.kind != "pass"]
-        if not evs or any(e.kind != "assign" for e in evs) or self._overridden(cls, attr):
+        if not evs or any(e.kind != "assign" for e in evs):
             return UnknownValue(sp, env.org)
         key = (id(cls), "." + attr)
         if key in env.active:
             return UnknownValue(sp, env.org)
-        org = env.org if env.org.use is not None else Origin(sp, len(evs) > 1)
-        org = Origin(org.use, org.shared or self._attr_shared(cls, attr))
+        org = env.org if env.org.use is not None else Origin(None if at_value else sp, len(evs) > 1)
+        org = Origin(org.use, org.shared or shared or inherited)
         state = UNBOUND
         for e in evs:
             eenv = EvalEnv(e.scope, e.pos, e.frames, org, env.depth + 1, None, env.active | {key})
             state = join_values(state, self.ev(e.node, eenv), sp)
         return restamped(state, org)
+
+    # -- classes of this module: bases, method resolution, attributes ----------
+
+    def mro(self, cls: Scope) -> list[Scope]:
+        """``cls`` and the classes of this module it derives from, in Python's order for single-file hierarchies
+        (depth first, left to right, each once); a base from elsewhere ends its branch."""
+        by_name = {c.node.name.value: c for c in self.idx.classes}
+        out: list[Scope] = []
+        stack = [cls]
+        while stack:
+            c = stack.pop()
+            if c in out:
+                continue
+            out.append(c)
+            bases = [by_name.get(dotted_name(b.value) or "") for b in c.node.bases]
+            stack.extend(b for b in reversed(bases) if b is not None and b is not c)
+        return out
+
+    def sets_attr(self, cls: Scope, attr: str) -> bool:
+        """Whether the class body of ``cls`` assigns ``attr`` (``other_args = [...]``, ``model: str = ...``)."""
+        return any(e.kind != "pass" for e in self.table(cls).events.get(attr, ()))
+
+    def inherited(self, owner: Scope, attr: str) -> bool:
+        """Whether another class of this module takes ``attr`` from ``owner`` (a subclass that does not set it):
+        its value then feeds more than one launch, and a fix there changes them all."""
+        return any(c is not owner and owner in self.mro(c)
+                   and next((x for x in self.mro(c) if self.sets_attr(x, attr)), None) is owner
+                   for c in self.idx.classes)
 
     def _overridden(self, cls: Scope, attr: str) -> bool:
         """Whether a subclass in this file sets ``attr`` (``cls.attr`` then depends on the class running)."""

@@ -368,3 +368,101 @@ def test_a_test_class_file_passes_the_prefilter():
     assert might_launch(src, "python") and python_may_launch(src)
     other = src.replace("sglang.test.server_fixtures.default_fixture", "mytests")
     assert not python_may_launch(other)
+
+
+# ---------------------------------------------------------------------------
+# 4. An SGLang --config file read alone
+
+NOT_SGLANG_YAML = {
+    "vllm serve --config, nvfp4 KV cache": """
+        # vllm serve --config vllm.yaml
+        model: nvidia/Llama-3.3-70B-Instruct-FP4
+        tensor-parallel-size: 4
+        kv-cache-dtype: nvfp4
+        quantization: modelopt_fp4
+        served-model-name: llama-70b
+        port: 8000
+        """,
+    "vllm config, its backend names": """
+        model: Qwen/Qwen3-8B
+        kv-cache-dtype: fp8_e4m3
+        attention-backend: FLASHINFER
+        """,
+    "vllm config, lower-case backend": "model: Qwen/Qwen3-8B\nkv-cache-dtype: fp8_e4m3\nattention-backend: flashinfer\n",
+    "vllm config, its own keys": """
+        model: deepseek-ai/DeepSeek-R1
+        tensor-parallel-size: 8
+        kv-cache-dtype: fp8
+        max-model-len: 32768
+        gpu-memory-utilization: 0.92
+        enable-expert-parallel: true
+        """,
+    "a single shared key": "kv-cache-dtype: nvfp4\n",
+    "compose": """
+        services:
+          sglang:
+            image: lmsysorg/sglang:latest
+            environment:
+              KV_CACHE_DTYPE: nvfp4
+            command: python3 -m sglang.launch_server --model-path m --kv-cache-dtype fp8_e4m3
+        """,
+    "kubernetes": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: sglang}
+        spec:
+          template:
+            spec:
+              containers:
+                - name: server
+                  image: lmsysorg/sglang:v0.5.23-cu129
+                  args: ["--kv-cache-dtype", "fp8_e4m3"]
+        """,
+    "ci workflow": """
+        name: bench
+        on: [push]
+        jobs:
+          bench:
+            runs-on: gpu
+            steps:
+              - run: echo kv-cache-dtype nvfp4
+        """,
+    "hydra rollout config": """
+        actor_rollout_ref:
+          rollout:
+            name: sglang
+            engine_kwargs:
+              sglang:
+                kv_cache_dtype: nvfp4
+                attention_backend: fa3
+        """,
+    "omegaconf flat config": "model_path: Qwen/Qwen3-8B\nkv_cache_dtype: nvfp4\nattention_backend: triton\n",
+    "trtllm extra options": """
+        kv_cache_config:
+          dtype: fp8
+          free_gpu_memory_fraction: 0.9
+        cuda_graph_config:
+          enable_padding: true
+        """,
+}
+
+
+@pytest.mark.parametrize("name", NOT_SGLANG_YAML)
+def test_other_frameworks_yaml_is_no_sglang_config(name):
+    rep = lint(NOT_SGLANG_YAML[name], "config.yaml")
+    assert not any(t["entry"] == "sglang config" for t in rep.targets), rep.targets
+    assert rep.findings == [] or name in ("compose", "kubernetes")
+
+
+@pytest.mark.parametrize("text", [
+    # No model-path (it comes on the command line, in a unit file elsewhere), SGLang's own keys with it.
+    "tp-size: 2\nkv-cache-dtype: nvfp4\nmem-fraction-static: 0.85\n",
+    "kv-cache-dtype: nvfp4\nattention-backend: fa3\n",
+    "kv-cache-dtype: nvfp4\ndecode-attention-backend: trtllm_mha\nprefill-attention-backend: flashinfer\n",
+    "model: Qwen/Qwen3-8B\nkv-cache-dtype: nvfp4\ncontext-length: 32768\n",
+    "model-path: Qwen/Qwen3-8B\nkv-cache-dtype: nvfp4\n",
+])
+def test_an_sglang_config_read_alone_is_judged(text):
+    rep = lint(text, "serve.yaml", gpu="h100")
+    assert [t["entry"] for t in rep.targets] == ["sglang config"]
+    assert "KV404" in codes(rep) or "KV401" in codes(rep)

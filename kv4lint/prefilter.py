@@ -55,6 +55,7 @@ import re
 import warnings
 
 from kv4lint.sglang.commands import DOC_HELPERS, HELPERS, PY_API, PY_COMMAND_CALLS, SERVER_MODULES, TEST_BASES
+from kv4lint.sglang.launchers import LAUNCHER_IMAGES, LAUNCHER_KV_SETTINGS
 
 # Stage 1 needles (plain substrings).
 ENTRY_NEEDLE = "sglang"
@@ -129,6 +130,10 @@ SPEC = {
     # files only: an embedded snippet (a doc's code block) is not followed to other files.
     # (with an SGLang command, ``command`` or ``sglang_word`` + ``serve_string``).
     "sources": r"(?m)(?:^|[;&|({]|\s)(?:source|\.)[ \t]+[^\s=;&|]|--env-file",
+    # A launcher image that builds SGLang's command from its environment (kv4lint.sglang.launchers), and its KV
+    # cache variable (or an env file) set: outside Python, both anywhere.
+    "launcher": "|".join(re.escape(n) for n in LAUNCHER_IMAGES),
+    "launcher_env": "|".join(re.escape(n) for n in LAUNCHER_KV_SETTINGS),
     "command": _COMMAND,
 }
 
@@ -150,6 +155,8 @@ class _Flavour:
         self.entry_needles = tuple(conv(n) for n in (*_PY_ENTRY_NEEDLES, *TEST_BASES))
         self.entry_words = frozenset(conv(n) for n in PY_ENTRY_WORDS)
         self.base_words = frozenset(conv(n) for n in TEST_BASES)
+        self.launcher_images = tuple(conv(n) for n in LAUNCHER_IMAGES)
+        self.launcher_env = tuple(conv(n) for n in LAUNCHER_KV_SETTINGS)
         self.star = conv("import *")
         self.serve = conv("serve")
         self.blanks = (conv(" "), conv("\t"))
@@ -282,6 +289,8 @@ class _Flavour:
         if self.option(data) or self.config in data:
             return True
         if language in (None, "shell") and self.sources_at.search(data) and self.cli(data):
+            return True
+        if any(n in data for n in self.launcher_images) and any(n in data for n in self.launcher_env):
             return True
         # A shell removes quotes and backslashes inside a word (--kv-"cache-dtype" is --kv-cache-dtype):
         # look again without them.  Only files that name sglang get here, a few in most repositories.

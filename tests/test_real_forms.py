@@ -466,3 +466,86 @@ def test_an_sglang_config_read_alone_is_judged(text):
     rep = lint(text, "serve.yaml", gpu="h100")
     assert [t["entry"] for t in rep.targets] == ["sglang config"]
     assert "KV404" in codes(rep) or "KV401" in codes(rep)
+
+
+# ---------------------------------------------------------------------------
+# 5. Launchers built from settings
+
+WORKER_ENV = {"MODEL_NAME": "Qwen/Qwen3-8B", "KV_CACHE_DTYPE": "nvfp4", "ATTENTION_BACKEND": "fa3",
+              "TRUST_REMOTE_CODE": "true"}
+
+
+def worker_files(image: str = "runpod/worker-sglang:latest") -> dict[str, str]:
+    env_list = "".join(f"      - {k}={v}\n" for k, v in WORKER_ENV.items())
+    k8s_env = "".join(f"            - name: {k}\n              value: {v}\n" for k, v in WORKER_ENV.items())
+    return {
+        "docker-compose.yml": f"services:\n  worker:\n    image: {image}\n    environment:\n{env_list}",
+        "Dockerfile": f"FROM {image}\nENV " + " \\\n    ".join(f"{k}={v}" for k, v in WORKER_ENV.items()) + "\n",
+        "k8s.yaml": ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n"
+                     f"      containers:\n        - name: w\n          image: {image}\n          env:\n{k8s_env}"),
+        "template.json": json.dumps({"name": "w", "imageName": image,
+                                     "env": [{"key": k, "value": v} for k, v in WORKER_ENV.items()]}, indent=2),
+    }
+
+
+@pytest.mark.parametrize("name", list(worker_files()))
+def test_a_runpod_worker_environment_is_the_launch_and_is_fixed_where_set(name, tmp_path: Path):
+    text = worker_files()[name]
+    rep = lint_text(name, text, Settings())
+    (f,) = rep.findings
+    assert (f.code, text[f.span.start:f.span.end]) == ("KV401", "fa3")  # the backend the variable selects
+    assert f.message == "--kv-cache-dtype nvfp4 is refused with --attention-backend fa3 (any GPU); use fp8_e4m3"
+    assert rep.targets[0]["sglang_version"] is None  # the worker's tag is the worker's release, not SGLang's
+    (tmp_path / name).write_text(text)
+    assert main(["fix", "--no-cache", str(tmp_path / name)]) == 0
+    assert "KV_CACHE_DTYPE" in (fixed := (tmp_path / name).read_text()) and "fp8_e4m3" in fixed and "nvfp4" not in fixed
+
+
+def test_a_worker_env_file_is_read_and_fixed_there(tmp_path: Path, capsys):
+    (tmp_path / "compose.yaml").write_text("services:\n  w:\n    image: runpod/worker-sglang:v2\n"
+                                           "    env_file: worker.env\n")
+    (tmp_path / "worker.env").write_text("".join(f"{k}={v}\n" for k, v in WORKER_ENV.items()))
+    assert main(["check", "--no-cache", str(tmp_path)]) == 1
+    assert "compose.yaml:4:15: KV401" in capsys.readouterr().out  # at the env_file entry that reads it
+    assert main(["fix", "--no-cache", "--unsafe-fixes", str(tmp_path)]) == 0
+    assert "KV_CACHE_DTYPE=fp8_e4m3\n" in (tmp_path / "worker.env").read_text()
+
+
+@pytest.mark.parametrize("name, text", [
+    # An image kv4lint does not know as a launcher: its variables are no launch.
+    ("docker-compose.yml", worker_files("runpod/worker-v1-vllm:stable")["docker-compose.yml"]),
+    ("Dockerfile", worker_files("myorg/sglang-server:1")["Dockerfile"]),
+    # The worker's own command replaced: the command is the launch, not the variables.
+    ("docker-compose.yml", worker_files()["docker-compose.yml"] + "    command: python3 handler.py\n"),
+    ("Dockerfile", worker_files()["Dockerfile"] + 'CMD ["python3", "my_handler.py"]\n'),
+    # Variables the worker does not map.
+    ("docker-compose.yml", "services:\n  w:\n    image: runpod/worker-sglang:1\n    environment:\n"
+                           "      - SGLANG_KV_DTYPE=nvfp4\n      - KV_DTYPE=nvfp4\n"),
+])
+def test_a_mapping_kv4lint_does_not_know_is_no_launch(name, text):
+    assert lint_text(name, text, Settings()).findings == []
+
+
+def test_the_worker_without_an_fp4_cache_is_clean():
+    files = worker_files()
+    for name, text in files.items():
+        assert lint_text(name, text.replace("nvfp4", "fp8_e4m3"), Settings()).findings == [], name
+
+
+@pytest.mark.parametrize("name, text", [
+    ("profiles.json", json.dumps({"profiles": {"qwen3": {
+        "server_executable": ["python3", "-m", "sglang.launch_server"],
+        "base_args": ["--model-path", "Qwen/Qwen3-8B", "--port", "30000"],
+        "extra_args": ["--kv-cache-dtype", "nvfp4", "--attention-backend", "fa3"],
+        "client_args": ["--kv-cache-dtype", "fp8_e4m3"]}}}, indent=2)),
+    ("engines.yaml", "engines:\n  sglang:\n    command: [python3, -m, sglang.launch_server]\n"
+                     "    model_flag: --model-path\n    base_args: [--host, 0.0.0.0, --kv-cache-dtype, nvfp4,\n"
+                     "                --attention-backend, fa3]\n    bench_args: [--num-prompts, '10']\n"),
+])
+def test_a_profile_with_an_executable_and_argument_lists_is_a_launch(name, text):
+    rep = lint_text(name, text, Settings())
+    (f,) = rep.findings
+    assert f.code == "KV401" and text[f.span.start:f.span.end] == "fa3"
+    # Without the server's command the lists are some other program's.
+    other = text.replace("sglang.launch_server", "vllm.entrypoints.openai.api_server")
+    assert lint_text(name, other, Settings()).findings == []

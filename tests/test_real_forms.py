@@ -109,7 +109,7 @@ def test_a_negative_test_stays_visible_in_show_target(tmp_path: Path, capsys):
             with pytest.raises(ValueError):
                 ServerArgs(model_path="Qwen/Qwen3-8B", kv_cache_dtype="nvfp4", attention_backend="fa3")
         """))
-    assert main(["check", "--no-cache", "--show-target", str(tmp_path)]) == 0
+    assert main(["check", "--no-cache", "-j", "1", "--show-target", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "test_hisparse.py:6: ServerArgs: not judged: a negative test: built inside `with " \
            "pytest.raises(ValueError)`" in out
@@ -198,16 +198,16 @@ def test_a_value_of_a_stock_option_marked_as_the_forks_is_unknown():
 
 def test_fork_options_in_every_route(tmp_path: Path, capsys):
     (tmp_path / "run.sh").write_text(KT.format(backend="triton", dtype="fp4_mx_block16"))
-    assert main(["check", "--no-cache", str(tmp_path)]) == 1
+    assert main(["check", "--no-cache", "-j", "1", str(tmp_path)]) == 1
     capsys.readouterr()
     forks = "kt-gpu-prefill-token-threshold,kt-enable-dynamic-expert-update"
-    assert main(["check", "--no-cache", "--fork-options", forks, str(tmp_path)]) == 0
+    assert main(["check", "--no-cache", "-j", "1", "--fork-options", forks, str(tmp_path)]) == 0
     (tmp_path / "pyproject.toml").write_text('[tool.kv4lint]\nfork-options = ["--kt-gpu-prefill-*", '
                                              '"--kt-enable-*"]\n')
-    assert main(["check", "--no-cache", str(tmp_path)]) == 0
+    assert main(["check", "--no-cache", "-j", "1", str(tmp_path)]) == 0
     capsys.readouterr()
     (tmp_path / "pyproject.toml").write_text('[tool.kv4lint]\nfork-options = ["="]\n')
-    assert main(["check", "--no-cache", str(tmp_path)]) == 2
+    assert main(["check", "--no-cache", "-j", "1", str(tmp_path)]) == 2
     assert "fork-options: expected option globs" in capsys.readouterr().err
     from kv4lint.cli.options import BY_NAME, CODEMOD, FLAKE8, TOML
 
@@ -497,7 +497,7 @@ def test_a_runpod_worker_environment_is_the_launch_and_is_fixed_where_set(name, 
     assert f.message == "--kv-cache-dtype nvfp4 is refused with --attention-backend fa3 (any GPU); use fp8_e4m3"
     assert rep.targets[0]["sglang_version"] is None  # the worker's tag is the worker's release, not SGLang's
     (tmp_path / name).write_text(text)
-    assert main(["fix", "--no-cache", str(tmp_path / name)]) == 0
+    assert main(["fix", "--no-cache", "-j", "1", str(tmp_path / name)]) == 0
     assert "KV_CACHE_DTYPE" in (fixed := (tmp_path / name).read_text()) and "fp8_e4m3" in fixed and "nvfp4" not in fixed
 
 
@@ -505,9 +505,9 @@ def test_a_worker_env_file_is_read_and_fixed_there(tmp_path: Path, capsys):
     (tmp_path / "compose.yaml").write_text("services:\n  w:\n    image: runpod/worker-sglang:v2\n"
                                            "    env_file: worker.env\n")
     (tmp_path / "worker.env").write_text("".join(f"{k}={v}\n" for k, v in WORKER_ENV.items()))
-    assert main(["check", "--no-cache", str(tmp_path)]) == 1
+    assert main(["check", "--no-cache", "-j", "1", str(tmp_path)]) == 1
     assert "compose.yaml:4:15: KV401" in capsys.readouterr().out  # at the env_file entry that reads it
-    assert main(["fix", "--no-cache", "--unsafe-fixes", str(tmp_path)]) == 0
+    assert main(["fix", "--no-cache", "-j", "1", "--unsafe-fixes", str(tmp_path)]) == 0
     assert "KV_CACHE_DTYPE=fp8_e4m3\n" in (tmp_path / "worker.env").read_text()
 
 
@@ -549,3 +549,30 @@ def test_a_profile_with_an_executable_and_argument_lists_is_a_launch(name, text)
     # Without the server's command the lists are some other program's.
     other = text.replace("sglang.launch_server", "vllm.entrypoints.openai.api_server")
     assert lint_text(name, other, Settings()).findings == []
+
+
+# ---------------------------------------------------------------------------
+# 6. The same launch on two paths (docs/ and docs_new/) is two places
+
+DOC = ("# Serving\n\n```bash\npython3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4 "
+       "--attention-backend fa3\n```\n")
+
+
+def test_the_same_launch_on_two_paths_is_counted_and_fingerprinted_apart(tmp_path: Path, capsys):
+    for folder in ("docs", "docs_new"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "serving.md").write_text(DOC)
+    (tmp_path / "pyproject.toml").write_text("[tool.kv4lint]\n")
+    assert main(["check", "--no-cache", "-j", "1", "--statistics", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.split()[:2] == ["2", "KV401"]
+    main(["check", "--no-cache", "-j", "1", "--format", "sarif", str(tmp_path)])
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    places = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
+    assert places == {"docs/serving.md", "docs_new/serving.md"}
+    # GitHub code scanning matches an alert by its file and fingerprint (CodeQL's own line hashes repeat across
+    # files the same way): each file's launch is its own alert, the first of its kind in its file.
+    prints = [r["partialFingerprints"]["kv4lint/v1"] for r in results]
+    assert len(prints) == 2 and all(p.endswith(":1") for p in prints)
+    main(["check", "--no-cache", "-j", "1", "--format", "gitlab", str(tmp_path)])
+    issues = json.loads(capsys.readouterr().out)
+    assert len({i["fingerprint"] for i in issues}) == 2  # GitLab keys on the fingerprint alone: the path is in it

@@ -382,6 +382,7 @@ def python_may_launch(text: str, tree=None) -> bool:
     sglang_star = False
     calls = []
     bases = []  # the base classes of the file's classes: SGLang's server-test bases are launches
+    services = []  # the decorators of the file's classes: a BentoML service's command
     option = False
     skip: set[int] = set()  # strings that cannot reach a launch: docstrings, comparisons, argparse definitions
     binds: dict[str, list] = {}  # a name or attribute name -> expressions that may give it its value
@@ -430,6 +431,8 @@ def python_may_launch(text: str, tree=None) -> bool:
                     imports.setdefault(a.asname or a.name, set()).add(f"{mod}.{a.name}")
         elif t is ast.ClassDef:
             bases.extend(node.bases)
+            # A BentoML service runs the command its ``__command__`` returns.
+            services.extend(d.func if type(d) is ast.Call else d for d in node.decorator_list)
         elif t is ast.Attribute:
             if not option and node.attr in _PY_OPTION_NAMES and type(node.ctx) is ast.Store:
                 option = True
@@ -439,6 +442,8 @@ def python_may_launch(text: str, tree=None) -> bool:
     for base in bases:
         if _py_call_kind(base, imports, sglang_star, TEST_BASES) == "api":
             return True
+    if any(_qualified(d, imports) == "bentoml.service" for d in services) and _STR.cli(text):
+        return True
     for call in calls:
         kind = _py_call_kind(call.func, imports, sglang_star)
         if kind == "api":
@@ -530,6 +535,17 @@ def _strings_reaching(calls: list, binds: dict[str, list]) -> str:
                 names_seen.add(name)
                 todo.extend(binds.get(name, ()))
     return "\n".join(out)
+
+
+def _qualified(node, imports: dict[str, set[str]]) -> str | None:
+    """``a.b.c`` through the file's imports (the first of a name imported twice), or None."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name or node.id not in imports:
+        return None
+    return ".".join([sorted(imports[node.id])[0], *reversed(parts)])
 
 
 def _py_call_kind(func, imports: dict[str, set[str]], sglang_star: bool, terms=None) -> str | None:

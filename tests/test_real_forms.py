@@ -576,3 +576,45 @@ def test_the_same_launch_on_two_paths_is_counted_and_fingerprinted_apart(tmp_pat
     main(["check", "--no-cache", "-j", "1", "--format", "gitlab", str(tmp_path)])
     issues = json.loads(capsys.readouterr().out)
     assert len({i["fingerprint"] for i in issues}) == 2  # GitLab keys on the fingerprint alone: the path is in it
+
+
+BENTO = src_of('''
+    import os
+
+    import bentoml
+
+    MODEL_ID = "Qwen/Qwen3-32B"
+
+
+    @bentoml.service(
+        name="bentosglang-qwen3",
+        envs=[
+            {"name": "KV_CACHE_DTYPE", "value": "nvfp4"},
+            {"name": "ATTENTION_BACKEND", "value": "fa3"},
+        ],
+        resources={"gpu": 1, "gpu_type": "nvidia-b200"},
+    )
+    class SGL:
+        def __command__(self) -> list[str]:
+            extra_params = []
+            kv_cache_dtype = os.environ.get("KV_CACHE_DTYPE")
+            if kv_cache_dtype:
+                extra_params.extend(["--kv-cache-dtype", kv_cache_dtype])
+            attention_backend = os.getenv("ATTENTION_BACKEND")
+            if attention_backend:
+                extra_params.extend(["--attention-backend", attention_backend])
+            return ["python", "-m", "sglang.launch_server", "--model-path", MODEL_ID, "--port", "8000"] + extra_params
+    ''')
+
+
+def test_a_bentoml_service_command_is_a_launch_with_its_declared_environment():
+    rep = lint_text("service.py", BENTO, Settings())
+    (f,) = rep.findings
+    assert f.code == "KV401" and rep.targets[0]["entry"] == "sglang.launch_server"
+    assert f.fix is not None and {e.text for e in f.fix.edits} == {"fp8_e4m3"}
+    assert BENTO[f.fix.edits[0].span.start:f.fix.edits[0].span.end] == "nvfp4"  # in the decorator's envs
+    # Not declared: set at deployment, unknown here; nothing to judge.
+    undeclared = BENTO.replace('{"name": "KV_CACHE_DTYPE", "value": "nvfp4"},', "")
+    assert lint_text("service.py", undeclared, Settings()).findings == []
+    # os.environ.get outside a service's command stays unknown.
+    assert lint_text("service.py", BENTO.replace("@bentoml.service(", "@other.service("), Settings()).findings == []

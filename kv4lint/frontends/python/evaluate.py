@@ -84,6 +84,8 @@ class Evaluator:
         self.steps = 0  # expressions evaluated for the launch being read
         # The class a launch in a method is read as (``cls.other_args`` of a test subclass); None: the method's own.
         self.bound_class: Scope | None = None
+        # The environment a service declares, while its command is read (``os.environ.get`` gives these values).
+        self.declared_env: dict[str, object] | None = None
 
     # -- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -903,10 +905,21 @@ class Evaluator:
                 return ListValue(base.items[int(lo.text):int(hi.text)], sp)
         return UnknownValue(sp, env.org, splat=isinstance(base, ListValue))
 
+    def declared_value(self, node, env: EvalEnv, sp: Span):
+        """``os.environ.get("NAME")`` where the service declares its environment (a BentoML service's ``envs``): the
+        declared value, edited where it is declared; else unknown (the deployment may set it)."""
+        a = call_argument(node, 0, "key")
+        k = self.ev(a, env) if a is not None else None
+        if isinstance(k, StrValue) and k.known and k.text in self.declared_env:
+            return self.declared_env[k.text]
+        return UnknownValue(sp, env.org)
+
     def ev_Call(self, node, env):
         sp = self.span(node)
         f = node.func
         q = self.qualify(f, env.scope)
+        if q in ("os.environ.get", "os.getenv") and self.declared_env is not None:
+            return self.declared_value(node, env, sp)
         if isinstance(f, cst.Attribute):
             meth = f.attr.value
             if q == "shlex.split":

@@ -62,6 +62,8 @@ class Scanner(Evaluator):
                 cands.append((call, scope, kind))
         named = any((dotted_name(b.value) or "").rsplit(".", 1)[-1] in TEST_BASES
                     for c in idx.classes for b in c.node.bases)  # cheap: a class names one of SGLang's test bases
+        services = self.services()
+        cands += services
         if not cands and not named:
             return self.result
         self.pos = self._positions()
@@ -89,10 +91,60 @@ class Scanner(Evaluator):
                 why = refusals.reason(call, scope)
                 for launch in self.result.launches[before:]:
                     launch.not_judged = why
-            self.subclass_launches(call, scope, kind, lines)
+            if kind[0] != "service":
+                self.subclass_launches(call, scope, kind, lines)
         for cls, base in tests:
             self.test_class_launch(cls, base, lines)
         return self.result
+
+    # -- services that return their command: BentoML ---------------------------------------------------------
+
+    def services(self) -> list[tuple]:
+        """The ``return`` statements of each ``__command__`` of a class decorated ``@bentoml.service(...)``: BentoML
+        runs the list it returns as the service's server; read as candidates of kind ``service``."""
+        out = []
+        for cls in self.idx.classes:
+            if not any(self.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator,
+                                    cls.parent) == "bentoml.service" for d in cls.node.decorators
+                       if isinstance(d.decorator, (cst.Call, cst.Name, cst.Attribute))):
+                continue
+            for m in cls.children:
+                if m.kind == "function" and m.node.name.value == "__command__":
+                    out += [(ret, m, ("service", cls)) for _f, ret in _walk(m.node.body)
+                            if isinstance(ret, cst.Return) and ret.value is not None]
+        return out
+
+    def service_launch(self, ret, method: Scope, env: EvalEnv) -> None:
+        """``return ["python", "-m", "sglang.launch_server", ...]`` in a BentoML service's ``__command__``; the
+        environment its decorator declares (``envs=[{"name": ..., "value": ...}]``) gives ``os.environ.get``'s
+        values there."""
+        cls = method.parent
+        declared: dict[str, object] = {}
+        for d in cls.node.decorators:
+            envs = call_argument(d.decorator, None, "envs") if isinstance(d.decorator, cst.Call) else None
+            v = self.ev(envs, EvalEnv(cls.parent, self.start(cls.node), ())) if envs is not None else None
+            for item in v.items if isinstance(v, ListValue) else []:
+                entry = item.val
+                name = entry.entries.get("name") if isinstance(entry, DictValue) else None
+                value = entry.entries.get("value") if isinstance(entry, DictValue) else None
+                if name is not None and value is not None and isinstance(name.val, StrValue) and name.val.known:
+                    declared[name.val.text] = value.val
+        self.declared_env = declared
+        try:
+            lst = self.ev(ret.value, env)
+        finally:
+            self.declared_env = None
+        if not isinstance(lst, ListValue):
+            raise NotALaunch
+        words = [ArgWord(self.value(it.val, it.remove), item=it.val) for it in lst.items]
+        cmd = unwrap(words)
+        m = cmd.match if cmd is not None else None
+        if m is None:
+            raise NotALaunch
+        self.result.launches.append(Launch(
+            path=self.path, form="argv", entry=m.entry, span=self.fanchor(self.span(ret)),
+            anchor=self.fanchor(self.span(method.node.name)), argv=[w.value for w in cmd.words[m.start:]],
+            language="python", hints=fact_hints(cmd.facts, ArgWord.anchor)))
 
     # -- server-test classes: the launch a base class makes, run as each subclass -------------------------
 
@@ -347,6 +399,8 @@ class Scanner(Evaluator):
             if isinstance(v, StrValue) and name == "system":
                 v = ipython_expand(v)  # IPython substitutes {expr} in ! commands before the shell runs
             self.shell_launch(call, env, v)
+        elif what == "service":
+            self.service_launch(call, scope, env)
         elif what == "async_exec":
             self.words_launch(call, env, self.argv_of([a for a in call.args if a.keyword is None], env))
         elif what == "exec_v":

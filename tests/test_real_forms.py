@@ -351,7 +351,8 @@ def test_a_base_of_the_same_file_runs_as_each_subclass():
 
 @pytest.mark.parametrize("src", [
     # A class of the same name that is not SGLang's.
-    "class DefaultServerBase:\n    pass\n\n\nclass T(DefaultServerBase):\n    other_args = ['--kv-cache-dtype', 'nvfp4']\n",
+    "class DefaultServerBase:\n    pass\n\n\nclass T(DefaultServerBase):\n"
+    "    other_args = ['--kv-cache-dtype', 'nvfp4']\n",
     "from mytests import DefaultServerBase\n\n\nclass T(DefaultServerBase):\n"
     "    other_args = ['--kv-cache-dtype', 'nvfp4']\n",
     # SGLang's base with nothing set: the fixture's own launch has no model, nothing to judge.
@@ -388,7 +389,8 @@ NOT_SGLANG_YAML = {
         kv-cache-dtype: fp8_e4m3
         attention-backend: FLASHINFER
         """,
-    "vllm config, lower-case backend": "model: Qwen/Qwen3-8B\nkv-cache-dtype: fp8_e4m3\nattention-backend: flashinfer\n",
+    "vllm config, lower-case backend": ("model: Qwen/Qwen3-8B\nkv-cache-dtype: fp8_e4m3\n"
+                                        "attention-backend: flashinfer\n"),
     "vllm config, its own keys": """
         model: deepseek-ai/DeepSeek-R1
         tensor-parallel-size: 8
@@ -578,33 +580,7 @@ def test_the_same_launch_on_two_paths_is_counted_and_fingerprinted_apart(tmp_pat
     assert len({i["fingerprint"] for i in issues}) == 2  # GitLab keys on the fingerprint alone: the path is in it
 
 
-BENTO = src_of('''
-    import os
-
-    import bentoml
-
-    MODEL_ID = "Qwen/Qwen3-32B"
-
-
-    @bentoml.service(
-        name="bentosglang-qwen3",
-        envs=[
-            {"name": "KV_CACHE_DTYPE", "value": "nvfp4"},
-            {"name": "ATTENTION_BACKEND", "value": "fa3"},
-        ],
-        resources={"gpu": 1, "gpu_type": "nvidia-b200"},
-    )
-    class SGL:
-        def __command__(self) -> list[str]:
-            extra_params = []
-            kv_cache_dtype = os.environ.get("KV_CACHE_DTYPE")
-            if kv_cache_dtype:
-                extra_params.extend(["--kv-cache-dtype", kv_cache_dtype])
-            attention_backend = os.getenv("ATTENTION_BACKEND")
-            if attention_backend:
-                extra_params.extend(["--attention-backend", attention_backend])
-            return ["python", "-m", "sglang.launch_server", "--model-path", MODEL_ID, "--port", "8000"] + extra_params
-    ''')
+BENTO = (Path(__file__).parent.parent / "fixtures" / "python" / "bentoml_sglang_service.py").read_text()
 
 
 def test_a_bentoml_service_command_is_a_launch_with_its_declared_environment():

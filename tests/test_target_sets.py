@@ -221,15 +221,15 @@ def test_a_dated_nightly_is_judged_by_the_releases_around_it(tmp_path, capsys):
             "cu13-20260801-07c8f729: a nightly of 2026-08-01, after 0.5.16 and before 0.5.17) that takes every "
             "option and value of the launch)") in capsys.readouterr().out
     # An option that only came after the nightly's next release: a build kv4lint does not know.
-    (f,) = findings(tmp_path, "serve.sh", nightly("20260901", "--kv-cache-dtype fp4_mx_block16 --attention-backend "
-                                                             "triton --attn-dp-size 2"))
+    options = "--kv-cache-dtype fp4_mx_block16 --attention-backend triton --attn-dp-size 2"
+    (f,) = findings(tmp_path, "serve.sh", nightly("20260901", options))
     assert f["code"] == "KV409" and f["message"].startswith("launch for an unknown SGLang build (`--attn-dp-size`")
     assert "no release up to 0.5.19, the release after the nightly, takes all its options" in f["detail"]
 
 
 def test_a_nightly_newer_than_every_release_is_a_build_kv4lint_does_not_know(tmp_path, capsys):
-    code, lines = run(tmp_path, capsys, "serve.sh", nightly("20261120", "--kv-cache-dtype fp4_mx_block16 "
-                                                                         "--attention-backend triton"))
+    options = "--kv-cache-dtype fp4_mx_block16 --attention-backend triton"
+    code, lines = run(tmp_path, capsys, "serve.sh", nightly("20261120", options))
     assert (code, lines) == (1, ["3:28: KV409 (warning) launch for an unknown SGLang build (a nightly of "
                                  "2026-11-20); set --sglang-version"])
     assert run(tmp_path, capsys, "serve.sh", nightly("20261120", "--kv-cache-dtype fp8_e4m3")) == (0, [])

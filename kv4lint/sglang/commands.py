@@ -195,6 +195,7 @@ HELPERS: dict[str, Helper] = {
     "run_bench_offline_throughput": Helper(0, "other_args", 1, device=False),
 }
 
+
 class TestBase:
     """How one of SGLang's server-test base classes launches the server in its ``setUpClass``
     (``popen_launch_server(cls.MODEL, ..., other_args=WORDS)``): ``model``, the class attribute holding the model

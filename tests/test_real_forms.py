@@ -594,3 +594,31 @@ def test_a_bentoml_service_command_is_a_launch_with_its_declared_environment():
     assert lint_text("service.py", undeclared, Settings()).findings == []
     # os.environ.get outside a service's command stays unknown.
     assert lint_text("service.py", BENTO.replace("@bentoml.service(", "@other.service("), Settings()).findings == []
+
+
+# ---------------------------------------------------------------------------
+# Cost: linear in the number of test classes, subclasses and negative tests
+
+
+def _test_classes(n: int) -> str:
+    head = ("from sglang.test.server_fixtures.default_fixture import DefaultServerBase\n"
+            "from sglang.test.test_utils import CustomTestCase, popen_launch_server\n\n\n"
+            "class Base(CustomTestCase):\n    other_args = ['--kv-cache-dtype', 'fp8_e4m3']\n\n    @classmethod\n"
+            "    def setUpClass(cls):\n        cls.p = popen_launch_server(cls.model, 'u', other_args=cls.other_args)\n")
+    # Launches without a KV cache option are read, not judged: the classes, their bases and subclasses dominate.
+    classes = "".join(f"\n\nclass T{k}({'Base' if k % 2 or not k else f'T{k - 1}'}):\n    model = 'Qwen/Qwen3-8B'\n"
+                      f"    other_args = ['--page-size', '{k}']\n" for k in range(n))
+    return head + classes
+
+
+def _negative_tests(n: int) -> str:
+    return "from sglang.srt.server_args import ServerArgs\n\n\ndef test_all(self):\n" + "".join(
+        f"    server_args = ServerArgs(model_path='m', kv_cache_dtype='nvfp4', page_size={k})\n"
+        f"    with self.assertRaises(ValueError):\n        server_args.check_server_args()\n" for k in range(n))
+
+
+@pytest.mark.parametrize("make, n", [(_test_classes, 40), (_negative_tests, 24)])
+def test_the_cost_of_class_and_negative_test_forms_is_linear(make, n):
+    from linear_cost import assert_linear, lint
+
+    assert_linear(make, lint("python", "test_x.py"), n)

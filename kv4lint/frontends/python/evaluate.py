@@ -86,6 +86,10 @@ class Evaluator:
         self.bound_class: Scope | None = None
         # The environment a service declares, while its command is read (``os.environ.get`` gives these values).
         self.declared_env: dict[str, object] | None = None
+        # The module's classes: method resolution orders and subclasses, computed once (mro, subclasses).
+        self._mro: dict[int, list[Scope]] = {}
+        self._class_names: dict[str, Scope] | None = None
+        self._subclasses: dict[int, list[Scope]] | None = None
 
     # -- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -748,20 +752,41 @@ class Evaluator:
 
     # -- classes of this module: bases, method resolution, attributes ----------
 
+    MAX_MRO = 32  # classes of one method resolution order; past them an attribute is unknown (cost: linear)
+
     def mro(self, cls: Scope) -> list[Scope]:
         """``cls`` and the classes of this module it derives from, in Python's order for single-file hierarchies
-        (depth first, left to right, each once); a base from elsewhere ends its branch."""
-        by_name = {c.node.name.value: c for c in self.idx.classes}
-        out: list[Scope] = []
+        (depth first, left to right, each once); a base from elsewhere ends its branch.  At most :data:`MAX_MRO`."""
+        out = self._mro.get(id(cls))
+        if out is not None:
+            return out
+        if self._class_names is None:
+            self._class_names = {c.node.name.value: c for c in self.idx.classes}
+        by_name = self._class_names
+        out, seen = [], set()
         stack = [cls]
-        while stack:
+        while stack and len(out) < self.MAX_MRO:
             c = stack.pop()
-            if c in out:
+            if id(c) in seen:
                 continue
+            seen.add(id(c))
             out.append(c)
             bases = [by_name.get(dotted_name(b.value) or "") for b in c.node.bases]
             stack.extend(b for b in reversed(bases) if b is not None and b is not c)
+        self._mro[id(cls)] = out
         return out
+
+    def subclasses(self, cls: Scope) -> list[Scope]:
+        """The classes of this module whose method resolution order holds ``cls`` (itself left out), in the order
+        they are written."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for c in self.idx.classes:
+                for base in self.mro(c)[1:]:
+                    self._subclasses.setdefault(id(base), []).append(c)
+            for v in self._subclasses.values():
+                v.sort(key=lambda c: self.start(c.node))
+        return self._subclasses.get(id(cls), [])
 
     def sets_attr(self, cls: Scope, attr: str) -> bool:
         """Whether the class body of ``cls`` assigns ``attr`` (``other_args = [...]``, ``model: str = ...``)."""
@@ -770,9 +795,8 @@ class Evaluator:
     def inherited(self, owner: Scope, attr: str) -> bool:
         """Whether another class of this module takes ``attr`` from ``owner`` (a subclass that does not set it):
         its value then feeds more than one launch, and a fix there changes them all."""
-        return any(c is not owner and owner in self.mro(c)
-                   and next((x for x in self.mro(c) if self.sets_attr(x, attr)), None) is owner
-                   for c in self.idx.classes)
+        return any(next((x for x in self.mro(c) if self.sets_attr(x, attr)), None) is owner
+                   for c in self.subclasses(owner))
 
     def _overridden(self, cls: Scope, attr: str) -> bool:
         """Whether a subclass in this file sets ``attr`` (``cls.attr`` then depends on the class running)."""

@@ -17,6 +17,8 @@ One walk per function (or module) body, on demand: the cost stays linear in the 
 
 from __future__ import annotations
 
+import bisect
+
 import libcst as cst
 
 from kv4lint.frontends.python.index import child_nodes, dotted_name
@@ -50,12 +52,12 @@ class Refusals:
         if why is not None:
             return f"a negative test: built inside {why}, where the code expects SGLang to refuse it"
         name = assigned.get(id(call))
-        if name is not None:
-            after = [(pos, w) for pos, w in used.get(name, ()) if pos > self._start(call)]
-            if after:
-                pos, w = after[0]
-                return (f"a negative test: `{name}` is used inside {w} (line {self._line_of(pos)}), where the code "
-                        "expects SGLang to refuse it")
+        uses = used.get(name, ()) if name is not None else ()
+        k = bisect.bisect_right(uses, (self._start(call), "\uffff"))  # the first use after the launch
+        if k < len(uses):
+            pos, w = uses[k]
+            return (f"a negative test: `{name}` is used inside {w} (line {self._line_of(pos)}), where the code "
+                    "expects SGLang to refuse it")
         return None
 
     def _walk(self, scope) -> tuple[dict, dict, dict]:
@@ -84,6 +86,8 @@ class Refusals:
             inner = self._contexts(node, scope)
             for _, child in child_nodes(node):
                 stack.append((child, inner.get(id(child), ctx)))
+        for uses in used.values():
+            uses.sort()
         self._walked[key] = (inside, assigned, used)
         return self._walked[key]
 

@@ -583,8 +583,8 @@ class Scanner(Evaluator):
             return
         attrs = {n.attr.value for _f, n in _walk(method.node) if isinstance(n, cst.Attribute)
                  and isinstance(n.value, cst.Name) and n.value.value in ("cls", "self")}
-        for sub in sorted(self.idx.classes, key=lambda c: self.start(c.node)):
-            if sub is owner or owner not in self.mro(sub) or not any(self.sets_attr(sub, a) for a in attrs):
+        for sub in self.subclasses(owner):
+            if not any(self.sets_attr(sub, a) for a in attrs):
                 continue
             before = len(self.result.launches)
             self.bound_class = sub

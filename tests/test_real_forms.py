@@ -601,13 +601,13 @@ def test_a_bentoml_service_command_is_a_launch_with_its_declared_environment():
 
 
 def _test_classes(n: int) -> str:
-    head = ("from sglang.test.server_fixtures.default_fixture import DefaultServerBase\n"
-            "from sglang.test.test_utils import CustomTestCase, popen_launch_server\n\n\n"
+    head = ("from sglang.test.test_utils import CustomTestCase, popen_launch_server\n\n\n"
             "class Base(CustomTestCase):\n    other_args = ['--kv-cache-dtype', 'fp8_e4m3']\n\n    @classmethod\n"
             "    def setUpClass(cls):\n        cls.p = popen_launch_server(cls.model, 'u', other_args=cls.other_args)\n")
-    # Launches without a KV cache option are read, not judged: the classes, their bases and subclasses dominate.
-    classes = "".join(f"\n\nclass T{k}({'Base' if k % 2 or not k else f'T{k - 1}'}):\n    model = 'Qwen/Qwen3-8B'\n"
-                      f"    other_args = ['--page-size', '{k}']\n" for k in range(n))
+    # Launches without a KV cache option are read, not judged: the classes, their bases and subclasses dominate;
+    # every other class derives from the one before it (deep orders).
+    classes = "".join(f"\n\nclass T{k}({'Base' if k % 2 or not k else f'T{k - 1}'}):\n"
+                      f"    model = 'Qwen/Qwen3-8B'\n    other_args = ['--page-size', '{k}']\n" for k in range(n))
     return head + classes
 
 

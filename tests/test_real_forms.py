@@ -603,7 +603,8 @@ def test_a_bentoml_service_command_is_a_launch_with_its_declared_environment():
 def _test_classes(n: int) -> str:
     head = ("from sglang.test.test_utils import CustomTestCase, popen_launch_server\n\n\n"
             "class Base(CustomTestCase):\n    other_args = ['--kv-cache-dtype', 'fp8_e4m3']\n\n    @classmethod\n"
-            "    def setUpClass(cls):\n        cls.p = popen_launch_server(cls.model, 'u', other_args=cls.other_args)\n")
+            "    def setUpClass(cls):\n"
+            "        cls.p = popen_launch_server(cls.model, 'u', other_args=cls.other_args)\n")
     # Launches without a KV cache option are read, not judged: the classes, their bases and subclasses dominate;
     # every other class derives from the one before it (deep orders).
     classes = "".join(f"\n\nclass T{k}({'Base' if k % 2 or not k else f'T{k - 1}'}):\n"
@@ -617,7 +618,7 @@ def _negative_tests(n: int) -> str:
         f"    with self.assertRaises(ValueError):\n        server_args.check_server_args()\n" for k in range(n))
 
 
-@pytest.mark.parametrize("make, n", [(_test_classes, 40), (_negative_tests, 24)])
+@pytest.mark.parametrize("make, n", [(_test_classes, 40), (_negative_tests, 40)])
 def test_the_cost_of_class_and_negative_test_forms_is_linear(make, n):
     from linear_cost import assert_linear, lint
 

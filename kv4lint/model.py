@@ -212,6 +212,9 @@ class Launch:
     condition: str | None = None
     # Where the launch is in a structured file, in its own terms (a JSON path: ``$.configurations[0].args``).
     location: str | None = None
+    # Why the launch is not judged, in the user's terms, when the code expects SGLang to refuse it (a negative
+    # test: built inside ``with pytest.raises(...)``); shown by ``--show-target``.  None: judged.
+    not_judged: str | None = None
 
 
 class Severity(str, enum.Enum):

@@ -54,7 +54,8 @@ import functools
 import re
 import warnings
 
-from kv4lint.sglang.commands import DOC_HELPERS, HELPERS, PY_API, PY_COMMAND_CALLS, SERVER_MODULES
+from kv4lint.sglang.commands import DOC_HELPERS, HELPERS, PY_API, PY_COMMAND_CALLS, SERVER_MODULES, TEST_BASES
+from kv4lint.sglang.launchers import LAUNCHER_IMAGES, LAUNCHER_KV_SETTINGS
 
 # Stage 1 needles (plain substrings).
 ENTRY_NEEDLE = "sglang"
@@ -118,6 +119,7 @@ SPEC = {
     # Python: an entry point of docs/sglang-rules.md §6 called (the frontend resolves a callee through imports only:
     # it is called under its own name or imported under an alias), or named as a command string.
     "py_entry": (r"(?<!\w)(?:" + "|".join(PY_ENTRY_WORDS) + r")(?:\s*\(|\s+as\s+\w)"  # called, or aliased
+                 r"|(?<!\w)(?:" + "|".join(TEST_BASES) + r")(?!\w)"  # a server-test base class, named
                  r"|" + _COMMAND),
     # ... or both of these, anywhere: the CLI or the package as a word, and "serve" starting a string or
     # after an f-string hole ([SGLANG_BIN, "serve"], SGLANG + " serve ...", f"{bin} serve ...").
@@ -128,6 +130,10 @@ SPEC = {
     # files only: an embedded snippet (a doc's code block) is not followed to other files.
     # (with an SGLang command, ``command`` or ``sglang_word`` + ``serve_string``).
     "sources": r"(?m)(?:^|[;&|({]|\s)(?:source|\.)[ \t]+[^\s=;&|]|--env-file",
+    # A launcher image that builds SGLang's command from its environment (kv4lint.sglang.launchers), and its KV
+    # cache variable (or an env file) set: outside Python, both anywhere.
+    "launcher": "|".join(re.escape(n) for n in LAUNCHER_IMAGES),
+    "launcher_env": "|".join(re.escape(n) for n in LAUNCHER_KV_SETTINGS),
     "command": _COMMAND,
 }
 
@@ -146,8 +152,11 @@ class _Flavour:
         self.continuation = conv("\\\n")
         self.empty = conv("")
         self.quoting = b"\"'\\" if conv is _ascii else str.maketrans("", "", "\"'\\")
-        self.entry_needles = tuple(conv(n) for n in _PY_ENTRY_NEEDLES)
+        self.entry_needles = tuple(conv(n) for n in (*_PY_ENTRY_NEEDLES, *TEST_BASES))
         self.entry_words = frozenset(conv(n) for n in PY_ENTRY_WORDS)
+        self.base_words = frozenset(conv(n) for n in TEST_BASES)
+        self.launcher_images = tuple(conv(n) for n in LAUNCHER_IMAGES)
+        self.launcher_env = tuple(conv(n) for n in LAUNCHER_KV_SETTINGS)
         self.star = conv("import *")
         self.serve = conv("serve")
         self.blanks = (conv(" "), conv("\t"))
@@ -243,7 +252,8 @@ class _Flavour:
                 # the whole identifier around the occurrence
                 start = self.word_before.search(data, max(0, i - 32), i).start()
                 word = self.word_at.match(data, start).group()
-                if word in self.entry_words and self.call_or_alias_at.match(data, start + len(word)):
+                if word in self.base_words or (
+                        word in self.entry_words and self.call_or_alias_at.match(data, start + len(word))):
                     return True
                 i = data.find(needle, i + 1)
         return self.cli(data)
@@ -279,6 +289,8 @@ class _Flavour:
         if self.option(data) or self.config in data:
             return True
         if language in (None, "shell") and self.sources_at.search(data) and self.cli(data):
+            return True
+        if any(n in data for n in self.launcher_images) and any(n in data for n in self.launcher_env):
             return True
         # A shell removes quotes and backslashes inside a word (--kv-"cache-dtype" is --kv-cache-dtype):
         # look again without them.  Only files that name sglang get here, a few in most repositories.
@@ -369,6 +381,8 @@ def python_may_launch(text: str, tree=None) -> bool:
     imports: dict[str, set[str]] = {}  # local name -> the qualified names it may stand for
     sglang_star = False
     calls = []
+    bases = []  # the base classes of the file's classes: SGLang's server-test bases are launches
+    services = []  # the decorators of the file's classes: a BentoML service's command
     option = False
     skip: set[int] = set()  # strings that cannot reach a launch: docstrings, comparisons, argparse definitions
     binds: dict[str, list] = {}  # a name or attribute name -> expressions that may give it its value
@@ -415,12 +429,21 @@ def python_may_launch(text: str, tree=None) -> bool:
                     sglang_star = sglang_star or mod.startswith("sglang")
                 else:
                     imports.setdefault(a.asname or a.name, set()).add(f"{mod}.{a.name}")
+        elif t is ast.ClassDef:
+            bases.extend(node.bases)
+            # A BentoML service runs the command its ``__command__`` returns.
+            services.extend(d.func if type(d) is ast.Call else d for d in node.decorator_list)
         elif t is ast.Attribute:
             if not option and node.attr in _PY_OPTION_NAMES and type(node.ctx) is ast.Store:
                 option = True
     if not option:
         return False
     commands = []
+    for base in bases:
+        if _py_call_kind(base, imports, sglang_star, TEST_BASES) == "api":
+            return True
+    if any(_qualified(d, imports) == "bentoml.service" for d in services) and _STR.cli(text):
+        return True
     for call in calls:
         kind = _py_call_kind(call.func, imports, sglang_star)
         if kind == "api":
@@ -514,8 +537,20 @@ def _strings_reaching(calls: list, binds: dict[str, list]) -> str:
     return "\n".join(out)
 
 
-def _py_call_kind(func, imports: dict[str, set[str]], sglang_star: bool) -> str | None:
-    """``"api"``, ``"command"`` or None: how the Python frontend may classify a call of ``func``.
+def _qualified(node, imports: dict[str, set[str]]) -> str | None:
+    """``a.b.c`` through the file's imports (the first of a name imported twice), or None."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name or node.id not in imports:
+        return None
+    return ".".join([sorted(imports[node.id])[0], *reversed(parts)])
+
+
+def _py_call_kind(func, imports: dict[str, set[str]], sglang_star: bool, terms=None) -> str | None:
+    """``"api"``, ``"command"`` or None: how the Python frontend may classify a call of ``func`` (with ``terms``:
+    whether ``func`` names one of these of SGLang's, as a class's base names a server-test base class).
 
     The frontend's ``qualify``/``classify`` over-approximated: a name imported
     more than once counts under each of its imports, and a local definition
@@ -535,6 +570,8 @@ def _py_call_kind(func, imports: dict[str, set[str]], sglang_star: bool) -> str 
     heads = imports.get(node.id)
     if heads is None:  # a local or unbound name: SGLang's helpers (and its API through ``from sglang... import *``)
         term = parts[0] if parts else node.id
+        if terms is not None:
+            return "api" if sglang_star and not parts and term in terms else None
         if term in _PY_HELPER_TERMS or (sglang_star and not parts and term in _PY_API_TERMS):
             return "api"
         return None
@@ -543,6 +580,10 @@ def _py_call_kind(func, imports: dict[str, set[str]], sglang_star: bool) -> str 
         q = f"{head}.{tail}" if tail else head
         term = q.rsplit(".", 1)[-1]
         sgl = (q.startswith("sglang.") or q == "sglang") and not q.startswith("sglang.multimodal_gen")
+        if terms is not None:
+            if sgl and term in terms:
+                return "api"
+            continue
         if sgl and (term in _PY_API_TERMS or term in _PY_HELPER_TERMS or q.endswith(".ServerArgs.from_cli_args")):
             return "api"
         if q in PY_COMMAND_CALLS:

@@ -10,6 +10,7 @@ screen) import it only for a file that may launch.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from fnmatch import fnmatch
 
@@ -22,9 +23,9 @@ from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch
 from kv4lint.rules.check import RuleFinding
 from kv4lint.rules.codes.base import join_sentences
-from kv4lint.rules.parser import Inferred, infer_release, judge
+from kv4lint.rules.parser import Inferred, dummy_model, infer_release, judge
 from kv4lint.settings import Settings
-from kv4lint.sglang.options import Args, normalise
+from kv4lint.sglang.options import Args, fork_own, normalise
 from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest, nightly_between
 from kv4lint.source import LineIndex
 from kv4lint.sourced import attach_sourced
@@ -83,9 +84,22 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
     base_dir = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
     per_launch: list[tuple[Launch, list[Finding]]] = []
     for launch in scan.launches:
+        line = index.position(launch.anchor.start).line
+        if launch.not_judged is not None:  # a negative test: the code expects SGLang to refuse it
+            rep.targets.append({"line": line, "entry": launch.entry, "not_judged": launch.not_judged})
+            continue
+        forks: list[str] = []
+        if settings.fork_options and launch.form == "argv":  # what the fork adds: not SGLang's to judge
+            argv, forks = fork_own(launch.argv, settings.fork_options)
+            config_argv, more = fork_own(launch.config_argv, settings.fork_options)
+            launch, forks = dataclasses.replace(launch, argv=argv, config_argv=config_argv), forks + more
         target, args = resolve_target(launch, settings, base_dir=base_dir)
-        rep.targets.append({"line": index.position(launch.anchor.start).line, "entry": launch.entry,
+        rep.targets.append({"line": line, "entry": launch.entry,
                             **({"when": launch.condition} if launch.condition else {}), **target.describe()})
+        notes = [dummy_model(args)] + ([f"the fork's own ({settings.sources.get('fork_options', 'fork-options')}), "
+                                        f"not judged: {', '.join(forks)}"] if forks else [])
+        if any(notes):
+            rep.targets[-1]["note"] = "; ".join(n for n in notes if n)
         found = []
         identity = launch_identity(text[launch.span.start:launch.span.end])
         for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):

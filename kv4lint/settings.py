@@ -22,6 +22,9 @@ class Settings(Record):
     - ``repo_sglang_version`` (and its ``_source``): the SGLang version pinned by the repository (requirements,
       lock files, images); ``repo_sglang_source_installs``: where it installs SGLang from git or source (a build
       kv4lint does not know);
+    - ``fork_options``: globs of the options a fork of SGLang adds (``--kt-*``), or of a stock option's values it
+      adds (``--attention-backend=kt_*``): kv4lint neither refuses them nor takes them as evidence of a build it
+      does not know (the options are left out of the launch, the values are unknown to it);
     - ``root``: the project root (where the config was found), for relative paths; ``cache_dir``:
       kv4lint.cache's directory (None: no cache; the CLI turns it on); ``config_file``: the configuration file
       these settings came from (--show-target); ``rule_docs_url``: SARIF helpUri base (None: the project's
@@ -31,7 +34,7 @@ class Settings(Record):
     __slots__ = ("sglang_version", "platform", "gpu", "model_attention", "model_overrides", "strict", "fix_dtype",
                  "select", "extend_select", "ignore", "per_file_ignores", "severity", "exclude",
                  "extend_exclude", "max_file_bytes", "sources", "repo_sglang_version", "repo_sglang_version_source",
-                 "repo_sglang_source_installs", "root", "cache_dir", "config_file", "rule_docs_url")
+                 "repo_sglang_source_installs", "root", "cache_dir", "config_file", "rule_docs_url", "fork_options")
 
     def __init__(self, sglang_version: str | None = None, platform: str | None = None, gpu: str | None = None,
                  model_attention: str | None = None, model_overrides: dict[str, str] | None = None,
@@ -43,7 +46,7 @@ class Settings(Record):
                  sources: dict[str, str] | None = None, repo_sglang_version: str | None = None,
                  repo_sglang_version_source: str | None = None, repo_sglang_source_installs: list[str] | None = None,
                  root: str | None = None, cache_dir: str | None = None, config_file: str | None = None,
-                 rule_docs_url: str | None = None):
+                 rule_docs_url: str | None = None, fork_options: list[str] | None = None):
         self.sglang_version = sglang_version
         self.platform = platform
         self.gpu = gpu
@@ -67,6 +70,7 @@ class Settings(Record):
         self.cache_dir = cache_dir
         self.config_file = config_file
         self.rule_docs_url = rule_docs_url
+        self.fork_options = [] if fork_options is None else fork_options
 
     def enabled(self, code: str, severity: str | None = None) -> bool:
         """Whether a finding of ``code`` (and ``severity``, a :class:`kv4lint.model.Severity` value) is reported:

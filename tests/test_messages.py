@@ -306,7 +306,7 @@ def test_show_target_prints_the_detail(tmp_path, capsys):
 
 def test_an_unknown_build_names_its_first_evidence_and_the_option_that_states_the_release(tmp_path):
     p = _script(tmp_path, "docker run --gpus all lmsysorg/sglang:dev python3 -m sglang.launch_server "
-                          "--model-path m --kv-cache-dtype fp8_e4m3\n")
+                          "--model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 --attention-backend triton\n")
     out = tmp_path / "out.json"
     main(["check", "--isolated", "--no-cache", "--format", "json", str(p), "--output-file", str(out)])
     (f,) = json.loads(out.read_text())["findings"]

@@ -62,9 +62,14 @@ def test_issue_launch_for_an_unknown_build_is_kv409_only(tmp_path):
     assert brief(found) == [("serve.sh", 2, 31, "KV409")]  # at the word no release takes
     (build,) = found
     assert build["severity"] == "warning"
-    assert build["message"] == "launch for an unknown SGLang build (`--fp4-kv-cache-recipe`); set --sglang-version"
+    # The option no release has is the build's own: stating a stock release would refuse it (KV408), so the advice
+    # is to mark it as the fork's.
+    assert build["message"] == "launch for an unknown SGLang build (`--fp4-kv-cache-recipe`); set fork-options"
     assert "`--fp4-kv-cache-recipe` (it exists in no release kv4lint knows), `--kv-cache-dtype fp4_e2m1`" in \
         build["detail"]
+    # SGLang has --fp4-gemm-backend: the glob names the option itself, not every --fp4-* one.
+    assert ('Mark what the fork adds as its own with fork-options = ["--fp4-kv-cache-recipe"] in [tool.kv4lint]'
+            in build["detail"])
 
 
 def test_issue_launch_parser_first_and_no_safe_spelling_fix(tmp_path):
@@ -165,6 +170,9 @@ def test_git_install_is_evidence_of_another_build(tmp_path):
     (tmp_path / "requirements.txt").write_text("sglang @ git+https://github.com/sgl-project/sglang.git"
                                                "#subdirectory=python\n")
     (tmp_path / "serve.sh").write_text(f"sglang serve --model-path {LLAMA} --kv-cache-dtype fp8_e4m3\n")
+    assert check_json(tmp_path, "serve.sh") == []  # no KV4 verdict on any build: the build decides nothing
+    (tmp_path / "serve.sh").write_text(f"sglang serve --model-path {LLAMA} --kv-cache-dtype fp4_mx_block16 "
+                                       "--attention-backend triton\n")
     (f,) = check_json(tmp_path, "serve.sh")
     assert f["code"] == "KV409" and f["message"].startswith("launch for an unknown SGLang build")
     assert "requirements.txt:1" in f["detail"] and "SGLang installed from git or source" in f["detail"]
@@ -260,7 +268,8 @@ def test_rules_and_fixes_name_only_what_the_release_has(version):
 @pytest.mark.parametrize("code", sorted(RULES))
 def test_rule_examples_parse_in_their_release(code):
     # The examples `explain` and the rule pages show are judged by the release their target names (else the
-    # newest rule pack): only KV408's must-fire example may hold an option the parser refuses.
+    # newest rule pack): only KV408's must-fire example and KV409's (a fork's options) may hold an option the parser
+    # refuses.
     for example in RULES[code].examples:
         t = list(example.target)
         version = t[t.index("--sglang-version") + 1] if "--sglang-version" in t else None
@@ -270,5 +279,7 @@ def test_rule_examples_parse_in_their_release(code):
         refused = [p for p in args.problems if p.kind != "choice" or p.option != "--kv-cache-dtype"]
         if code == "KV408" and example.fires:
             assert [p.kind for p in refused] == ["unknown"]
+        elif code == "KV409":  # a build kv4lint does not know: its own options are what the rule is about
+            assert all(p.kind == "unknown" for p in refused), (code, version, example.launch)
         else:
             assert refused == [], (code, version, example.launch)

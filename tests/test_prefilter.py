@@ -168,6 +168,8 @@ def reference(text: str, language: str | None) -> bool:
                                                 and _SPEC["serve_string"].search(text))
     if language in (None, "shell") and _SPEC["sources"].search(text) and command:
         return True
+    if _SPEC["launcher"].search(text) and _SPEC["launcher_env"].search(text):
+        return True
     return any(bool(_SPEC["option"].search(t) or "--config" in t) for t in (text, plain))
 
 

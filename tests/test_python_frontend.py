@@ -747,10 +747,14 @@ def test_class_attributes_and_subclasses():
                 cls.model = "Qwen/Qwen3-8B"
                 cls.process = popen_launch_server(cls.model, "u", 600, other_args=["--kv-cache-dtype", "nvfp4"])
     ''')
-    base, own = scan(src).launches
-    # The base class's launch runs with each subclass's values: unknown here, never the base's.
+    base, sub, own = scan(src).launches
+    # The base class's launch runs with each subclass's values: unknown here, never the base's ...
     assert texts(base.argv) == ["--model-path", None, None, "--device", None]
     assert base.argv[2].splat
+    # ... and once as each subclass that sets them, reported at that class.
+    assert texts(sub.argv) == ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "nvfp4"]
+    assert src[sub.anchor.start:sub.anchor.end] == "TestNVFP4"
+    assert src[sub.argv[3].span.start:sub.argv[3].span.end] == "nvfp4" and not sub.argv[3].shared
     assert texts(own.argv) == ["--model-path", "Qwen/Qwen3-8B", "--kv-cache-dtype", "nvfp4"]
 
 

@@ -72,16 +72,18 @@ def test_fp4_e2m1_points_to_the_releases_that_had_it(tmp_path, capsys):
 
 def test_options_no_release_has_give_kv409_only(tmp_path, capsys):
     # No KV408/KV406 claims to know the parser of a build kv4lint does not know.
-    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp8_e4m3 "
+    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_mx_block16 "
             "--attention-backnd triton\n")
     code, lines = run(tmp_path, capsys, "serve.sh", text)
-    assert (code, lines) == (1, ["1:105: KV409 (warning) `--attention-backnd` is in no SGLang release kv4lint knows; "
-                                 "did you mean --attention-backend?"])
+    assert code == 1 and ("1:111: KV409 (warning) `--attention-backnd` is in no SGLang release kv4lint knows; did "
+                          "you mean --attention-backend?") in lines
+    # With a KV cache that is FP4 on no build, the build decides nothing: no KV409.
+    assert run(tmp_path, capsys, "serve.sh", text.replace("fp4_mx_block16", "fp8_e4m3")) == (0, [])
     text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_e2m1 "
             "--fp4-kv-cache-recipe nvfp4\n")
     (f,) = findings(tmp_path, "serve.sh", text)
     assert (f["code"], f["severity"]) == ("KV409", "warning")
-    assert f["message"] == "launch for an unknown SGLang build (`--fp4-kv-cache-recipe`); set --sglang-version"
+    assert f["message"] == "launch for an unknown SGLang build (`--fp4-kv-cache-recipe`); set fork-options"
     assert "`--fp4-kv-cache-recipe` (it exists in no release kv4lint knows), `--kv-cache-dtype fp4_e2m1`" in \
         f["detail"]
 
@@ -219,25 +221,28 @@ def test_a_dated_nightly_is_judged_by_the_releases_around_it(tmp_path, capsys):
             "cu13-20260801-07c8f729: a nightly of 2026-08-01, after 0.5.16 and before 0.5.17) that takes every "
             "option and value of the launch)") in capsys.readouterr().out
     # An option that only came after the nightly's next release: a build kv4lint does not know.
-    (f,) = findings(tmp_path, "serve.sh", nightly("20260901", "--kv-cache-dtype fp8_e4m3 --attn-dp-size 2"))
+    options = "--kv-cache-dtype fp4_mx_block16 --attention-backend triton --attn-dp-size 2"
+    (f,) = findings(tmp_path, "serve.sh", nightly("20260901", options))
     assert f["code"] == "KV409" and f["message"].startswith("launch for an unknown SGLang build (`--attn-dp-size`")
     assert "no release up to 0.5.19, the release after the nightly, takes all its options" in f["detail"]
 
 
 def test_a_nightly_newer_than_every_release_is_a_build_kv4lint_does_not_know(tmp_path, capsys):
-    code, lines = run(tmp_path, capsys, "serve.sh", nightly("20261120", "--kv-cache-dtype fp8_e4m3"))
+    options = "--kv-cache-dtype fp4_mx_block16 --attention-backend triton"
+    code, lines = run(tmp_path, capsys, "serve.sh", nightly("20261120", options))
     assert (code, lines) == (1, ["3:28: KV409 (warning) launch for an unknown SGLang build (a nightly of "
                                  "2026-11-20); set --sglang-version"])
+    assert run(tmp_path, capsys, "serve.sh", nightly("20261120", "--kv-cache-dtype fp8_e4m3")) == (0, [])
 
 
 def test_kv409_names_the_word_no_release_has_and_never_the_opposite_switch(tmp_path, capsys):
     # `--cuda-graph-max-bs` is 0.5.19's; `--enable-flashinfer-trtllm-moe` no release kv4lint knows has (it is
     # older): the headline and the span name the latter, and nothing suggests a rename of the former.
-    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp8_e4m3 --cuda-graph-max-bs 8 "
-            "--enable-flashinfer-trtllm-moe\n")
+    text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_mx_block16 --attention-backend "
+            "triton --cuda-graph-max-bs 8 --enable-flashinfer-trtllm-moe\n")
     code, lines = run(tmp_path, capsys, "serve.sh", text)
-    assert (code, lines) == (1, ["1:127: KV409 (warning) launch for an unknown SGLang build "
-                                 "(`--enable-flashinfer-trtllm-moe`); set --sglang-version"])
+    assert (code, lines) == (1, ["1:160: KV409 (warning) launch for an unknown SGLang build "
+                                 "(`--enable-flashinfer-trtllm-moe`); set fork-options"])
     # A fork's `--enable-radix-cache` is no misspelling of `--disable-radix-cache`, the opposite switch.
     code, lines = run(tmp_path, capsys, "serve.sh", text.replace("--enable-flashinfer-trtllm-moe",
                                                                  "--enable-radix-cache"))

@@ -264,10 +264,13 @@ def describe_target(path: str, t: dict) -> str:
     cfg = t.get("config")
     cfg_text = _display(cfg) if cfg else "none (no kv4lint.toml or [tool.kv4lint] above it)"
     when = f" (when {t['when']})" if t.get("when") else ""  # one line per path of the script that runs it
+    if t.get("not_judged"):
+        return f"{path}:{t['line']}: {t['entry']}{when}: not judged: {t['not_judged']}"
+    note = f"; {t['note']}" if t.get("note") else ""
     return (f"{path}:{t['line']}: {t['entry']}{when}: platform={t['platform']} ({src.get('platform')}), "
             f"gpu={t['gpu']} ({src.get('gpu')}), model_attention={t['model_attention']} "
             f"({src.get('model_attention')}), sglang={t['sglang_version'] or 'newest'} "
-            f"({src.get('sglang_version')}); configuration: {cfg_text}")
+            f"({src.get('sglang_version')}){note}; configuration: {cfg_text}")
 
 
 def _display(path: str) -> str:

@@ -234,6 +234,18 @@ def check_model_overrides(v: Any) -> dict[str, str]:
     return out
 
 
+def check_fork_options(v: Any) -> list[str]:
+    """Globs of a fork's own options (``--kt-*``) or of its values of a stock option (``--attention-backend=kt_*``);
+    the leading ``--`` may be left out (``kt-*``: a command line takes it as a value then)."""
+    out = []
+    for g in check_list(v):
+        g = g if g.startswith("-") else "--" + g
+        if g.lstrip("-").startswith("=") or g.strip("-") == "":
+            raise ValueError(f"expected option globs such as \"--kt-*\" or \"--attention-backend=kt_*\", got {g!r}")
+        out.append(g)
+    return out
+
+
 def check_per_file_ignores(v: Any) -> dict[str, list[str]]:
     if isinstance(v, str):  # flake8's format: "glob:CODE,CODE glob2:CODE"
         d: dict[str, list[str]] = {}
@@ -318,6 +330,9 @@ OPTIONS: tuple[Option, ...] = (
            "model_attention", check_attention, metavar="mha|mla"),
     Option("model-overrides", "model path glob -> \"mha\"/\"mla\"", "model_overrides", check_model_overrides,
            where=frozenset({TOML, FLAKE8})),
+    Option("fork-options", "globs of the options an SGLang fork adds (--kt-*) or of its values of an SGLang option "
+           "(--attention-backend=kt_*): neither refused nor evidence of an unknown build", "fork_options",
+           check_fork_options, metavar="GLOBS"),
     Option("strict", "also report launches that fail for some values of a backend kv4lint cannot resolve", "strict",
            check_bool, flag=True),
     Option("fix-dtype", "the KV cache dtype fixes write (default: fp8_e4m3)", "fix_dtype", check_fix_dtype,

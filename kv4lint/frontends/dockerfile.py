@@ -32,6 +32,7 @@ from kv4lint.frontends import argv_lists, embedded
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
+from kv4lint.frontends.env_launchers import Setting, env_launch
 from kv4lint.frontends.hints import env_hints, image_hints
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import SHELLS
@@ -252,10 +253,12 @@ class Stage:
     defines_command: bool = False
     shell: bool = True  # the SHELL is sh-like
     copies: list[tuple[str, str]] = field(default_factory=list)  # (source, destination) of COPY/ADD
+    image: str | None = None  # the base image of the first stage of its chain
+    image_span: Span | None = None
 
     def child(self, name: str | None) -> "Stage":
         return Stage(name, list(self.hints), list(self.env), [], self.entrypoint, self.cmd, False, self.shell,
-                     list(self.copies))
+                     list(self.copies), self.image, self.image_span)
 
     def env_values(self) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -457,6 +460,15 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
             sc.result.errors.append(internal_error.scan_error(path, f"while scanning {kw}", e, ins.line))
     if stage is not None:
         finished.append(stage)
+        if not stage.defines_command and stage.image_span is not None:
+            # The image's own program: a launcher that builds SGLang's command from the environment ENV sets.
+            launch = env_launch(stage.image, [Setting(a.name, a.value, a.value_span, a.span) for a in stage.env],
+                                path=path, span=stage.image_span, anchor=stage.image_span, language="dockerfile",
+                                hints=stage.hints)
+            if launch is not None:
+                sc.result.launches.append(launch)
+                env_defs = [a for a in env_defs if a.value_span is None or all(
+                    v.span != a.value_span for v in launch.argv)]  # read by the launcher alone: not shared
     for st in finished:
         if st.defines_command:
             try:
@@ -487,6 +499,7 @@ def _from(ins: Instruction, escape: str, global_args: dict[str, Assignment], sta
     if image:
         span = ins.omap.span(Span(w.start, w.end)) if image == w.raw else ins.omap.anchor(Span(w.start, w.end))
         st.hints = image_hints(image, span)
+        st.image, st.image_span = image, span
     return st
 
 

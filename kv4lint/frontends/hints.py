@@ -14,6 +14,7 @@ import re
 
 from kv4lint.model import Hint, Span
 from kv4lint.sglang.gpus import GPU_ARCH
+from kv4lint.sglang.launchers import env_launcher
 
 # Environment variables whose mere presence says which platform a script runs on
 # (device-selection variables of each vendor's runtime).
@@ -109,7 +110,8 @@ def image_hints(image: str, span: Span | None) -> list[Hint]:
     if plat:
         out.append(Hint("platform", plat, reason, span))
     name, tag = split_image(image)
-    if ("sglang" in name.lower() or "sgl-" in name.lower()) and tag:
+    # A launcher's image (runpod/worker-sglang) is tagged with the launcher's own releases, not SGLang's.
+    if ("sglang" in name.lower() or "sgl-" in name.lower()) and tag and env_launcher(image) is None:
         m = _VERSION.search(tag)
         if m:
             out.append(Hint("sglang_version", m.group(1).replace(".rc", "rc"), reason, span))

@@ -33,8 +33,11 @@ from dataclasses import dataclass, field
 
 from kv4lint.frontends import argv_lists, embedded, nested
 from kv4lint.frontends.argv_lists import Word
+from kv4lint.frontends.env_launchers import Setting, env_launch
 from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
+from kv4lint.sglang.commands import unwrap
+from kv4lint.sglang.launchers import profile_arg_key
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import file_codes
 
@@ -311,6 +314,54 @@ class _Json:
             c = obj.get(key)
             if c is not None and c.kind == "str":
                 self.launch(words_of(c), parts + [key], env, hints)
+        self.launcher(obj, parts, hints)
+        if not any(obj.get(a) is not None and obj.get(b) is not None for a, b in _PAIRS):
+            self.profile(obj, parts, env, hints)
+
+    def profile(self, obj: Node, parts: list, env: dict, hints: list[Hint]) -> None:
+        """A launch profile: the server's command as a list under one key and its arguments in lists beside it
+        (``{"server_executable": ["python3", "-m", "sglang.launch_server"], "base_args": [...]}``)."""
+        members = obj.members()
+        for key, _kn, v in members:
+            head = words_of(v) if v.kind == "arr" else None
+            if not head or profile_arg_key(key):
+                continue
+            cmd = unwrap(head)
+            if cmd is None or cmd.match is None:
+                continue
+            rest = []
+            for k2, _kn2, v2 in members:
+                more = words_of(v2) if k2 != key and v2.kind == "arr" and profile_arg_key(k2) else None
+                rest += more or []
+            if rest:
+                self.launch(head + rest, parts + [key], env, hints)
+            return
+
+    def launcher(self, obj: Node, parts: list, hints: list[Hint]) -> None:
+        """A container or deployment template of a launcher image that builds SGLang's command from its environment
+        (RunPod's worker-sglang: ``"imageName"`` with ``"env": [{"key": ..., "value": ...}]``), with no command of
+        its own: the launch its variables select."""
+        image = next((obj.get(k) for k in (*_IMAGE_KEYS, "imageName") if obj.get(k) is not None), None)
+        if image is None or image.kind != "str" or any(obj.get(k) is not None for pair in _PAIRS for k in pair):
+            return
+        settings = []
+        for key in ("environment", "Env", "env"):
+            e = obj.get(key)
+            entries = [(k, kn, v) for k, kn, v in e.members()] if e is not None and e.kind == "obj" else []
+            for item in e.value if e is not None and e.kind == "arr" else []:
+                if item.kind == "obj":
+                    name = item.get("name") or item.get("key")
+                    if name is not None and name.kind == "str":
+                        entries.append((name.value, item, item.get("value")))
+            for name, at, v in entries:
+                text = v.value if v is not None and v.kind == "str" else None
+                span = Span(v.start + 1, v.end - 1) if text and v.end - v.start - 2 == len(text) else None
+                settings.append(Setting(name, text, span, Span(at.start, (v or at).end)))
+        launch = env_launch(image.value, settings, path=self.path, span=Span(obj.start, obj.end),
+                            anchor=Span(image.start, image.end), language="json", hints=hints,
+                            location=_path(parts))
+        if launch is not None:
+            self.result.launches.append(launch)
 
     def launch(self, words: list[Word], parts: list, env: dict, hints: list[Hint]) -> None:
         known = {k: v for k, v in env.items() if v is not None}

@@ -45,6 +45,26 @@ _FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?$")
 STRONG_KEYS = frozenset({"kv-cache-dtype", "attention-backend", "prefill-attention-backend",
                          "decode-attention-backend", "prefill-kv-cache-dequant-dtype"})
 
+# SGLang options that vLLM's server takes under the same name (``vllm serve --config`` reads the same kind of flat
+# YAML file): alone they never make a file SGLang's.  A vLLM config ``model: ...``, ``tensor-parallel-size: 4``,
+# ``kv-cache-dtype: nvfp4`` holds nothing else, every key an SGLang option too.
+SHARED_KEYS = frozenset({
+    "model", "tokenizer-mode", "revision", "dtype", "kv-cache-dtype", "quantization", "trust-remote-code", "host",
+    "port", "api-key", "served-model-name", "chat-template", "tensor-parallel-size", "pipeline-parallel-size",
+    "data-parallel-size", "load-format", "download-dir", "enable-lora", "max-lora-rank", "tool-call-parser",
+    "reasoning-parser", "skip-tokenizer-init", "ssl-keyfile", "ssl-certfile", "disable-custom-all-reduce", "nnodes",
+    "node-rank", "cpu-offload-gb", "device", "otlp-traces-endpoint", "model-impl", "language-model-only", "config",
+    "log-level", "attention-backend",
+})
+# vLLM's attention backends (``--attention-backend``, names of its backend enum, which it also takes in lower
+# case): an SGLang config names a backend vLLM does not have (``triton``, ``fa3``, ``trtllm_mha``) to be SGLang's.
+VLLM_ATTENTION_BACKENDS = frozenset({
+    "FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "XFORMERS", "TORCH_SDPA", "ROCM_ATTN",
+    "ROCM_AITER_MLA", "ROCM_AITER_FA", "ROCM_AITER_UNIFIED_ATTN", "CUTLASS_MLA", "FLASHMLA", "FLASHMLA_SPARSE",
+    "FLASH_ATTN_MLA", "TRITON_MLA", "FLASHINFER_MLA", "FLASHINFER_MLA_SPARSE", "PALLAS", "IPEX", "NO_ATTENTION",
+    "CPU_ATTN", "DIFFERENTIAL_FLASH_ATTN", "MAMBA", "LINEAR_ATTN", "SHORT_CONV_ATTN", "GDN_ATTN", "XPU_MLA",
+})
+
 
 def _resolve_plain(text: str) -> tuple[str, str]:
     """(kind, str(value)) as PyYAML's safe_load and ``str()`` give them for a plain scalar."""
@@ -124,13 +144,17 @@ def config_tokens(text: str, root, *, srtctl: bool = False) -> list[Value] | Non
 
 
 def looks_like_config(root) -> bool:
-    """A YAML document that is an SGLang config file: kept strict, so other frameworks' configs stay silent.
+    """A YAML document that is an SGLang config file even when no launch in the scanned paths names it: kept
+    strict, so other frameworks' configs stay silent (compose files, Kubernetes manifests, CI workflows and Hydra
+    configs hold mappings or ``snake_case`` keys; vLLM's ``--config`` files hold flat hyphenated keys too).
 
-    ``model-path`` (SGLang's own spelling) is enough.  Otherwise every key must be
-    an SGLang flag (hyphenated, as the config wants them), one of them a
-    KV-cache or attention option, and every value given to an option with
-    choices must be one SGLang accepts (vLLM's ``attention-backend: FLASH_ATTN``
-    is not).
+    ``model-path`` (SGLang's own spelling) is enough.  Otherwise every key must be an SGLang flag (hyphenated, as
+    the config wants them), one of them a KV-cache or attention option, every value given to an option with
+    choices must be one SGLang accepts (vLLM's ``attention-backend: FLASH_ATTN`` is not), and one key at least must
+    be SGLang's own spelling: not one vLLM's server takes too (:data:`SHARED_KEYS`; an attention backend vLLM
+    does not have counts as SGLang's).  So ``kv-cache-dtype`` alone, or with ``model`` and
+    ``tensor-parallel-size``, never makes a file SGLang's; with ``tp-size``, ``mem-fraction-static``,
+    ``context-length``, ``decode-attention-backend`` or ``attention-backend: triton`` it does.
     """
     if not is_map(root):
         return False
@@ -144,6 +168,7 @@ def looks_like_config(root) -> bool:
         return True
     if not any(k in STRONG_KEYS for k in keys):
         return False
+    own = False
     for k, v in pairs:
         if "_" in k.value:
             return False
@@ -156,7 +181,11 @@ def looks_like_config(root) -> bool:
             for x in vals:
                 if not is_scalar(x) or x.value not in choices:
                     return False
-    return True
+        if k.value == "attention-backend":
+            own = own or (is_scalar(v) and str(v.value).upper() not in VLLM_ATTENTION_BACKENDS)
+        else:
+            own = own or k.value not in SHARED_KEYS
+    return own
 
 
 def config_launch(text: str, path: str, root) -> Launch | None:

@@ -21,11 +21,13 @@ from kv4lint.frontends import argv_lists, embedded, sglang_config
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
+from kv4lint.frontends.env_launchers import Setting, env_launch
 from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints
 from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_scalar, is_seq, items, key_node, \
     node_span, scalar_map, scalar_text, sequence_words
 from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
-from kv4lint.sglang.commands import SHELLS
+from kv4lint.sglang.commands import SHELLS, unwrap
+from kv4lint.sglang.launchers import profile_arg_key
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.target import normalise_gpu
 
@@ -373,6 +375,8 @@ class _Yaml:
             hints = dedupe_hints(hints)
             ep = self.compose_words(get(svc, "entrypoint"))
             cmd = self.compose_words(get(svc, "command"))
+            if get(svc, "entrypoint") is None and get(svc, "command") is None and is_scalar(image):
+                self.env_launch(image, env, svc, hints)  # the image's own program, from its environment
             if ep is None or cmd is None:
                 continue
             ep = [self.compose_word(w) for w in ep]
@@ -382,6 +386,21 @@ class _Yaml:
                 self.launch_words(ep + cmd, env=env, hints=hints, what="entrypoint", fallback=cmd, opener=opener)
             elif cmd:
                 self.launch_words(cmd, env=env, hints=hints, what="command", opener=opener)
+
+    def env_launch(self, image, env: Env, owner, hints: list[Hint]) -> None:
+        """A container of a launcher image that builds SGLang's command from its environment (RunPod's
+        worker-sglang): the launch its variables select (:mod:`kv4lint.frontends.env_launchers`)."""
+        settings = []
+        for var in env.vars.values():
+            sm = var.smap
+            foreign = var.value if isinstance(var.value, ForeignString) else None
+            settings.append(Setting(var.name, var.value, foreign.span() if foreign is not None else (
+                sm.verbatim if sm is not None else None), var.span, path=foreign.path if foreign is not None else None,
+                shared=foreign is not None))
+        launch = env_launch(image.value, settings, path=self.path, span=node_span(owner), anchor=node_span(image),
+                            language="yaml", hints=hints)
+        if launch is not None:
+            self.result.launches.append(launch)
 
     def env_file(self, node, env: Env) -> None:
         """``env_file:`` (a path, a list of paths or of ``{path: ...}``): its variables, when the pipeline read it."""
@@ -591,10 +610,36 @@ class _Yaml:
                     elif key == "predictor" and is_map(v) and is_map(get(v, "model")):
                         self.kserve_model(get(v, "model"))
                     stack.append(v)
+                if get(n, "args") is None and self.profile(n):
+                    continue
                 if get(n, "command") is not None or get(n, "args") is not None:
                     self.container(n)
             elif is_seq(n):
                 stack.extend(n.value)
+
+    def profile(self, m) -> bool:
+        """A launch profile: the server's command as a list under one key and its arguments in lists beside it
+        (``server_executable: [python3, -m, sglang.launch_server]``, ``base_args: [...]``); whether it is one."""
+        pairs = [(scalar_text(k), v) for k, v in items(m)]
+        for key, v in pairs:
+            head = sequence_words(self.text, v) if key and is_seq(v) and not profile_arg_key(key) else None
+            if not head:
+                continue
+            cmd = unwrap(head)
+            if cmd is None or cmd.match is None:
+                continue
+            rest = []
+            for k2, v2 in pairs:
+                more = sequence_words(self.text, v2) if k2 and k2 != key and is_seq(v2) and profile_arg_key(k2) \
+                    else None
+                rest += more or []
+            if not rest:
+                return False
+            env = Env()
+            read_env(self.text, get(m, "env") or get(m, "environment"), env)
+            self.launch_words(head + rest, env=env, hints=dedupe_hints(env.hints("env:")), what=key)
+            return True
+        return False
 
     def container(self, c) -> None:
         if id(c) in self.done:
@@ -616,6 +661,8 @@ class _Yaml:
         hints = dedupe_hints(hints)
         command = self.words(get(c, "command"))
         args = self.words(get(c, "args"))
+        if get(c, "command") is None and get(c, "args") is None and is_scalar(image):
+            self.env_launch(image, env, c, hints)  # the image's own program, from its environment
         if command is None or args is None:
             return
         refs = sum(len(re.findall(r"\$\(" + re.escape(n) + r"\)", w.text or "")) for w in command + args

@@ -14,6 +14,7 @@ Pure: (launch, normalised arguments, target) -> findings.  No I/O.
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass, replace
 
 from kv4lint.model import Fix, Launch, Value
@@ -21,9 +22,10 @@ from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences
 from kv4lint.rules.codes.kv406 import name_refused
+from kv4lint.rules.engine import FP4_NAMES
 from kv4lint.sglang.options import (
-    Args, Problem, choice_releases, inspected_release, known_releases, normalise, option_releases,
-    table,
+    Args, Problem, choice_releases, inspected_release, known_releases, kv_cache_dtype_choices, normalise,
+    option_releases, table,
 )
 from kv4lint.sglang.releases import release, version_label
 from kv4lint.target import Target
@@ -257,9 +259,41 @@ def parser_findings(launch: Launch, args: Args, target: Target) -> list[RuleFind
     return out
 
 
+def build_decides(args: Args, target: Target) -> bool:
+    """Whether the KV4 verdict of a launch depends on the build that runs it: an FP4 KV cache dtype (any
+    release's spelling), a dtype no release has (the build's own, which may be FP4), the NVFP4 prefill option, or a
+    word no release takes that names the KV cache.  A fork's launch with a bf16 or fp8 KV cache has no KV4 verdict
+    on any build: no KV409 for it."""
+    dv = args.get("kv_cache_dtype")
+    if dv is not None and dv.known and dv.text and (
+            dv.text in FP4_NAMES or not choice_releases("--kv-cache-dtype", dv.text)):
+        return True
+    dq = args.get("prefill_kv_cache_dequant_dtype")
+    if dq is not None and dq.text != "auto":
+        return True
+    return any("kv-cache" in w.word.lower().replace("_", "-") for w in target.build_words)
+
+
+def fork_globs(words) -> list[str]:
+    """The ``fork-options`` globs that mark the words no release has as a fork's own: an option by its first part
+    (``--kt-*``) when no release has an option that starts so, else by its name; a value as ``--option=value``."""
+    out: list[str] = []
+    for w in words:
+        spelled = w.word.strip("`")
+        if " " in spelled:  # ``--attention-backend kt_flash``: a value of a stock option
+            out.append("=".join(spelled.split(" ", 1)))
+            continue
+        head = spelled[:spelled.find("-", 2) + 1] if spelled.find("-", 2) > 2 else ""
+        stock = head and any(o.startswith(head) for r in known_releases() for o in table(r))
+        out.append(f"{head}*" if head and not stock else spelled)
+    return list(dict.fromkeys(out))
+
+
 def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | None:
-    """KV409, once per judged launch whose release was inferred and that shows another build."""
-    if not (target.version_inferred and target.build_evidence and args.form == "argv" and judged(launch, args)):
+    """KV409, once per judged launch whose release was inferred, that shows another build, and whose KV4 verdict
+    that build decides (:func:`build_decides`)."""
+    if not (target.version_inferred and target.build_evidence and args.form == "argv" and judged(launch, args)
+            and build_decides(args, target)):
         return None
     label = version_label(target.sglang_version)
     evidence = target.build_evidence
@@ -267,21 +301,31 @@ def build_finding(launch: Launch, args: Args, target: Target) -> RuleFinding | N
     # The word no release has names the build best, else the first word a release refuses.
     nowhere = next((w for w in target.build_words if w.nowhere), None)
     word = (nowhere or target.build_words[0]).word if target.build_words else None
-    heads = [join_clauses(f"launch for an unknown SGLang build ({first})", "set --sglang-version")]
+    # Words no release has are a fork's own: stating a stock release would report each as refused (KV408), so the
+    # advice is to mark them; a misspelling (a close option exists) is fixed by its spelling instead.
+    forks = fork_globs(w for w in target.build_words if w.nowhere and not w.near)
+    toml = f"fork-options = [{', '.join(json.dumps(g) for g in forks)}]"
+    advice = "set fork-options" if forks else "set --sglang-version"
+    heads = [join_clauses(f"launch for an unknown SGLang build ({first})", advice)]
     if nowhere and nowhere.near:  # in no release at all: most likely misspelt, and the closest one is the fix
         heads.append(f"{word} is in no SGLang release kv4lint knows; did you mean {nowhere.near}?")
     if word:
-        heads.append(join_clauses(f"launch for an unknown SGLang build ({word})", "set --sglang-version"))
+        if forks:
+            heads.append(join_clauses(f"launch for an unknown SGLang build ({word})", f"set {toml}"))
+        heads.append(join_clauses(f"launch for an unknown SGLang build ({word})", advice))
     elif " (" in evidence[0]:  # ``image IMAGE (a nightly of DAY, newer than ...)``: its explanation, cut short
         why = evidence[0].split(" (", 1)[1].split(",")[0].rstrip(")")
-        heads.append(join_clauses(f"launch for an unknown SGLang build ({why})", "set --sglang-version"))
+        heads.append(join_clauses(f"launch for an unknown SGLang build ({why})", advice))
     msg = next((h for h in heads if len(h) <= HEADLINE),
-               join_clauses("launch for an unknown SGLang build", "set --sglang-version"))
+               join_clauses("launch for an unknown SGLang build", advice))
     which = "the newest release that takes its options" if target.sglang_version else "the newest kv4lint knows"
+    state = ("Mark what the fork adds as its own with " + toml + " in [tool.kv4lint] (or --fork-options), and state "
+             "the SGLang release it is based on with --sglang-version: a release stated alone would report each of "
+             "them as refused (KV408)") if forks else \
+        "State the release with --sglang-version, or sglang-version in [tool.kv4lint]"
     detail = join_sentences(f"Evidence: {'; '.join(evidence)}",
                             f"No release was stated, so it is judged by {label}, {which}, and what is reported holds "
-                            "for that release, not necessarily for the build",
-                            "State the release with --sglang-version, or sglang-version in [tool.kv4lint]")
+                            "for that release, not necessarily for the build", state)
     # Reported at the first word no release takes (an image tag or a source install: at the launch).
     at = next((p.token for p in refused(launch, args, target.sglang_version) if f"`{p.spelled}`" == word), None)
     return RuleFinding("KV409", RULES["KV409"].severity, msg, at, None, detail=detail)
@@ -362,6 +406,17 @@ def recheck_fix(fix: Fix | None, launch: Launch, args: Args, target: Target) -> 
                                f"parser would still refuse the fixed launch: {why}{more})")
 
 
+def dummy_model(args: Args) -> str | None:
+    """What ``--show-target`` says of a launch whose model path is ``dummy`` or ``none``, which SGLang treats as
+    no model (every release kv4lint knows: ``ServerArgs.__post_init__``, later the resolution pipeline, returns
+    before any KV cache check, and no model runner starts); None for any other model path."""
+    mp = args.get("model_path")
+    if mp is None or not mp.known or (mp.text or "").lower() not in ("none", "dummy"):
+        return None
+    return (f"model path {mp.text!r}: SGLang skips its argument resolution and loads no model, so only its "
+            "argument parser's refusals are judged")
+
+
 def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3",
           strict: bool | None = None) -> list[RuleFinding]:
     """Every finding of a launch, parser first: KV408 refusals, KV409 once, then the KV cache rules on the
@@ -373,6 +428,17 @@ def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e
     """
     problems = [] if target.version_inferred else refused(launch, args, target.sglang_version)
     out = parser_findings(launch, args, target) if problems else []
+    if target.version_inferred and target.sglang_version is None:
+        # A build kv4lint does not know: what it does with a value no release takes is unknown, not refused.
+        values = [p for p in refused(launch, args, None) if p.kind == "choice"]
+        args = _as_if_accepted(args, values, target) if values else args
+    if dummy_model(args) is not None:  # no resolution runs: only what the parser refuses (a dtype not a choice)
+        dv = args.get("kv_cache_dtype")
+        if args.form == "argv" and not target.version_inferred and dv is not None and dv.known \
+                and inspected_release(target.sglang_version) is not None \
+                and dv.text not in kv_cache_dtype_choices(target.sglang_version):
+            out += [f for f in check(args, target, fix_dtype=fix_dtype, strict=strict) if f.code == "KV406"]
+        return out
     build = build_finding(launch, args, target)
     if build is not None:
         out.append(build)

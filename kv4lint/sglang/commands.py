@@ -40,8 +40,8 @@ __all__ = ["ASYNC_EXEC", "CONFIG_ENTRIES", "CONFIG_HELPERS", "Command", "DOC_HEL
            "EntryMatch", "Fact", "HELPERS", "HYDRA_ENTRIES", "HYDRA_MODULES", "Helper",
            "PREFIXED_ENTRIES", "PREFIXED_TRAINERS", "PY_API",
            "PY_COMMAND_CALLS", "RECORDERS", "SERVER_MODULES",
-           "SHELLS", "SHELL_ONLY", "SUBPROCESS_ARGV", "WRAPPERS", "is_python", "is_recorder", "match_entry",
-           "unwrap"]
+           "SHELLS", "SHELL_ONLY", "SUBPROCESS_ARGV", "TEST_BASES", "TestBase", "WRAPPERS", "is_python",
+           "is_recorder", "match_entry", "unwrap"]
 
 # python -m MODULE ...   (modules that parse ServerArgs.add_cli_args; docs/sglang-rules.md §6)
 SERVER_MODULES: dict[str, str] = {
@@ -194,6 +194,41 @@ HELPERS: dict[str, Helper] = {
     "run_bench_one_batch": Helper(0, "other_args", 1, model_last=True),
     "run_bench_offline_throughput": Helper(0, "other_args", 1, device=False),
 }
+
+
+class TestBase:
+    """How one of SGLang's server-test base classes launches the server in its ``setUpClass``
+    (``popen_launch_server(cls.MODEL, ..., other_args=WORDS)``): ``model``, the class attribute holding the model
+    path; ``words``, the server arguments, each a literal word, a word with ``{attr}`` replaced by a class
+    attribute's value, or ``*attr``: a class attribute's list spliced in; ``defaults``: the values the base class
+    itself gives those attributes (a subclass overrides them); ``attrs``: every attribute the launch reads."""
+
+    __slots__ = ("model", "words", "defaults", "attrs")
+
+    def __init__(self, model: str, words: tuple[str, ...], defaults: dict | None = None):
+        self.model = model
+        self.words = words
+        self.defaults = defaults or {}
+        names = [w[1:] if w.startswith("*") else w.split("{", 1)[1].split("}", 1)[0] for w in words
+                 if w.startswith("*") or "{" in w]
+        self.attrs = (model, *names)
+
+
+# SGLang's server-test base classes (sglang/test/server_fixtures/*.py), by class name: a test class deriving from one
+# and setting its attributes (``class TestX(DefaultServerBase): model = ...; other_args = [...]``) is a launch.
+TEST_BASES: dict[str, TestBase] = {
+    "DefaultServerBase": TestBase("model", ("*other_args",)),
+    "MMMUServerBase": TestBase("model", ("--trust-remote-code", "--cuda-graph-max-bs", "64", "--enable-multimodal",
+                                         "--mem-fraction-static", "{mem_fraction_static}", "*other_args"),
+                               {"mem_fraction_static": 0.8}),
+    "EagleServerBase": TestBase("target_model", (
+        "--speculative-algorithm={spec_algo}", "--speculative-draft-model-path={draft_model}",
+        "--speculative-num-steps={spec_steps}", "--speculative-eagle-topk={spec_topk}",
+        "--speculative-num-draft-tokens={spec_tokens}", "--mem-fraction-static={mem_fraction_static}",
+        "*extra_args"), {"spec_algo": "EAGLE", "spec_steps": 5, "spec_topk": 8, "spec_tokens": 64,
+                         "mem_fraction_static": 0.7}),
+}
+
 # The docs' helper: launch_server_cmd("python -m sglang.launch_server ...").
 DOC_HELPERS = ("launch_server_cmd",)
 # Helper launches whose server honours --config (they run launch_server / sglang serve).

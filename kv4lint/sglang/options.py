@@ -10,6 +10,7 @@ prefix; ``--flag=value``; the last occurrence wins).
 from __future__ import annotations
 
 import bisect
+import fnmatch
 import functools
 import gzip
 import json
@@ -480,6 +481,45 @@ def hydra_kwargs(tokens: list[Value], key: str) -> tuple[dict[str, Value], bool]
         if eq and name.startswith(key) and name[len(key):].isidentifier():
             kwargs[name[len(key):]] = _sub(t, len(text) - len(bare) + len(name) + 1)
     return kwargs, unknown
+
+
+def fork_own(tokens: list[Value], patterns: list[str]) -> tuple[list[Value], list[str]]:
+    """``tokens`` as kv4lint reads them when ``patterns`` (the ``fork-options`` setting) mark what a fork of SGLang
+    adds: each of the fork's options (``--kt-*``) left out with the value after it, as the fork's parser takes it;
+    each of its values of a stock option (``--attention-backend=kt_*``) unknown.  Also the words marked, in order."""
+    own = [p for p in patterns if "=" not in p]
+    values = [tuple(p.split("=", 1)) for p in patterns if "=" in p]
+    tbl = table(None)
+    out: list[Value] = []
+    marked: list[str] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        i += 1
+        text = t.text
+        if text is None or not _looks_like_option(text, tbl):
+            out.append(t)
+            continue
+        name, eq, inline = text.partition("=")
+        if any(fnmatch.fnmatchcase(name, g) for g in own):
+            marked.append(name)
+            if not eq and i < len(tokens) and tokens[i].text is not None and not tokens[i].splat \
+                    and not _looks_like_option(tokens[i].text, tbl):
+                i += 1  # its value
+            continue
+        globs = [v for o, v in values if fnmatch.fnmatchcase(name, o)]
+        if eq and any(fnmatch.fnmatchcase(inline, v) for v in globs):
+            marked.append(text)
+            out += [Value(name, None, t.provenance, use=t.anchor), Value.unknown(t.anchor)]
+            continue
+        out.append(t)
+        nxt = tokens[i] if i < len(tokens) else None
+        if not eq and nxt is not None and nxt.text is not None and any(fnmatch.fnmatchcase(nxt.text, v)
+                                                                       for v in globs):
+            marked.append(f"{name} {nxt.text}")
+            out.append(Value.unknown(nxt.anchor))
+            i += 1
+    return out, marked
 
 
 def normalise(launch: Launch, version: str | None) -> Args:

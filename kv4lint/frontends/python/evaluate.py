@@ -82,6 +82,14 @@ class Evaluator:
         # naming the bound: never "clean" for a value that was not read.
         self.unresolved: str | None = None
         self.steps = 0  # expressions evaluated for the launch being read
+        # The class a launch in a method is read as (``cls.other_args`` of a test subclass); None: the method's own.
+        self.bound_class: Scope | None = None
+        # The environment a service declares, while its command is read (``os.environ.get`` gives these values).
+        self.declared_env: dict[str, object] | None = None
+        # The module's classes: method resolution orders and subclasses, computed once (mro, subclasses).
+        self._mro: dict[int, list[Scope]] = {}
+        self._class_names: dict[str, Scope] | None = None
+        self._subclasses: dict[int, list[Scope]] | None = None
 
     # -- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -705,6 +713,23 @@ class Evaluator:
         if cls is None or cls.kind != "class":
             return UnknownValue(sp, env.org)
         attr = node.attr.value
+        bound = self.bound_class
+        if bound is not None and bound is not cls and cls in self.mro(bound):
+            # Read as the subclass a launch runs as (a test class that sets ``other_args``): the first class of its
+            # method resolution order that sets the attribute gives it.
+            owner = next((c for c in self.mro(bound) if self.sets_attr(c, attr)), None)
+            if owner is None:
+                return UnknownValue(sp, env.org)
+            return self.attr_value(owner, attr, sp, env, inherited=self.inherited(owner, attr), at_value=True)
+        if self._overridden(cls, attr):
+            return UnknownValue(sp, env.org)
+        return self.attr_value(cls, attr, sp, env, shared=self._attr_shared(cls, attr))
+
+    def attr_value(self, cls: Scope, attr: str, sp: Span, env: EvalEnv, *, shared: bool = False,
+                   inherited: bool = False, at_value: bool = False):
+        """The value class ``cls`` gives ``attr`` (its class body, and assignments to ``self.attr`` in its methods),
+        used at ``sp``; unknown where something else than an assignment sets it.  ``at_value``: reported where the
+        value is written (the subclass's ``other_args`` list), not at the use (the base class's launch call)."""
         evs = []
         body = self.table(cls).events.get(attr, [])
         evs.extend(body)
@@ -712,18 +737,66 @@ class Evaluator:
             if m.kind == "function":
                 evs.extend(self.table(m).attr_events.get(attr, []))
         evs = [e for e in evs if e.kind != "pass"]
-        if not evs or any(e.kind != "assign" for e in evs) or self._overridden(cls, attr):
+        if not evs or any(e.kind != "assign" for e in evs):
             return UnknownValue(sp, env.org)
         key = (id(cls), "." + attr)
         if key in env.active:
             return UnknownValue(sp, env.org)
-        org = env.org if env.org.use is not None else Origin(sp, len(evs) > 1)
-        org = Origin(org.use, org.shared or self._attr_shared(cls, attr))
+        org = env.org if env.org.use is not None else Origin(None if at_value else sp, len(evs) > 1)
+        org = Origin(org.use, org.shared or shared or inherited)
         state = UNBOUND
         for e in evs:
             eenv = EvalEnv(e.scope, e.pos, e.frames, org, env.depth + 1, None, env.active | {key})
             state = join_values(state, self.ev(e.node, eenv), sp)
         return restamped(state, org)
+
+    # -- classes of this module: bases, method resolution, attributes ----------
+
+    MAX_MRO = 32  # classes of one method resolution order; past them an attribute is unknown (cost: linear)
+
+    def mro(self, cls: Scope) -> list[Scope]:
+        """``cls`` and the classes of this module it derives from, in Python's order for single-file hierarchies
+        (depth first, left to right, each once); a base from elsewhere ends its branch.  At most :data:`MAX_MRO`."""
+        out = self._mro.get(id(cls))
+        if out is not None:
+            return out
+        if self._class_names is None:
+            self._class_names = {c.node.name.value: c for c in self.idx.classes}
+        by_name = self._class_names
+        out, seen = [], set()
+        stack = [cls]
+        while stack and len(out) < self.MAX_MRO:
+            c = stack.pop()
+            if id(c) in seen:
+                continue
+            seen.add(id(c))
+            out.append(c)
+            bases = [by_name.get(dotted_name(b.value) or "") for b in c.node.bases]
+            stack.extend(b for b in reversed(bases) if b is not None and b is not c)
+        self._mro[id(cls)] = out
+        return out
+
+    def subclasses(self, cls: Scope) -> list[Scope]:
+        """The classes of this module whose method resolution order holds ``cls`` (itself left out), in the order
+        they are written."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for c in self.idx.classes:
+                for base in self.mro(c)[1:]:
+                    self._subclasses.setdefault(id(base), []).append(c)
+            for v in self._subclasses.values():
+                v.sort(key=lambda c: self.start(c.node))
+        return self._subclasses.get(id(cls), [])
+
+    def sets_attr(self, cls: Scope, attr: str) -> bool:
+        """Whether the class body of ``cls`` assigns ``attr`` (``other_args = [...]``, ``model: str = ...``)."""
+        return any(e.kind != "pass" for e in self.table(cls).events.get(attr, ()))
+
+    def inherited(self, owner: Scope, attr: str) -> bool:
+        """Whether another class of this module takes ``attr`` from ``owner`` (a subclass that does not set it):
+        its value then feeds more than one launch, and a fix there changes them all."""
+        return any(next((x for x in self.mro(c) if self.sets_attr(x, attr)), None) is owner
+                   for c in self.subclasses(owner))
 
     def _overridden(self, cls: Scope, attr: str) -> bool:
         """Whether a subclass in this file sets ``attr`` (``cls.attr`` then depends on the class running)."""
@@ -856,10 +929,21 @@ class Evaluator:
                 return ListValue(base.items[int(lo.text):int(hi.text)], sp)
         return UnknownValue(sp, env.org, splat=isinstance(base, ListValue))
 
+    def declared_value(self, node, env: EvalEnv, sp: Span):
+        """``os.environ.get("NAME")`` where the service declares its environment (a BentoML service's ``envs``): the
+        declared value, edited where it is declared; else unknown (the deployment may set it)."""
+        a = call_argument(node, 0, "key")
+        k = self.ev(a, env) if a is not None else None
+        if isinstance(k, StrValue) and k.known and k.text in self.declared_env:
+            return self.declared_env[k.text]
+        return UnknownValue(sp, env.org)
+
     def ev_Call(self, node, env):
         sp = self.span(node)
         f = node.func
         q = self.qualify(f, env.scope)
+        if q in ("os.environ.get", "os.getenv") and self.declared_env is not None:
+            return self.declared_value(node, env, sp)
         if isinstance(f, cst.Attribute):
             meth = f.attr.value
             if q == "shlex.split":

@@ -19,18 +19,30 @@ from kv4lint import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.argv_lists import Word as ArgWord
 from kv4lint.frontends.hints import env_hints, fact_hints
-from kv4lint.frontends.python.evaluate import EvalEnv, Evaluator, NotALaunch
-from kv4lint.frontends.python.index import Event, ModuleIndex, Positions, ProvidedPositions, Scope
+from kv4lint.frontends.python.evaluate import EvalEnv, Evaluator, NotALaunch, literal_value
+from kv4lint.frontends.python.index import Event, ModuleIndex, Positions, ProvidedPositions, Scope, child_nodes, \
+    dotted_name
+from kv4lint.frontends.python.negative import Refusals
 from kv4lint.frontends.python.paths import condition, selections
-from kv4lint.frontends.python.values import ConstValue, DictValue, ListItem, ListValue, StrValue, UnknownValue, \
+from kv4lint.frontends.python.values import LITERAL, ConstValue, DictValue, ListItem, ListValue, StrValue, \
+    UnknownValue, \
     call_argument, chars_of, contiguous_span, ipython_expand, origin_of, split_on_whitespace, truth_of, where_of
 from kv4lint.model import FileError, Hint, Launch, ScanResult, Span, Value
 from kv4lint.prefilter import shell_may_launch
 from kv4lint.sglang.commands import ASYNC_EXEC, CONFIG_ENTRIES, CONFIG_HELPERS, EXEC_L, EXEC_V, HELPERS, SHELL_ONLY, \
-    SUBPROCESS_ARGV, unwrap
+    SUBPROCESS_ARGV, TEST_BASES, unwrap
 from kv4lint.frontends.comments import python_comments
 from kv4lint.source import LineIndex
 from kv4lint.suppression import codes_above, file_codes, trailing_codes
+
+
+def _walk(node):
+    """Every node under ``node`` (with the field it is in), ``node`` itself excluded."""
+    stack = list(child_nodes(node))
+    while stack:
+        item = stack.pop()
+        yield item
+        stack.extend(child_nodes(item[1]))
 
 
 def _values_key(values) -> tuple:
@@ -48,28 +60,48 @@ class Scanner(Evaluator):
             kind = self.classify(call.func, scope)
             if kind is not None:
                 cands.append((call, scope, kind))
-        if not cands:
+        named = any((dotted_name(b.value) or "").rsplit(".", 1)[-1] in TEST_BASES
+                    for c in idx.classes for b in c.node.bases)  # cheap: a class names one of SGLang's test bases
+        services = self.services()
+        cands += services
+        if not cands and not named:
             return self.result
         self.pos = self._positions()
+        tests = self.test_classes() if named else []
         # Calls nested in an Engine(server_args=...) are launches of their own.
         cands.sort(key=lambda c: self.start(c[0]))
         lines = LineIndex(self.text)
+        refusals = Refusals(self.qualify, self.start, lambda offset: lines.position(offset).line)
         for call, scope, kind in cands:
             before = len(self.result.launches)
-            self.unresolved, self.steps = None, 0
-            try:
-                self.read_paths(call, scope, kind, before)
-            except NotALaunch:
+            if not self.read(call, scope, kind, before):
                 continue
-            except RecursionError:
-                self._launch_error(call, "a launch's arguments are nested too deeply to read")
-            except Exception as e:  # noqa: BLE001 - one launch must not hide the others
-                self._launch_error(call, internal_error.describe(e, during="reading this launch"), internal=True)
-            if self.unresolved:  # never "clean" for a value that was not read
-                self._launch_error(call, f"a value of this launch {self.unresolved} (the limit kv4lint reads): "
-                                         "not resolved")
             self._mark_disabled(self.result.launches[before:], lines, self.start(call))
+            if len(self.result.launches) > before:
+                why = refusals.reason(call, scope)
+                for launch in self.result.launches[before:]:
+                    launch.not_judged = why
+            if kind[0] != "service":
+                self.subclass_launches(call, scope, kind, lines)
+        for cls, base in tests:
+            self.test_class_launch(cls, base, lines)
         return self.result
+
+    def read(self, call, scope: Scope, kind: tuple[str, str], before: int) -> bool:
+        """Read one launch call (:meth:`read_paths`), a problem a file error; False: it is no launch."""
+        self.unresolved, self.steps = None, 0
+        try:
+            self.read_paths(call, scope, kind, before)
+        except NotALaunch:
+            return False
+        except RecursionError:
+            self._launch_error(call, "a launch's arguments are nested too deeply to read")
+        except Exception as e:  # noqa: BLE001 - one launch must not hide the others
+            self._launch_error(call, internal_error.describe(e, during="reading this launch"), internal=True)
+        if self.unresolved:  # never "clean" for a value that was not read
+            self._launch_error(call, f"a value of this launch {self.unresolved} (the limit kv4lint reads): "
+                                     "not resolved")
+        return True
 
     def read_paths(self, call, scope: Scope, kind: tuple[str, str], before: int) -> None:
         """Read a launch; when its values depend on choices the code makes (paths.py), once per path."""
@@ -225,6 +257,8 @@ class Scanner(Evaluator):
             if isinstance(v, StrValue) and name == "system":
                 v = ipython_expand(v)  # IPython substitutes {expr} in ! commands before the shell runs
             self.shell_launch(call, env, v)
+        elif what == "service":
+            self.service_launch(call, scope, env)
         elif what == "async_exec":
             self.words_launch(call, env, self.argv_of([a for a in call.args if a.keyword is None], env))
         elif what == "exec_v":
@@ -485,6 +519,148 @@ class Scanner(Evaluator):
             self._unhole(launch, holes)
             self.result.launches.append(launch)
         self.result.errors.extend(res.errors)
+
+    # -- services that return their command: BentoML ---------------------------------------------------------
+
+    def services(self) -> list[tuple]:
+        """The ``return`` statements of each ``__command__`` of a class decorated ``@bentoml.service(...)``: BentoML
+        runs the list it returns as the service's server; read as candidates of kind ``service``."""
+        out = []
+        for cls in self.idx.classes:
+            if not any(self.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator,
+                                    cls.parent) == "bentoml.service" for d in cls.node.decorators
+                       if isinstance(d.decorator, (cst.Call, cst.Name, cst.Attribute))):
+                continue
+            for m in cls.children:
+                if m.kind == "function" and m.node.name.value == "__command__":
+                    out += [(ret, m, ("service", cls)) for _f, ret in _walk(m.node.body)
+                            if isinstance(ret, cst.Return) and ret.value is not None]
+        return out
+
+    def service_launch(self, ret, method: Scope, env: EvalEnv) -> None:
+        """``return ["python", "-m", "sglang.launch_server", ...]`` in a BentoML service's ``__command__``; the
+        environment its decorator declares (``envs=[{"name": ..., "value": ...}]``) gives ``os.environ.get``'s
+        values there."""
+        cls = method.parent
+        declared: dict[str, object] = {}
+        for d in cls.node.decorators:
+            envs = call_argument(d.decorator, None, "envs") if isinstance(d.decorator, cst.Call) else None
+            v = self.ev(envs, EvalEnv(cls.parent, self.start(cls.node), ())) if envs is not None else None
+            for item in v.items if isinstance(v, ListValue) else []:
+                entry = item.val
+                name = entry.entries.get("name") if isinstance(entry, DictValue) else None
+                value = entry.entries.get("value") if isinstance(entry, DictValue) else None
+                if name is not None and value is not None and isinstance(name.val, StrValue) and name.val.known:
+                    declared[name.val.text] = value.val
+        self.declared_env = declared
+        try:
+            lst = self.ev(ret.value, env)
+        finally:
+            self.declared_env = None
+        if not isinstance(lst, ListValue):
+            raise NotALaunch
+        words = [ArgWord(self.value(it.val, it.remove), item=it.val) for it in lst.items]
+        cmd = unwrap(words)
+        m = cmd.match if cmd is not None else None
+        if m is None:
+            raise NotALaunch
+        self.result.launches.append(Launch(
+            path=self.path, form="argv", entry=m.entry, span=self.fanchor(self.span(ret)),
+            anchor=self.fanchor(self.span(method.node.name)), argv=[w.value for w in cmd.words[m.start:]],
+            language="python", hints=fact_hints(cmd.facts, ArgWord.anchor)))
+
+    # -- server-test classes: the launch a base class makes, run as each subclass -------------------------
+
+    def subclass_launches(self, call, scope: Scope, kind: tuple[str, str], lines: LineIndex) -> None:
+        """A launch in a method of a class of this module that reads the class's attributes (``popen_launch_server(
+        cls.model, ..., other_args=cls.other_args)`` in ``setUpClass``) runs once per subclass that sets them: one
+        launch per such subclass, read as that class and reported there."""
+        method = scope
+        while method is not None and method.kind == "lambda":
+            method = method.parent
+        owner = method.parent if method is not None and method.kind == "function" else None
+        if owner is None or owner.kind != "class":
+            return
+        attrs = {n.attr.value for _f, n in _walk(method.node) if isinstance(n, cst.Attribute)
+                 and isinstance(n.value, cst.Name) and n.value.value in ("cls", "self")}
+        for sub in self.subclasses(owner):
+            if not any(self.sets_attr(sub, a) for a in attrs):
+                continue
+            before = len(self.result.launches)
+            self.bound_class = sub
+            try:
+                read = self.read(call, scope, kind, before)
+            finally:
+                self.bound_class = None
+            if read:
+                self._as_class(sub, self.result.launches[before:], lines)
+
+    def test_classes(self) -> list[tuple[Scope, str]]:
+        """The classes of this module that derive from one of SGLang's server-test base classes
+        (:data:`~kv4lint.sglang.commands.TEST_BASES`, imported from SGLang) and set an attribute its launch reads."""
+        out = []
+        for cls in sorted(self.idx.classes, key=lambda c: self.start(c.node)):
+            base = self.test_base(cls)
+            if base is not None and any(self.sets_attr(c, a) for c in self.mro(cls) for a in TEST_BASES[base].attrs):
+                out.append((cls, base))
+        return out
+
+    def test_base(self, cls: Scope) -> str | None:
+        for c in self.mro(cls):
+            for b in c.node.bases:
+                q = self.qualify(b.value, c.parent) if isinstance(b.value, (cst.Name, cst.Attribute)) else None
+                term = q.rsplit(".", 1)[-1] if q else None
+                if term in TEST_BASES and q.startswith("sglang.") and term not in self.idx.defined:
+                    return term
+        return None
+
+    def test_class_launch(self, cls: Scope, name: str, lines: LineIndex) -> None:
+        """``class TestX(DefaultServerBase): model = ...; other_args = [...]``: the launch the base's ``setUpClass``
+        makes with this class's attributes (``popen_launch_server(cls.model, ..., other_args=...)``)."""
+        base = TEST_BASES[name]
+        self.unresolved, self.steps = None, 0
+        env = EvalEnv(cls, self.start(cls.node), ())
+
+        def attr(a: str):
+            owner = next((c for c in self.mro(cls) if self.sets_attr(c, a)), None)
+            if owner is None:
+                default = base.defaults.get(a)
+                return literal_value(default, LITERAL) if default is not None else UnknownValue(
+                    self.span(cls.node.name), env.org)
+            return self.attr_value(owner, a, self.span(cls.node.name), env, inherited=self.inherited(owner, a),
+                                   at_value=True)
+
+        items: list[ListItem] = []
+        for word in base.words:
+            if word.startswith("*"):
+                v = attr(word[1:])
+                items.extend(v.items if isinstance(v, ListValue) else [
+                    ListItem(UnknownValue(self.span(cls.node.name), splat=True))])
+            elif "{" in word:
+                head, rest = word.split("{", 1)
+                v = attr(rest.split("}", 1)[0])
+                known = isinstance(v, (StrValue, ConstValue)) and v.text is not None
+                items.append(ListItem(literal_value(head + str(v.text), LITERAL) if known
+                                      else UnknownValue(self.span(cls.node.name))))
+            else:
+                items.append(ListItem(literal_value(word, LITERAL)))
+        model = self.words(ListValue([ListItem(attr(base.model))]), None)[0]
+        argv = [Value("--model-path"), model, *self.words(ListValue(items), None)]
+        launch = Launch(path=self.path, form="argv", entry="popen_launch_server",
+                        span=self.fanchor(self.span(cls.node)), anchor=self.fanchor(self.span(cls.node.name)),
+                        argv=argv, language="python", config_via="sglang.launch_server")
+        self.result.launches.append(launch)
+        if self.unresolved:
+            self._launch_error(cls.node, f"a value of this launch {self.unresolved} (the limit kv4lint reads): "
+                                         "not resolved")
+        self._mark_disabled([launch], lines, self.start(cls.node))
+
+    def _as_class(self, cls: Scope, launches: list[Launch], lines: LineIndex) -> None:
+        """Launches read as class ``cls``: reported at the class (its name), whose attributes they take."""
+        span, anchor = self.fanchor(self.span(cls.node)), self.fanchor(self.span(cls.node.name))
+        for launch in launches:
+            launch.span, launch.anchor = span, anchor
+        self._mark_disabled(launches, lines, self.start(cls.node))
 
     # -- argv helpers ------------------------------------------------------
     def words(self, lst, node) -> list[Value]:

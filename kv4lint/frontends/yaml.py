@@ -27,7 +27,7 @@ from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_sca
 from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import SHELLS
 from kv4lint.source import LineIndex, OffsetMap
-from kv4lint.target import normalise_gpu
+from kv4lint.sglang.gpus import normalise_gpu
 
 # ---------------------------------------------------------------------------
 # Hints from YAML structures

@@ -48,6 +48,11 @@ class Context:
     sglang: str  # SGLang's message, with its exception type
     field: str  # the ServerArgs field SGLang's event names first
     fix_dtype: str = "fp8_e4m3"  # the dtype kv4lint's fix writes
+    # Where SGLang accepts the launch, in plain words joined by "or" ("Blackwell or Blackwell RTX/GB10"), and the
+    # archs that refuse it for this code and token, when some candidates refuse it: for a message true on all of
+    # them (``Said.general``).
+    accepted: str = ""
+    refused: tuple[str, ...] = ()
 
     @property
     def release(self) -> str:
@@ -76,6 +81,11 @@ class Said:
     advice: str = ""  # the one fix, an imperative clause; "" when there is none to name
     detail: str = ""  # sentences for the detail: alternatives, what kv4lint assumed
     short: str = ""  # the message in fewer words, for a headline that would pass HEADLINE characters
+    # The message true on every candidate that refuses for this code and token, where their own messages differ
+    # (one finding per token: "--kv-cache-dtype nvfp4 needs Blackwell", not "needs Hopper" and "needs Blackwell");
+    # ``general_own``: it is this candidate's own cause in fewer words (preferred to one derived from elsewhere).
+    general: str = ""
+    general_own: bool = True
 
     def headline(self, before: str = "", after: str = "") -> str:
         """``before`` (a scope: ``refused on sm90 (Hopper):``) + the message + ``after`` (``(on any GPU)``), then

@@ -16,9 +16,9 @@ def say(c: Context) -> Said:
     bp = backend_phrase(c.field, backend, args, derived, c.machine, c.model) if backend else \
         "its attention backend"
     notes = [derived_note(derived, backend, c.machine, c.model)] if backend and derived else []
-    # Short, yet never the user's words for SGLang's pick: ``SGLang's flashinfer`` when the launch does not set it.
-    picked = "SGLang's " if derived else ""
-    short = f"{c.dflag} is refused with {picked}{backend}" if backend else ""
+    # Short, yet never the user's words for SGLang's pick: ``SGLang's default backend flashinfer`` when the launch
+    # does not set it.
+    short = f"{c.dflag} is refused with {bp if derived else backend}" if backend else ""
     if allowed and ev.step.endswith("kv4_compatibility"):
         att = ev.data.get("attention", c.model.attention or "")
         if ev.data.get("which") == "decode":
@@ -36,7 +36,14 @@ def say(c: Context) -> Said:
         anchor = c.field
     return Said(f"{c.dflag} is refused with {bp}", anchor, c.use_fix,
                 join_sentences(*notes, "Or choose one of those backends" if allowed else ""),
-                short=short)
+                short=short, general=f"{c.dflag} is refused with {_picked(derived)}")
+
+
+def _picked(derived: str | None) -> str:
+    """The backends a launch runs on several GPUs, in one phrase true of each."""
+    if not derived:
+        return "its attention backends"
+    return "SGLang's default backends" if derived == "default attention backend" else "the backends SGLang picks"
 
 
 RULE = Rule(

@@ -13,7 +13,8 @@ def say(c: Context) -> Said:
     bp = backend_phrase(c.event.data.get("field", "attention_backend"), "tokenspeed_mla", c.args, None, c.machine,
                         c.model)
     return Said(f"{c.dflag} silently becomes fp8_e4m3 with tokenspeed_mla", "kv_cache_dtype",
-                "set fp8_e4m3", f"SGLang replaces it: {bp} requires fp8_e4m3. Or choose another backend")
+                "set fp8_e4m3", f"SGLang replaces it: {bp} requires fp8_e4m3. Or choose another backend",
+                short=f"{c.dflag} silently becomes fp8_e4m3")
 
 
 def name_refused(d: str, form: str, version: str | None, *, fp4_name: bool,

@@ -237,9 +237,10 @@ def _refused_somewhere(args, target, fix_dtype, v: Verdicts, n) -> list[RuleFind
             said_all = [_said(x[4], args, target, x[1], x[2], fix_dtype, refused=_expand([w[0].arch for w in where],
                               target), accepted=_where_refused(accepted, target, plain=True, conj="or", bare=True))[1]
                         for x in members_]
-            best = next((x for x in said_all if x.general and x.general_own), None) or next(
-                (x for x in said_all if x.general), None)
-            general = best.general if best is not None else first.message
+            best = next((i for i, x in enumerate(said_all) if x.general and x.general_own), None)
+            best = next((i for i, x in enumerate(said_all) if x.general), 0) if best is None else best
+            general = said_all[best].general or first.message
+            _, m, model, o, ev, _ = members_[best]  # SGLang's words of the candidate whose cause the headline says
         f = _finding(ev, args, target, m, model, n, fix_dtype, scope="some", derived=o.derived, where=where,
                      decide=_deciding(target, [(mm, md.mla) for mm, md in where], v.candidates), general=general,
                      elsewhere=_where_refused(accepted, target, but=False))

@@ -9,6 +9,11 @@ from typing import Any, Callable
 from kv4lint.model import Fix, Severity
 from kv4lint.sglang.options import flag_for
 
+# What every dtype fix's safety adds (a fix removes a refusal, never a choice that works where the launch runs).
+WARNING_FIX = (" A warning's fix (SGLang refuses the launch on some of the GPUs or models it can be for, not all) is "
+               "always unsafe: it would take away a choice that works on the others. State the GPU (`--gpu`) or "
+               "the model's attention to decide.")
+
 # Fields that only exist for FP4 KV caches: a fix to fp8 removes them.
 FP4_ONLY_FIELDS = ("prefill_kv_cache_dequant_dtype",)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix, join_sentences
+from kv4lint.rules.codes.base import WARNING_FIX, Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import backend_phrase, derived_by, derived_note
 from kv4lint.sglang.releases import FIRST_KV4, label
 
@@ -71,7 +71,7 @@ RULE = Rule(
     ),
     fix_safety=(
         "Safe when the dtype is written at the launch site; unsafe when it comes from a variable or constant "
-        "that other code also uses."
+        "that other code also uses." + WARNING_FIX
     ),
     since=label(FIRST_KV4),
     examples=(

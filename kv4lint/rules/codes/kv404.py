@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix, join_sentences
+from kv4lint.rules.codes.base import WARNING_FIX, Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import arch_name
 from kv4lint.sglang.gpus import arch_major
 from kv4lint.sglang.releases import FP4_RENAMED, label
@@ -86,7 +86,7 @@ RULE = Rule(
         "auto` on the host."
     ),
     fix="Use an fp8 KV cache, or `fp4_mx_block16` where its backend rules allow it.",
-    fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise.",
+    fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise." + WARNING_FIX,
     since=label(FP4_RENAMED),
     examples=(
         Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4",

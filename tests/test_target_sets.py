@@ -342,3 +342,14 @@ def test_a_verdict_of_the_newest_releases_only_names_them(tmp_path, capsys):
                                                                  "fp4_mx_block16 --attention-backend fa3"))
     assert lines == ["1:96: KV401 (error) [*] --kv-cache-dtype fp4_mx_block16 is refused with --attention-backend "
                      "fa3 (any GPU); use fp8_e4m3"]
+
+
+def test_a_cause_only_some_gpus_have_beside_one_every_gpu_has_is_a_warning_beside_the_error():
+    # trtllm_mla runs on Blackwell only (KV407 off it), and takes no FP4 KV cache anywhere (KV401): the launch is
+    # refused on every GPU (an error), and the backend's own refusal holds on some GPUs only (a warning naming them).
+    argv = ["--model-path", LLAMA, "--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "trtllm_mla"]
+    found = {f.code: f for f in kv4lint.check_argv(argv, sglang_version="0.5.23")}
+    assert (found["KV401"].severity.value, found["KV407"].severity.value) == ("error", "warning")
+    assert found["KV407"].message == ("refused on Ampere/Ada and Hopper: --attention-backend trtllm_mla needs "
+                                      "Blackwell; set --gpu")
+    assert "this GPU" not in found["KV407"].message

@@ -153,9 +153,9 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
     v = Verdicts(target.sglang_version, poss)
     found: list[RuleFinding] = []
     if len(v.refused_by) == len(v.candidates):
-        found += _refused_everywhere(args, target, fix_dtype, poss, v.results, plain, n)
+        found += _refused_everywhere(args, target, fix_dtype, poss, v, plain, n)
         for f in found:
-            f.fix = _verified(f.fix, poss, target)
+            f.fix = _verified(f.fix, poss, target) if f.severity == Severity.ERROR else _opt_in(f.fix, target, v)
     elif v.refused_by:
         found += _refused_somewhere(args, target, fix_dtype, v, n)
     elif strict and any(r[3] for r in v.results):
@@ -186,15 +186,17 @@ def _accepted_with_warnings(args, target, fix_dtype, v: Verdicts, n) -> list[Rul
         where = [(x[1], x[2]) for x in hits]
         f = _finding(ev, args, target, m, model, n, fix_dtype, scope="some", refusal=False, where=where,
                      decide=_deciding(target, [(mm, md.mla) for mm, md in where], v.candidates))
-        f.fix = _opt_in(f.fix, target, v, [c for c, *_ in hits])
+        f.fix = _opt_in(f.fix, target, v)
         found.append(f)
     return found
 
 
-def _refused_everywhere(args, target, fix_dtype, poss, results, plain, n) -> list[RuleFinding]:
+def _refused_everywhere(args, target, fix_dtype, poss, v: Verdicts, plain, n) -> list[RuleFinding]:
     """Every candidate refuses: an error. The headline is the cause common to the possibilities where the dtype
     is otherwise allowed (not refused for the GPU arch); with unknown backends, the launch as written (no hidden
-    backend flag) first; the other candidates' causes go to the detail."""
+    backend flag) first; the other candidates' causes go to the detail. A cause (code and token) that only some
+    candidates have, beside one every candidate has, is a warning naming where (the set rule, per code)."""
+    results = v.results
     failing = list(enumerate(results))
     written = [(i, r) for i, r in failing
                if all(poss[i][2].get(f) is None for f in BACKEND_FIELDS if plain.get(f) is UNKNOWN)]
@@ -215,6 +217,16 @@ def _refused_everywhere(args, target, fix_dtype, poss, results, plain, n) -> lis
             same.detail = join_sentences(same.detail, f"Past that, {sglang_detail(ev, label(target))}")
             continue
         found[(f.code, f.field)] = f
+    if scope == "every" and len(found) > 1:
+        head = next(iter(found))
+        where = [c for c in v.candidates if any(_said(e, args, target, c[0], results[v.candidates[c][0]][1],
+                                                      fix_dtype)[1].anchor == head[1] and e.code == head[0]
+                                                for e in results[v.candidates[c][0]][3])]
+        if len(where) < len(v.candidates):  # the head is some candidates' cause; another is every candidate's
+            members_ = [results[v.candidates[c][0]][:2] for c in where]
+            found[head] = _finding(evs[0], args, target, m, model, n, fix_dtype, scope="some", derived=o.derived,
+                                   where=members_, decide=_deciding(target, [(mm, md.mla) for mm, md in members_],
+                                                                    v.candidates))
     return list(found.values())
 
 
@@ -247,7 +259,7 @@ def _refused_somewhere(args, target, fix_dtype, v: Verdicts, n) -> list[RuleFind
         if general:  # each candidate's own cause in the detail
             f.detail = join_sentences(f.detail, *(
                 _upper_first(f"{_where_refused([(x[1], x[2])], target)}: {x[5].message}") for x in members_))
-        f.fix = _opt_in(f.fix, target, v, [x[0] for x in members_])
+        f.fix = _opt_in(f.fix, target, v)
         found.append(f)
     return found
 
@@ -256,7 +268,7 @@ def _upper_first(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _opt_in(fix: Fix | None, target: Target, v: Verdicts, where: list[tuple]) -> Fix | None:
+def _opt_in(fix: Fix | None, target: Target, v: Verdicts) -> Fix | None:
     """A warning's fix: never safe, for SGLang accepts the launch on other candidates (a fix removes a refusal,
     never a choice that works where the launch runs). The description says where it works and how to decide."""
     if fix is None:

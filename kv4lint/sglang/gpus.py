@@ -7,6 +7,7 @@ the messages) reads it through :func:`normalise_gpu` and names archs through :fu
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Names a user types for a GPU -> SGLang's arch facts (docs/sglang-rules.md §2.1).
@@ -96,22 +97,35 @@ def class_of(arch: str) -> str:
 
 def representatives(archs) -> tuple[str, ...]:
     """One arch per class among ``archs`` (the first of each, in :data:`ARCHS` order): the archs to judge."""
+    return _representatives(ordered(archs))
+
+
+@functools.lru_cache(maxsize=1024)
+def _representatives(archs: tuple[str, ...]) -> tuple[str, ...]:
     out: dict[str, str] = {}
-    for a in ordered(archs):
+    for a in archs:
         out.setdefault(class_of(a), a)
     return tuple(out.values())
 
 
 def members(rep: str, archs) -> tuple[str, ...]:
     """The archs of ``archs`` that ``rep`` stands for (those of its class)."""
-    cls = class_of(rep)
-    return tuple(a for a in ordered(archs) if class_of(a) == cls)
+    return _members(class_of(rep), ordered(archs))
+
+
+@functools.lru_cache(maxsize=1024)
+def _members(cls: str, archs: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(a for a in archs if class_of(a) == cls)
 
 
 def ordered(archs) -> tuple[str, ...]:
     """``archs`` without repeats, known archs in :data:`ARCHS` order, then the others by name."""
-    s = set(archs)
-    return tuple(a for a in ARCHS if a in s) + tuple(sorted(s - set(ARCHS)))
+    return _ordered(frozenset(archs))
+
+
+@functools.lru_cache(maxsize=1024)
+def _ordered(archs: frozenset[str]) -> tuple[str, ...]:
+    return tuple(a for a in ARCHS if a in archs) + tuple(sorted(archs - set(ARCHS)))
 
 
 def arch_name(arch: str | None) -> str:
@@ -147,6 +161,11 @@ def describe(archs, *, names: bool = False, brief: bool = False, conj: str = "an
     """A set of archs in plain words first: ``Ampere/Ada and Hopper (sm8x, sm90)``, ``Hopper (sm90)``;
     ``names``: the families alone (``Ampere/Ada and Hopper``); ``brief``: the archs alone (``sm8x and sm90``);
     ``conj`` joins the last two (``or``)."""
+    return _describe(ordered(archs), names, brief, conj)
+
+
+@functools.lru_cache(maxsize=1024)
+def _describe(archs: tuple[str, ...], names: bool, brief: bool, conj: str) -> str:
     groups = _groups(archs)
     if brief:
         return and_list([g[1] for g in groups], conj)

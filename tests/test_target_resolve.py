@@ -64,6 +64,7 @@ def test_a_guard_narrows_whichever_rung_chose_the_set():
     assert choose(None, [gpu("sm100 sm103", "guard")]).archs == ("sm100", "sm103")
     assert choose(None, [gpu("!sm100", "guard")]).archs == tuple(a for a in ARCHS if a != "sm100")
     assert choose(None, [gpu("sm90 sm100", "file"), gpu("sm100 sm120", "guard")]).archs == ("sm100",)
+    assert choose(("sm75", "--gpu"), [gpu("!sm100", "guard")]).archs == ("sm75",)  # an arch kv4lint does not list
     # Inside a branch for a B200 on an H100 the launch never runs: nothing GPU-dependent is judged.
     c = choose(("sm90", "--gpu"), [gpu("sm100", "guard", "if nvidia-smi ... | grep -q B200")])
     assert c.archs == () and "never runs" in c.source and "if nvidia-smi ... | grep -q B200" in c.source

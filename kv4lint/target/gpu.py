@@ -73,7 +73,8 @@ def choose(stated: tuple[str, str] | None, hints: Iterable[Hint], *,
     for h, s in guards:
         if s is None:
             continue
-        archs = archs & s
+        # "!x": every arch but x, whatever the set holds (a stated sm75 stays in the else branch of a B200 test)
+        archs = archs - (set(ARCHS) - s) if h.value.strip().startswith("!") else archs & s
         narrowed.append(_said(h, where, s))
     if level == "every" and not narrowed:
         why.append(f"not stated: every GPU kv4lint knows, judged once per kind SGLang tells apart: "
@@ -85,4 +86,4 @@ def choose(stated: tuple[str, str] | None, hints: Iterable[Hint], *,
     if not archs:
         why.append("the launch never runs on the GPU the target is: nothing that depends on the GPU is judged")
     why += unmapped
-    return GpuChoice(ordered(archs), level, "; ".join(why))
+    return GpuChoice(ordered(archs), level, "; ".join(dict.fromkeys(why)))  # a form read twice is said once

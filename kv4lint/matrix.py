@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from kv4lint.api import check_argv
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.engine import kv4_dtypes
+from kv4lint.sglang.gpus import normalise_gpu
 from kv4lint.sglang.options import table
-from kv4lint.sglang.releases import FIRST_KV4, NEWEST_LABEL, label as release_label, release
-from kv4lint.target import normalise_gpu, parse_version
+from kv4lint.sglang.releases import FIRST_KV4, NEWEST_LABEL, label as release_label, parse as parse_version, release
 
 DEFAULT_GPUS = ("sm90", "sm100", "sm120")
 MODEL = "model"  # a model path that tells kv4lint nothing: the attention comes from the column

@@ -23,13 +23,13 @@ from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
 from kv4lint.prefilter import might_launch
 from kv4lint.rules.check import RuleFinding
 from kv4lint.rules.codes.base import join_sentences
-from kv4lint.rules.parser import Inferred, dummy_model, infer_release, judge
+from kv4lint.rules.parser import dummy_model, infer_release, judge
 from kv4lint.settings import Settings
-from kv4lint.sglang.options import Args, fork_own, normalise
-from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest, nightly_between
+from kv4lint.sglang.options import Args, fork_own
 from kv4lint.source import LineIndex
 from kv4lint.sourced import attach_sourced
-from kv4lint.target import ModelInfo, Target, infer_model, normalise_gpu, normalise_platform, parse_version
+from kv4lint.target import Target
+from kv4lint.target.resolve import resolve
 
 
 # ---------------------------------------------------------------------------
@@ -93,7 +93,7 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
             argv, forks = fork_own(launch.argv, settings.fork_options)
             config_argv, more = fork_own(launch.config_argv, settings.fork_options)
             launch, forks = dataclasses.replace(launch, argv=argv, config_argv=config_argv), forks + more
-        target, args = resolve_target(launch, settings, base_dir=base_dir)
+        target, args = resolve_target(launch, settings, base_dir=base_dir, index=index)
         rep.targets.append({"line": line, "entry": launch.entry,
                             **({"when": launch.condition} if launch.condition else {}), **target.describe()})
         notes = [dummy_model(args)] + ([f"the fork's own ({settings.sources.get('fork_options', 'fork-options')}), "
@@ -233,131 +233,12 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
 
 
 # ---------------------------------------------------------------------------
-# Target resolution: CLI > config > hints in the launch > the repository > defaults
+# The target: decided by kv4lint.target.resolve, with the release inference of SGLang's parser (the rules')
 
 
-def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None = None) -> tuple[Target, Args]:
-    sources: dict[str, str] = {}
-    hints = {h.kind: h for h in reversed(launch.hints)}  # first hint of each kind wins
-    inferred = False
-
-    # SGLang version (needed to read the arguments: options differ per release)
-    version = None
-    if settings.sglang_version:
-        version = settings.sglang_version
-        sources["sglang_version"] = settings.sources.get("sglang_version", "--sglang-version")
-    elif "sglang_version" in hints:
-        version = hints["sglang_version"].value
-        sources["sglang_version"] = hints["sglang_version"].reason
-    elif settings.repo_sglang_version:
-        version = settings.repo_sglang_version
-        sources["sglang_version"] = settings.repo_sglang_version_source or "the repository"
-    else:
-        inferred = True
-    if version is not None:
-        try:
-            if beyond_newest(parse_version(version)):
-                sources["sglang_version"] += "; " + BEYOND_NEWEST_NOTE
-        except ValueError:
-            sources["sglang_version"] += "; not a version, judged by the newest rule pack"
-            version = None
-
-    args = normalise(launch, version)
-    evidence: tuple[str, ...] = ()
-    words: tuple = ()  # the words no release takes together, when none does
-    if inferred:
-        # Not stated: the launch's own options and values say which release it was written for. A dated nightly
-        # image rules out every release after the first one published after its day (it cannot hold their code).
-        nightly = hints.get("sglang_nightly")
-        before, upto = nightly_between(nightly.value) if nightly else (None, None)
-        found = infer_release(launch, normalise(launch, upto) if upto else args, upto=upto)
-        version, args = found.version, found.args
-        within = ""
-        if upto:
-            within = (f" up to {upto} ({nightly.reason}: a nightly of {nightly.value}, "
-                      f"{f'after {before} and ' if before else ''}before {upto})")
-        if version is not None:
-            why = f" ({'; '.join(found.evidence)})" if found.evidence else ""
-            sources["sglang_version"] = (f"inferred: {version}, the newest release{within} that takes every option "
-                                         f"and value of the launch{why}")
-        else:
-            sources["sglang_version"] = f"not stated: judged by the newest rule pack, {NEWEST_LABEL}"
-        evidence = _build_evidence(launch, found, settings, upto)
-        words = found.rejected if version is None else ()
-        if evidence:
-            sources["sglang_version"] += "; evidence of an SGLang build kv4lint does not know: " + "; ".join(evidence)
-
-    # Platform
-    platform, reason = None, None
-    if settings.platform and settings.platform != "auto":
-        platform = normalise_platform(settings.platform)
-        reason = settings.sources.get("platform", "--platform")
-    elif settings.platform == "auto":
-        from kv4lint import platform_detect  # --platform auto only
-
-        det = platform_detect.detect()
-        platform, reason = det.platform, det.reason
-        if det.arch and not settings.gpu:
-            sources["gpu"] = det.reason
-    if platform is None:
-        dev = args.get("device")
-        if dev is not None and dev.known and dev.text:
-            try:
-                platform = normalise_platform(dev.text.split(":")[0])
-                flag = "--device" if args.form == "argv" else "device="
-                reason = f"{flag} {dev.text}" if args.form == "argv" else f"device={dev.text!r}"
-            except ValueError:
-                pass
-    if platform is None and "platform" in hints:
-        platform, reason = hints["platform"].value, hints["platform"].reason
-    if platform is None:
-        platform, reason = "cuda", None
-        sources["platform"] = "default (cuda)"
-    else:
-        sources["platform"] = reason or "?"
-
-    # GPU arch
-    arch = None
-    if settings.gpu:
-        arch = normalise_gpu(settings.gpu)
-        sources["gpu"] = settings.sources.get("gpu", "--gpu")
-    elif settings.platform == "auto":
-        arch = det.arch  # detected above
-    elif "gpu" in hints:
-        arch, sources["gpu"] = hints["gpu"].value, hints["gpu"].reason
-    if arch is None:
-        sources["gpu"] = "unknown"
-
-    # Model
-    mp = args.get("model_path")
-    model_path = mp.text if mp is not None and mp.known else None
-    model = infer_model(model_path, base_dir=base_dir) if model_path else ModelInfo()
-    attention = settings.model_attention
-    attention_src = settings.sources.get("model_attention", "--model-attention")
-    if model_path:
-        for pat, att in settings.model_overrides.items():
-            if fnmatch(model_path, pat) or fnmatch(model_path.lower(), pat.lower()):
-                attention, attention_src = att, f"model override {pat!r}"
-                break
-    if attention:
-        model = ModelInfo(model.architecture, attention.lower() == "mla", model.dsa, attention_src)
-    sources["model_attention"] = model.source if model.mla is not None else "unknown"
-
-    target = Target(platform=platform, arch=arch, model=model, sglang_version=version, strict=settings.strict,
-                    sources=sources, platform_reason=reason, version_inferred=inferred, build_evidence=evidence,
-                    build_words=words)
-    return target, args
-
-
-def _build_evidence(launch: Launch, found: Inferred, settings: Settings, upto: str | None) -> tuple[str, ...]:
-    """What says a launch whose release was not stated targets an SGLang build kv4lint does not know: options
-    and values no release it knows (up to ``upto``, a dated nightly's next release) takes together, a
-    development image, a nightly newer than every release kv4lint knows, a git install."""
-    which = f"up to {upto}, the release after the nightly," if upto else "kv4lint knows"
-    out = [] if found.version is not None or not found.evidence else [
-        f"no release {which} takes all its options and values: " + ", ".join(found.evidence)]
-    out += [f"{h.reason} (a {h.value} build, not a release)" for h in launch.hints if h.kind == "sglang_build"]
-    out += [f"{h.reason} (a nightly of {h.value}, newer than SGLang {NEWEST_LABEL}, the newest release kv4lint "
-            "knows)" for h in launch.hints if h.kind == "sglang_nightly" and nightly_between(h.value)[1] is None]
-    out += [f"{where}: SGLang installed from git or source" for where in settings.repo_sglang_source_installs]
-    return tuple(dict.fromkeys(out))
+def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None = None,
+                   index: LineIndex | None = None) -> tuple[Target, Args]:
+    """The target ``launch`` is judged against (:func:`kv4lint.target.resolve.resolve`) and its arguments;
+    ``index``: the file's lines, to name where the evidence is written."""
+    line_of = (lambda offset: index.position(offset).line) if index is not None else None
+    return resolve(launch, settings, infer=infer_release, base_dir=base_dir, line_of=line_of)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import compare, grid, oracle, probes
+from conformance import compare, grid, oracle, probes, targets
 from kv4lint.rules import engine
 from kv4lint.sglang import options
 from kv4lint.sglang import releases
@@ -172,3 +172,49 @@ def test_random_configurations(version, request):
     _report(request, version, f"random ({runner.codes_compared} codes)", tally)
     assert runner.codes_compared > grid.RandomRunner.SAMPLES // 2
     _fail_on(tally)
+
+
+# ---------------------------------------------------------------------------------------------
+# Launches with no GPU stated: kv4lint's candidate set against SGLang on every arch (tests/conformance/targets.py)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_gpu_classes(version, request):
+    """The archs kv4lint judges once per class (kv4lint.sglang.gpus.CLASSES) are alike in SGLang's code: every
+    platform probe of the wheel's utils/common.py has one value across a class, and SGLang's resolution (every
+    step, every outcome) is the same on each arch as on its class's representative."""
+    from kv4lint.sglang.gpus import ARCHS, CLASSES
+
+    for rep, members in CLASSES.items():
+        # fresh probes: the simulation adds stand-ins to the cached ones of the machines it runs on
+        facts = {a: {k: bool(f()) for k, f in probes.Probes(version, "cuda", a).ns.items()
+                     if k.startswith("is_") and callable(f)} for a in members}
+        assert all(facts[a] == facts[rep] for a in members), (rep, facts)
+    assert sorted(a for m in CLASSES.values() for a in m) == sorted(ARCHS)
+    n, differ = targets.class_differences(version)
+    line = f"conformance gpu classes sglang=={version}: {n} launches x {len(ARCHS)} archs, {len(differ)} differ"
+    request.node.user_properties.append(("conformance", line))
+    assert differ == [], "\n".join(differ[:12])
+
+
+def test_launches_with_no_gpu_stated(request):
+    """400 seeded FP4 launches with no GPU stated: kv4lint's verdict (error / warning / clean) is SGLang's over
+    the nine archs sm80 ... sm121 (refused on all / refused or warned of on some / neither)."""
+    import collections
+
+    import kv4lint
+
+    tally: collections.Counter = collections.Counter()
+    differ = []
+    for launch in targets.launches(400):
+        want, per_arch = targets.sglang_verdict(launch)
+        got, found = targets.kv4lint_verdict(launch, kv4lint.check_argv)
+        tally[want] += 1
+        if want != got:
+            differ.append(f"{launch.describe()}\n    SGLang {want}: {per_arch}\n    kv4lint {got}: "
+                          f"{[(f.code, f.severity.value, f.message) for f in found]}")
+    line = (f"conformance no GPU stated: 400 launches ({tally['error']} errors, {tally['warning']} warnings, "
+            f"{tally['clean']} clean in SGLang), {len(differ)} differ")
+    request.node.user_properties.append(("conformance", line))
+    assert {"error", "warning", "clean"} <= set(tally), tally
+    assert differ == [], "\n".join(differ[:12])

@@ -13,6 +13,7 @@ A new fixture: add the file and a ``NAME.expected`` holding its ``# args:`` line
 
 from __future__ import annotations
 
+import collections
 import json
 import shutil
 from pathlib import Path
@@ -55,6 +56,14 @@ def test_every_fixture_is_snapshotted_and_every_snapshot_has_its_fixture():
     assert not orphans, f"snapshots whose fixture is gone: {orphans}"
     silent = [p for p in FILES if not snapshots.read(p).findings]
     assert FILES and len(silent) < len(FILES), "no fixture has a finding"
+
+
+def test_no_fixture_output_has_two_findings_with_one_place_and_code():
+    """One finding per token and cause (issue 33): SGLang refusing one value on several GPUs, or on several paths
+    of a script, is one finding that names them all, never two siblings at the same line, column and code."""
+    twice = {str(p.relative_to(FIXTURES)): sorted(k for k, n in collections.Counter(snapshots.read(p).findings).items()
+                                                  if n > 1) for p in FILES}
+    assert {k: v for k, v in twice.items() if v} == {}
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)

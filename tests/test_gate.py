@@ -180,10 +180,10 @@ def test_the_search_stops_at_the_repository_root(repo, capsys):
     try:
         assert main(["check", "--gpu", "h100", "loose.sh"]) == 1
         capsys.readouterr()
-        # b200 above the root is not read: the GPU stays unstated, refused on Hopper only, a warning
+        # b200 above the root is not read: the GPU stays unstated, refused on some GPUs only, a warning
         assert main(["check", "loose.sh"]) == 1
-        assert "on sm90 (Hopper): --kv-cache-dtype nvfp4 needs Blackwell (SM100/SM120); set --gpu to decide" in \
-            capsys.readouterr().out
+        assert "refused on Ampere/Ada, Hopper and Thor: --kv-cache-dtype nvfp4 needs Blackwell; set --gpu to decide" \
+            in capsys.readouterr().out
         assert main(["check", "--show-target", "loose.sh"]) == 1
         assert "configuration: none" in capsys.readouterr().out
     finally:

@@ -36,9 +36,8 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
     "kv4lint.read": ({"kv4lint.runner"},
                      "a tree's files mostly stop at the pre-filter: the frontends, the rules and the option tables "
                      "load for the first file that may launch"),
-    "kv4lint.runner": ({"kv4lint.cache", "kv4lint.platform_detect"},
-                       "the parse cache is off with --no-cache and in the flake8 plugin; the torch probe runs for "
-                       "--platform auto only"),
+    "kv4lint.runner": ({"kv4lint.cache"}, "the parse cache is off with --no-cache and in the flake8 plugin"),
+    "kv4lint.target.resolve": ({"kv4lint.platform_detect"}, "the torch probe runs for --platform auto only"),
     "kv4lint.config": ({"kv4lint.platform_detect"}, "the torch probe runs for --platform auto only"),
     "kv4lint.cache": ({"kv4lint.writer", "kv4lint.model"},
                       "a cached run over an unchanged tree writes nothing: the atomic writer (threading, signal) "
@@ -63,7 +62,8 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
                         "when run; --version and --help load none"),
     "kv4lint.cli.check": ({"kv4lint.cache", "kv4lint.suppress"},
                           "the file index only when the cache is on (not --no-cache); --add-suppressions only"),
-    "kv4lint.cli.options": ({"kv4lint.rules.codes", "kv4lint.sglang.releases", "kv4lint.target"},
+    "kv4lint.cli.options": ({"kv4lint.rules.codes", "kv4lint.sglang.gpus", "kv4lint.sglang.releases",
+                             "kv4lint.target"},
                             "flake8 imports the option table in every run: the checks of option values load the "
                             "rule table and the release data when called"),
     "kv4lint.flake8_plugin": ({"kv4lint.cli.options", "kv4lint.config", "kv4lint.internal_error",
@@ -271,6 +271,16 @@ def test_the_registry_names_real_readers():
     for target in (*frontends.SCANNERS.values(), *frontends.NESTED.values(), *frontends.CELLS.values()):
         mod, func = target.split(":")
         assert callable(getattr(importlib.import_module(mod), func)), target
+
+
+def test_the_target_never_imports_rules_and_frontends_never_import_the_target():
+    """The target is decided in one place from the evidence the frontends report (raw hints), and the rules judge
+    the target they are given: frontends know nothing of the target's precedence, the target nothing of the
+    rules (the release inference is passed to its resolver)."""
+    bad = sorted((m, t) for m, (top, lazy) in GRAPH.items() for t in top | lazy
+                 if (m.startswith("kv4lint.target") and t.startswith("kv4lint.rules"))
+                 or (m.startswith("kv4lint.frontends") and t.startswith("kv4lint.target")))
+    assert bad == []
 
 
 def test_rules_never_import_frontends():

@@ -11,7 +11,7 @@ from kv4lint import prefilter
 from kv4lint.frontends.hints import image_hints
 from kv4lint.sglang.commands import DOC_HELPERS, HELPERS, PY_API, SERVER_MODULES
 from kv4lint.sglang.gpus import GPU_ARCH
-from kv4lint.target import normalise_gpu
+from kv4lint.sglang.gpus import normalise_gpu
 
 
 def test_the_entry_needles_find_every_entry_word():

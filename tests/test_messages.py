@@ -151,7 +151,7 @@ def test_a_long_platform_reason_moves_to_the_detail():
 def test_the_model_kind_is_said_once():
     """Unknown model, refused for both kinds: the scope says so once, the cause does not repeat it."""
     (f,) = kv4lint.check_argv(["--model-path", "acme/house-7b", "--kv-cache-dtype", "nvfp4",
-                               "--attention-backend", "triton"], gpu="b200")
+                               "--attention-backend", "triton"], gpu="b200", sglang_version="0.5.23")
     assert f.message == ("--kv-cache-dtype nvfp4 is refused with --attention-backend triton (MHA and MLA models); "
                          "use fp8_e4m3")
     (f,) = kv4lint.check_argv(["--model-path", "acme/house-7b", "--kv-cache-dtype", "fp4_mx_block16",
@@ -159,7 +159,8 @@ def test_the_model_kind_is_said_once():
     # a warning: refused for MHA models only; in fewer words where the full ones pass 100 characters
     assert f.message == ("for an MHA model: --kv-cache-dtype fp4_mx_block16 is refused with flashinfer; "
                          "set --model-attention")
-    assert "SGLang refuses the launch for an MHA model, not on the other targets" in f.detail
+    assert "SGLang refuses the launch for an MHA model and accepts it for an MLA model. To decide, state the " \
+           "model's attention: --model-attention mla" in f.detail
 
 
 def test_a_scope_that_does_not_fit_moves_to_the_detail():

@@ -206,3 +206,20 @@ def test_hook_and_local_recipe_see_what_the_cli_sees(hook_repo, env, tmp_path):
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 1, r.stdout + r.stderr
     assert _findings(r.stdout) == expected, r.stdout
+
+
+def test_the_fix_hook_leaves_a_file_whose_findings_are_warnings_byte_identical(hook_repo, env, tmp_path):
+    """Issue 33: with no GPU stated, nvfp4 is refused on Hopper and accepted on Blackwell: a warning, whose fix would
+    take FP4 away from a Blackwell team. The fix hook reports it and writes nothing."""
+    project = tmp_path / "project"
+    project.mkdir()
+    text = ("#!/bin/bash\r\npython -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B \\\r\n"
+            "  --kv-cache-dtype nvfp4 --port 30000\r\n").encode()
+    (project / "serve.sh").write_bytes(text)
+    (project / "pyproject.toml").write_text('[tool.kv4lint]\nsglang-version = "0.5.23"\n')
+    _git("init", "-q", cwd=project)
+    _git("add", "-A", cwd=project)
+    code, out = _try_repo(hook_repo, project, env, "serve.sh")
+    assert code == 1 and "KV404 (warning)" in out, out
+    assert "files were modified by this hook" not in out
+    assert (project / "serve.sh").read_bytes() == text

@@ -106,7 +106,7 @@ def test_fires(code, args, target, cause):
     assert code in codes(found), [f.message for f in found]
     f = next(f for f in found if f.code == code)
     assert f.severity == RULES[code].severity
-    flag, value = f.message.split()[:2]
+    flag, value = re.sub(r"^from SGLang [\d.]+: ", "", f.message).split()[:2]  # a release the verdict holds from
     assert flag in args and args[args.index(flag) + 1] == value, f"not the user's words first: {f.message}"
     said = f"{f.message} {f.detail}"  # the headline, then SGLang's words and the alternatives (issue 29)
     assert cause in said, f"the cause {cause!r} is not named: {said}"
@@ -125,7 +125,6 @@ NOT_FIRE = [
     argv("--kv-cache-dtype", "auto"),
     argv(),
     argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "triton"),
-    argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "trtllm_mha"),
     argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "flashinfer", model=V2LITE),
     argv("--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "fa4",
          "--decode-attention-backend", "triton"),
@@ -139,6 +138,14 @@ NOT_FIRE_TARGETS = [
 @pytest.mark.parametrize("target", NOT_FIRE_TARGETS)
 def test_does_not_fire(args, target):
     assert kv4lint.check_argv(args, **target) == []
+
+
+@pytest.mark.parametrize("gpu", ["h100", "b200", "rtx5090"])
+def test_trtllm_mha_takes_fp4_where_it_runs(gpu):
+    # Off Hopper/Blackwell/SM120 (Ampere, Thor) SGLang refuses trtllm_mha whatever the KV cache: with no GPU stated
+    # that is a KV407 warning (tests/test_target_sets.py).
+    assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "trtllm_mha"),
+                              gpu=gpu) == []
 
 
 @pytest.mark.parametrize("target", [{"gpu": "b200"}, {"gpu": "gb300"}, {"gpu": "rtx5090"}, {"gpu": "dgx-spark"}])
@@ -155,14 +162,16 @@ def test_unknown_values_never_fire_alone():
     # The attention backend is unknown on ROCm for an MLA model (depends on kv heads): the platform still decides.
     assert codes(kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16", model=DSR1),
                                     platform="rocm")) == ["KV402"]
-    # No GPU stated: SGLang's default backend is refused on sm80/sm120 (flashinfer) and sm90 (fa3), accepted on
-    # SM100 (trtllm_mha): warnings naming where, never an error.
-    found = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16"))
-    assert {f.severity.value for f in found} == {"warning"}
-    assert sorted(f.message for f in found) == [
-        "on sm80 and sm120: --kv-cache-dtype fp4_mx_block16 is refused with SGLang's flashinfer; set --gpu",
-        "on sm90: --kv-cache-dtype fp4_mx_block16 is refused with SGLang's fa3; set --gpu to decide"]
-    assert all("SGLang refuses the launch on sm" in f.detail for f in found)
+    # No GPU stated: SGLang's default backend is refused on Ampere/Ada, Thor and SM120 (flashinfer) and Hopper (fa3),
+    # accepted on SM100 (trtllm_mha): one warning naming where, never an error; each GPU's cause in the detail.
+    (f,) = kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16"))
+    assert f.severity.value == "warning"
+    assert f.message == ("on every GPU but sm10x: --kv-cache-dtype fp4_mx_block16 is refused with SGLang's default "
+                         "backends; set --gpu")
+    assert "SGLang refuses the launch on Ampere/Ada, Hopper, Thor and Blackwell RTX/GB10 (sm8x, sm90, sm110, sm12x) " \
+           "and accepts it on Blackwell (sm10x)" in f.detail
+    assert "On Hopper (sm90): --kv-cache-dtype fp4_mx_block16 is refused with SGLang's default backend fa3" \
+        in f.detail
     assert kv4lint.check_argv(argv("--kv-cache-dtype", "fp4_mx_block16"), gpu="b200") == []
 
 

@@ -60,7 +60,8 @@ def test_the_tree_has_one_error_and_warnings_by_default(tree, capsys):
     warnings = [r for r in rows if r == ("KV404", "warning")]
     assert rc == 1
     assert ("KV406", "error") in rows and warnings and len(rows) == 1 + len(warnings), out
-    assert f"Found {len(rows)} findings (1 error, {len(warnings)} warnings) in 2 files" in out
+    said = f"{len(warnings)} warning" + ("s" if len(warnings) > 1 else "")
+    assert f"Found {len(rows)} findings (1 error, {said}) in 2 files" in out
 
 
 def test_severity_error_shows_and_counts_the_error_only(tree, capsys):

@@ -64,10 +64,14 @@ def test_fp4_e2m1_points_to_the_releases_that_had_it(tmp_path, capsys):
     assert run(tmp_path, capsys, "serve.sh", text) == (0, [])
     main(["check", "--isolated", "--no-cache", "--show-target", str(tmp_path / "serve.sh")])
     assert "`--kv-cache-dtype fp4_e2m1`: last taken by 0.5.15.post1" in capsys.readouterr().out
-    # ... and judged there: flashinfer is refused for FP4 on every GPU of that release.
+    # ... and judged there: flashinfer is refused for FP4 on every GPU of that release, and of every release from
+    # 0.5.7, the first with a KV4 check; 0.5.5.post3-0.5.6.post2 take the launch and check nothing.
     code, lines = run(tmp_path, capsys, "serve.sh", text.replace("triton", "flashinfer"))
-    assert (code, lines) == (1, ["1:96: KV401 (error) [*] --kv-cache-dtype fp4_e2m1 is refused with "
-                                 "--attention-backend flashinfer (any GPU); use fp8_e4m3"])
+    assert (code, lines) == (1, ["1:96: KV401 (error) [*] from SGLang 0.5.7: --kv-cache-dtype fp4_e2m1 is refused "
+                                 "with flashinfer; use fp8_e4m3"])
+    (f,) = findings(tmp_path, "serve.sh", text.replace("triton", "flashinfer"))
+    assert ("SGLang 0.5.7 and newer refuse the launch so; the older releases that take its options too (SGLang "
+            "0.5.5.post3-0.5.6.post2) do not.") in f["detail"]
 
 
 def test_options_no_release_has_give_kv409_only(tmp_path, capsys):
@@ -98,10 +102,11 @@ NVFP4_TRITON = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cach
 
 def test_a_refusal_on_some_gpus_is_a_warning_that_names_them(tmp_path, capsys):
     code, lines = run(tmp_path, capsys, "serve.sh", NVFP4_TRITON)
-    assert (code, lines) == (1, ["1:96: KV404 (warning) [*] on sm80 and sm90: --kv-cache-dtype nvfp4 needs "
-                                 "Blackwell (SM100/SM120); set --gpu to decide"])
+    assert (code, lines) == (1, ["1:96: KV404 (warning) refused on Ampere/Ada, Hopper and Thor: --kv-cache-dtype "
+                                 "nvfp4 needs Blackwell; set --gpu to decide"])
     (f,) = findings(tmp_path, "serve.sh", NVFP4_TRITON)
-    assert "SGLang refuses the launch on sm80 (Ampere) and sm90 (Hopper), not on the other targets" in f["detail"]
+    assert ("SGLang refuses the launch on Ampere/Ada, Hopper and Thor (sm8x, sm90, sm110) and accepts it on "
+            "Blackwell and Blackwell RTX/GB10 (sm10x, sm12x). To decide, state the GPU: --gpu h100") in f["detail"]
     assert f["detail"].startswith("SGLang 0.5.19 (inferred from its options): ")
     # Stated, the GPU decides: an error on Hopper, nothing on Blackwell.
     code, lines = run(tmp_path, capsys, "serve.sh", NVFP4_TRITON, "--gpu", "h100")
@@ -109,14 +114,20 @@ def test_a_refusal_on_some_gpus_is_a_warning_that_names_them(tmp_path, capsys):
     assert run(tmp_path, capsys, "serve.sh", NVFP4_TRITON, "--gpu", "b200") == (0, [])
 
 
-def test_nvfp4_mixed_backends_warn_everywhere_and_fail_on_hopper(tmp_path, capsys):
+def test_nvfp4_mixed_backends_warn_where_accepted_and_fail_where_refused(tmp_path, capsys):
     text = (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype nvfp4 \\\n"
             "  --prefill-attention-backend flashinfer --decode-attention-backend trtllm_mha\n")
     code, lines = run(tmp_path, capsys, "serve.sh", text, "--sglang-version", "0.5.19")
-    assert code == 1 and [ln.split(" ", 3)[1:3] for ln in lines] == [["KV404", "(warning)"], ["KV403", "(warning)"]]
-    assert "on sm80 and sm90: --kv-cache-dtype nvfp4 needs Blackwell" in lines[0]
+    assert code == 1 and lines == [
+        "1:96: KV404 (warning) refused on Ampere/Ada, Hopper and Thor: --kv-cache-dtype nvfp4 needs Blackwell; "
+        "set --gpu to decide",
+        # SGLang's mixed-backend warning where it accepts the launch; the decode backend where it cannot run.
+        "2:31: KV403 (warning) on sm10x and sm12x: prefill flashinfer, decode trtllm_mha is untested with FP4; "
+        "use one backend",
+        "2:69: KV407 (warning) refused on sm8x and sm110: --decode-attention-backend trtllm_mha needs Hopper, "
+        "Blackwell or SM120; set --gpu"]
     code, lines = run(tmp_path, capsys, "serve.sh", text, "--sglang-version", "0.5.19", "--gpu", "h100")
-    assert code == 1 and lines[0].split()[1:3] == ["KV404", "(error)"]
+    assert code == 1 and [ln.split()[1:3] for ln in lines] == [["KV404", "(error)"]]
 
 
 def test_a_refusal_on_every_candidate_stays_an_error(tmp_path, capsys):
@@ -138,25 +149,31 @@ def test_the_api_and_the_cli_use_the_same_target_sets(tmp_path, capsys):
     argv = NVFP4_TRITON.split()[3:]
     (f,) = kv4lint.check_argv(argv)
     code, lines = run(tmp_path, capsys, "serve.sh", NVFP4_TRITON)
-    assert lines == [f"1:96: KV404 ({f.severity.value}) [*] {f.message}"]
+    assert lines == [f"1:96: KV404 ({f.severity.value}) {f.message}"]
 
 
 # ---------------------------------------------------------------------------
-# Fixes: safe only when the fixed launch is accepted on every candidate
+# Fixes: safe only where SGLang refuses the launch on every candidate, and the fixed launch on none
 
 
-@pytest.mark.parametrize("text, applied", [
-    # fp8 with triton runs on every arch: the fix is safe and applied.
-    (NVFP4_TRITON, True),
-    # fp8 with decode trtllm_mha is refused on sm80/sm90: the launch still fails there, so the fix is unsafe.
+@pytest.mark.parametrize("text, gpu, applied", [
+    # Refused on Ampere, Hopper and Thor, accepted on Blackwell: a warning, whose fix is never applied by `fix`.
+    (NVFP4_TRITON, None, False),
+    # Stated Hopper: an error, and fp8 with triton runs there: the fix is safe and applied.
+    (NVFP4_TRITON, "h100", True),
+    # Refused on every GPU (fa3 is not on the KV4 list), and fp8 with fa3 is accepted everywhere: safe.
+    (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype fp4_mx_block16 "
+     "--attention-backend fa3\n", None, True),
+    # An RTX 5090 refuses native NVFP4 prefill, and fp8 with TRT-LLM's FMHAv2 prefill as well: unsafe.
     (f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype nvfp4 "
-     "--prefill-attention-backend flashinfer --decode-attention-backend trtllm_mha\n", False),
+     "--attention-backend trtllm_mha\n", "rtx5090", False),
 ])
-def test_a_fix_is_safe_only_if_every_candidate_accepts_the_fixed_launch(tmp_path, text, applied):
+def test_a_fix_is_safe_only_for_an_error_whose_fixed_launch_every_candidate_accepts(tmp_path, text, gpu, applied):
     p = tmp_path / "serve.sh"
     p.write_text(text)
-    main(["fix", "--isolated", "--no-cache", "-j", "1", str(p)])
-    assert (p.read_text() == text.replace("nvfp4", "fp8_e4m3")) is applied
+    main(["fix", "--isolated", "--no-cache", "-j", "1", *(["--gpu", gpu] if gpu else []), str(p)])
+    fixed = text.replace("nvfp4", "fp8_e4m3").replace("fp4_mx_block16", "fp8_e4m3")
+    assert (p.read_text() == fixed) is applied
     assert (p.read_text() == text) is not applied
 
 
@@ -247,3 +264,97 @@ def test_kv409_names_the_word_no_release_has_and_never_the_opposite_switch(tmp_p
     code, lines = run(tmp_path, capsys, "serve.sh", text.replace("--enable-flashinfer-trtllm-moe",
                                                                  "--enable-radix-cache"))
     assert "--disable-radix-cache" not in "".join(lines) and "`--enable-radix-cache`" in lines[0]
+
+
+# ---------------------------------------------------------------------------
+# Issue 33: every code follows the set rule. The nine launches of the issue's differential (no GPU stated, judged by
+# SGLang on sm80 ... sm121) that SGLang refuses or warns of on some GPUs where kv4lint used to say nothing.
+
+MINICPM3 = "openbmb/MiniCPM3-4B"  # MLA
+
+
+@pytest.mark.parametrize("version", ["0.5.20", "0.5.23"])
+def test_trtllm_mha_refused_off_hopper_and_blackwell_is_a_kv407_warning(version):
+    # The attention-backend handler refuses prefill trtllm_mha off SM90/SM100/SM120, whatever the KV cache.
+    argv = ["--model-path", LLAMA, "--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "trtllm_mha"]
+    (f,) = kv4lint.check_argv(argv, sglang_version=version)
+    assert (f.code, f.severity.value, f.field, f.fix) == ("KV407", "warning", "attention_backend", None)
+    assert f.message == ("refused on sm8x and sm110: --attention-backend trtllm_mha needs Hopper, Blackwell or "
+                         "SM120; set --gpu")
+    assert "SGLang refuses the launch on Ampere/Ada and Thor (sm8x, sm110) and accepts it on Hopper, Blackwell " \
+           "and Blackwell RTX/GB10 (sm90, sm10x, sm12x)" in f.detail
+    assert [f.severity.value for f in kv4lint.check_argv(argv, sglang_version=version, gpu="a100")] == ["error"]
+    assert kv4lint.check_argv(argv, sglang_version=version, gpu="h100") == []
+
+
+def test_prefill_trtllm_mha_at_0_5_16_is_refused_except_on_sm100():
+    argv = ["--model-path", LLAMA, "--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend", "trtllm_mha"]
+    (f,) = kv4lint.check_argv(argv, sglang_version="0.5.16")
+    assert (f.code, f.severity.value, f.field) == ("KV407", "warning", "prefill_attention_backend")
+    assert f.message == ("refused on every GPU but Blackwell: --prefill-attention-backend trtllm_mha needs SM100; "
+                         "set --gpu")
+    assert "(sm8x, sm90, sm110, sm12x) and accepts it on Blackwell (sm10x)" in f.detail
+    assert kv4lint.check_argv(argv, sglang_version="0.5.16", gpu="b300") == []
+
+
+def test_prefill_flashinfer_for_mla_at_0_5_19_is_sglangs_mixed_backend_warning_where_it_warns():
+    argv = ["--model-path", MINICPM3, "--kv-cache-dtype", "fp4_mx_block16", "--prefill-attention-backend",
+            "flashinfer"]
+    (f,) = kv4lint.check_argv(argv, sglang_version="0.5.19")
+    assert (f.code, f.severity.value) == ("KV403", "warning")
+    assert f.message == ("on every GPU but Blackwell: prefill flashinfer, decode triton is untested with FP4; "
+                         "use one backend")
+    assert "SGLang warns of the launch on Ampere/Ada, Hopper, Thor and Blackwell RTX/GB10" in f.detail
+    assert kv4lint.check_argv(argv, sglang_version="0.5.19", gpu="b200") == []
+    assert [f.code for f in kv4lint.check_argv(argv, sglang_version="0.5.19", gpu="h100")] == ["KV403"]
+
+
+# ---------------------------------------------------------------------------
+# Issue 33: one finding per token and cause, in plain words first
+
+
+def test_refusals_of_one_dtype_on_several_gpus_are_one_finding_that_never_contradicts_itself():
+    # 0.5.23, no backend: Ampere/Ada and Thor stop at TRT-LLM's decode rule ("needs Hopper, Blackwell or SM120"),
+    # Hopper at "nvfp4 requires Blackwell": one finding, whose need is true of all three.
+    (f,) = kv4lint.check_argv(["--model-path", LLAMA, "--kv-cache-dtype", "nvfp4"], sglang_version="0.5.23")
+    assert (f.code, f.severity.value) == ("KV404", "warning")
+    assert f.message == ("refused on Ampere/Ada, Hopper and Thor: --kv-cache-dtype nvfp4 needs Blackwell; "
+                         "set --gpu to decide")
+    assert "Hopper, Blackwell or SM120" not in f.message
+    # each GPU's own cause is in the detail
+    assert "On Ampere/Ada (sm8x): --kv-cache-dtype nvfp4 needs Hopper, Blackwell or SM120" in f.detail
+    assert "On Hopper (sm90): --kv-cache-dtype nvfp4 needs Blackwell (SM100/SM120)" in f.detail
+
+
+# ---------------------------------------------------------------------------
+# Issue 33: a verdict that depends on the release names the releases it holds for
+
+
+def test_a_verdict_of_the_newest_releases_only_names_them(tmp_path, capsys):
+    # Unpinned: judged by the newest release that takes the launch (0.5.23); NVFP4's prefill step (0.5.21+) refuses
+    # triton on every GPU, while 0.5.16-0.5.20 take the same launch and refuse it on some GPUs only.
+    text = f"python3 -m sglang.launch_server --model-path {LLAMA} --kv-cache-dtype nvfp4 --attention-backend triton\n"
+    code, lines = run(tmp_path, capsys, "serve.sh", text)
+    assert (code, lines) == (1, ["1:122: KV401 (error) [*] from SGLang 0.5.21: --kv-cache-dtype nvfp4 is refused with "
+                                 "--attention-backend triton; use fp8_e4m3"])
+    (f,) = findings(tmp_path, "serve.sh", text)
+    assert "(SGLang 0.5.16-0.5.20) do not" in f["detail"] and "State the release to decide" in f["detail"]
+    # Stated, the release decides: no lead.
+    code, lines = run(tmp_path, capsys, "serve.sh", text, "--sglang-version", "0.5.23")
+    assert lines[0].startswith("1:122: KV401 (error) [*] --kv-cache-dtype nvfp4 is refused with")
+    # A verdict every release that takes the launch shares names none.
+    code, lines = run(tmp_path, capsys, "serve.sh", text.replace("nvfp4 --attention-backend triton",
+                                                                 "fp4_mx_block16 --attention-backend fa3"))
+    assert lines == ["1:96: KV401 (error) [*] --kv-cache-dtype fp4_mx_block16 is refused with --attention-backend "
+                     "fa3 (any GPU); use fp8_e4m3"]
+
+
+def test_a_cause_only_some_gpus_have_beside_one_every_gpu_has_is_a_warning_beside_the_error():
+    # trtllm_mla runs on Blackwell only (KV407 off it), and takes no FP4 KV cache anywhere (KV401): the launch is
+    # refused on every GPU (an error), and the backend's own refusal holds on some GPUs only (a warning naming them).
+    argv = ["--model-path", LLAMA, "--kv-cache-dtype", "fp4_mx_block16", "--attention-backend", "trtllm_mla"]
+    found = {f.code: f for f in kv4lint.check_argv(argv, sglang_version="0.5.23")}
+    assert (found["KV401"].severity.value, found["KV407"].severity.value) == ("error", "warning")
+    assert found["KV407"].message == ("refused on Ampere/Ada and Hopper: --attention-backend trtllm_mla needs "
+                                      "Blackwell; set --gpu")
+    assert "this GPU" not in found["KV407"].message

@@ -24,6 +24,7 @@ from kv4lint.progress import Progress
 from kv4lint.reporters import RunResult, render
 from kv4lint.reporters.text import summary, unsafe_hint
 from kv4lint.settings import Settings
+from kv4lint.sglang.gpus import every
 
 
 def resolver_for(ns: argparse.Namespace) -> ConfigResolver:
@@ -268,9 +269,18 @@ def describe_target(path: str, t: dict) -> str:
         return f"{path}:{t['line']}: {t['entry']}{when}: not judged: {t['not_judged']}"
     note = f"; {t['note']}" if t.get("note") else ""
     return (f"{path}:{t['line']}: {t['entry']}{when}: platform={t['platform']} ({src.get('platform')}), "
-            f"gpu={t['gpu']} ({src.get('gpu')}), model_attention={t['model_attention']} "
+            f"gpu={_gpus(t)} ({src.get('gpu')}), model_attention={t['model_attention']} "
             f"({src.get('model_attention')}), sglang={t['sglang_version'] or 'newest'} "
             f"({src.get('sglang_version')}){note}; configuration: {cfg_text}")
+
+
+def _gpus(t: dict) -> str:
+    """The GPU candidates as ``--show-target`` names them: ``sm90``, ``sm90,sm100``, ``any`` (every arch), ``none``
+    (off CUDA, or a launch that never runs on the GPU the target is)."""
+    gpus = t.get("gpus")
+    if gpus is None:  # a description cached before the candidate sets
+        return str(t.get("gpu"))
+    return "any" if every(gpus) else ",".join(gpus) or "none"
 
 
 def _display(path: str) -> str:

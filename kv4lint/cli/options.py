@@ -120,7 +120,7 @@ def check_severity(v: Any) -> str:
 
 
 def check_version(v: Any) -> str:
-    from kv4lint.target import parse_version
+    from kv4lint.sglang.releases import parse as parse_version
 
     s = check_str(v)
     parse_version(s)  # ValueError: not a version
@@ -160,7 +160,7 @@ def check_platform(v: Any) -> str:
 
 
 def check_gpu(v: Any) -> str:
-    from kv4lint.target import normalise_gpu
+    from kv4lint.sglang.gpus import normalise_gpu
 
     s = check_str(v)
     normalise_gpu(s)  # ValueError: unknown GPU

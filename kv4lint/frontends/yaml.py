@@ -29,7 +29,7 @@ from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, Sc
 from kv4lint.sglang.commands import SHELLS, unwrap
 from kv4lint.sglang.launchers import profile_arg_key
 from kv4lint.source import LineIndex, OffsetMap
-from kv4lint.target import normalise_gpu
+from kv4lint.sglang.gpus import normalise_gpu
 
 # ---------------------------------------------------------------------------
 # Hints from YAML structures

@@ -90,20 +90,26 @@ def index_markdown() -> str:
              "that blocker, and when SGLang's KV4 check would refuse the launch too, reports that KV4 finding as "
              "well. Off CUDA, a refusal for the GPU arch is reported as the platform (KV402).", "",
              "## Target sets and severity", "",
-             "A launch is judged against the set of targets it can be for. Stated facts are the target (a release "
-             "from `--sglang-version`, the configuration, a pin or a versioned image tag; a GPU from `--gpu`, the "
-             "configuration or an image tag; the model's attention from its name or `config.json`). An unstated "
-             "release is inferred from the launch's own options: the newest release that takes all of them "
-             "(`--cuda-graph-max-bs` points to 0.5.19); where none does, KV409 says the launch is for a build "
-             "kv4lint does not know, and no parser finding (KV408) claims to know that build. An unstated GPU is "
-             "every arch of the platform that behaves differently, and an unknown model is MHA and MLA.", "",
+             "A launch is judged against the set of targets it can be for, decided by one precedence: what the "
+             "user states (`--sglang-version`, `--gpu`, the configuration), what the file itself says (a pin or a "
+             "versioned image tag; a GPU named by an image tag, a scheduler request, a node selector, a heading or "
+             "a comment; the model's attention from its name or `config.json`), what the repository pins, what "
+             "kv4lint infers, and else every candidate. An unstated release is inferred from the launch's own "
+             "options: the newest release that takes all of them (`--cuda-graph-max-bs` points to 0.5.19); where "
+             "none does, KV409 says the launch is for a build kv4lint does not know, and no parser finding (KV408) "
+             "claims to know that build. An unstated GPU is every GPU kv4lint knows, judged once per kind SGLang "
+             "tells apart (Ampere/Ada, Hopper, Blackwell, Thor, Blackwell RTX/GB10), and an unknown model is MHA "
+             "and MLA.", "",
              "The verdict says where it holds: an *error* when SGLang refuses the launch on every candidate "
-             "(`(any GPU)`, `(MHA and MLA models)`), a *warning* naming the candidates that refuse it when only "
-             "some do (`on sm80 and sm90: --kv-cache-dtype nvfp4 needs Blackwell (SM100/SM120); set --gpu to "
-             "decide`), nothing when all accept it. A fix is safe only when every candidate accepts the fixed "
-             "launch. The same cause on several paths of a script is one finding naming their conditions (`when "
-             "MODE=a or MODE=b: ...`). `--strict` also reports a launch whose unresolved backend value fails for "
-             "some of its values. An assumed GPU is never printed as the target's.", "",
+             "(`(any GPU)`, `(MHA and MLA models)`), one *warning* per token and cause naming the candidates that "
+             "refuse it when only some do (`refused on Ampere/Ada, Hopper and Thor: --kv-cache-dtype nvfp4 needs "
+             "Blackwell; set --gpu to decide`), nothing when all accept it. Only an error's fix is safe (and only "
+             "when every candidate accepts the fixed launch): a warning's fix is unsafe, for it would take away a "
+             "choice that works on the other candidates. A verdict of an unpinned launch that older releases "
+             "taking its options do not share names the releases (`from SGLang 0.5.21: ...`). The same cause on "
+             "several paths of a script is one finding naming their conditions (`when MODE=a or MODE=b: ...`). "
+             "`--strict` also reports a launch whose unresolved backend value fails for some of its values. An "
+             "assumed GPU is never printed as the target's.", "",
              "Warnings and errors both make `kv4lint check` exit 1; `--severity error` (or `severity = \"error\"` "
              "in the configuration) reports errors only, for a gate that fails on certain refusals alone.",
              "", "## What a finding says", "",

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kv4lint.sglang.gpus import arch_major
 from kv4lint.sglang.releases import (
     BACKEND_ALIASES, CUTEDSL_MLA, CUTLASS_MLA_DROPPED, DEEPSEEK_FAMILY_WIDENED,
     DEEPSEEK_V4, DEEPSEEK_V4_BF16, DETERMINISTIC_BEFORE_DEFAULT, DFLASH_TRTLLM_MHA_DEFAULT, DUMMY_MODEL_SKIPS_CHECKS,
@@ -26,7 +27,7 @@ from kv4lint.sglang.releases import (
     INTEL_XPU_MLA_PREFILL, MPS_TORCH_NATIVE, NVFP4_PREFILL_STEP, PREFILL_ONLY_DISABLE_KV_CACHE,
     SM11X_BLACKWELL, TOKENSPEED_MLA, TRTLLM_FMHAV2_SM120, TRTLLM_MHA_PREFILL_SM90, TRTLLM_MHA_SPLIT, release,
 )
-from kv4lint.target import ModelInfo, arch_major
+from kv4lint.target import ModelInfo
 
 
 class _Unknown:

@@ -442,6 +442,18 @@ def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e
     build = build_finding(launch, args, target)
     if build is not None:
         out.append(build)
+    found = _checked(launch, args, problems, target, fix_dtype, strict)
+    if target.version_inferred and (target.sglang_version or not target.build_evidence) and found:
+        since = _since(launch, target, found, fix_dtype, strict)
+        if since:  # judged again, the headlines naming the releases
+            found = _checked(launch, args, problems, target.with_(verdict_since=since), fix_dtype, strict)
+    return out + found
+
+
+def _checked(launch: Launch, args: Args, problems: list[Problem], target: Target, fix_dtype: str,
+             strict: bool | None) -> list[RuleFinding]:
+    """The KV cache rules' findings on the launch as it would be once the parser accepts it, each fix re-checked."""
+    found = []
     for f in check(_as_if_accepted(args, problems, target) if problems else args, target, fix_dtype=fix_dtype,
                    strict=strict):
         if target.version_inferred and (target.sglang_version or target.build_evidence) and f.code == "KV406" \
@@ -449,5 +461,34 @@ def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e
             continue  # the dtype's name: the build it was written for may take it
         if f.fix is not None:
             f.fix = recheck_fix(f.fix, launch, args, target)
-        out.append(f)
-    return out
+        found.append(f)
+    return found
+
+
+def _key(f: RuleFinding) -> tuple:
+    return f.code, f.field, f.severity.value
+
+
+def _since(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: str,
+           strict: bool | None) -> tuple:
+    """A launch whose release was inferred is judged by the newest release that takes its options; where an older
+    one that takes them too judges it otherwise, the verdict depends on the release. For each such finding: its
+    key (code, field, severity), the first release it holds for, and the older releases that take the launch
+    (``Target.verdict_since``)."""
+    releases = known_releases()
+    judged_by = target.sglang_version or releases[-1]  # None: the newest takes the launch
+    since = {_key(f): judged_by for f in found}
+    open_ = set(since)
+    last_taken = judged_by  # the oldest release that takes every option and value of the launch
+    for r in reversed(releases[:releases.index(judged_by)]):
+        args = normalise(launch, r)
+        if _rejections(launch, args, r):
+            break  # r does not take the launch: neither does it count, nor anything older
+        last_taken = r
+        if not open_:
+            continue  # only how far back the launch is taken is left to know
+        held = {_key(g) for g in check(args, target.with_(sglang_version=r), fix_dtype=fix_dtype, strict=strict)}
+        open_ = {k for k in open_ if k in held}
+        since.update((k, r) for k in open_)
+    return tuple((k, first, _ranges(releases[releases.index(last_taken):releases.index(first)]))
+                 for k, first in since.items() if k not in open_ and first != last_taken)

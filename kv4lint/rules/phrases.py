@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
+from kv4lint.sglang.gpus import arch_name
 from kv4lint.sglang.options import flag_for
-
-ARCH_NAMES = {"sm80": "sm80 (Ampere)", "sm86": "sm86 (Ampere)", "sm89": "sm89 (Ada)", "sm90": "sm90 (Hopper)",
-              "sm100": "sm100 (Blackwell)", "sm103": "sm103 (Blackwell Ultra)", "sm110": "sm110 (Thor)",
-              "sm120": "sm120 (Blackwell RTX)", "sm121": "sm121 (GB10)"}
-
-
-def arch_name(arch: str | None) -> str:
-    return ARCH_NAMES.get(arch, arch or "unknown")
 
 
 _PICKED_BY = {
@@ -35,7 +28,7 @@ def backend_phrase(field: str, backend, args, derived_by: str | None, m, model) 
 def derived_note(derived_by: str, backend, m, model) -> str:
     """Why SGLang runs ``backend`` when the launch does not set it, for the detail."""
     where = {
-        "default attention backend": f"SGLang's default for {ARCH_NAMES.get(m.arch, m.platform)} and an "
+        "default attention backend": f"SGLang's default for {arch_name(m.arch) if m.arch else m.platform} and an "
                                      f"{(model.attention or 'unknown').upper()} model",
         "handle_model_specific_adjustments": f"the model override for {model.architecture}",
         "handle_nvfp4_prefill_kv_dequant_dtype": "picked by the NVFP4 prefill step",

@@ -21,7 +21,7 @@ from packaging.version import Version
 
 from kv4lint.model import Launch, Provenance, Span, Value
 from kv4lint.sglang.commands import HYDRA_ENTRIES, PREFIXED_ENTRIES
-from kv4lint.target import parse_version
+from kv4lint.sglang.releases import parse as parse_version
 
 # Releases whose tables are in the data file were inspected; others use the
 # newest inspected release before them (docs/sglang-rules.md, Sources).

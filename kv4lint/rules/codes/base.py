@@ -9,6 +9,11 @@ from typing import Any, Callable
 from kv4lint.model import Fix, Severity
 from kv4lint.sglang.options import flag_for
 
+# What every dtype fix's safety adds (a fix removes a refusal, never a choice that works where the launch runs).
+WARNING_FIX = (" A warning's fix (SGLang refuses the launch on some of the GPUs or models it can be for, not all) is "
+               "always unsafe: it would take away a choice that works on the others. State the GPU (`--gpu`) or "
+               "the model's attention to decide.")
+
 # Fields that only exist for FP4 KV caches: a fix to fp8 removes them.
 FP4_ONLY_FIELDS = ("prefill_kv_cache_dequant_dtype",)
 
@@ -48,6 +53,11 @@ class Context:
     sglang: str  # SGLang's message, with its exception type
     field: str  # the ServerArgs field SGLang's event names first
     fix_dtype: str = "fp8_e4m3"  # the dtype kv4lint's fix writes
+    # Where SGLang accepts the launch, in plain words joined by "or" ("Blackwell or Blackwell RTX/GB10"), and the
+    # archs that refuse it for this code and token, when some candidates refuse it: for a message true on all of
+    # them (``Said.general``).
+    accepted: str = ""
+    refused: tuple[str, ...] = ()
 
     @property
     def release(self) -> str:
@@ -76,6 +86,11 @@ class Said:
     advice: str = ""  # the one fix, an imperative clause; "" when there is none to name
     detail: str = ""  # sentences for the detail: alternatives, what kv4lint assumed
     short: str = ""  # the message in fewer words, for a headline that would pass HEADLINE characters
+    # The message true on every candidate that refuses for this code and token, where their own messages differ
+    # (one finding per token: "--kv-cache-dtype nvfp4 needs Blackwell", not "needs Hopper" and "needs Blackwell");
+    # ``general_own``: it is this candidate's own cause in fewer words (preferred to one derived from elsewhere).
+    general: str = ""
+    general_own: bool = True
 
     def headline(self, before: str = "", after: str = "") -> str:
         """``before`` (a scope: ``refused on sm90 (Hopper):``) + the message + ``after`` (``(on any GPU)``), then

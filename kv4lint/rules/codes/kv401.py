@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix, join_sentences
+from kv4lint.rules.codes.base import WARNING_FIX, Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import backend_phrase, derived_by, derived_note
 from kv4lint.sglang.releases import FIRST_KV4, label
 
@@ -16,9 +16,9 @@ def say(c: Context) -> Said:
     bp = backend_phrase(c.field, backend, args, derived, c.machine, c.model) if backend else \
         "its attention backend"
     notes = [derived_note(derived, backend, c.machine, c.model)] if backend and derived else []
-    # Short, yet never the user's words for SGLang's pick: ``SGLang's flashinfer`` when the launch does not set it.
-    picked = "SGLang's " if derived else ""
-    short = f"{c.dflag} is refused with {picked}{backend}" if backend else ""
+    # Short, yet never the user's words for SGLang's pick: ``SGLang's default backend flashinfer`` when the launch
+    # does not set it.
+    short = f"{c.dflag} is refused with {bp if derived else backend}" if backend else ""
     if allowed and ev.step.endswith("kv4_compatibility"):
         att = ev.data.get("attention", c.model.attention or "")
         if ev.data.get("which") == "decode":
@@ -36,7 +36,14 @@ def say(c: Context) -> Said:
         anchor = c.field
     return Said(f"{c.dflag} is refused with {bp}", anchor, c.use_fix,
                 join_sentences(*notes, "Or choose one of those backends" if allowed else ""),
-                short=short)
+                short=short, general=f"{c.dflag} is refused with {_picked(derived)}")
+
+
+def _picked(derived: str | None) -> str:
+    """The backends a launch runs on several GPUs, in one phrase true of each."""
+    if not derived:
+        return "its attention backends"
+    return "SGLang's default backends" if derived == "default attention backend" else "the backends SGLang picks"
 
 
 RULE = Rule(
@@ -64,7 +71,7 @@ RULE = Rule(
     ),
     fix_safety=(
         "Safe when the dtype is written at the launch site; unsafe when it comes from a variable or constant "
-        "that other code also uses."
+        "that other code also uses." + WARNING_FIX
     ),
     since=label(FIRST_KV4),
     examples=(

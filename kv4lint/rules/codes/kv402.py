@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, HEADLINE, fp8_fix, join_sentences
+from kv4lint.rules.codes.base import HEADLINE, WARNING_FIX, Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.sglang.releases import FIRST_KV4, label
 
 
@@ -45,7 +45,7 @@ RULE = Rule(
     fix="Use an fp8 KV cache (`--kv-cache-dtype fp8_e4m3`); FP4 KV caches exist only on CUDA.",
     fix_safety=(
         "Safe when the dtype is written at the launch site (the only safe fix: the platform is not the "
-        "launch's to change)."
+        "launch's to change)." + WARNING_FIX
     ),
     since=label(FIRST_KV4),
     examples=(

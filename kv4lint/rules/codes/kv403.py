@@ -16,7 +16,8 @@ def say(c: Context) -> Said:
     return Said(f"{c.dflag} with prefill {P}, decode {D} is untested", anchor, "use one backend",
                 f"Different prefill and decode backends skip the KV4 backend check of {c.release}, which only warns "
                 "that compatibility issues may occur in rare edge cases: the combination is untested with an FP4 KV "
-                "cache. Use one backend from the KV4 list for both, or an fp8 KV cache")
+                "cache. Use one backend from the KV4 list for both, or an fp8 KV cache",
+                short=f"prefill {P}, decode {D} is untested with FP4")
 
 
 RULE = Rule(

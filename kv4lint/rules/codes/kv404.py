@@ -5,31 +5,43 @@ from __future__ import annotations
 import re
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix, join_sentences
+from kv4lint.rules.codes.base import WARNING_FIX, Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import arch_name
+from kv4lint.sglang.gpus import arch_major
 from kv4lint.sglang.releases import FP4_RENAMED, label
 
 
 # What each of SGLang's GPU-arch refusals needs, in the user's terms (by the start of SGLang's message): the GPU
 # for the headline, and why for the detail.
+# The GPU majors each one accepts.
 NEEDS = (
-    ("--kv-cache-dtype=nvfp4 requires", "Blackwell (SM100/SM120)", ""),
-    ("Native NVFP4 prefill currently requires SM100", "SM100 (B200, GB200) for native NVFP4 prefill", ""),
+    ("--kv-cache-dtype=nvfp4 requires", "Blackwell (SM100/SM120)", "", (10, 12)),
+    ("Native NVFP4 prefill currently requires SM100", "SM100 (B200, GB200) for native NVFP4 prefill", "", (10,)),
     ("TRTLLM MHA backend for decode", "Hopper, Blackwell or SM120",
-     "Its decode runs on the TRT-LLM MHA backend {via}"),
+     "Its decode runs on the TRT-LLM MHA backend {via}", (9, 10, 12)),
     ("TRTLLM MHA backend for prefill requires", "Hopper, Blackwell or SM120",
-     "Its prefill runs on the TRT-LLM MHA backend {via}"),
-    ("TRTLLM MHA backend", "SM100 (B200, GB200)", "It runs on the TRT-LLM MHA backend {via}"),
+     "Its prefill runs on the TRT-LLM MHA backend {via}", (9, 10, 12)),
+    ("TRTLLM MHA backend", "SM100 (B200, GB200)", "It runs on the TRT-LLM MHA backend {via}", (10,)),
+    ("TRTLLM MLA backend is only supported on Blackwell GPUs (SM100)", "SM100 (B200, GB200)", "", (10,)),
+    ("TRTLLM MLA backend is only supported on Blackwell", "Blackwell (SM100, SM110, SM12x)", "", (10, 11, 12)),
+    ("tokenspeed_mla backend is only supported on Blackwell", "Blackwell (SM100, SM110, SM12x)", "", (10, 11, 12)),
+    ("CuteDSL MLA backend is only supported on Blackwell GPUs (SM100)", "SM100 (B200, GB200)", "", (10,)),
 )
 
 
 def needs(c: Context) -> tuple[str, str]:
     """What the launch needs, in the user's terms, from SGLang's refusal; and why, for the detail."""
     via = "(SGLang's choice for this FP4 KV cache)" if c.field not in c.args.values else "(set by this launch)"
-    for start, phrase, why in NEEDS:
+    for start, phrase, why, _majors in NEEDS:
         if c.event.sglang.startswith(start):
             return phrase, why.format(via=via)
     return "a GPU arch this target lacks", ""
+
+
+def needs_holds(c: Context) -> bool:
+    """Whether what this refusal needs rules out every arch in ``c.refused`` (it is true of all of them)."""
+    majors = next((m for start, _p, _w, m in NEEDS if c.event.sglang.startswith(start)), None)
+    return majors is not None and all(arch_major(a) not in majors for a in c.refused)
 
 
 def say(c: Context) -> Said:
@@ -47,7 +59,16 @@ def say(c: Context) -> Said:
         anchor = c.field
     return Said(msg, anchor, c.use_fix, join_sentences(*notes),
                 short=f"{c.dflag} needs {re.sub(r' [(][^()]*[)]', '', need)}"
-                      + (f", not {c.machine.arch}" if c.target.arch and c.machine.arch else ""))
+                      + (f", not {c.machine.arch}" if c.target.arch and c.machine.arch else ""),
+                **_general(c, need))
+
+
+def _general(c: Context, need: str) -> dict:
+    """What the launch needs on every arch ``c.refused``: this refusal's need where it rules them all out, else
+    the GPUs that accept the launch."""
+    if needs_holds(c):
+        return {"general": f"{c.dflag} needs {need}"}
+    return {"general": f"{c.dflag} needs {c.accepted}", "general_own": False} if c.accepted else {}
 
 
 RULE = Rule(
@@ -65,7 +86,7 @@ RULE = Rule(
         "auto` on the host."
     ),
     fix="Use an fp8 KV cache, or `fp4_mx_block16` where its backend rules allow it.",
-    fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise.",
+    fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise." + WARNING_FIX,
     since=label(FP4_RENAMED),
     examples=(
         Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4",

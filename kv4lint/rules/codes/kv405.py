@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix
+from kv4lint.rules.codes.base import WARNING_FIX, Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import feature_phrase
 from kv4lint.sglang.releases import PREFILL_ONLY_DISABLE_KV_CACHE, label
 
@@ -40,7 +40,7 @@ RULE = Rule(
         "Use an fp8 KV cache (the fix also drops `--prefill-kv-cache-dequant-dtype`, which exists only for "
         "NVFP4), or turn the feature off."
     ),
-    fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise.",
+    fix_safety="Safe when the dtype is written at the launch site; unsafe otherwise." + WARNING_FIX,
     since=label(PREFILL_ONLY_DISABLE_KV_CACHE),
     examples=(
         Example("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype nvfp4 \\\n"

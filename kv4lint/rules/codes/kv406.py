@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kv4lint.model import Severity
-from kv4lint.rules.codes.base import Context, Example, Rule, Said, fp8_fix, join_sentences
+from kv4lint.rules.codes.base import WARNING_FIX, Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import backend_phrase
 from kv4lint.sglang.options import kv_cache_dtype_choices
 from kv4lint.sglang.releases import FIRST_KV4, FP4_E2M1, FP4_E2M1_REMOVED, FP4_RENAMED, label, release, version_label
@@ -13,7 +13,8 @@ def say(c: Context) -> Said:
     bp = backend_phrase(c.event.data.get("field", "attention_backend"), "tokenspeed_mla", c.args, None, c.machine,
                         c.model)
     return Said(f"{c.dflag} silently becomes fp8_e4m3 with tokenspeed_mla", "kv_cache_dtype",
-                "set fp8_e4m3", f"SGLang replaces it: {bp} requires fp8_e4m3. Or choose another backend")
+                "set fp8_e4m3", f"SGLang replaces it: {bp} requires fp8_e4m3. Or choose another backend",
+                short=f"{c.dflag} silently becomes fp8_e4m3")
 
 
 def name_refused(d: str, form: str, version: str | None, *, fp4_name: bool,
@@ -67,7 +68,7 @@ RULE = Rule(
     fix="Use an fp8 KV cache, or the FP4 name of the target release (the finding's detail says which).",
     fix_safety=(
         "Safe when the dtype is written at the launch site; unsafe otherwise. Values that are not FP4 names "
-        "get no automatic fix."
+        "get no automatic fix." + WARNING_FIX
     ),
     since=label(FIRST_KV4),
     examples=(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from kv4lint.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, no_fix
+from kv4lint.rules.codes.kv404 import needs
 from kv4lint.rules.phrases import arch_name, feature_phrase
 from kv4lint.sglang.releases import FIRST_KV4, label
 
@@ -16,12 +19,16 @@ def say(c: Context) -> Said:
         return Said(f"{c.dflag} is not the cause: SGLang refuses this launch with any KV cache",
                     "kv_cache_dtype", "fix the cause SGLang names")
     feature = feature_phrase(field, args)
-    if c.event.data.get("platform_rule"):
-        where = arch_name(c.machine.arch) if c.target.arch else (
-            "this GPU" if c.machine.platform == "cuda" else c.machine.platform)
+    general = f"{feature} is refused with any KV cache"
+    if c.event.data.get("platform_rule") and (c.target.arch or c.machine.platform != "cuda"):
+        where = arch_name(c.machine.arch) if c.target.arch else c.machine.platform
         return Said(f"{feature} fails on {where} with any KV cache", field, advice,
-                    short=f"{feature} fails on {c.machine.arch or where} with any KV cache")
-    return Said(f"{feature} is refused with any KV cache", field, advice)
+                    short=f"{feature} fails on {c.machine.arch or where} with any KV cache", general=general)
+    if c.event.data.get("platform_rule"):  # one of the GPUs the target may be: the rules name which
+        need = needs(c)[0]
+        return Said(f"{feature} needs {need}, with any KV cache", field, advice,
+                    short=f"{feature} needs {re.sub(r' [(][^()]*[)]', '', need)}", general=general)
+    return Said(general, field, advice)
 
 
 RULE = Rule(

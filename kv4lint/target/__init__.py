@@ -1,8 +1,10 @@
-"""The machine and model a launch is judged against.
+"""The machine and model a launch is judged against: the target record, and the model's attention.
 
-A :class:`Target` is platform + GPU arch + model attention (+ architecture
-name) + SGLang version, each with where it came from.  Unknown stays unknown
-(``None``): the rules then report only what holds for every possibility.
+A :class:`Target` is the SGLang release, the platform, the GPU archs it may be (a candidate set) and the model's
+attention, each with where it came from. Unknown stays unknown: a GPU that is not stated is every candidate, a
+model whose attention is unknown is MHA and MLA, and the rules report what holds for every candidate (an error)
+or for some (a warning naming where). The one resolver that decides them is :mod:`kv4lint.target.resolve`;
+this package itself stays light (the command line's option checks import it).
 """
 
 from __future__ import annotations
@@ -12,49 +14,12 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from kv4lint.sglang import releases
-
 from kv4lint.depends import look
 from kv4lint.regular_file import open_file
-from kv4lint.sglang.gpus import GPU_ARCH
+from kv4lint.sglang.gpus import ARCHS, representatives
 from kv4lint.sglang.models import SpecialModel, recognise_architectures, recognise_path
 
 PLATFORMS = ("cuda", "rocm", "xpu", "cpu", "npu", "musa", "mps", "hpu")
-
-_SM = re.compile(r"^(?:sm_?|compute_?)?(\d{2,3})[af]?$")
-
-
-def normalise_gpu(name: str) -> str:
-    """``"H100"``, ``"sm_90a"``, ``"9.0"``, ``"gb200"`` -> ``"sm90"``/``"sm100"``; ValueError otherwise."""
-    n = name.strip().lower().replace(" ", "").replace("_", "-")
-    if n in GPU_ARCH:
-        return GPU_ARCH[n]
-    n2 = n.replace("-", "")
-    for k, v in GPU_ARCH.items():
-        if k.replace("-", "") == n2:
-            return v
-    m = re.match(r"^(\d+)\.(\d)$", n)  # compute capability "9.0", "12.1"
-    if m:
-        return f"sm{int(m.group(1))}{m.group(2)}"
-    m = _SM.match(n2)
-    if m:
-        return f"sm{m.group(1)}"
-    # nvidia-h100-80gb-hbm3, "NVIDIA B200", "RTX PRO 6000" ...
-    toks = [t for t in re.split(r"[^a-z0-9]+", name.lower()) if t]
-    flat = {k.replace("-", ""): v for k, v in GPU_ARCH.items()}
-    for size in (3, 2, 1):
-        for i in range(len(toks) - size + 1):
-            joined = "".join(toks[i:i + size])
-            if joined in flat and len(joined) >= 3:
-                return flat[joined]
-    raise ValueError(f"unknown GPU {name!r} (use an arch like sm90/sm100/sm120, or a name like h100, b200, rtx5090)")
-
-
-def arch_major(arch: str | None) -> int | None:
-    if not arch:
-        return None
-    m = re.match(r"^sm(\d+?)(\d)$", arch)
-    return int(m.group(1)) if m else None
 
 
 def normalise_platform(name: str) -> str:
@@ -66,9 +31,6 @@ def normalise_platform(name: str) -> str:
     if n not in PLATFORMS:
         raise ValueError(f"unknown platform {name!r} (one of {', '.join(PLATFORMS)})")
     return n
-
-
-parse_version = releases.parse  # "0.5.23", "v0.5.21.post1", "0.5.23rc1" -> Version; ValueError otherwise
 
 
 # ---------------------------------------------------------------------------
@@ -211,25 +173,63 @@ def infer_model(model_path: str | None, *, base_dir: str | None = None) -> Model
 class Target:
     """Everything a rule needs to know besides the launch's arguments.
 
-    ``sources`` maps each part (``"platform"``, ``"gpu"``, ``"model_attention"``,
-    ``"sglang_version"``) to where its value came from, for messages and
-    ``--show-target``.  ``platform_reason`` is the phrase quoted in KV402
-    messages (``"--device xpu"``, ``"export HIP_VISIBLE_DEVICES"``).
+    ``archs`` is the GPU's candidate set (CUDA archs, :data:`kv4lint.sglang.gpus.ARCHS` order): one arch when
+    stated or when the file names one, several when the file names several or a guard leaves several, every arch
+    kv4lint knows when nothing says; empty off CUDA, and when the launch runs only on GPUs the target is not (a
+    branch that tests for a B200 on an H100). ``arch`` is the one GPU, when there is one.
+
+    ``sources`` maps each part (``"platform"``, ``"gpu"``, ``"model_attention"``, ``"sglang_version"``) to
+    where its value came from, for messages and ``--show-target``; ``gpu_level`` says which rung of the
+    precedence chose the GPU (``"stated"``, ``"file"``, ``"every"``). ``platform_reason`` is the phrase quoted in
+    KV402 messages (``"--device xpu"``, ``"export HIP_VISIBLE_DEVICES"``).
     """
 
     platform: str | None = "cuda"
-    arch: str | None = None
+    archs: tuple[str, ...] = ARCHS
     model: ModelInfo = field(default_factory=ModelInfo)
     sglang_version: str | None = None  # None: the newest rule pack
     strict: bool = False
     sources: dict[str, str] = field(default_factory=dict)
     platform_reason: str | None = None
+    gpu_level: str = "every"
     # The SGLang release was not stated (no --sglang-version, configuration, image tag or pin): kv4lint
-    # judges by its newest rule pack, and ``build_evidence`` lists what says the launch targets an SGLang
-    # build kv4lint does not know (an image of a development build, a git install, an option no release has).
+    # judges by the newest release that takes every option and value of the launch, and ``build_evidence`` lists
+    # what says the launch targets an SGLang build kv4lint does not know (an image of a development build, a git
+    # install, an option no release has).
     version_inferred: bool = False
     build_evidence: tuple[str, ...] = ()
     build_words: tuple = ()  # the words no release takes together (kv4lint.rules.parser.Rejected), for KV409
+    # A release inferred, not stated: the verdicts that hold from a release on, where older releases that take the
+    # launch too judge it otherwise, as ((code, field, severity), first release, the older releases), for the
+    # headline (``from SGLang 0.5.21: ...``). Filled by the rules once they judged the newest
+    # (kv4lint.rules.parser.judge).
+    verdict_since: tuple = ()
+
+    @property
+    def arch(self) -> str | None:
+        """The GPU arch, when the target is one GPU."""
+        return self.archs[0] if len(self.archs) == 1 else None
+
+    @property
+    def gpu_known(self) -> bool:
+        """Whether the GPU is decided (one arch): else the rules name the candidates that refuse."""
+        return len(self.archs) == 1
+
+    @property
+    def machines(self) -> tuple[tuple[str, str | None], ...]:
+        """The machines to judge, as (platform, arch): one arch of each class SGLang tells apart among the
+        candidates (:func:`kv4lint.sglang.gpus.representatives`), or the platform alone off CUDA."""
+        if self.platform not in (None, "cuda"):
+            return ((self.platform, None),)
+        return tuple(("cuda", a) for a in representatives(self.archs))
+
+    @property
+    def models(self) -> tuple[ModelInfo, ...]:
+        """The model's candidates: the model, or, its attention unknown, the same model as MHA and as MLA."""
+        m = self.model
+        if m.mla is not None:
+            return (m,)
+        return (ModelInfo(m.architecture, False, m.dsa, m.source), ModelInfo(m.architecture, True, m.dsa, m.source))
 
     def with_(self, **kw) -> "Target":
         return replace(self, **kw)
@@ -238,6 +238,7 @@ class Target:
         return {
             "platform": self.platform,
             "gpu": self.arch,
+            "gpus": list(self.archs),
             "model_attention": self.model.shown_attention,
             "model_architecture": self.model.architecture,
             "sglang_version": self.sglang_version,

@@ -347,6 +347,11 @@ def test_a_verdict_of_the_newest_releases_only_names_them(tmp_path, capsys):
                                                                  "fp4_mx_block16 --attention-backend fa3"))
     assert lines == ["1:96: KV401 (error) [*] --kv-cache-dtype fp4_mx_block16 is refused with --attention-backend "
                      "fa3 (any GPU); use fp8_e4m3"]
+    # Nor does one an older release reports at another token: 0.5.20 refuses nvfp4 with fa3 at the dtype,
+    # 0.5.21 at the backend, and both refuse it on every GPU.
+    code, lines = run(tmp_path, capsys, "serve.sh", text.replace("triton", "fa3"))
+    assert lines == ["1:122: KV401 (error) [*] --kv-cache-dtype nvfp4 is refused with --attention-backend fa3 "
+                     "(any GPU); use fp8_e4m3"]
 
 
 def test_a_cause_only_some_gpus_have_beside_one_every_gpu_has_is_a_warning_beside_the_error():

@@ -474,7 +474,7 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
     severity = Severity.WARNING if scope == "some" else RULES[code].severity
     unseen = _unseen(target, m)
     since = next(((first, older) for key, first, older in target.verdict_since
-                  if key == (code, said.anchor, severity.value)), None)
+                  if key == (code, severity.value)), None)
     lead = f"from SGLang {since[0]}" if since else ""  # the verdict holds from this release on (parser.judge)
     if since:
         said.detail = join_sentences(

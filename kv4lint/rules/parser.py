@@ -466,14 +466,16 @@ def _checked(launch: Launch, args: Args, problems: list[Problem], target: Target
 
 
 def _key(f: RuleFinding) -> tuple:
-    return f.code, f.field, f.severity.value
+    """A finding's verdict, release to release: its code and severity. Not its field: a release may report the
+    same refusal at another token (0.5.20 at the dtype, 0.5.21 at the backend), and that is no change of verdict."""
+    return f.code, f.severity.value
 
 
 def _since(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: str,
            strict: bool | None) -> tuple:
     """A launch whose release was inferred is judged by the newest release that takes its options; where an older
     one that takes them too judges it otherwise, the verdict depends on the release. For each such finding: its
-    key (code, field, severity), the first release it holds for, and the older releases that take the launch
+    key (code, severity), the first release it holds for, and the older releases that take the launch
     (``Target.verdict_since``)."""
     releases = known_releases()
     judged_by = target.sglang_version or releases[-1]  # None: the newest takes the launch

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 
 from kv4lint.model import Hint, Span
-from kv4lint.sglang.gpus import GPU_ARCH, ArchSet, GpuName, archs_named, find_gpus, parse_gpu
+from kv4lint.sglang.gpus import GPU_ARCH, NODE_LABELS, ArchSet, GpuName, archs_named, by_capability, find_gpus, \
+    parse_gpu
 
 # Environment variables whose mere presence says which platform a script runs on
 # (device-selection variables of each vendor's runtime).
@@ -283,3 +284,93 @@ def slurm_hints(option: str | None, value: str, span: Span | None, *, how: str |
         if len(parts) >= 2 or (parts and parts[0] and not parts[0].isdigit()):
             types.append(parts[0])
     return scheduler_hints(types, reason, span, scope) if types else []
+
+
+def label_set(label: str, values: list[str]) -> tuple[ArchSet | None, set[str]] | None:
+    """What a node label's values (``In [...]``) say: (the candidate archs, None when they name GPUs kv4lint cannot
+    map or no CUDA arch; the platforms the values imply); None for a label that names no GPU."""
+    how = NODE_LABELS.get(label)
+    if how is None or not values:
+        return None
+    if how == "major":
+        try:
+            majors = {int(v) for v in values}
+        except ValueError:
+            return None, set()
+        return by_capability(lambda major, minor: major in majors), {"cuda"}
+    names = [parse_gpu(v) or GpuName(v, (), None) for v in values]
+    if any(not n.archs and n.platform is None for n in names):
+        return None, set()
+    archs = archs_named(names)
+    return (archs if archs.archs else None), {n.platform for n in names}
+
+
+def _expression_set(label: str, operator: str, values: list[str]):
+    """One node selector requirement: (archs, or None for a GPU kv4lint cannot map; the platforms it implies),
+    None when it does not constrain the GPU."""
+    if operator in ("Gt", "Lt") and NODE_LABELS.get(label) == "major" and len(values) == 1:
+        try:
+            n = int(values[0])
+        except ValueError:
+            return None
+        return by_capability(lambda major, minor: major > n if operator == "Gt" else major < n), {"cuda"}
+    if operator not in ("In", "NotIn"):
+        return None
+    got = label_set(label, values)
+    if got is None:
+        return None
+    archs, platforms = got
+    if operator == "NotIn":  # every node but these: no platform follows
+        return (archs.complement() if archs is not None else None), set()
+    return archs, platforms
+
+
+def node_hints(selector: list[tuple[str, str, Span | None]],
+               terms: list[list[tuple[str, str, list[str], Span | None]]]) -> list[Hint]:
+    """The GPU a Kubernetes pod may run on: its ``nodeSelector`` entries ``(label, value, span)`` and its required
+    node affinity's ``nodeSelectorTerms`` (ORed terms of ANDed ``(label, operator, values, span)``), on the
+    labels of :data:`kv4lint.sglang.gpus.NODE_LABELS`: one candidate set (``In [H100, H200]`` is two archs, a
+    ``NotIn`` a complement); a value kv4lint cannot map makes it unknown (an empty ``gpu`` hint). Preferred
+    affinity is no requirement and is not read."""
+    parts: list[tuple] = []  # (archs or None, platforms, reason, span)
+    for label, value, span in selector:
+        got = _expression_set(label, "In", [value]) if label in NODE_LABELS and value else None
+        if got is not None:
+            parts.append((*got, f"nodeSelector {label}: {value}", span))
+    found_terms = []
+    for term in terms:
+        found = []
+        for label, op, values, span in term:
+            got = _expression_set(label, op, values)
+            if got is not None:
+                found.append((*got, f"node affinity {label} {op} [{', '.join(values)}]", span))
+        found_terms.append(found)
+    if found_terms and all(found_terms):  # a term that does not constrain the GPU lets any node in
+        union: ArchSet | None = ArchSet(())
+        platforms: set[str] = set()
+        for found in found_terms:
+            inter: ArchSet | None = ArchSet((), True)
+            for archs, plats, _, _ in found:
+                inter = None if inter is None or archs is None else inter & archs
+                platforms |= plats
+            union = None if union is None or inter is None else union | inter
+        parts.append((union, platforms, "; ".join(r for found in found_terms for _, _, r, _ in found),
+                      found_terms[0][0][3]))
+    if not parts:
+        return []
+    reason = short("; ".join(p[2] for p in parts), 90)
+    span = parts[0][3]
+    if any(p[0] is None and p[1] != {"rocm"} for p in parts):
+        return [Hint("gpu", "", reason, span)]
+    out: list[Hint] = []
+    archs = [p[0] for p in parts if p[0] is not None]
+    if archs:
+        both = archs[0]
+        for a in archs[1:]:
+            both = both & a
+        if not both.everything:
+            out.append(Hint("gpu", both.value, reason, span))
+    platforms = set().union(*(p[1] for p in parts)) - {None}
+    if len(platforms) == 1:
+        out.append(Hint("platform", platforms.pop(), reason, span))
+    return out

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from kv4lint.frontends import argv_lists, embedded, nested
 from kv4lint.frontends.argv_lists import Word
-from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints
+from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints, node_hints
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import file_codes
@@ -266,6 +266,8 @@ class _Json:
         if node.kind != "obj":
             return
         env, own = self.env(node, env)
+        if node.get("nodeSelector") is not None or node.get("affinity") is not None:  # a pod spec's GPU
+            own = own + _node_hints(node)
         hints = dedupe_hints(own + hints)
         self.commands(node, parts, env, hints)
         for k, _kn, v in node.members():
@@ -320,6 +322,27 @@ class _Json:
         for la in sub.launches:
             la.location = la.location or where
         embedded.merge(self.result, sub)
+
+
+def _node_hints(pod: Node) -> list[Hint]:
+    """A Kubernetes pod spec's ``nodeSelector`` and required node affinity (:func:`~kv4lint.frontends.hints.
+    node_hints`)."""
+    def obj(n: Node | None, key: str) -> Node | None:
+        return n.get(key) if n is not None and n.kind == "obj" else None
+
+    def arr(n: Node | None) -> list[Node]:
+        return list(n.value) if n is not None and n.kind == "arr" else []
+
+    sel = obj(pod, "nodeSelector")
+    selector = [(k, v.value, Span(kn.start, v.end)) for k, kn, v in (sel.members() if sel is not None and
+                                                                       sel.kind == "obj" else [])
+                if v.kind in ("str", "num")]
+    required = obj(obj(obj(pod, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = [[(str(obj(e, "key").value) if obj(e, "key") is not None else "",
+               str(obj(e, "operator").value) if obj(e, "operator") is not None else "",
+               [str(x.value) for x in arr(obj(e, "values")) if x.kind in ("str", "num")], Span(e.start, e.end))
+              for e in arr(obj(t, "matchExpressions"))] for t in arr(obj(required, "nodeSelectorTerms"))]
+    return node_hints(selector, terms)
 
 
 def _is_kubernetes(root: Node) -> bool:

@@ -123,6 +123,22 @@ def instance_gpu(name: str) -> str | None:
     return next((gpu for pat, gpu in INSTANCE_TYPES if pat.search(low)), None)
 
 
+# Kubernetes node labels that say which GPU a node has, and how their value names it: ``product`` (a GPU's or a
+# machine's name: NVIDIA GPU feature discovery's ``nvidia.com/gpu.product`` (NVIDIA-H100-80GB-HBM3), GKE's
+# ``cloud.google.com/gke-accelerator`` (nvidia-h100-80gb), the cloud instance type (p5.48xlarge), Karpenter's
+# ``karpenter.k8s.aws/instance-gpu-name`` (h100), AMD's ``amd.com/gpu.product-name``), ``family``
+# (``nvidia.com/gpu.family``: hopper) or ``major`` (``nvidia.com/gpu.compute.major``: 9).
+# Sources: https://github.com/NVIDIA/k8s-device-plugin (gpu-feature-discovery labels),
+# https://cloud.google.com/kubernetes-engine/docs/how-to/gpus, https://kubernetes.io/docs/reference/labels-annotations-
+# taints/#nodekubernetesioinstance-type, https://karpenter.sh/docs/reference/instance-types/.
+NODE_LABELS: dict[str, str] = {
+    "nvidia.com/gpu.product": "product", "cloud.google.com/gke-accelerator": "product",
+    "node.kubernetes.io/instance-type": "product", "beta.kubernetes.io/instance-type": "product",
+    "karpenter.k8s.aws/instance-gpu-name": "product", "amd.com/gpu.product-name": "product",
+    "nvidia.com/gpu.family": "family", "nvidia.com/gpu.compute.major": "major",
+}
+
+
 # ---------------------------------------------------------------------------
 # Candidate sets
 

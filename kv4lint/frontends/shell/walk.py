@@ -995,8 +995,9 @@ def _build(scan: _Scan, path: str) -> list[Launch]:
         argv = [_to_value(f) for f in p.argv]
         key = (p.span, p.entry, tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in argv))
         if key in seen:
-            # The same launch on several paths: it runs when any of them does.
+            # The same launch on several paths: it runs when any of them does (and only the guards all share hold).
             launch = seen[key]
+            launch.hints = [h for h in launch.hints if h.scope != "guard" or h in p.hints]
             if launch.condition is not None:
                 conds[key].append(p.condition)
                 launch.condition = None if None in conds[key] else " or ".join(dict.fromkeys(conds[key]))

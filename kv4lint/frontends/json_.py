@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from kv4lint.frontends import argv_lists, embedded, nested
 from kv4lint.frontends.argv_lists import Word
-from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints, node_hints
+from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints, node_hints, scheduler_hints, short
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import file_codes
@@ -200,10 +200,14 @@ def words_of(n: Node | None) -> list[Word] | None:
 # ---------------------------------------------------------------------------
 # The scanner
 
-_PAIRS = (("Entrypoint", "Cmd"), ("entryPoint", "command"), ("command", "args"), ("Path", "Args"))
+_PAIRS = (("Entrypoint", "Cmd"), ("entryPoint", "command"), ("command", "args"), ("Path", "Args"),
+          ("dockerEntrypoint", "dockerStartCmd"))  # the last: a RunPod pod (REST API's PodCreateInput)
 _DEVCONTAINER = ("initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand",
                  "postStartCommand", "postAttachCommand")
-_IMAGE_KEYS = ("Image", "image")
+_IMAGE_KEYS = ("Image", "image", "imageName")
+# The GPUs a RunPod pod may get (https://docs.runpod.io/api-reference/pods/POST/pods: ``gpuTypeIds``, any of them;
+# a serverless endpoint's ``gpuIds``: pools such as ``ADA_24,HOPPER_141``).
+_RUNPOD_GPU_KEYS = ("gpuTypeIds", "gpuTypeId", "gpuIds")
 # A shell command string under one of these keys (a task file's ``"shell": "python3 -m sglang.launch_server ..."``)
 _SHELL_KEYS = ("shell", "cmd", "script", "run", "bash")
 _LINES_SUFFIXES = (".jsonl", ".ndjson")
@@ -254,6 +258,14 @@ class _Json:
             img = obj.get(key)
             if img is not None and img.kind == "str":
                 hints.extend(image_hints(img.value, Span(img.start, img.end)))
+        for key in _RUNPOD_GPU_KEYS:
+            gpu = obj.get(key)
+            values = [gpu] if gpu is not None and gpu.kind == "str" else gpu.value if gpu is not None and \
+                gpu.kind == "arr" else []
+            names = [n.strip() for v in values if v.kind == "str" for n in v.value.split(",") if n.strip()]
+            if names:
+                hints.extend(scheduler_hints(names, short(f"RunPod {key}: {', '.join(names)}", 80),
+                                             Span(gpu.start, gpu.end)))
         return env, hints
 
     def walk(self, node: Node, parts: list, env: dict, hints: list[Hint], depth: int = 0) -> None:

@@ -374,3 +374,20 @@ def node_hints(selector: list[tuple[str, str, Span | None]],
     if len(platforms) == 1:
         out.append(Hint("platform", platforms.pop(), reason, span))
     return out
+
+
+def path_hints(path: str) -> list[Hint]:
+    """The GPU a file's name names (``dsr1_fp4_b200_sglang.sh``), else the nearest of its two folders that names
+    one (``recipes/b200-fp4/serve.sh``): scope ``file``, below everything the text says. Read by the pipeline
+    after the parse cache (which keys on the text, not the name); the rules of free text apply (a short name
+    needs a word that makes it a GPU, ``h100_vs_b200`` names nothing)."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p and p not in (".", "..")]
+    if not parts or path.startswith("<"):
+        return []
+    stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1][1:] else parts[-1]
+    for part, what in [(stem, "file name"), *((p, "folder") for p in reversed(parts[-3:-1]))]:
+        found = find_gpus(re.sub(r"[_.\-]+", " ", part))
+        if found:
+            shown = parts[-1] if what == "file name" else part + "/"
+            return gpu_hints([f.name for f in found], f"{what} {short(shown, 50)}", None, "file")
+    return []

@@ -573,7 +573,7 @@ class _Yaml:
                 sm = scalar_map(self.text, img)
                 sub = sm.omap.span(Span(7, len(sm.value))) if sm.verbatim else None
                 hints += image_hints(img.value[7:], sub or node_span(img))
-            acc = get(res, "accelerators")
+            acc = get(res, "accelerators") if get(res, "accelerators") is not None else get(res, "gpus")  # SkyPilot
             if is_scalar(acc):
                 names += [(acc.value, node_span(acc))]
             elif is_map(acc):

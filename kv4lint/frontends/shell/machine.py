@@ -64,9 +64,8 @@ def _sbatch_line(src, start: int, rest: str) -> list[Hint]:
         elif not eq and len(opt) > 2 and opt[:2] in ("-G", "-C") and not opt.startswith("--"):
             opt, value, vcol = opt[:2], opt[2:], col + 2
         if opt in SLURM_GPU_OPTIONS and value:
-            value = value.strip("'\"")
-            out.extend(slurm_hints(opt, value, src.fanchor(start + col, start + vcol + len(value)), how="#SBATCH",
-                                   scope="file"))
+            span = src.fanchor(start + col, start + vcol + len(value))
+            out.extend(slurm_hints(opt, value.strip("'\""), span, how="#SBATCH", scope="file"))
         k += 1
     return out
 
@@ -325,36 +324,41 @@ def _kind(kind: str) -> str:
     return "name" if kind == "lname" else kind
 
 
-_PIPE = re.compile(r"(?<!\|)\|(?!\|)")
 _FILTERS = {"head", "tail", "awk", "cut", "sed", "sort", "uniq", "xargs", "tr"}
 
 
 def _pipeline(text: str, gpu_vars: dict[str, str]) -> tuple[ArchSet, ArchSet] | None:
     """``PRODUCER | ... | grep [-q -i -E -w -x -v] PATTERN`` (or ``grep ... <<< "$GPU"``), where the producer
     reads the GPU: ``nvidia-smi`` or ``echo "$GPU"``."""
-    if any(t in text for t in ("&&", "||", ";", "\n")):
-        return None
-    parts = [p.strip() for p in _PIPE.split(text)]
     try:
-        words = [shlex.split(p) for p in parts]
+        lex = shlex.shlex(text, posix=True, punctuation_chars="|&;<>")
+        lex.whitespace_split = True
+        tokens = list(lex)
     except ValueError:
         return None
-    if not words or not all(words) or words[-1][0] != "grep":
+    if any(t in ("&&", "||", ";", "&", "\n") for t in tokens):
+        return None
+    words: list[list[str]] = [[]]
+    for t in tokens:
+        if t == "|":
+            words.append([])
+        else:
+            words[-1].append(t)
+    if not all(words) or words[-1][0] != "grep":
         return None
     grep = words[-1]
     kind = None
-    if len(parts) == 1:
-        m = re.search(r"<<<\s*(\S+)\s*$", parts[0])
-        if m is None:
+    if len(words) == 1:
+        if "<<<" not in grep or grep.index("<<<") + 2 != len(grep):
             return None
-        kind = _operand(m.group(1), gpu_vars)
-        grep = shlex.split(parts[0][:m.start()])
+        kind = _operand(grep[-1], gpu_vars)
+        grep = grep[:-2]
     else:
         head = words[0]
         if head[0] == "nvidia-smi":
-            kind = _query(parts[0])
-        elif head[0] in ("echo", "printf") and len(head) >= 2:
-            kind = _operand(head[-1], gpu_vars) if parts[0].count("$") == 1 else None
+            kind = _query(" ".join(head))
+        elif head[0] in ("echo", "printf") and len(head) >= 2 and sum("$" in w for w in head) == 1:
+            kind = _operand(head[-1], gpu_vars)
         middle = words[1:-1]
         if any(w[0] not in _FILTERS for w in middle):
             return None

@@ -426,6 +426,15 @@ def test_fences_in_mkdocs_tabs_are_read_at_all():
     assert [text[launch.span.start:launch.span.end] for launch in result.launches] == [LAUNCH] * 2
 
 
+def test_a_lead_in_names_a_candidate_set_and_is_nearer_than_a_heading():
+    text = ("## B200\n\nDeploy Kimi-K2.5 with the following command (H200/H100, all features enabled):\n\n```bash\n"
+            + LAUNCH + "\n```\n\nOr, unlike on H100, run this on B200:\n\n```bash\n" + LAUNCH + "\n```\n")
+    got = gpu_hints(text, "x.md", "markdown")
+    assert got[0] == [("sm90", "section", "lead-in '...wing command (H200/H100, all features enabled):'",
+                       "Deploy Kimi-K2.5 with the following command (H200/H100, all features enabled):")]
+    assert [v for v, *_ in got[1]] == ["sm100"]  # the hedged lead-in names nothing: the heading decides
+
+
 def test_prose_names_nothing():
     text = "Verified on H100 and B200.\n\n```bash\n" + LAUNCH + "\n```\n"
     assert gpu_hints(text, "x.md", "markdown") == [[]]

@@ -38,8 +38,11 @@ class Section:
         self.depth = depth  # nesting: deeper is nearer
 
     def hints(self) -> list[Hint]:
-        reason = f"{self.kind} '{short(self.written.strip(), 50)}'"
-        found = text_hints(self.label, reason, self.span, "section", label=True)
+        written = self.written.strip()
+        if self.kind == "lead-in" and len(written) > 50:  # its end says where: "... (H200, all features):"
+            written = "..." + written[-47:]
+        reason = f"{self.kind} '{short(written, 50)}'"
+        found = text_hints(self.label, reason, self.span, "section", label=self.kind != "lead-in")
         if found:
             return found
         bare = " ".join(re.sub(r"[^\w\s]", " ", self.label.lower()).replace("gpus", "").replace("gpu", "").split())
@@ -166,6 +169,25 @@ def rst_sections(index: LineIndex) -> list[Section]:
         out.append(Section(line, last, kind, m.group(3).strip(), index.line_text(line), _line_span(index, line),
                            100 + indent))
     return out
+
+
+def lead_in(index: LineIndex, fence: int) -> Section | None:
+    """The paragraph right above the fence opened on line ``fence`` when it ends with a colon (one blank line
+    between at most): the block's lead-in."""
+    last = fence - 1
+    if last >= 1 and not index.line_text(last).strip():
+        last -= 1
+    if last < 1 or not index.line_text(last).rstrip().endswith(":"):
+        return None
+    first = last
+    while first > 1 and index.line_text(first - 1).strip() and not re.match(
+            r"\s*(?:#|```|~~~|[-*+>|]|\d+\.\s|<)", index.line_text(first - 1)):
+        first -= 1
+    if re.match(r"\s*(?:#|```|~~~|>|\||<)", index.line_text(first)):
+        return None
+    text = " ".join(index.line_text(k).strip() for k in range(first, last + 1))
+    span = Span(index.starts[first - 1], index.starts[last - 1] + len(index.line_text(last)))
+    return Section(last, fence + 1, "lead-in", text, text, span, 1000)
 
 
 def section_hints(sections: list[Section], line: int) -> list[Hint]:

@@ -483,3 +483,75 @@ def test_the_name_reaches_the_launch_after_the_parse_cache(tmp_path):
           "--jobs", "1", str(tmp_path / "serve_h100.sh"), str(tmp_path / "serve_b200.sh"), "--output-file", str(out)])
     found = json.loads(out.read_text())["findings"]
     assert sorted({(f["path"].rsplit("/", 1)[-1], f["severity"]) for f in found}) == [("serve_h100.sh", "error")]
+
+
+# ---------------------------------------------------------------------------
+# Cost: reading the machine stays linear in the input
+
+
+def _page_of_sections(n: int) -> str:
+    """A long cookbook page: a heading, a tab and a fenced launch per model, some nested, under one top heading."""
+    parts = ["# Models\n"]
+    for k in range(n):
+        parts.append("".join(f"#### Note {k}.{j}\n\n" for j in range(20)))  # sections without launches
+        parts.append(f"## Model {k}\n\n### H100\n\n<Tabs>\n<TabItem label=\"B200\">\n\n```bash\n{LAUNCH}\n```\n\n"
+                     f"</TabItem>\n</Tabs>\n\nDeploy it (H200):\n\n```bash\n{LAUNCH}\n```\n")
+    return "\n".join(parts)
+
+
+def _nested_containers(n: int) -> str:
+    """MkDocs tabs nested as deep as they go, many times over, and unclosed tabs (hostile)."""
+    block = "".join(f"{'    ' * d}=== \"B200 {d}\"\n\n" for d in range(12)) + "    " * 12 + f"```bash\n{'    ' * 12}{LAUNCH}\n{'    ' * 12}```\n\n"
+    return block * n + "<Tab label=\"H100\">\n" * n + "</TabItem>\n" * n
+
+
+def _script_of_guards(n: int) -> str:
+    parts = ["#!/bin/bash\n#SBATCH --gres=gpu:h100:8\nGPU=$(nvidia-smi --query-gpu=name --format=csv,noheader)\n"]
+    for k in range(n):
+        parts.append(f"# 8x H100\nif [[ \"$GPU\" == *B200* ]]; then KV{k}=nvfp4; else KV{k}=fp8_e4m3; fi\n"
+                     f"{LAUNCH.replace('nvfp4', '$KV' + str(k))} --port {k}\n")
+    return "".join(parts)
+
+
+def _sections_of(text: str) -> int:
+    """The section machinery alone: every block of a page asks for the sections around it."""
+    from kv4lint.frontends import sections
+    from kv4lint.frontends.markdown import Outline, markdown_blocks
+    from kv4lint.source import LineIndex
+
+    outline, index = Outline(), LineIndex(text)
+    blocks = markdown_blocks(text, None, outline)
+    around = sections.Around(sections.headings(index, outline.headings, len(index.starts)) +
+                             sections.containers(index, outline.code.__contains__))
+    return sum(len(around.at(b.line, sections.lead_in(index, b.line - 1))) for b in blocks)
+
+
+def _many_sections(n: str) -> int:
+    """``n`` sibling sections, each with a nested one, and a block asking in each: the sweep's own cost."""
+    from kv4lint.frontends import sections
+    from kv4lint.model import Span
+
+    k = int(n)
+    found = [sections.Section(4 * i + 1, 4 * i + 3, "heading", "B200", "## B200", Span(0, 0), 2) for i in range(k)]
+    found += [sections.Section(4 * i + 2, 4 * i + 3, "heading", "Notes", "### Notes", Span(0, 0), 3) for i in range(k)]
+    around = sections.Around(found)
+    return sum(len(around.at(4 * i + 3)) for i in range(k))
+
+
+@pytest.mark.slow
+def test_finding_the_sections_of_every_block_is_linear():
+    from linear_cost import assert_linear
+    assert _sections_of(_page_of_sections(2)) == 8  # each block: a gpu and a platform hint
+    assert _many_sections("3") == 6
+    assert_linear(lambda n: str(n), _many_sections, 2500, what="sections around many blocks")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make, language, n", [(_page_of_sections, "markdown", 100),
+                                               (_nested_containers, "markdown", 40),
+                                               (_script_of_guards, "shell", 60)])
+def test_reading_the_machine_is_linear(make, language, n):
+    """The frontends read the machine (the rules' cost per launch is measured elsewhere)."""
+    from linear_cost import assert_linear
+    path = "input.md" if language == "markdown" else "input.sh"
+    assert_linear(make, lambda text: scan(path, text, language), n)

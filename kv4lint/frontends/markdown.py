@@ -292,10 +292,9 @@ def scan_markdown(text: str, path: str) -> ScanResult:
             _block(sub, block, path, text)
             if sub.launches:
                 if parts is None:
-                    parts = sections.rst_sections(index) if rst else sections.headings(
-                        index, outline.headings, len(index.starts)) + sections.containers(index, outline.code.__contains__)
-                near = sections.lead_in(index, block.line - 1) if not rst else None
-                named = sections.section_hints(parts + ([near] if near else []), block.line)
+                    parts = sections.Around(sections.rst_sections(index) if rst else sections.headings(
+                        index, outline.headings, len(index.starts)) + sections.containers(index, outline.code.__contains__))
+                named = parts.at(block.line, sections.lead_in(index, block.line - 1) if not rst else None)
                 for launch in sub.launches:  # after the launch's own hints: the section is farther
                     launch.hints = dedupe_hints(list(launch.hints) + sections.agrees(launch.hints, named))
             embedded.merge(result, sub, text=text, index=index, opener=index.offset(max(1, block.line - 1), 1))

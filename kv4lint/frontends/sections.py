@@ -26,7 +26,7 @@ VENDORS = {"nvidia": "cuda", "cuda": "cuda", "amd": "rocm", "rocm": "rocm", "amd
 class Section:
     """Lines ``first``..``last`` (1-based, inclusive) under a heading, a tab or an admonition titled ``label``."""
 
-    __slots__ = ("first", "last", "kind", "label", "written", "span", "depth")
+    __slots__ = ("first", "last", "kind", "label", "written", "span", "depth", "_hints")
 
     def __init__(self, first: int, last: int, kind: str, label: str, written: str, span: Span, depth: int):
         self.first = first
@@ -36,8 +36,14 @@ class Section:
         self.written = written  # the line as written, for reasons
         self.span = span
         self.depth = depth  # nesting: deeper is nearer
+        self._hints: list[Hint] | None = None
 
     def hints(self) -> list[Hint]:
+        if self._hints is None:
+            self._hints = self._read()
+        return self._hints
+
+    def _read(self) -> list[Hint]:
         written = self.written.strip()
         if self.kind == "lead-in" and len(written) > 50:  # its end says where: "... (H200, all features):"
             written = "..." + written[-47:]
@@ -57,11 +63,14 @@ def _line_span(index: LineIndex, line: int) -> Span:
 
 def headings(index: LineIndex, found: list[tuple[int, int, str]], last_line: int) -> list[Section]:
     """Sections of headings ``(line, level, title)``: each until the next heading of its level or above."""
-    out = []
-    for k, (line, level, title) in enumerate(found):
-        end = next((ln - 1 for ln, lv, _ in found[k + 1:] if lv <= level), last_line)
-        out.append(Section(line, end, "heading", title, index.line_text(line), _line_span(index, line), level))
-    return out
+    ends = [last_line] * len(found)
+    open_: list[int] = []  # headings whose section has not ended, levels increasing
+    for k, (line, level, _) in enumerate(found):
+        while open_ and found[open_[-1]][1] >= level:
+            ends[open_.pop()] = line - 1
+        open_.append(k)
+    return [Section(line, end, "heading", title, index.line_text(line), _line_span(index, line), level)
+            for (line, level, title), end in zip(found, ends)]
 
 
 _MKDOCS = re.compile(r"^([ \t]*)(===[+!]?|(?:!!!|\?\?\?)\+?[ \t]+[\w-]+(?:[ \t]+[\w-]+)*)[ \t]*(?:\"([^\"]*)\")?[ \t]*$")
@@ -71,6 +80,8 @@ _JSX_ATTR = re.compile(r"\b(label|title|value)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|\
 _COLON_OPEN = re.compile(r"^[ \t]*(:{3,})[ \t]*(\{[\w-]+\}|[a-z]+)[ \t]*(?:\[([^\]]*)\]|(.*))$")
 _COLON_CLOSE = re.compile(r"^[ \t]*(:{3,})[ \t]*$")
 _TAB_DIRECTIVES = {"{tab-item}", "{tab}", "{tabbed}"}
+_MAX_OPEN = 64  # tabs and ::: blocks open at once that are followed; deeper ones are not sections
+_MAX_INDENT = 32  # MkDocs containers nested deeper than 8 (as the Markdown reader reads them) are not sections
 
 
 def containers(index: LineIndex, skip) -> list[Section]:
@@ -84,7 +95,7 @@ def containers(index: LineIndex, skip) -> list[Section]:
             continue
         text = index.line_text(line)
         m = _MKDOCS.match(text)
-        if m and (m.group(3) or m.group(2).startswith("===")):
+        if m and (m.group(3) or m.group(2).startswith("===")) and len(m.group(1).expandtabs()) <= _MAX_INDENT:
             indent = len(m.group(1).expandtabs())
             last = line
             for k in range(line + 1, n + 1):
@@ -98,7 +109,7 @@ def containers(index: LineIndex, skip) -> list[Section]:
             continue
         for tag in _JSX_OPEN.finditer(text):
             attrs = {a.group(1): a.group(2) or a.group(3) or a.group(4) for a in _JSX_ATTR.finditer(tag.group(2))}
-            if not tag.group(3):
+            if not tag.group(3) and len(jsx) < _MAX_OPEN:
                 jsx.append((tag.group(1), line, attrs.get("label") or attrs.get("title") or attrs.get("value") or "",
                             tag.start()))
         for tag in _JSX_CLOSE.finditer(text):
@@ -123,7 +134,8 @@ def containers(index: LineIndex, skip) -> list[Section]:
             kind = "tab" if name in _TAB_DIRECTIVES else "admonition"
             if name.startswith("{") and name not in _TAB_DIRECTIVES | {"{admonition}"}:
                 label = ""  # {note}, {tab-set} ...: a title only where the directive takes one
-            colons.append((len(o.group(1)), line, kind, label))
+            if len(colons) < _MAX_OPEN:
+                colons.append((len(o.group(1)), line, kind, label))
     return out
 
 
@@ -155,7 +167,7 @@ def rst_sections(index: LineIndex) -> list[Section]:
     out.extend(headings(index, found, n))
     for line in range(1, n + 1):
         m = _RST_DIRECTIVE.match(index.line_text(line))
-        if not m or not m.group(3).strip():
+        if not m or not m.group(3).strip() or len(m.group(1).expandtabs()) > _MAX_INDENT:
             continue
         indent = len(m.group(1).expandtabs())
         last = line
@@ -190,22 +202,33 @@ def lead_in(index: LineIndex, fence: int) -> Section | None:
     return Section(last, fence + 1, "lead-in", text, text, span, 1000)
 
 
-def section_hints(sections: list[Section], line: int) -> list[Hint]:
-    """The hints of the nearest sections around ``line`` that name a GPU, and a platform: the GPU of one section
-    (the nearest that names one), the platform of the nearest that names one."""
-    around = sorted((s for s in sections if s.first < line <= s.last), key=lambda s: (s.depth, s.first),
-                    reverse=True)
-    gpu: list[Hint] = []
-    platform: list[Hint] = []
-    for s in around:
-        got = s.hints()
-        if not gpu and any(h.kind == "gpu" for h in got):
-            gpu = [h for h in got if h.kind == "gpu"]
-        if not platform and any(h.kind == "platform" for h in got):
-            platform = [h for h in got if h.kind == "platform"]
-        if gpu and platform:
-            break
-    return gpu + platform
+class Around:
+    """The sections around the lines of a document, asked in increasing line order (one sweep: each section is
+    entered and left once, so a page of many headings and blocks costs its length, not their product)."""
+
+    def __init__(self, sections: list[Section]):
+        self.pending = sorted(sections, key=lambda s: s.first, reverse=True)
+        self.active: list[Section] = []
+
+    def at(self, line: int, near: Section | None = None) -> list[Hint]:
+        """The hints of the nearest sections around ``line`` (and ``near``, a block's lead-in) that name a GPU, and
+        a platform: the GPU of one section (the nearest that names one), the platform of the nearest that names
+        one."""
+        while self.pending and self.pending[-1].first < line:
+            self.active.append(self.pending.pop())
+        self.active = [s for s in self.active if s.last >= line]
+        around = sorted(self.active + ([near] if near else []), key=lambda s: (s.depth, s.first), reverse=True)
+        gpu: list[Hint] = []
+        platform: list[Hint] = []
+        for s in around:
+            got = s.hints()
+            if not gpu and any(h.kind == "gpu" for h in got):
+                gpu = [h for h in got if h.kind == "gpu"]
+            if not platform and any(h.kind == "platform" for h in got):
+                platform = [h for h in got if h.kind == "platform"]
+            if gpu and platform:
+                break
+        return gpu + platform
 
 
 def agrees(launch_hints: list[Hint], section: list[Hint]) -> list[Hint]:

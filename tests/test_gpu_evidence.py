@@ -547,8 +547,8 @@ def test_finding_the_sections_of_every_block_is_linear():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("make, language, n", [(_page_of_sections, "markdown", 100),
-                                               (_nested_containers, "markdown", 40),
+@pytest.mark.parametrize("make, language, n", [(_page_of_sections, "markdown", 300),
+                                               (_nested_containers, "markdown", 100),
                                                (_script_of_guards, "shell", 60)])
 def test_reading_the_machine_is_linear(make, language, n):
     """The frontends read the machine (the rules' cost per launch is measured elsewhere)."""

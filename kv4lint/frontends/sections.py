@@ -84,6 +84,18 @@ _MAX_OPEN = 64  # tabs and ::: blocks open at once that are followed; deeper one
 _MAX_INDENT = 32  # MkDocs containers nested deeper than 8 (as the Markdown reader reads them) are not sections
 
 
+def _body_end(index: LineIndex, line: int, indent: int) -> int:
+    """The last line of the indented body of the directive on ``line`` (indented ``indent``)."""
+    last = line
+    for k in range(line + 1, len(index.starts) + 1):
+        body = index.line_text(k)
+        if body.strip() and len(body) - len(body.lstrip()) <= indent:
+            break
+        if body.strip():
+            last = k
+    return last
+
+
 def containers(index: LineIndex, skip) -> list[Section]:
     """Tabs and titled admonitions of a Markdown text (``skip(line)``: the line is inside a code block)."""
     out: list[Section] = []
@@ -97,13 +109,7 @@ def containers(index: LineIndex, skip) -> list[Section]:
         m = _MKDOCS.match(text)
         if m and (m.group(3) or m.group(2).startswith("===")) and len(m.group(1).expandtabs()) <= _MAX_INDENT:
             indent = len(m.group(1).expandtabs())
-            last = line
-            for k in range(line + 1, n + 1):
-                body = index.line_text(k)
-                if body.strip() and len(body) - len(body.lstrip()) <= indent:
-                    break
-                if body.strip():
-                    last = k
+            last = _body_end(index, line, indent)
             kind = "tab" if m.group(2).startswith("===") else "admonition"
             out.append(Section(line, last, kind, m.group(3) or "", text, _line_span(index, line), 100 + indent))
             continue
@@ -170,16 +176,9 @@ def rst_sections(index: LineIndex) -> list[Section]:
         if not m or not m.group(3).strip() or len(m.group(1).expandtabs()) > _MAX_INDENT:
             continue
         indent = len(m.group(1).expandtabs())
-        last = line
-        for k in range(line + 1, n + 1):
-            body = index.line_text(k)
-            if body.strip() and len(body) - len(body.lstrip()) <= indent:
-                break
-            if body.strip():
-                last = k
         kind = "admonition" if m.group(2) == "admonition" else "tab"
-        out.append(Section(line, last, kind, m.group(3).strip(), index.line_text(line), _line_span(index, line),
-                           100 + indent))
+        out.append(Section(line, _body_end(index, line, indent), kind, m.group(3).strip(), index.line_text(line),
+                           _line_span(index, line), 100 + indent))
     return out
 
 

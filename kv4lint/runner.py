@@ -17,6 +17,7 @@ from fnmatch import fnmatch
 from kv4lint import frontends, internal_error, suppression
 from kv4lint.depends import recording
 from kv4lint.discover import language_of
+from kv4lint.frontends.hints import dedupe_hints, path_hints
 from kv4lint.fix import plan
 from kv4lint.launch_configs import attach_configs
 from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
@@ -80,6 +81,10 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
     rep.launches = len(scan.launches)
     if not scan.launches:
         return rep
+    named = path_hints(path)  # the file's and its folders' names: evidence the parse cache does not key on
+    if named:
+        for launch in scan.launches:
+            launch.hints = dedupe_hints(list(launch.hints) + named)
     index = LineIndex(text)
     base_dir = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
     per_launch: list[tuple[Launch, list[Finding]]] = []

@@ -80,7 +80,7 @@ def test_reports_at_the_value_and_noqa_works(tmp_path):
 
 
 def test_options_from_the_flake8_config(tmp_path):
-    src = tmp_path / "h100.py"
+    src = tmp_path / "serve.py"  # a name without a GPU: a file named h100.py would say H100 itself
     src.write_text('import subprocess\nsubprocess.run(["python", "-m", "sglang.launch_server", "--model-path", '
                    '"meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "nvfp4"])\n')
     # Without a GPU, nvfp4 is refused on some of the GPUs kv4lint considers: warnings that say where.

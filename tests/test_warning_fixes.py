@@ -16,7 +16,7 @@ import pytest
 from kv4lint.cli import main
 
 LLAMA = "meta-llama/Llama-3.1-8B"
-WARNED = ("#!/bin/bash\r\n# Serve on the B200 nodes\r\npython -m sglang.launch_server --model-path " + LLAMA
+WARNED = ("#!/bin/bash\r\n# Serve on the team's nodes\r\npython -m sglang.launch_server --model-path " + LLAMA
           + " \\\r\n  --kv-cache-dtype nvfp4 --port 30000\r\n").encode()
 PY_WARNED = ('import subprocess\n\nsubprocess.run(["python", "-m", "sglang.launch_server", "--model-path", '
              f'"{LLAMA}",\n                "--kv-cache-dtype", "nvfp4"], check=True)\n')

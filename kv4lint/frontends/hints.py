@@ -1,8 +1,11 @@
-"""Target hints found around a launch: container images, environment variables, devices.
+"""Target hints found around a launch: container images, environment variables, devices, the GPU a file names.
 
 Shared by the shell frontend and the container frontends (Dockerfile, YAML,
 Markdown): each finds the text (an image reference, an ``export``, a
-``--device`` option) and asks here what it says about the machine.
+``--device`` option, a scheduler's GPU request, a heading) and asks here what
+it says about the machine.  GPU names mean what :mod:`kv4lint.sglang.gpus`
+says they mean: a ``gpu`` hint's value is a candidate set of archs
+(:class:`~kv4lint.model.Hint`), with the platform the names imply beside it.
 
 A hint only says what a launch *targets*; the rules decide what follows.
 Nothing here guesses: a tag or variable that says nothing yields no hint.
@@ -13,7 +16,8 @@ from __future__ import annotations
 import re
 
 from kv4lint.model import Hint, Span
-from kv4lint.sglang.gpus import GPU_ARCH
+from kv4lint.sglang.gpus import GPU_ARCH, NODE_LABELS, ArchSet, GpuName, archs_named, by_capability, find_gpus, \
+    parse_gpu
 from kv4lint.sglang.launchers import env_launcher
 
 # Environment variables whose mere presence says which platform a script runs on
@@ -52,7 +56,7 @@ _CUDA_TAG = re.compile(r"(?:^|[-_.])cu(?:da)?-?\d{2,3}(?:$|[-_.])")
 _SCHEMES = ("docker://", "oras://", "library://", "docker-daemon:", "docker-archive:", "shub://", "podman://")
 
 
-def _short(text: str, limit: int = 60) -> str:
+def short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -104,7 +108,7 @@ def image_hints(image: str, span: Span | None) -> list[Hint]:
     """
     if not image or "$" in image:
         return []
-    reason = f"image {_short(image.strip())}"
+    reason = f"image {short(image.strip())}"
     out: list[Hint] = []
     plat = image_platform(image)
     if plat:
@@ -141,7 +145,7 @@ def env_hints(name: str, value: str | None, span: Span | None, *, how: str | Non
         plat = PLATFORM_SWITCH_ENV.get(name)
         if plat is None or value is None or value.strip().lower() not in _TRUE:
             return []
-    text = name if value is None else f"{name}={_short(value, 40)}"
+    text = name if value is None else f"{name}={short(value, 40)}"
     reason = f"{how} {text}" if how else text
     return [Hint("platform", plat, reason, span)]
 
@@ -201,6 +205,8 @@ def fact_hints(facts, anchor) -> list[Hint]:
             got = image_hints(f.text, anchor(f.word))
         elif f.kind == "devices":
             got = device_hints([(w.text, anchor(w)) for w in f.words], how=f.how)
+        elif f.kind == "gpu":
+            got = slurm_hints(f.name, f.text, anchor(f.word), how=f.how) if f.text else []
         elif f.weak and strong.get(f.group):
             continue
         else:
@@ -209,3 +215,181 @@ def fact_hints(facts, anchor) -> list[Hint]:
             strong[f.group] = True
         out.extend(got)
     return out
+
+
+# ---------------------------------------------------------------------------
+# The GPU a file names (kv4lint.sglang.gpus): a candidate set, and the platform the names imply
+
+
+def gpu_hints(names: list[GpuName], reason: str, span: Span | None, scope: str = "launch") -> list[Hint]:
+    """The hints of the GPUs one form names together (``In [H100, H200]``, ``# For H200/B200``): one ``gpu`` hint,
+    their candidate set, and the platform when they agree on one. A name kv4lint cannot map (no archs, no
+    platform) makes the whole set unknown: a ``gpu`` hint with an empty value, which is no evidence."""
+    if not names:
+        return []
+    if any(not n.archs and n.platform is None for n in names):
+        return [Hint("gpu", "", reason, span, scope)]
+    out: list[Hint] = []
+    archs = archs_named(names)
+    if archs.archs:
+        out.append(Hint("gpu", archs.value, reason, span, scope))
+    platforms = {n.platform for n in names}
+    if len(platforms) == 1 and None not in platforms:
+        out.append(Hint("platform", platforms.pop(), reason, span, scope))
+    return out
+
+
+def scheduler_hints(values: list[str], reason: str, span: Span | None, scope: str = "launch") -> list[Hint]:
+    """A scheduler field that names GPUs (a node label's values, ``gpu=``, a gres type): each value is a GPU, so
+    one kv4lint cannot read is an unknown GPU (an empty ``gpu`` hint), never ignored."""
+    names = [parse_gpu(v) or GpuName(v, (), None) for v in values if v.strip()]
+    return gpu_hints(names, reason, span, scope)
+
+
+def text_hints(text: str, reason: str, span: Span | None, scope: str, *, label: bool = False) -> list[Hint]:
+    """The GPUs a free text names (a comment, a heading, a tab's label): :func:`kv4lint.sglang.gpus.find_gpus`."""
+    return gpu_hints([f.name for f in find_gpus(text, label=label)], reason, span, scope)
+
+
+def guard_hint(archs: ArchSet, reason: str, span: Span | None) -> list[Hint]:
+    """A branch that runs only on ``archs`` (a complement for the ``else``); nothing when it says nothing."""
+    if archs.everything or (not archs.archs and not archs.negated):
+        return []
+    return [Hint("gpu", archs.value, reason, span, "guard")]
+
+
+# Slurm's GPU requests (https://slurm.schedmd.com/sbatch.html, the options in
+# kv4lint.sglang.commands.SLURM_GPU_OPTIONS): ``--gres=gpu[:TYPE]:N[,...]``, ``--gpus[-per-node|-per-task]=[TYPE:]N``
+# (``-G``), and ``--constraint`` (``-C``) features, which a site names (``h100``, ``a100|h100``): only a feature
+# that is a GPU's name counts.
+
+
+def slurm_hints(option: str | None, value: str, span: Span | None, *, how: str | None = None,
+                scope: str = "launch") -> list[Hint]:
+    """Hints from one Slurm option (``--gres``, ``value`` ``gpu:h100:8``); ``how`` names where it is written
+    (``#SBATCH``, ``srun``)."""
+    option = option or ""
+    reason = f"{how + ' ' if how else ''}{option}{'=' if option.startswith('--') else ' '}{short(value, 40)}"
+    types: list[str] = []
+    if option in ("--constraint", "-C", "--cluster-constraint"):
+        names = [parse_gpu(w) for w in re.split(r"[&|,\[\]()*\s]+", value) if w and not w.isdigit()]
+        names = [n for n in names if n is not None]
+        if "&" in value and len(names) > 1:
+            return []  # GPUs required together: no node has two
+        return gpu_hints(names, reason, span, scope)
+    for item in value.split(","):
+        parts = [p for p in item.strip().split(":")]
+        if option in ("--gres", "--tres-per-task"):
+            if parts[0].split("/")[-1] != "gpu" or len(parts) < 2:
+                continue
+            parts = parts[1:]
+        if len(parts) >= 2 or (parts and parts[0] and not parts[0].isdigit()):
+            types.append(parts[0])
+    return scheduler_hints(types, reason, span, scope) if types else []
+
+
+def label_set(label: str, values: list[str]) -> tuple[ArchSet | None, set[str]] | None:
+    """What a node label's values (``In [...]``) say: (the candidate archs, None when they name GPUs kv4lint cannot
+    map or no CUDA arch; the platforms the values imply); None for a label that names no GPU."""
+    how = NODE_LABELS.get(label)
+    if how is None or not values:
+        return None
+    if how == "major":
+        try:
+            majors = {int(v) for v in values}
+        except ValueError:
+            return None, set()
+        return by_capability(lambda major, minor: major in majors), {"cuda"}
+    names = [parse_gpu(v) or GpuName(v, (), None) for v in values]
+    if any(not n.archs and n.platform is None for n in names):
+        return None, set()
+    archs = archs_named(names)
+    return (archs if archs.archs else None), {n.platform for n in names}
+
+
+def _expression_set(label: str, operator: str, values: list[str]):
+    """One node selector requirement: (archs, or None for a GPU kv4lint cannot map; the platforms it implies),
+    None when it does not constrain the GPU."""
+    if operator in ("Gt", "Lt") and NODE_LABELS.get(label) == "major" and len(values) == 1:
+        try:
+            n = int(values[0])
+        except ValueError:
+            return None
+        return by_capability(lambda major, minor: major > n if operator == "Gt" else major < n), {"cuda"}
+    if operator not in ("In", "NotIn"):
+        return None
+    got = label_set(label, values)
+    if got is None:
+        return None
+    archs, platforms = got
+    if operator == "NotIn":  # every node but these: no platform follows
+        return (archs.complement() if archs is not None else None), set()
+    return archs, platforms
+
+
+def node_hints(selector: list[tuple[str, str, Span | None]],
+               terms: list[list[tuple[str, str, list[str], Span | None]]]) -> list[Hint]:
+    """The GPU a Kubernetes pod may run on: its ``nodeSelector`` entries ``(label, value, span)`` and its required
+    node affinity's ``nodeSelectorTerms`` (ORed terms of ANDed ``(label, operator, values, span)``), on the
+    labels of :data:`kv4lint.sglang.gpus.NODE_LABELS`: one candidate set (``In [H100, H200]`` is two archs, a
+    ``NotIn`` a complement); a value kv4lint cannot map makes it unknown (an empty ``gpu`` hint). Preferred
+    affinity is no requirement and is not read."""
+    parts: list[tuple] = []  # (archs or None, platforms, reason, span)
+    for label, value, span in selector:
+        got = _expression_set(label, "In", [value]) if label in NODE_LABELS and value else None
+        if got is not None:
+            parts.append((*got, f"nodeSelector {label}: {value}", span))
+    found_terms = []
+    for term in terms:
+        found = []
+        for label, op, values, span in term:
+            got = _expression_set(label, op, values)
+            if got is not None:
+                found.append((*got, f"node affinity {label} {op} [{', '.join(values)}]", span))
+        found_terms.append(found)
+    if found_terms and all(found_terms):  # a term that does not constrain the GPU lets any node in
+        union: ArchSet | None = ArchSet(())
+        platforms: set[str] = set()
+        for found in found_terms:
+            inter: ArchSet | None = ArchSet((), True)
+            for archs, plats, _, _ in found:
+                inter = None if inter is None or archs is None else inter & archs
+                platforms |= plats
+            union = None if union is None or inter is None else union | inter
+        parts.append((union, platforms, "; ".join(r for found in found_terms for _, _, r, _ in found),
+                      found_terms[0][0][3]))
+    if not parts:
+        return []
+    reason = short("; ".join(p[2] for p in parts), 90)
+    span = parts[0][3]
+    if any(p[0] is None and p[1] != {"rocm"} for p in parts):
+        return [Hint("gpu", "", reason, span)]
+    out: list[Hint] = []
+    archs = [p[0] for p in parts if p[0] is not None]
+    if archs:
+        both = archs[0]
+        for a in archs[1:]:
+            both = both & a
+        if not both.everything:
+            out.append(Hint("gpu", both.value, reason, span))
+    platforms = set().union(*(p[1] for p in parts)) - {None}
+    if len(platforms) == 1:
+        out.append(Hint("platform", platforms.pop(), reason, span))
+    return out
+
+
+def path_hints(path: str) -> list[Hint]:
+    """The GPU a file's name names (``dsr1_fp4_b200_sglang.sh``), else the nearest of its two folders that names
+    one (``recipes/b200-fp4/serve.sh``): scope ``file``, below everything the text says. Read by the pipeline
+    after the parse cache (which keys on the text, not the name); the rules of free text apply (a short name
+    needs a word that makes it a GPU, ``h100_vs_b200`` names nothing)."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p and p not in (".", "..")]
+    if not parts or path.startswith("<"):
+        return []
+    stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1][1:] else parts[-1]
+    for part, what in [(stem, "file name"), *((p, "folder") for p in reversed(parts[-3:-1]))]:
+        found = find_gpus(re.sub(r"[_.\-]+", " ", part))
+        if found:
+            shown = parts[-1] if what == "file name" else part + "/"
+            return gpu_hints([f.name for f in found], f"{what} {short(shown, 50)}", None, "file")
+    return []

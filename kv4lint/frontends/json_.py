@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from kv4lint.frontends import argv_lists, embedded, nested
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.env_launchers import Setting, env_launch
-from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints
+from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints, node_hints, scheduler_hints, short
 from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import unwrap
 from kv4lint.sglang.launchers import profile_arg_key
@@ -203,10 +203,14 @@ def words_of(n: Node | None) -> list[Word] | None:
 # ---------------------------------------------------------------------------
 # The scanner
 
-_PAIRS = (("Entrypoint", "Cmd"), ("entryPoint", "command"), ("command", "args"), ("Path", "Args"))
+_PAIRS = (("Entrypoint", "Cmd"), ("entryPoint", "command"), ("command", "args"), ("Path", "Args"),
+          ("dockerEntrypoint", "dockerStartCmd"))  # the last: a RunPod pod (REST API's PodCreateInput)
 _DEVCONTAINER = ("initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand",
                  "postStartCommand", "postAttachCommand")
-_IMAGE_KEYS = ("Image", "image")
+_IMAGE_KEYS = ("Image", "image", "imageName")
+# The GPUs a RunPod pod may get (https://docs.runpod.io/api-reference/pods/POST/pods: ``gpuTypeIds``, any of them;
+# a serverless endpoint's ``gpuIds``: pools such as ``ADA_24,HOPPER_141``).
+_RUNPOD_GPU_KEYS = ("gpuTypeIds", "gpuTypeId", "gpuIds")
 # A shell command string under one of these keys (a task file's ``"shell": "python3 -m sglang.launch_server ..."``)
 _SHELL_KEYS = ("shell", "cmd", "script", "run", "bash")
 _LINES_SUFFIXES = (".jsonl", ".ndjson")
@@ -257,6 +261,14 @@ class _Json:
             img = obj.get(key)
             if img is not None and img.kind == "str":
                 hints.extend(image_hints(img.value, Span(img.start, img.end)))
+        for key in _RUNPOD_GPU_KEYS:
+            gpu = obj.get(key)
+            values = [gpu] if gpu is not None and gpu.kind == "str" else gpu.value if gpu is not None and \
+                gpu.kind == "arr" else []
+            names = [n.strip() for v in values if v.kind == "str" for n in v.value.split(",") if n.strip()]
+            if names:
+                hints.extend(scheduler_hints(names, short(f"RunPod {key}: {', '.join(names)}", 80),
+                                             Span(gpu.start, gpu.end)))
         return env, hints
 
     def walk(self, node: Node, parts: list, env: dict, hints: list[Hint], depth: int = 0) -> None:
@@ -269,6 +281,8 @@ class _Json:
         if node.kind != "obj":
             return
         env, own = self.env(node, env)
+        if node.get("nodeSelector") is not None or node.get("affinity") is not None:  # a pod spec's GPU
+            own = own + _node_hints(node)
         hints = dedupe_hints(own + hints)
         self.commands(node, parts, env, hints)
         for k, _kn, v in node.members():
@@ -371,6 +385,27 @@ class _Json:
         for la in sub.launches:
             la.location = la.location or where
         embedded.merge(self.result, sub)
+
+
+def _node_hints(pod: Node) -> list[Hint]:
+    """A Kubernetes pod spec's ``nodeSelector`` and required node affinity (:func:`~kv4lint.frontends.hints.
+    node_hints`)."""
+    def obj(n: Node | None, key: str) -> Node | None:
+        return n.get(key) if n is not None and n.kind == "obj" else None
+
+    def arr(n: Node | None) -> list[Node]:
+        return list(n.value) if n is not None and n.kind == "arr" else []
+
+    sel = obj(pod, "nodeSelector")
+    selector = [(k, v.value, Span(kn.start, v.end)) for k, kn, v in (sel.members() if sel is not None and
+                                                                       sel.kind == "obj" else [])
+                if v.kind in ("str", "num")]
+    required = obj(obj(obj(pod, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = [[(str(obj(e, "key").value) if obj(e, "key") is not None else "",
+               str(obj(e, "operator").value) if obj(e, "operator") is not None else "",
+               [str(x.value) for x in arr(obj(e, "values")) if x.kind in ("str", "num")], Span(e.start, e.end))
+              for e in arr(obj(t, "matchExpressions"))] for t in arr(obj(required, "nodeSelectorTerms"))]
+    return node_hints(selector, terms)
 
 
 def _is_kubernetes(root: Node) -> bool:

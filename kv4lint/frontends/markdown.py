@@ -28,9 +28,10 @@ import re
 from dataclasses import dataclass
 
 from kv4lint import internal_error
-from kv4lint.frontends import embedded
+from kv4lint.frontends import embedded, sections
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
+from kv4lint.frontends.hints import dedupe_hints
 from kv4lint.frontends.ipython import interpolate, python_strings, split_ipython
 from kv4lint.model import FileError, ScanResult
 from kv4lint.source import LineIndex, OffsetMap
@@ -94,36 +95,66 @@ def _locate(index: LineIndex, text: str, number: int, content: str) -> Line:
     return Line(content, None, brk, number)
 
 
-def markdown_blocks(text: str, errors: list[int] | None = None) -> list[Block]:
-    """The code blocks of a Markdown text.
+def markdown_blocks(text: str, errors: list[int] | None = None, outline: "Outline | None" = None) -> list[Block]:
+    """The code blocks of a Markdown text, those in MkDocs tabs and admonitions (``=== "B200"``, ``!!! note``:
+    an indented body, Markdown of its own) included.
 
     markdown-it stops reading a container nested ``maxNesting`` deep (20 block
     quotes or list items) without a word: the 1-based line of the first such
     container is appended to ``errors``, so that the caller reports what was
-    not read.
+    not read.  ``outline`` collects the headings and where code blocks are (for the sections of
+    :mod:`kv4lint.frontends.sections`).
     """
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark").disable("inline")  # fences are block tokens: inline parsing is half the cost
-    limit = md.options["maxNesting"] = MARKDOWN_MAX_NESTING
+    md.options["maxNesting"] = MARKDOWN_MAX_NESTING
     index = LineIndex(text)
     out: list[Block] = []
-    tokens = md.parse(text)
+    _read_markdown(md, text, 0, 0, index, text, out, errors, outline if outline is not None else Outline())
+    out.sort(key=lambda b: b.line)
+    return out
+
+
+class Outline:
+    """What the sections of a Markdown text need: its headings ``(line, level, title)`` and the lines of its code
+    blocks (where a ``=== "tab"`` line is code, not a tab)."""
+
+    def __init__(self):
+        self.headings: list[tuple[int, int, str]] = []
+        self.code: set[int] = set()
+
+
+_MKDOCS_CONTAINER = re.compile(r"^([ \t]*)(?:===[+!]?|(?:!!!|\?\?\?)\+?[ \t]+[\w-]+)(?:[ \t].*)?$")
+_MAX_CONTAINER_DEPTH = 8
+
+
+def _read_markdown(md, part: str, offset: int, depth: int, index: LineIndex, text: str, out: list[Block],
+                   errors: list[int] | None, outline: Outline) -> None:
+    """The blocks of ``part``: lines ``offset + 1 ...`` of the file, ``depth`` MkDocs containers deep."""
+    limit = md.options["maxNesting"]
+    tokens = md.parse(part)
     if errors is not None:
         # A container opened at level limit - 1 holds its content at the limit, where nothing is read.
         deep = next((t for t in tokens if t.nesting == 1 and t.level >= limit - 1 and t.map is not None), None)
         if deep is not None:
-            errors.append(deep.map[0] + 1)
-    for tok in tokens:
+            errors.append(deep.map[0] + 1 + offset)
+    code: set[int] = set()
+    for k, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map is not None and k + 1 < len(tokens):
+            outline.headings.append((tok.map[0] + 1 + offset, int(tok.tag[1:]), tokens[k + 1].content.strip()))
+        if tok.type in ("fence", "code_block") and tok.map is not None:
+            code.update(range(tok.map[0] + 1, tok.map[1] + 1))
         if tok.type != "fence" or tok.map is None:
             continue
+        outline.code.update(range(tok.map[0] + 1 + offset, tok.map[1] + 1 + offset))
         lang = _info_lang(tok.info)
         if not lang:
             continue
         contents = tok.content.split("\n")
         if contents and contents[-1] == "":
             contents.pop()
-        first = tok.map[0] + 2  # 1-based number of the first content line
+        first = tok.map[0] + 2 + offset  # 1-based number of the first content line
         lines = [_locate(index, text, first + k, c) for k, c in enumerate(contents)]
         if lang.startswith("{") or not lines:
             continue
@@ -132,7 +163,25 @@ def markdown_blocks(text: str, errors: list[int] | None = None) -> list[Block]:
             while lines and re.match(r"^:[\w-]+:", lines[0].text):
                 lines.pop(0)
         out.append(Block(lang, lines, first))
-    return out
+    if depth >= _MAX_CONTAINER_DEPTH or ("===" not in part and "!!!" not in part and "???" not in part):
+        return
+    rows = part.split("\n")
+    k = 0
+    while k < len(rows):  # MkDocs containers: their indented body is Markdown of its own
+        m = _MKDOCS_CONTAINER.match(rows[k])
+        if m is None or (k + 1) in code:
+            k += 1
+            continue
+        indent = len(m.group(1).expandtabs())
+        body = k + 1
+        end = body
+        while end < len(rows) and (not rows[end].strip() or len(rows[end]) - len(rows[end].lstrip()) > indent):
+            end += 1
+        cut = indent + 4
+        inner = "\n".join(r.expandtabs()[cut:] if r.strip() else "" for r in rows[body:end])
+        if inner.strip():
+            _read_markdown(md, inner, offset + body, depth + 1, index, text, out, errors, outline)
+        k = end
 
 
 _RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+(code-block|code|sourcecode|prompt)::[ \t]*([\w+-]*)")
@@ -225,8 +274,10 @@ def scan_markdown(text: str, path: str) -> ScanResult:
     """Launches in a Markdown or reStructuredText file's code blocks (see the module docstring)."""
     result = ScanResult()
     deep: list[int] = []
+    outline = Outline()
+    rst = path.lower().endswith((".rst", ".rest"))
     try:
-        blocks = rst_blocks(text) if path.lower().endswith((".rst", ".rest")) else markdown_blocks(text, deep)
+        blocks = rst_blocks(text) if rst else markdown_blocks(text, deep, outline)
     except Exception as e:  # noqa: BLE001 - never raise on any input
         result.errors.append(FileError(path, f"cannot read the document ({type(e).__name__}: {e})"))
         return result
@@ -234,10 +285,18 @@ def scan_markdown(text: str, path: str) -> ScanResult:
         result.errors.append(FileError(path, f"Markdown nested {MARKDOWN_MAX_NESTING} levels deep (block quotes, "
                                              f"lists) near line {line}: not scanned further", line))
     index = LineIndex(text)
+    parts = None  # the document's sections, read for the first block that launches
     for block in blocks:
         try:
             sub = ScanResult()
             _block(sub, block, path, text)
+            if sub.launches:
+                if parts is None:
+                    parts = sections.Around(sections.rst_sections(index) if rst else sections.headings(
+                        index, outline.headings, len(index.starts)) + sections.containers(index, outline.code.__contains__))
+                named = parts.at(block.line, sections.lead_in(index, block.line - 1) if not rst else None)
+                for launch in sub.launches:  # after the launch's own hints: the section is farther
+                    launch.hints = dedupe_hints(list(launch.hints) + sections.agrees(launch.hints, named))
             embedded.merge(result, sub, text=text, index=index, opener=index.offset(max(1, block.line - 1), 1))
         except Exception as e:  # noqa: BLE001 - one block must not stop the others
             result.errors.append(internal_error.scan_error(path, f"while scanning a {block.lang} block", e,

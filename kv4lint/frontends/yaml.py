@@ -22,14 +22,14 @@ from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.env_launchers import Setting, env_launch
-from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints
+from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints, node_hints, \
+    scheduler_hints, short
 from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_scalar, is_seq, items, key_node, \
     node_span, scalar_map, scalar_text, sequence_words
 from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import SHELLS, unwrap
 from kv4lint.sglang.launchers import profile_arg_key
 from kv4lint.source import LineIndex, OffsetMap
-from kv4lint.sglang.gpus import normalise_gpu
 
 # ---------------------------------------------------------------------------
 # Hints from YAML structures
@@ -56,24 +56,48 @@ def resource_hints(text: str, resources) -> list[Hint]:
     return out
 
 
-def accelerator_hints(name: str, span: Span | None, how: str = "accelerators") -> list[Hint]:
-    """A GPU named by a scheduler (SkyPilot ``accelerators: B200:8``) -> GPU arch and platform."""
-    n = name.split(":", 1)[0].strip()
-    low = n.lower()
-    if not low:
+def accelerator_hints(names: list[tuple[str, Span | None]], how: str = "accelerators") -> list[Hint]:
+    """GPUs a task asks for (SkyPilot ``accelerators: B200:8``, ``{H100:8, A100-80GB:8}``; srt-slurm ``gpu_type``;
+    dstack ``gpu: H100:8``): one candidate set, and the platform they imply."""
+    names = [(n.split(":", 1)[0].strip() if not n.lower().startswith(("nvidia:", "amd:")) else n, span)
+             for n, span in names if n and n.strip()]
+    if not names:
         return []
-    reason = f"{how} {n}"
-    if re.match(r"^(?:amd-?)?(?:instinct-?)?mi\d{3}", low):
-        return [Hint("platform", "rocm", reason, span)]
-    if low.startswith(("gaudi", "hl-")):
-        return [Hint("platform", "hpu", reason, span)]
-    if low.startswith(("tpu", "trainium", "inferentia")):
+    reason = f"{how} {', '.join(n for n, _ in names)}"
+    return scheduler_hints([n for n, _ in names], short(reason, 70), names[0][1])
+
+
+_DSTACK_NOT_A_NAME = re.compile(r"^(?:\d+(?:\.\.\d*)?|\.\.\d+|\d*(?:gb|mb)?\.\.\d*(?:gb|mb)?|\d+(?:gb|mb)|nvidia|amd|tpu|intel"
+                                r"|tenstorrent)$", re.I)
+
+
+def dstack_gpu_names(node) -> list[tuple[str, Span | None]]:
+    """The GPU names of a dstack ``resources.gpu``: ``H100:8``, ``A100:80GB:8``, ``nvidia:B200:8``,
+    ``A100,H100:8``, ``{name: [H100, H200], count: 8}``; memory and counts (``80GB:8``, ``1..8``) name none."""
+    if is_map(node):
+        name = get(node, "name")
+        values = [name] if is_scalar(name) else _seq(name)
+        return [(v.value, node_span(v)) for v in values if is_scalar(v) and v.value]
+    if not is_scalar(node):
         return []
-    try:
-        arch = normalise_gpu(n)
-    except ValueError:
-        return []
-    return [Hint("gpu", arch, reason, span), Hint("platform", "cuda", reason, span)]
+    out = []
+    for part in str(node.value).split(":"):
+        for word in part.split(","):
+            word = word.strip()
+            if word and not _DSTACK_NOT_A_NAME.match(word):
+                out.append((word, node_span(node)))
+    return out
+
+
+def pod_node_hints(pod) -> list[Hint]:
+    """A pod spec's ``nodeSelector`` and required node affinity, read by :func:`kv4lint.frontends.hints.node_hints`."""
+    selector = [(scalar_text(k) or "", str(v.value), Span(k.start_mark.index, v.end_mark.index))
+                for k, v in items(get(pod, "nodeSelector")) if is_scalar(v) and v.value is not None]
+    required = get(get(get(pod, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = [[(scalar_text(get(e, "key")) or "", scalar_text(get(e, "operator")) or "",
+               [str(x.value) for x in _seq(get(e, "values")) if is_scalar(x)], node_span(e))
+              for e in _seq(get(t, "matchExpressions"))] for t in _seq(get(required, "nodeSelectorTerms"))]
+    return node_hints(selector, terms)
 
 
 # ---------------------------------------------------------------------------
@@ -321,7 +345,7 @@ class _Yaml:
         hints: list[Hint] = []
         gpu = get(get(root, "resources"), "gpu_type")
         if is_scalar(gpu) and gpu.value:
-            hints += accelerator_hints(gpu.value, node_span(gpu), how="resources.gpu_type")
+            hints += accelerator_hints([(gpu.value, node_span(gpu))], how="resources.gpu_type")
         image = get(get(root, "model"), "container")
         if is_scalar(image) and ("/" in image.value or ":" in image.value):
             hints += image_hints(image.value, scalar_map(self.text, image).verbatim or node_span(image))
@@ -557,6 +581,8 @@ class _Yaml:
         read_env(self.text, get(root, "env"), env)
         hints = env.hints("envs:")
         image = get(root, "image")
+        names: list[tuple[str, Span | None]] = []  # SkyPilot's accelerators, any of which the task may get
+        gpus: list[tuple[str, Span | None]] = []  # dstack's resources.gpu
         for res in [get(root, "resources")] + _seq(get(get(root, "resources"), "any_of")) + \
                 _seq(get(get(root, "resources"), "ordered")):
             if not is_map(res):
@@ -566,16 +592,15 @@ class _Yaml:
                 sm = scalar_map(self.text, img)
                 sub = sm.omap.span(Span(7, len(sm.value))) if sm.verbatim else None
                 hints += image_hints(img.value[7:], sub or node_span(img))
-            acc = get(res, "accelerators")
-            names = []
+            acc = get(res, "accelerators") if get(res, "accelerators") is not None else get(res, "gpus")  # SkyPilot
             if is_scalar(acc):
-                names = [(acc.value, node_span(acc))]
+                names += [(acc.value, node_span(acc))]
             elif is_map(acc):
-                names = [(k.value, node_span(k)) for k, _ in items(acc) if is_scalar(k)]
+                names += [(k.value, node_span(k)) for k, _ in items(acc) if is_scalar(k)]
             elif is_seq(acc):
-                names = [(a.value, node_span(a)) for a in acc.value if is_scalar(a)]
-            if len(names) == 1:  # several candidates: the GPU is not known
-                hints += accelerator_hints(*names[0])
+                names += [(a.value, node_span(a)) for a in acc.value if is_scalar(a)]
+            gpus += dstack_gpu_names(get(res, "gpu"))
+        hints += accelerator_hints(names) + accelerator_hints(gpus, how="resources.gpu")
         if is_scalar(image):
             hints += image_hints(image.value, scalar_map(self.text, image).verbatim or node_span(image))
         hints = dedupe_hints(hints)
@@ -591,31 +616,35 @@ class _Yaml:
     # (``engineConfig.runner``, ``decoderConfig``, ``routerConfig``, their ``leader``/``worker``), a Helm
     # chart's values, Tekton steps ...
     def walk_containers(self, root) -> None:
-        stack = [root]
+        """Every container, with the GPU the nearest ``nodeSelector``/``affinity`` around it asks for (a pod
+        spec's, a runtime's, a Helm chart's values)."""
+        stack: list[tuple[object, list[Hint]]] = [(root, [])]
         seen: set[int] = set()
         while stack:
-            n = stack.pop()
+            n, nodes = stack.pop()
             if id(n) in seen:
                 continue
             seen.add(id(n))
             if is_map(n):
+                if get(n, "nodeSelector") is not None or get(n, "affinity") is not None:
+                    nodes = pod_node_hints(n) or nodes
                 for k, v in items(n):
                     key = scalar_text(k)
                     if key in ("containers", "initContainers", "ephemeralContainers") and is_seq(v):
                         for c in v.value:
                             if is_map(c):
-                                self.container(c)
+                                self.container(c, nodes)
                     elif key == "container" and is_map(v) and get(v, "image") is not None:
-                        self.container(v)
+                        self.container(v, nodes)
                     elif key == "predictor" and is_map(v) and is_map(get(v, "model")):
-                        self.kserve_model(get(v, "model"))
-                    stack.append(v)
+                        self.kserve_model(get(v, "model"), nodes)
+                    stack.append((v, nodes))
                 if get(n, "args") is None and self.profile(n):
                     continue
                 if get(n, "command") is not None or get(n, "args") is not None:
-                    self.container(n)
+                    self.container(n, nodes)
             elif is_seq(n):
-                stack.extend(n.value)
+                stack.extend((x, nodes) for x in n.value)
 
     def profile(self, m) -> bool:
         """A launch profile: the server's command as a list under one key and its arguments in lists beside it
@@ -641,7 +670,7 @@ class _Yaml:
             return True
         return False
 
-    def container(self, c) -> None:
+    def container(self, c, nodes: list[Hint] = ()) -> None:
         if id(c) in self.done:
             return
         self.done.add(id(c))
@@ -658,7 +687,7 @@ class _Yaml:
         res = get(c, "resources")
         if is_map(res):
             hints += resource_hints(self.text, res)
-        hints = dedupe_hints(hints)
+        hints = dedupe_hints(hints + list(nodes))
         command = self.words(get(c, "command"))
         args = self.words(get(c, "args"))
         if get(c, "command") is None and get(c, "args") is None and is_scalar(image):
@@ -675,7 +704,7 @@ class _Yaml:
         elif args:
             self.launch_words(words, env=env, hints=hints, what="args", opener=opener)
 
-    def kserve_model(self, m) -> None:
+    def kserve_model(self, m, nodes: list[Hint] = ()) -> None:
         """A KServe ``predictor.model`` served by an SGLang runtime (its ``runtime`` or ``modelFormat`` name says
         sglang): its ``args`` are appended to the runtime's ``python3 -m sglang.launch_server``, so they are
         server arguments.  A model with its own ``command`` is a container like any other."""
@@ -697,7 +726,7 @@ class _Yaml:
         res = get(m, "resources")
         if is_map(res):
             hints += resource_hints(self.text, res)
-        self.launch_words(entry + words, env=env, hints=dedupe_hints(hints), what="predictor.model.args",
+        self.launch_words(entry + words, env=env, hints=dedupe_hints(hints + list(nodes)), what="predictor.model.args",
                           opener=key_node(m, "args"))
 
     def k8s_expand(self, w: Word, env: Env, *, shared: bool) -> Word:

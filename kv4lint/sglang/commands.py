@@ -294,7 +294,8 @@ class Fact:
 
     ``kind``: ``"env"`` (``name`` set to ``text``; ``text`` None when the value is
     unknown or passed through), ``"image"`` (a container image), ``"devices"``
-    (``--device`` values, in ``words``), ``"platform"`` (``text`` is the platform).
+    (``--device`` values, in ``words``), ``"platform"`` (``text`` is the platform), ``"gpu"`` (a Slurm GPU
+    request: ``name`` is the option, ``text`` its value).
     ``word`` is where it was written; ``how`` says which wrapper option said it.
     A ``weak`` fact gives way to a stronger platform fact of its ``group``
     (``docker run --gpus all rocm/sglang``).
@@ -321,6 +322,17 @@ class Fact:
 
 
 _GROUPS = itertools.count(1)
+
+# Slurm's options that request GPUs (their values are read by kv4lint.frontends.hints.slurm_hints).
+SLURM_GPU_OPTIONS = frozenset({"--gres", "--gpus", "-G", "--gpus-per-node", "--gpus-per-task", "--gpus-per-socket",
+                        "--tres-per-task", "--constraint", "-C", "--cluster-constraint"})
+
+
+def _slurm_gpu(ex: "Command", prog: str, opt: str, v) -> None:
+    """A Slurm GPU request on the launch's own ``srun``/``sbatch``/``salloc``: a ``gpu`` fact (``name``: the
+    option)."""
+    if opt in SLURM_GPU_OPTIONS and v is not None and v.text:
+        ex.facts.append(Fact("gpu", v.text, v, how=prog, name=opt))
 
 
 class Command:
@@ -724,6 +736,8 @@ class _Unwrapper:
         return bool(ex.words)
 
     def srun(self, ex: Command) -> bool:
+        prog = _base(ex.words[0].text or "srun")
+
         def on(opt, v):
             if opt == "--container-image" and v is not None and v.text:
                 ex.facts.append(Fact("image", v.text, v))
@@ -732,12 +746,20 @@ class _Unwrapper:
                     name, eq, val = item.partition("=")
                     if eq:
                         ex.facts.append(Fact("env", val, v, how="srun --export", name=name))
+            else:
+                _slurm_gpu(ex, prog, opt, v)
         ex.words = ex.words[self.opts(ex, 1, _SPEC_SRUN, on):]
         return bool(ex.words)
 
     def sbatch(self, ex: Command) -> bool:
         wrap = []
-        self.opts(ex, 1, _SPEC_SBATCH, lambda o, v: wrap.append(v) if o == "--wrap" and v is not None else None)
+
+        def on(opt, v):
+            if opt == "--wrap" and v is not None:
+                wrap.append(v)
+            else:
+                _slurm_gpu(ex, "sbatch", opt, v)
+        self.opts(ex, 1, _SPEC_SBATCH, on)
         if wrap:
             ex.shell_code = wrap[-1]
         return False

@@ -18,10 +18,11 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from kv4lint import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.argv_lists import Word as ArgWord
-from kv4lint.frontends.hints import env_hints, fact_hints
+from kv4lint.frontends.hints import dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.python.evaluate import EvalEnv, Evaluator, NotALaunch, literal_value
 from kv4lint.frontends.python.index import Event, ModuleIndex, Positions, ProvidedPositions, Scope, child_nodes, \
     dotted_name
+from kv4lint.frontends.python.machine import Machine
 from kv4lint.frontends.python.negative import Refusals
 from kv4lint.frontends.python.paths import condition, selections
 from kv4lint.frontends.python.values import LITERAL, ConstValue, DictValue, ListItem, ListValue, StrValue, \
@@ -50,6 +51,8 @@ def _values_key(values) -> tuple:
 
 
 class Scanner(Evaluator):
+    _machine: Machine | None = None  # the GPU evidence of the module, read for its first launch
+
     # -- driver ------------------------------------------------------------
     def scan(self) -> ScanResult:
         self.result.disabled = file_codes(self.text, lambda: python_comments(self.text))
@@ -110,6 +113,7 @@ class Scanner(Evaluator):
         self.launch(call, scope, kind)
         sels = selections(paths, paths.seen) if paths.seen else []
         if not sels:
+            self._machine_hints(self.result.launches[before:], call, scope)
             return
         launches = self.result.launches
         del launches[before:]
@@ -124,9 +128,11 @@ class Scanner(Evaluator):
             finally:
                 paths.selection = {}
             cond = condition(paths, paths.used, sel)
+            guards = self.machine.path_guards(sel, paths.used)
             for launch in launches[start:]:
                 launch.condition = " and ".join(c for c in (cond, launch.condition) if c) or None
-        # Readings that gave the same launch: it runs on any of their paths.
+                launch.hints = list(launch.hints) + guards
+        # Readings that gave the same launch: it runs on any of their paths (and only the guards all share hold).
         kept: dict = {}
         for launch in launches[before:]:
             key = (launch.form, launch.entry, launch.span, _values_key(launch.argv), _values_key(launch.positional),
@@ -134,12 +140,31 @@ class Scanner(Evaluator):
             first = kept.get(key)
             if first is None:
                 kept[key] = launch
-            elif first.condition is not None:
+                continue
+            first.hints = [h for h in first.hints if h.scope != "guard" or h in launch.hints]
+            if first.condition is not None:
                 conds = [first.condition, launch.condition]
                 first.condition = None if None in conds else " or ".join(dict.fromkeys(conds))
         launches[before:] = list(kept.values())
+        self._machine_hints(launches[before:], call, scope)
         unique = list(dict.fromkeys((e.path, e.message, e.line) for e in self.result.errors[errors:]))
         self.result.errors[errors:] = [FileError(*e) for e in unique]
+
+    @property
+    def machine(self) -> Machine:
+        if self._machine is None:
+            self._machine = Machine(self)
+        return self._machine
+
+    def _machine_hints(self, launches: list[Launch], call, scope: Scope) -> None:
+        """The GPU the code around a launch names: the scheduler its function asks, the branches it is in."""
+        if not launches:
+            return
+        m = self.machine
+        extra = m.scheduler(scope) + m.frame_guards(self.table(scope).call_frames.get(id(call), ())) + m.skips(scope)
+        if extra:
+            for launch in launches:
+                launch.hints = dedupe_hints(list(launch.hints) + extra)
 
     @staticmethod
     def _mark_disabled(launches: list[Launch], lines: LineIndex, offset: int) -> None:

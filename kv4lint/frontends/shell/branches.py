@@ -29,11 +29,15 @@ class Branches:
         before = n
         for rest in reversed(chain):
             pre = self.env.copy()
-            for k in rest:
-                if k.is_named:
-                    self.stmt(k)
-            ok, fails = describe(self._text(*_status_of(before)))
             runs_on_success = any(not k.is_named and k.type == "&&" for k in rest)
+            status = _status_of(before)
+            gpu = self._gpu_test(*status)
+            with self.scan.machine.guarding(gpu[0 if runs_on_success else 1] if gpu else []):
+                for k in rest:
+                    if k.is_named:
+                        self.stmt(k)
+            ok, fails = describe(self._text(*status))
+            self._name_paths(gpu, ok, fails)
             conds = [fails, ok] if runs_on_success else [ok, fails]
             self.env = merge_choices([pre, self.env], conds)
             before = rest[-1].parent if rest and rest[-1].parent is not None else before
@@ -58,21 +62,27 @@ class Branches:
         pre = self.env
         ends = []
         self.env = pre.copy()
-        self.run(cur_body)
+        gpu = self._gpu_test(cur_cond[0], cur_cond[-1]) if cur_cond else None
+        with self.scan.machine.guarding(gpu[0] if gpu else []):
+            self.run(cur_body)
         ends.append(self.env)
         ok, fails = describe(self._text(cur_cond[0], cur_cond[-1])) if cur_cond else ("", "")
+        self._name_paths(gpu, ok, fails)
         paths = [ok]
         failed = [fails]
+        otherwise = list(gpu[1]) if gpu else []  # the guards of "every condition so far failed"
         left = [self._leaves(cur_body)]
         for (clause,) in branches:
             self.env = pre.copy()
-            cond, body = self._clause(clause)
+            cond, body, gpu = self._clause(clause, otherwise)
             ends.append(self.env)
             left.append(self._leaves(body))
             if cond is None:
                 paths.append(" and ".join(failed))
             else:
                 c_ok, c_fails = describe(cond)
+                self._name_paths(gpu, c_ok, c_fails)
+                otherwise += gpu[1] if gpu else []
                 paths.append(" and ".join(failed + [c_ok]))
                 failed.append(c_fails)
         if not has_else:
@@ -96,8 +106,9 @@ class Branches:
         name = last.child_by_field_name("name")
         return name is not None and self.src.nt(name) in ("exit", "return")
 
-    def _clause(self, c) -> tuple[str | None, list]:
-        """Walk ``elif COND; then BODY`` / ``else BODY``; the condition's text (None: else) and the body."""
+    def _clause(self, c, otherwise: list) -> tuple[str | None, list, tuple | None]:
+        """Walk ``elif COND; then BODY`` / ``else BODY`` (where every earlier condition failed: ``otherwise``,
+        their GPU guards); the condition's text (None: else), the body and the condition's GPU guards."""
         conds, body, in_body = [], [], c.type == "else_clause"
         for ch in c.children:
             if ch.type == "then":
@@ -105,8 +116,21 @@ class Branches:
             elif ch.is_named and ch.type != "comment":
                 (body if in_body else conds).append(ch)
         self.run(conds)
-        self.run(body)
-        return (self._text(conds[0], conds[-1]) if conds else None), body
+        gpu = self._gpu_test(conds[0], conds[-1]) if conds else None
+        with self.scan.machine.guarding(otherwise + (gpu[0] if gpu else [])):
+            self.run(body)
+        return (self._text(conds[0], conds[-1]) if conds else None), body, gpu
+
+    def _gpu_test(self, first, last) -> tuple | None:
+        """The GPU guards of a condition (statements ``first``..``last``): (where it succeeds, where it fails)."""
+        s, e = self.src.ns(first)[0], self.src.ns(last)[1]
+        return self.scan.machine.test(self._text(first, last), self.src.fanchor(s, e))
+
+    def _name_paths(self, gpu: tuple | None, ok: str, fails: str) -> None:
+        """The path conditions ``ok``/``fails`` stand for the GPU guards ``gpu`` (the values a branch sets)."""
+        if gpu is not None:
+            self.scan.machine.name(ok, gpu[0])
+            self.scan.machine.name(fails, gpu[1])
 
     def _text(self, first, last) -> str:
         """The source of statements ``first``..``last``, without the ``;`` that ends them."""
@@ -128,21 +152,27 @@ class Branches:
                 continue
             pats = item.children_by_field_name("value")
             words = [self.src.nt(p).strip().strip("\"'") for p in pats]
+            gpu = self.scan.machine.case(self.src.nt(value) if value is not None else "", words, earlier,
+                                         self.src.fanchor(*self.src.ns(item)))
             if "*" in words:
                 default = True
                 conds.append(f"{subject} is none of {', '.join(earlier)}" if earlier else f"{subject} is any")
             else:
                 conds.append(f"{subject}={'|'.join(words)}")
                 earlier.extend(words)
+            self.scan.machine.name(conds[-1], gpu)
             pat_ids = {p.id for p in pats}
             self.env = pre.copy()
             body = [c for c in item.named_children if c.id not in pat_ids and c.type != "comment"]
-            self.run(body)
+            with self.scan.machine.guarding(gpu):
+                self.run(body)
             ends.append(self.env)
             left.append(self._leaves(body))
         if not default:
             ends.append(pre)
             conds.append(f"{subject} is none of {', '.join(earlier)}" if earlier else f"{subject} is any")
+            self.scan.machine.name(conds[-1], self.scan.machine.case(self.src.nt(value) if value is not None else "",
+                                                                     ["*"], earlier, self.src.fanchor(*self.src.ns(n))))
             left.append(False)
         self.env = self._join(pre, ends, conds, left)
 

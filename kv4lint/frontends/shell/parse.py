@@ -141,6 +141,12 @@ class ShellText:
             self._lines = LineIndex(self.text)
         return self._lines.line_text(line)
 
+    def line_start(self, line: int) -> int:
+        """The offset of the first character of 1-based ``line``."""
+        if self._lines is None:
+            self._lines = LineIndex(self.text)
+        return self._lines.offset(line, 1)
+
 
 class Chars:
     """A string with, for each character, its file offset and provenance."""

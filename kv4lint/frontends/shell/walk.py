@@ -26,6 +26,7 @@ from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hi
 from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
     Binding, Element, Expander, Field, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
+from kv4lint.frontends.shell.machine import Machine, comment_hints, header_hints
 from kv4lint.frontends.shell import parse as shell_parse
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_shell
 from kv4lint.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
@@ -105,6 +106,7 @@ class _Scan:
         # ``source FILE``: the files met (as written), and the variables each sets when the pipeline read it.
         self.sources: list[str] = []
         self.sourced: dict[str, dict[str, ForeignString | None]] = {}  # ref -> name -> value (None: unknown)
+        self.machine = Machine()  # the GPU the script tests (kv4lint.frontends.shell.machine)
 
     def charge(self, words: int, line: int, *, launches: bool = False) -> bool:
         """False (and a file error, once) past ``MAX_WORDS``: for a command or array of that many words
@@ -370,6 +372,7 @@ class Walker(Branches):
                     chars = None
             b = Binding(SCALAR, chars, assign=a) if chars is not None else Binding(UNKNOWN, assign=a)
         self.bind(name, b, local=local)
+        self.scan.machine.note(name, self.src.nt(value) if value is not None else "")
         if exported:
             self.env.exported.add(name)
 
@@ -766,9 +769,10 @@ class Walker(Branches):
             env.exported.add(name)
         return env
 
-    def _outer_hints(self, ex: _Exec) -> list[Hint]:
-        """The launch's hints, nearest first: its wrappers, the script's environment, the container's."""
-        return ex.hints + ([] if ex.cmd.clean_env else self._env_hints()) + list(self.hints)
+    def _outer_hints(self, ex: _Exec, near: list[Hint] = ()) -> list[Hint]:
+        """The launch's hints, nearest first: its wrappers, ``near`` (a comment on it), the script's environment,
+        the container's."""
+        return ex.hints + list(near) + ([] if ex.cmd.clean_env else self._env_hints()) + list(self.hints)
 
     def _inner_shell(self, n, ex: _Exec, chars: Chars, field: Field | None, fallback: Span | None = None) -> None:
         if not chars.text.strip():
@@ -809,7 +813,7 @@ class Walker(Branches):
             self.scan.errors.append(FileError(self.scan.path, f"could not scan embedded Python "
                                                               f"({type(e).__name__}: {e})"))
             return
-        hints = self._outer_hints(ex)
+        hints = self._outer_hints(ex) + self.scan.machine.around(self.scan.conds)
         dis = self._disabled(n)
         # Text this shell expanded into the code ("$D" in an unquoted heredoc): where it came from.
         through = {p: r for p, r in zip(chars.pos, chars.res) if p is not None and r is not None}
@@ -845,7 +849,9 @@ class Walker(Branches):
         else:
             anchor = last.anchor()
         span = self.src.fanchor(*self.src.ns(n))
-        hints = dedupe_hints(self._outer_hints(ex))
+        start = min(self.src.c(b) for b in (n.start_byte, *self.chain))
+        hints = dedupe_hints(self._outer_hints(ex, comment_hints(self.src, start, self.src.c(n.end_byte))) +
+                             self.scan.machine.around(self.scan.conds))
         cond = " and ".join(dict.fromkeys(c for c in self.scan.conds if c)) or None
         self.scan.pending.append(_Pending(m.entry, span, anchor, argv, hints, self._disabled(n), cond))
 
@@ -989,8 +995,9 @@ def _build(scan: _Scan, path: str) -> list[Launch]:
         argv = [_to_value(f) for f in p.argv]
         key = (p.span, p.entry, tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in argv))
         if key in seen:
-            # The same launch on several paths: it runs when any of them does.
+            # The same launch on several paths: it runs when any of them does (and only the guards all share hold).
             launch = seen[key]
+            launch.hints = [h for h in launch.hints if h.scope != "guard" or h in p.hints]
             if launch.condition is not None:
                 conds[key].append(p.condition)
                 launch.condition = None if None in conds[key] else " or ".join(dict.fromkeys(conds[key]))
@@ -1115,6 +1122,10 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
         scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
     try:
         result.launches = _build(scan, path)
+        if "#SBATCH" in text:  # the file's Slurm request: after every hint nearer the launch
+            file_hints = header_hints(ShellText(text, list(origin.outer) if origin is not None else None))
+            for launch in result.launches:
+                launch.hints = dedupe_hints(list(launch.hints) + file_hints)
     except Exception as e:  # pragma: no cover - defensive
         scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
     result.errors = scan.errors

@@ -433,6 +433,17 @@ def test_a_lead_in_names_a_candidate_set_and_is_nearer_than_a_heading():
     assert [v for v, *_ in got[1]] == ["sm100"]  # the hedged lead-in names nothing: the heading decides
 
 
+def test_a_lead_in_naming_a_family_under_a_tab_naming_a_gpu_is_that_gpu():
+    """SGLang's cookbook pages: "FP4 KV cache (Blackwell):" under a B200 tab runs on the B200, not on every
+    Blackwell (Thor refuses an nvfp4 KV cache); a lead-in the tab does not agree with names its own GPUs."""
+    tab = '<Tabs>\n  <TabItem value="b200" label="B200">\n\n{}:\n\n```bash\n' + LAUNCH + '\n```\n\n  </TabItem>\n</Tabs>\n'
+    ((got,),) = gpu_hints(tab.format("FP4 KV cache (Blackwell)"), "x.mdx", "markdown")
+    assert got[:3] == ("sm100", "section", "lead-in 'FP4 KV cache (Blackwell):' under tab "
+                                           "'<TabItem value=\"b200\" label=\"B200\">'")
+    ((got,),) = gpu_hints(tab.format("On the H200"), "x.mdx", "markdown")
+    assert got[:3] == ("sm90", "section", "lead-in 'On the H200:'")
+
+
 def test_prose_names_nothing():
     text = "Verified on H100 and B200.\n\n```bash\n" + LAUNCH + "\n```\n"
     assert gpu_hints(text, "x.md", "markdown") == [[]]

@@ -1,8 +1,9 @@
 """Issue 33: the target is decided in one place (kv4lint/target/), axis by axis, from the evidence the frontends
 report as :class:`kv4lint.model.Hint` records.
 
-The GPU axis: what the user states > the file's own GPU hints, of which the nearest scope that names a GPU decides
-(launch > section > file) and the GPUs it names together are the candidate set > every arch; each guard hint
+The GPU axis: what the user states > the file's own GPU hints, where the GPUs one scope names together are a
+candidate set and a nearer scope (launch > section > file) narrows a farther one's set where they agree and
+overrides it where they do not > every arch; each guard hint
 narrows the set ("!" is every arch but these); a hint whose value is empty names a GPU kv4lint cannot map and is
 no evidence. GPU evidence means something on CUDA only. The hints are built here directly, as a frontend reports
 them (the frontends' readers of Slurm, Kubernetes, headings, comments and guards have tests of their own).
@@ -53,6 +54,17 @@ def test_the_nearest_scope_that_names_a_gpu_decides_and_its_gpus_are_the_set():
     assert choose(None, hints[:2]).archs == ("sm120",)  # a section beats the file
     assert choose(None, hints[:1]).archs == ("sm100",)
     assert choose(None, hints).level == "file"
+
+
+def test_a_nearer_scope_narrows_a_farther_one_where_they_agree():
+    # a comment "# Blackwell" above a launch in a file named for the B200: the B200, not every Blackwell (Thor ...)
+    blackwell = "sm100 sm103 sm110 sm120 sm121"
+    c = choose(None, [gpu("sm100", "file", "file name b200"), gpu(blackwell, "launch", "comment '# Blackwell'")])
+    assert c.archs == ("sm100",)
+    assert "file name b200" in c.source and "comment '# Blackwell'" in c.source
+    # where they disagree, the nearer overrides: a comment naming an H100 in a file named for a B200
+    c = choose(None, [gpu("sm100", "file", "file name b200"), gpu("sm90", "launch", "comment '# H100'")])
+    assert c.archs == ("sm90",) and "file name b200" not in c.source
 
 
 def test_what_the_user_states_beats_the_file():

@@ -1,11 +1,12 @@
 """A document's sections and the GPU each names: headings, tabs and admonition titles above a fenced launch.
 
-A heading (Markdown ``### B200``, a reStructuredText title) holds the lines under it until the next heading of
-its level or above; a tab (MkDocs ``=== "B200"``, MDX ``<TabItem label="B200">``, reStructuredText ``.. tab::
-B200``, MyST ``:::{tab-item} B200``) and an admonition with a title (MkDocs ``!!! note "B200 only"``,
-Docusaurus ``:::tip[B200]``, ``.. admonition:: B200``) hold their body. The nearest of them that names a GPU (or
-one family, or a vendor alone: ``AMD``, ``NVIDIA``) gives the launches of a fenced block in it a hint of scope
-``section``; names it cannot read, and titles that hedge (``H100 vs B200``, ``not on H100``), name nothing
+A heading (Markdown ``### B200``, a reStructuredText title) holds the lines under it until the next heading of its
+level or above; a tab (MkDocs ``=== "B200"``, MDX ``<TabItem label="B200">``, reStructuredText ``.. tab:: B200``,
+MyST ``:::{tab-item} B200``) and an admonition with a title (MkDocs ``!!! note "B200 only"``, Docusaurus
+``:::tip[B200]``, ``.. admonition:: B200``) hold their body. The nearest of them that names a GPU (or one family, or
+a vendor alone: ``AMD``, ``NVIDIA``) gives the launches of a fenced block in it a hint of scope ``section``,
+narrowed by the sections around it where they agree (a "Blackwell" lead-in under a "B200" tab); names it cannot
+read, and titles that hedge (``H100 vs B200``, ``not on H100``), name nothing
 (:func:`kv4lint.sglang.gpus.find_gpus`). Prose is not read: a paragraph names GPUs for many reasons
 (requirements, comparisons, results) that say nothing about where the block below runs.
 """
@@ -16,6 +17,7 @@ import re
 
 from kv4lint.frontends.hints import short, text_hints
 from kv4lint.model import Hint, Span
+from kv4lint.sglang.gpus import ArchSet, arch_set
 from kv4lint.source import LineIndex
 
 # Words that name a vendor's platform as a whole label (a tab "AMD", a heading "NVIDIA GPUs").
@@ -221,13 +223,29 @@ class Around:
         platform: list[Hint] = []
         for s in around:
             got = s.hints()
-            if not gpu and any(h.kind == "gpu" for h in got):
-                gpu = [h for h in got if h.kind == "gpu"]
+            named = [h for h in got if h.kind == "gpu"]
+            if named:
+                gpu = _narrowed(gpu, named) if gpu else named
             if not platform and any(h.kind == "platform" for h in got):
                 platform = [h for h in got if h.kind == "platform"]
-            if gpu and platform:
-                break
         return gpu + platform
+
+
+def _narrowed(inner: list[Hint], outer: list[Hint]) -> list[Hint]:
+    """The GPU of a section inside another that names one too: the inner section's, narrowed by the outer where they
+    agree ("FP4 KV cache (Blackwell):" under a "B200" tab: the B200), the inner's alone where they do not."""
+    have = _union(inner)
+    both = have & _union(outer)
+    if both.negated or not both.archs or both == have:
+        return inner
+    return [Hint("gpu", both.value, f"{inner[0].reason} under {outer[0].reason}", inner[0].span, "section")]
+
+
+def _union(hints: list[Hint]) -> ArchSet:
+    out = ArchSet(())
+    for h in hints:
+        out = out | arch_set(h.value)
+    return out
 
 
 def agrees(launch_hints: list[Hint], section: list[Hint]) -> list[Hint]:

@@ -1,13 +1,15 @@
 """The GPU axis of the target: the candidate set of archs, and the evidence that chose it.
 
-Precedence: what the user states (``--gpu``, ``gpu`` in the configuration, ``--platform auto`` on a host with a
-GPU) > what the file itself says (its ``"gpu"`` hints: :class:`kv4lint.model.Hint`) > every arch kv4lint knows.
-Among the file's hints the nearest scope that names a GPU decides (``launch`` > ``section`` > ``file``), and the
-GPUs named within that scope together are the candidate set (a list ``In [H100, H200]``, or two comments above
-one launch). Every ``guard`` hint around the launch (a branch that tests the GPU) then narrows the set, whichever
-rung chose it: the launch inside ``if ... grep -q B200`` runs only on a B200, whatever else is said. A set a guard
-empties is a launch that never runs on the target: nothing GPU-dependent is judged, and ``--show-target`` says
-why. A GPU the file names that kv4lint cannot map (an empty value) is no evidence; ``--show-target`` says so.
+Precedence: what the user states (``--gpu``, ``gpu`` in the configuration, ``--platform auto`` on a host with a GPU)
+> what the file itself says (its ``"gpu"`` hints: :class:`kv4lint.model.Hint`) > every arch kv4lint knows. Among the
+file's hints the GPUs named within one scope together are a candidate set (a list ``In [H100, H200]``, or two
+comments above one launch), and a nearer scope (``launch`` > ``section`` > ``file``) narrows the set of a farther
+one where they agree (a lead-in naming "Blackwell" under a "B200" tab: the B200) and overrides it where they do not
+(a comment naming an H100 in a file named for a B200: the H100). Every ``guard`` hint around the launch (a branch
+that tests the GPU) then narrows the set, whichever rung chose it: the launch inside ``if ... grep -q B200`` runs
+only on a B200, whatever else is said. A set a guard empties is a launch that never runs on the target: nothing GPU-
+dependent is judged, and ``--show-target`` says why. A GPU the file names that kv4lint cannot map (an empty value)
+is no evidence; ``--show-target`` says so.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from kv4lint.model import Hint
-from kv4lint.sglang.gpus import ARCHS, describe, normalise_gpu, ordered
+from kv4lint.sglang.gpus import ARCHS, arch_set, describe, normalise_gpu, ordered
 
 SCOPES = ("launch", "section", "file")  # nearest first
 
@@ -33,17 +35,16 @@ class GpuChoice:
 def candidates(value: str) -> frozenset[str] | None:
     """A ``"gpu"`` hint's value as a set of archs: ``"sm90 sm100"``; ``"!sm100"`` is every arch but these; None
     for a GPU kv4lint cannot map (an empty value, or words that are no GPU)."""
-    v = value.strip()
-    negated = v.startswith("!")
+    written = arch_set(value.strip())
     archs = set()
-    for word in (v[1:] if negated else v).split():
+    for word in written.archs:
         try:
             archs.add(normalise_gpu(word))
         except ValueError:
             continue
     if not archs:
         return None
-    return frozenset(set(ARCHS) - archs) if negated else frozenset(archs)
+    return frozenset(set(ARCHS) - archs) if written.negated else frozenset(archs)
 
 
 def _said(h: Hint, where: Callable[[Hint], str], archs: Iterable[str] | None) -> str:
@@ -61,13 +62,17 @@ def choose(stated: tuple[str, str] | None, hints: Iterable[Hint], *,
         archs, level, why = frozenset({stated[0]}), "stated", [stated[1]]
     else:
         archs, level, why = frozenset(ARCHS), "every", []
-        for scope in SCOPES:
+        for scope in reversed(SCOPES):  # the farthest first: a nearer scope narrows what it says, or overrides it
             named = [(h, candidates(h.value)) for h in gpu if h.scope == scope]
             named = [(h, s) for h, s in named if s is not None]
             if named:
-                archs = frozenset().union(*(s for _, s in named))
-                level, why = "file", [_said(h, where, s) for h, s in named]
-                break
+                near = frozenset().union(*(s for _, s in named))
+                said = [_said(h, where, s) for h, s in named]
+                if level == "file" and archs & near:  # "Blackwell" under a "B200" tab: the B200
+                    archs, why = archs & near, why + said
+                else:
+                    archs, why = near, said
+                level = "file"
     guards = [(h, candidates(h.value)) for h in gpu if h.scope == "guard"]
     narrowed = []
     for h, s in guards:

@@ -66,7 +66,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _command_options(f, "fix")
     if wanted("server"):
         s = sub.add_parser("server", help="a language server (LSP on stdio) for editors: diagnostics for every file "
-                           "kv4lint reads, fixes as code actions (pip install 'kv4lint[server]')", **kw)
+                           "kv4lint reads, fixes and suppressions as code actions, hovers (docs/editors.md)", **kw)
         _command_options(s, "server")
     if wanted("explain"):
         e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
@@ -120,8 +120,13 @@ def _main(argv: list[str]) -> int:
             return _matrix(ns)
         # Each command loads when run: `kv4lint --version`, `--help` and `explain` load none of them.
         if ns.command == "server":
-            from kv4lint.cli.server import run_server
-
+            try:
+                from kv4lint.cli.server.lsp import run_server
+            except ImportError as e:  # an install without kv4lint's own dependencies (pygls, lsprotocol)
+                if (e.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs", "attrs"):
+                    raise
+                raise UsageError(f"kv4lint server needs {e.name}, which installing kv4lint brings: install "
+                                 "kv4lint again the way you installed it (docs/editors.md)") from None
             return run_server(ns)
         if ns.command == "fix" or getattr(ns, "fix", False) or getattr(ns, "diff", False):
             from kv4lint.cli.fix import run_fix

@@ -584,13 +584,17 @@ async def test_server_reads_every_format(client: LanguageClient, tmp_path):
 
 
 def test_editor_setups_in_the_docs_parse():
-    """docs/editors.md: the VS Code settings are JSON, the Helix configuration TOML naming `kv4lint server`."""
+    """docs/editors.md: the VS Code settings are JSON, the Helix configuration TOML naming `kv4lint server`; the
+    set-ups use the fix-all kind the server offers."""
     import re
     import tomllib
 
     doc = (ROOT / "docs" / "editors.md").read_text()
     (vscode,) = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
     assert (vscode["glspc.server.command"], vscode["glspc.server.commandArguments"]) == ("kv4lint", ["server"])
+    assert vscode["editor.codeActionsOnSave"] == {FIX_ALL: "explicit"}
+    assert f'only = {{ "{FIX_ALL}" }}' in doc  # Neovim's keymap
+    assert "kv4lint[server]" not in doc and "pip install" not in doc  # nothing to install beside kv4lint
     (helix,) = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", doc, re.S)]
     assert helix["language-server"]["kv4lint"] == {"command": "kv4lint", "args": ["server"]}
     assert all("kv4lint" in lang["language-servers"] for lang in helix["language"])

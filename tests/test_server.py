@@ -169,6 +169,17 @@ def test_action_titles_are_short():
     assert "TRTLLM MLA backend is only supported on Blackwell" in h.contents.value  # the whole reason, there
 
 
+def test_a_long_fix_title_is_cut_at_a_word(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace("b200", "h100"))
+    text = ("#!/bin/bash\npython -m sglang.launch_server --model-path M --kv-cache-dtype nvfp4 "
+            "--prefill-kv-cache-dequant-dtype fp8_e4m3\n")
+    judged = judge_buffer(str(tmp_path / "serve.sh"), text)
+    (item,) = judged.items
+    assert item.fix == "set --kv-cache-dtype fp8_e4m3 and remove --prefill-kv-cache-dequant-dtype"
+    fix, _ = code_actions(judged, "file:///x", (0, 0), (9, 0), _no_other_file)
+    assert fix.title == "KV404: set --kv-cache-dtype fp8_e4m3 and remove…" and len(fix.title) <= TITLE
+
+
 def test_the_fix_is_offered_on_the_refused_values_and_between(tmp_path):
     """KV401's squiggle is on the backend; its fix changes the dtype: the action is at either and between."""
     (tmp_path / "pyproject.toml").write_text(CONFIG)
@@ -250,6 +261,92 @@ def test_codes_link_to_the_rule_pages_when_configured(tmp_path):
     (d,) = diagnostics(judged)
     assert d.code_description.href == "https://example.org/kv4lint/rules/KV406.md"
     assert "[rule page](https://example.org/kv4lint/rules/KV406.md)" in hover(judged, 2, 21).contents.value
+
+
+# ---------------------------------------------------------------------------
+# The scheduling of checks, with a checking process that answers when told to
+
+
+class _Worker:
+    """A checking process stand-in: each call waits until released, or until killed (then Stopped)."""
+
+    def __init__(self):
+        import threading
+
+        self.calls: list[tuple[str, str]] = []  # (kind, text) of each job, as it started
+        self.release = threading.Semaphore(0)
+        self.killed = threading.Event()
+        self.kills = 0
+
+    def call(self, kind, path, text):
+        from kv4lint.cli.server.buffer import Judged
+        from kv4lint.cli.server.worker import Stopped
+
+        self.calls.append((kind, text))
+        while not self.release.acquire(timeout=0.01):
+            if self.killed.is_set():
+                self.killed.clear()
+                raise Stopped("killed")
+        return Judged(path)
+
+    def kill(self):
+        self.kills += 1
+        self.killed.set()
+
+    def close(self):
+        self.kill()
+
+
+class _Docs:
+    def __init__(self):
+        self.version, self.text, self.judged = 1, "v1", []
+
+    def source(self, uri):
+        return "/x/serve.sh", self.version, self.text
+
+    def edit(self, checks, delay):
+        self.version += 1
+        self.text = f"v{self.version}"
+        checks.touch("u", delay)
+
+
+@pytest.mark.asyncio
+async def test_checks_are_debounced():
+    """Five edits closer together than the debounce: one check, of the last text."""
+    from kv4lint.cli.server.schedule import Checks
+
+    worker, docs = _Worker(), _Docs()
+    checks = Checks(worker, docs.source, lambda uri, out: docs.judged.append(out.version))
+    for _ in range(5):
+        docs.edit(checks, 1.0)  # 1 s of debounce; the edits come 10 ms apart
+        await asyncio.sleep(0.01)
+    assert worker.calls == []
+    worker.release.release()
+    out = await checks.settled("u")  # a request waits for the current version: no debounce for it
+    assert (out.version, worker.calls, docs.judged) == (6, [("check", "v6")], [6])
+    checks.close()
+
+
+@pytest.mark.asyncio
+async def test_a_stale_check_is_dropped_and_a_long_one_stopped(monkeypatch):
+    from kv4lint.cli.server import schedule
+
+    worker, docs = _Worker(), _Docs()
+    checks = schedule.Checks(worker, docs.source, lambda uri, out: docs.judged.append(out.version))
+    checks.touch("u")
+    await _until(lambda: worker.calls)  # the check of v1 runs ...
+    docs.edit(checks, 0.0)  # ... and goes stale: short so far, so it is let run
+    worker.release.release()
+    await _until(lambda: len(worker.calls) == 2)
+    assert docs.judged == [] and worker.kills == 0  # v1's outcome dropped, not published
+    monkeypatch.setattr(schedule, "STALE_KILL", 0.0)  # a stale check that has run long: stopped at once
+    docs.edit(checks, 0.0)
+    await _until(lambda: len(worker.calls) == 3)
+    assert worker.kills == 1 and checks.stopped == 1 and docs.judged == []
+    worker.release.release()
+    assert (await checks.settled("u")).version == 3 and docs.judged == [3]
+    assert [text for _, text in worker.calls] == ["v1", "v2", "v3"]
+    checks.close()
 
 
 # ---------------------------------------------------------------------------

@@ -37,13 +37,15 @@ def _meets(r: Range, start: tuple[int, int], end: tuple[int, int]) -> bool:
     return not ((r[2], r[3]) < start or (r[0], r[1]) > end)
 
 
+def _diagnostic(item: Item, docs: str | None) -> types.Diagnostic:
+    severity = types.DiagnosticSeverity.Error if item.severity == "error" else types.DiagnosticSeverity.Warning
+    return types.Diagnostic(
+        range=_range(item.range), message=item.message, severity=severity, code=item.code, source=SOURCE,
+        code_description=types.CodeDescription(href=f"{docs}{item.code}.md") if docs else None)
+
+
 def diagnostics(judged: Judged) -> list[types.Diagnostic]:
-    out = []
-    for item in judged.items:
-        severity = types.DiagnosticSeverity.Error if item.severity == "error" else types.DiagnosticSeverity.Warning
-        out.append(types.Diagnostic(
-            range=_range(item.range), message=item.message, severity=severity, code=item.code, source=SOURCE,
-            code_description=types.CodeDescription(href=f"{judged.docs}{item.code}.md") if judged.docs else None))
+    out = [_diagnostic(item, judged.docs) for item in judged.items]
     for message, line in judged.errors:
         at = max(0, (line or 1) - 1)
         out.append(types.Diagnostic(
@@ -93,11 +95,11 @@ def code_actions(judged: Judged, uri: str, start: tuple[int, int], end: tuple[in
     editor's buffer when open, else the file), or None when it cannot be read."""
     if not quick_fixes:
         return []
-    diags = diagnostics(judged)
     fixes, disables = [], []
-    for item, diag in zip(judged.items, diags):
+    for item in judged.items:
         if not any(_meets(r, start, end) for r in item.hot):
             continue
+        diag = _diagnostic(item, judged.docs)
         if item.fix is not None:
             action = _fix_action(item, diag, uri, open_text)
             if action is not None:

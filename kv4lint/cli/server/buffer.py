@@ -149,7 +149,7 @@ def judge_buffer(path: str, text: str, options: Options | None = None) -> Judged
         limit = _size(settings.max_file_bytes, ".0f")
         return Judged(path, errors=[(f"not checked: {_size(size, '.1f')} is larger than the {limit} limit "
                                      "(max-file-size)", None)], docs=docs)
-    rep = lint_text(path, text, settings, language)
+    rep = lint_text(path, text, settings, language, flake8_noqa=True)  # as `check` reads a file
     findings = sorted(rep.findings, key=lambda f: f.sort_key())
     items = _items(path, text, language, findings) if findings else []
     return Judged(path, items, [(e.message, e.line) for e in rep.errors], docs)
@@ -196,8 +196,8 @@ def _common(x: str, y: str, part) -> int:
 class Positions:
     """Character offsets of one text as LSP positions (0-based line, UTF-16 code units into the line)."""
 
-    def __init__(self, text: str, index: LineIndex | None = None):
-        self.index = index or LineIndex(text)
+    def __init__(self, text: str):
+        self.index = LineIndex(text)
 
     def at(self, offset: int) -> tuple[int, int]:
         p = self.index.position(offset)

@@ -225,74 +225,90 @@ def _launch_line(lines: _Lines, f: Finding, launches: list[Span]) -> int:
     return lines.index.position(best.start).line if best is not None else f.start.line  # type: ignore
 
 
+class Placer:
+    """Where the suppression comments for one file's findings go, and the edits that write them.
+
+    ``launches`` are the spans of the file's launches (from its frontend), when known: a directive line
+    goes above the launch that holds the finding.  The file's lines (and, for Python, its multi-line
+    tokens) are read once, so that one placer answers for each finding in turn (the language server's
+    "disable for this line" action) as for all of them at once (``--add-suppressions``).
+    """
+
+    def __init__(self, text: str, language: str | None, launches: list[Span] | None = None):
+        self.text = text
+        self.language = language
+        self.lines = _Lines(text)
+        self.launches = launches or []
+        self._spans: list[tuple[int, int]] | None = None
+
+    def _py_line(self, line: int) -> int:
+        if self._spans is None:
+            self._spans = _multiline_tokens(self.text)
+        return _python_comment_line(self._spans, line, self.lines)
+
+    def edits(self, findings: list[Finding]) -> tuple[list[Edit], list[str]]:
+        """The edits that suppress ``findings`` (comments added, or codes added to comments already there),
+        and notes about findings that can get none."""
+        text, language, lines, launches = self.text, self.language, self.lines, self.launches
+        eol_comments: dict[tuple[int, str], list[str]] = defaultdict(list)  # (line, marker) -> codes
+        line_comments: dict[int, list[str]] = defaultdict(list)  # command's first line -> codes
+        notes: list[str] = []
+        for f in findings:
+            if f.start is None:
+                continue
+            line = min(max(1, f.start.line), lines.n)
+            if language == "notebook":
+                notes.append(f"{f.path}:{f.start.line}: {f.code}: notebooks get no suppression comment; "
+                             f"add `# noqa: {f.code}` to the cell by hand")
+                continue
+            if language == "python":
+                key = (self._py_line(line), "noqa")
+                codes = eol_comments[key]
+            elif language == "json":
+                if _in_block_comment(text, lines.end(line)):
+                    notes.append(f"{f.path}:{f.start.line}: {f.code}: the line ends inside a /* */ comment; "
+                                 f"no suppression comment added")
+                    continue
+                # JSONC by name, or a .json already holding comments (no_comment_reason): its readers take ``//``
+                codes = eol_comments[(line, suppression.leader_for(language, f.path) or "//")]
+            elif language == "markdown":
+                info, block_start = _block_language(lines, line)
+                if info in _PY_INFO:
+                    codes = eol_comments[(_block_python_line(lines, block_start, line), "#")]
+                else:
+                    start = max(block_start, min(line, _launch_line(lines, f, launches)))
+                    codes = line_comments[_command_first_line(lines, start, block_start)]
+            else:
+                start = min(line, _launch_line(lines, f, launches))
+                if language == "yaml":
+                    start = _yaml_owner(lines, start)
+                    while not _YAML_KEY.match(lines.content(start)) and start > 1:  # "- |": up to its key
+                        up = _yaml_owner(lines, start)
+                        if up == start:
+                            break
+                        start = up
+                codes = line_comments[_command_first_line(lines, start)]
+            if f.code not in codes:
+                codes.append(f.code)
+        edits = []
+        for (line, marker), codes in sorted(eol_comments.items()):
+            e = _noqa_edit(lines, line, sorted(codes), marker)
+            if e:
+                edits.append(e)
+        for line, codes in sorted(line_comments.items()):
+            e = _disable_line_edit(lines, line, sorted(codes))
+            if e:
+                edits.append(e)
+        return edits, notes
+
+
 def suppress_text(text: str, findings: list[Finding], language: str | None,
                   launches: list[Span] | None = None) -> tuple[str, int, list[str]]:
-    """Add suppression comments for ``findings`` (all of one file) to ``text``.
-
-    ``launches`` are the spans of the file's launches (from its frontend), when
-    known: a directive line goes above the launch that holds the finding.
-    Returns the new text, the number of comments added or extended, and notes
+    """Add suppression comments for ``findings`` (all of one file) to ``text`` (``launches``: see
+    :class:`Placer`).  Returns the new text, the number of comments added or extended, and notes
     about findings that could not get one.
     """
-    lines = _Lines(text)
-    launches = launches or []
-    eol_comments: dict[tuple[int, str], list[str]] = defaultdict(list)  # (line, marker) -> codes
-    line_comments: dict[int, list[str]] = defaultdict(list)  # command's first line -> codes
-    notes: list[str] = []
-    spans: list[tuple[int, int]] | None = None
-
-    def py_line(line: int) -> int:
-        nonlocal spans
-        if spans is None:
-            spans = _multiline_tokens(text)
-        return _python_comment_line(spans, line, lines)
-
-    for f in findings:
-        if f.start is None:
-            continue
-        line = min(max(1, f.start.line), lines.n)
-        if language == "notebook":
-            notes.append(f"{f.path}:{f.start.line}: {f.code}: notebooks get no suppression comment; "
-                         f"add `# noqa: {f.code}` to the cell by hand")
-            continue
-        if language == "python":
-            key = (py_line(line), "noqa")
-            codes = eol_comments[key]
-        elif language == "json":
-            if _in_block_comment(text, lines.end(line)):
-                notes.append(f"{f.path}:{f.start.line}: {f.code}: the line ends inside a /* */ comment; "
-                             f"no suppression comment added")
-                continue
-            # JSONC by name, or a .json already holding comments (no_comment_reason): its readers take ``//``
-            codes = eol_comments[(line, suppression.leader_for(language, f.path) or "//")]
-        elif language == "markdown":
-            info, block_start = _block_language(lines, line)
-            if info in _PY_INFO:
-                codes = eol_comments[(_block_python_line(lines, block_start, line), "#")]
-            else:
-                start = max(block_start, min(line, _launch_line(lines, f, launches)))
-                codes = line_comments[_command_first_line(lines, start, block_start)]
-        else:
-            start = min(line, _launch_line(lines, f, launches))
-            if language == "yaml":
-                start = _yaml_owner(lines, start)
-                while not _YAML_KEY.match(lines.content(start)) and start > 1:  # "- |": up to its key
-                    up = _yaml_owner(lines, start)
-                    if up == start:
-                        break
-                    start = up
-            codes = line_comments[_command_first_line(lines, start)]
-        if f.code not in codes:
-            codes.append(f.code)
-    edits = []
-    for (line, marker), codes in sorted(eol_comments.items()):
-        e = _noqa_edit(lines, line, sorted(codes), marker)
-        if e:
-            edits.append(e)
-    for line, codes in sorted(line_comments.items()):
-        e = _disable_line_edit(lines, line, sorted(codes))
-        if e:
-            edits.append(e)
+    edits, notes = Placer(text, language, launches).edits(findings)
     new, skipped = apply_edits(text, edits)
     return new, len(edits) - len(skipped), notes
 

@@ -234,11 +234,11 @@ def test_bad_config_exits_2_with_the_message(repo, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--fix-dtype", "nvfp4"], "argument --fix-dtype: 'nvfp4' is not a KV cache dtype"),
-    (["--select", "KV4,XYZ1"], "argument --select: unknown code 'XYZ1'"),
-    (["--ignore", "KV4O1"], "argument --ignore: unknown code 'KV4O1'"),
-    (["--platform", "tpu"], "argument --platform: unknown platform 'tpu'"),
-    (["--sglang-version", "latest"], "argument --sglang-version: not a version: 'latest'"),
+    (["--fix-dtype", "nvfp4"], "--fix-dtype: 'nvfp4' is not a KV cache dtype"),
+    (["--select", "KV4,XYZ1"], "--select: unknown code 'XYZ1'"),
+    (["--ignore", "KV4O1"], "--ignore: unknown code 'KV4O1'"),
+    (["--platform", "tpu"], "--platform: unknown platform 'tpu'"),
+    (["--sglang-version", "latest"], "--sglang-version: not a version: 'latest'"),
 ])
 def test_bad_cli_values_name_the_option(repo, monkeypatch, capsys, argv, message):
     """A bad value is a usage error of the command line (exit 2), checked by the option table's check."""

@@ -78,7 +78,7 @@ def test_an_output_file_that_cannot_be_written_is_a_usage_error(repo, capsys, co
         rc = e.code
     assert rc == 2
     err = capsys.readouterr().err
-    assert "argument --output-file" in err and why in err, err
+    assert "--output-file" in err and why in err, err
     assert "internal error" not in err and "bug" not in err
     if where != "dangling.txt":  # refused before the run: nothing fixed
         assert (repo / "svc_a" / "run.sh").read_text() == before

@@ -56,7 +56,7 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
                                                         "loads only when there are findings to count"),
     "kv4lint.cli": ({"kv4lint.cli.app"}, "the flake8 plugin and the codemod import this package for its option "
                                          "table in every run: the command line loads when it runs"),
-    "kv4lint.cli.app": ({"kv4lint.cli.check", "kv4lint.cli.fix", "kv4lint.cli.stdin", "kv4lint.cli.server",
+    "kv4lint.cli.app": ({"kv4lint.cli.check", "kv4lint.cli.fix", "kv4lint.cli.stdin", "kv4lint.cli.server.lsp",
                          "kv4lint.rules.codes", "kv4lint.matrix"},
                         "the dispatcher: each command (check, fix, standard input, server, explain, matrix) loads "
                         "when run; --version and --help load none"),
@@ -99,8 +99,6 @@ HEAVY = {
     "pickle": "the forked workers' results (kv4lint.parallel), only for large trees",
     "signal": "the forked workers' signal handling (kv4lint.parallel), only for large trees",
     "concurrent": "the process pool, only for large trees",
-    "pygls": "kv4lint server only, an optional extra (kv4lint[server]): a clear error when it is missing",
-    "lsprotocol": "kv4lint server only, with pygls",
 }
 
 

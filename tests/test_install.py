@@ -2,7 +2,8 @@
 
 - ``pip install PATH`` from a clone, and ``pip install "git+file://…@SHA"``, each into a fresh
   virtual environment: the console script, ``python -m kv4lint`` and the flake8 plugin work, and the
-  package imported is the installed one, not a checkout;
+  package imported is the installed one, not a checkout; with no extras, ``kv4lint server`` answers an
+  editor (the language server is part of the default install);
 - pre-commit with ``repo:`` (a file URL to a clone) and ``rev:`` a commit that exists (what docs/ci.md
   documents: a commit sha, or a release tag once tags are published);
 - the ``repo: local`` recipe of docs/ci.md (``language: system``: kv4lint installed in the environment
@@ -15,6 +16,7 @@ routes run offline after the first time.  Each builds a fresh environment: ``slo
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -88,13 +90,51 @@ def assert_installed_works(bin_dir: Path, venv_dir: Path, cwd: Path, env: dict) 
     assert r.returncode == 2
 
 
+def lsp_session(command: list[str], cwd: Path, env: dict, path: Path, text: str) -> tuple[list, int]:
+    """An editor's session with ``command`` (LSP over stdio): open ``path`` holding ``text``, read the
+    diagnostics published for it, shut down.  Returns (the diagnostics, the server's exit status)."""
+    def message(obj: dict) -> bytes:
+        body = json.dumps(obj).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    session = b"".join(message(m) for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": path.as_uri(), "languageId": "shellscript", "version": 1, "text": text}}}])
+    p = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(session)
+    p.stdin.flush()
+    diagnostics = None
+    while diagnostics is None:  # the answer to initialize, then the diagnostics
+        header = b""
+        while not header.endswith(b"\r\n\r\n"):
+            c = p.stdout.read(1)
+            assert c, p.stderr.read().decode()
+            header += c
+        body = json.loads(p.stdout.read(int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])))
+        if body.get("method") == "textDocument/publishDiagnostics":
+            diagnostics = body["params"]["diagnostics"]
+    p.stdin.write(message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+                  + message({"jsonrpc": "2.0", "method": "exit"}))
+    p.stdin.close()
+    return diagnostics, p.wait(timeout=120)
+
+
 def test_pip_install_from_a_clone(clone, pip_env, tmp_path):
+    """No extras: the command line, the flake8 plugin and the language server all work."""
     repo, _ = clone
     bin_dir = fresh_venv(tmp_path / "venv")
     r = subprocess.run([str(bin_dir / "pip"), "install", "-q", str(repo)], env=pip_env, capture_output=True,
                        text=True, timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert_installed_works(bin_dir, tmp_path / "venv", project(tmp_path), pip_env)
+    cwd = project(tmp_path)
+    assert_installed_works(bin_dir, tmp_path / "venv", cwd, pip_env)
+    env = {**pip_env, "KV4LINT_NO_CACHE": "1"}
+    diagnostics, status = lsp_session([str(bin_dir / "kv4lint"), "server"], cwd, env, cwd / "serve.sh", BAD)
+    assert status == 0
+    assert [(d["code"], d["range"]["start"]) for d in diagnostics] == [("KV406", {"line": 2, "character": 19})]
 
 
 def test_pip_install_from_a_git_url_at_a_commit(clone, pip_env, tmp_path):

@@ -285,25 +285,39 @@ def test_path_arguments_are_the_named_directories(tmp_path, monkeypatch):
     assert path_arguments(argv) == ["a", ".", "d"]
 
 
-def _lsp_session(root: Path) -> bytes:
-    """An editor's whole session, as bytes on the server's stdin: open serve.sh (unsaved text), then end."""
+def _message(m: dict) -> bytes:
     import json
 
+    body = json.dumps(m).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _lsp_session(command: list[str], root: Path, env: dict) -> subprocess.CompletedProcess:
+    """An editor's whole session: open serve.sh (unsaved text), wait for its diagnostics (the server judges it in
+    its checking process, and stops what is left at shutdown), then end.  Returns what the server wrote."""
     uri = (root / "serve.sh").as_uri()
-    msgs = [
+    p = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(b"".join(_message(m) for m in [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}},
         {"jsonrpc": "2.0", "method": "initialized", "params": {}},
         {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-            "uri": uri, "languageId": "shellscript", "version": 1, "text": hostile.GOOD_SH}}},
-        {"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None},
-        {"jsonrpc": "2.0", "method": "exit", "params": None},
-    ]
-    out = b""
-    for m in msgs:
-        body = json.dumps(m).encode()
-        out += b"Content-Length: %d\r\n\r\n" % len(body) + body
-    return out
+            "uri": uri, "languageId": "shellscript", "version": 1, "text": hostile.GOOD_SH}}}]))
+    p.stdin.flush()
+    import select
+    import time
+
+    out, end = b"", time.monotonic() + hostile.TIMEOUT
+    while b"textDocument/publishDiagnostics" not in out and time.monotonic() < end:
+        if select.select([p.stdout], [], [], max(0.0, end - time.monotonic()))[0]:
+            chunk = p.stdout.read1(65536)
+            if not chunk:
+                break
+            out += chunk
+    rest, err = p.communicate(_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None})
+                              + _message({"jsonrpc": "2.0", "method": "exit", "params": None}), timeout=hostile.TIMEOUT)
+    return subprocess.CompletedProcess(command, p.returncode, out + rest, err)
 
 
 def _published(stdout: bytes) -> list[str]:
@@ -320,7 +334,8 @@ def _published(stdout: bytes) -> list[str]:
 
 def test_language_server(trees):
     """`python -m kv4lint server` run in the repository, as an editor starts it: nothing of the tree is
-    imported (pygls and its dependencies included), and the same diagnostics as in the clean tree."""
+    imported (pygls and its dependencies included, in the server and in its checking process), and the same
+    diagnostics as in the clean tree."""
     pytest.importorskip("pygls")
     clean, bad, markers = trees
     plant(bad, markers, DEPENDENCIES + STDLIB + ["pygls/", "lsprotocol/", "cattrs/", "attrs/", "asyncio/"])
@@ -328,8 +343,7 @@ def test_language_server(trees):
     for root in (clean, bad):
         e = hostile.env()
         e.pop("PYTHONSAFEPATH", None)
-        runs[root] = subprocess.run([*KV4LINT, "server", "--isolated", "--sglang-version", "0.5.23"], cwd=root,
-                                    input=_lsp_session(root), capture_output=True, env=e, timeout=hostile.TIMEOUT)
+        runs[root] = _lsp_session([*KV4LINT, "server", "--isolated", "--sglang-version", "0.5.23"], root, e)
     assert sorted(os.listdir(markers)) == [], runs[bad].stderr.decode()
     assert runs[bad].returncode == runs[clean].returncode == 0, runs[bad].stderr.decode()
     assert _published(runs[bad].stdout) == _published(runs[clean].stdout) == ["2: KV406"]

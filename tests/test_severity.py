@@ -161,7 +161,7 @@ def test_a_bad_severity_on_the_command_line_is_a_usage_error(tree, capsys):
         main(["check", "--severity", "fatal", "."])
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert "argument --severity: expected 'warning' or 'error', got 'fatal'" in err
+    assert "kv4lint: error: --severity: expected 'warning' or 'error', got 'fatal'; see 'kv4lint check --help'" in err
 
 
 def flake8(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -28,9 +28,33 @@ The same for `kv4lint fix`, `--diff` and the flake8 plugin."""
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # usage errors exit 2, as documented
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+    def error(self, message):
+        """A usage error is one line and exit 2, as git's and ruff's: what is wrong, then where help is (not
+        argparse's usage block, whose twenty lines pushed the one that matters off the screen)."""
+        command = self.prog.split()[1] if " " in self.prog else None
+        usage_error(message.removeprefix("argument "), command)
+        self.exit(EXIT_ERROR)
+
+
+def usage_error(message: str, command: str | None = None) -> None:
+    """``kv4lint: error: MESSAGE; see 'kv4lint COMMAND --help'`` on stderr."""
+    where = f"kv4lint {command} --help" if command else "kv4lint --help"
+    print(f"kv4lint: error: {message}; see '{where}'", file=sys.stderr)
+
+
+def _unknown(extra: list[str], parser: argparse.ArgumentParser, command: str | None) -> str:
+    """What is wrong with the words no option or argument of ``command`` took."""
+    word = extra[0]
+    if not word.startswith("-") or word == "-":
+        return f"unexpected argument {word!r}"
+    sub = parser
+    if command and parser._subparsers is not None:
+        sub = parser._subparsers._group_actions[0].choices.get(command, parser)  # type: ignore[attr-defined]
+    known = [s for a in sub._actions for s in a.option_strings if s.startswith("--")]
+    import difflib  # a mistyped option only
+
+    near = difflib.get_close_matches(word.split("=", 1)[0], known, n=1, cutoff=0.8)
+    return f"unknown option {word!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
 
 
 def _command_options(p: argparse.ArgumentParser, command: str) -> None:
@@ -66,7 +90,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _command_options(f, "fix")
     if wanted("server"):
         s = sub.add_parser("server", help="a language server (LSP on stdio) for editors: diagnostics for every file "
-                           "kv4lint reads, fixes as code actions (pip install 'kv4lint[server]')", **kw)
+                           "kv4lint reads, fixes and suppressions as code actions, hovers (docs/editors.md)", **kw)
         _command_options(s, "server")
     if wanted("explain"):
         e = sub.add_parser("explain", help="what a code checks, why SGLang refuses it, and the fix")
@@ -108,10 +132,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     try:
         argv = _command_argv(argv)
-        ns = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
     except UsageError as e:
-        build_parser().print_usage(sys.stderr)
-        print(f"kv4lint: error: {e}", file=sys.stderr)
+        usage_error(str(e))
+        return EXIT_ERROR
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    parser = build_parser(command)
+    ns, extra = parser.parse_known_args(argv)
+    if extra:
+        usage_error(_unknown(extra, parser, command), command)
         return EXIT_ERROR
     try:
         if ns.command == "explain":
@@ -120,8 +148,13 @@ def _main(argv: list[str]) -> int:
             return _matrix(ns)
         # Each command loads when run: `kv4lint --version`, `--help` and `explain` load none of them.
         if ns.command == "server":
-            from kv4lint.cli.server import run_server
-
+            try:
+                from kv4lint.cli.server.lsp import run_server
+            except ImportError as e:  # an install without kv4lint's own dependencies (pygls, lsprotocol)
+                if (e.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs", "attrs"):
+                    raise
+                raise UsageError(f"kv4lint server needs {e.name}, which installing kv4lint brings: install "
+                                 "kv4lint again the way you installed it (docs/editors.md)") from None
             return run_server(ns)
         if ns.command == "fix" or getattr(ns, "fix", False) or getattr(ns, "diff", False):
             from kv4lint.cli.fix import run_fix
@@ -155,7 +188,7 @@ def _explain(ns: argparse.Namespace) -> int:
     code = ns.code.upper()
     r = RULES.get(code)
     if r is None:
-        print(f"kv4lint: unknown code {ns.code!r}; known: {', '.join(RULES)}", file=sys.stderr)
+        print(f"kv4lint: error: unknown code {ns.code!r}; known: {', '.join(RULES)}", file=sys.stderr)
         return EXIT_ERROR
     print(f"{r.code} ({r.name}, {r.severity.value}): {r.summary}\n")
     print(f"What it does\n  {r.what}\n")

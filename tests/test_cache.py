@@ -466,3 +466,27 @@ def test_a_file_grown_past_the_size_limit_is_reported(tmp_path, monkeypatch):
     assert not rep.errors and rep.scanned
     (rep,) = run(100)
     assert not rep.scanned and "larger than" in rep.errors[0].message
+
+
+def test_a_reported_launch_is_judged_again_when_the_repositorys_pin_changes(counted):
+    """Pins are read with the settings on every run; a report from the index is used under the same settings only."""
+    (counted.work / ".git").mkdir()
+    (counted.work / "serve.sh").write_text(LAUNCH.format("fp4_e2m1"))
+    (counted.work / "requirements.txt").write_text("sglang==0.5.10\n")
+    assert _codes(counted(".")) == ["KV401"]
+    assert _codes(counted(".")) == ["KV401"]  # from the index
+    (counted.work / "requirements.txt").write_text("sglang==0.5.23\n")
+    assert _codes(counted(".")) == ["KV406"]  # fp4_e2m1 is no choice in 0.5.23
+
+
+def test_a_reported_launch_is_judged_again_when_the_env_file_beside_its_compose_file_changes(counted):
+    (counted.work / ".git").mkdir()
+    (counted.work / "compose.yaml").write_text(
+        "services:\n  sglang:\n    image: lmsysorg/sglang:v0.5.23-cu129\n"
+        "    command: python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype ${KV}"
+        " --attention-backend flashinfer\n")
+    (counted.work / ".env").write_text("KV=fp4_mx_block16\n")
+    assert _codes(counted(".")) == ["KV401"]
+    assert _codes(counted(".")) == ["KV401"]  # from the index
+    (counted.work / ".env").write_text("KV=fp8_e4m3\n")
+    assert _codes(counted(".")) == []

@@ -437,8 +437,8 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             if respect_gitignore and ".gitignore" in rec[2].split("/"):
                 gi, gi_young = _file_sig(prefix + ".gitignore", memo)
             if gi == rec[1]:
-                subdirs = _from_record(d, prefix, rec, out, rules, ignore, listings, respect_gitignore, real_root,
-                                       seen_files, linked)
+                subdirs = _from_record(d, st, prefix, rec, out, rules, ignore, listings, respect_gitignore,
+                                       real_root, seen_files, linked)
                 if subdirs is not None:
                     if not (young or gi_young):
                         memo.new[d] = rec
@@ -522,15 +522,40 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             out.files.append(Candidate(p, lang, fst))
 
 
-def _from_record(d: str, prefix: str, rec: list, out: Discovery, rules: GitIgnore, ignore: _Ignore,
-                 listings: dict | None, respect_gitignore: bool, real_root: str, seen_files: set,
+# Files are stat-ed by name in their directory, opened once (no path to resolve per file), where the system can.
+_DIR_FD = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+
+
+def _from_record(d: str, st: os.stat_result, prefix: str, rec: list, out: Discovery, rules: GitIgnore,
+                 ignore: _Ignore, listings: dict | None, respect_gitignore: bool, real_root: str, seen_files: set,
                  linked: list) -> list[str] | None:
-    """The walk of the unchanged directory ``d`` from its record: its files (each ``stat``-ed) added to
-    ``out``, its subdirectories returned; None (and nothing added) when a file is no longer a regular file
-    or cannot be ``stat``-ed: the directory changed meanwhile, and is listed again."""
+    """The walk of the unchanged directory ``d`` (``st``: its ``stat``) from its record: its files (each
+    ``stat``-ed) added to ``out``, its subdirectories returned; None (and nothing added) when a file is no
+    longer a regular file or cannot be ``stat``-ed: the directory changed meanwhile, and is listed again."""
+    parts = rec[3].split("/") if rec[3] else []
+    fd = None
+    if _DIR_FD and "f" in parts:
+        try:
+            fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+    try:
+        if fd is not None:
+            here = os.fstat(fd)
+            if (here.st_dev, here.st_ino) != (st.st_dev, st.st_ino):
+                return None  # replaced since its stat
+        return _record_entries(d, prefix, rec, parts, fd, out, rules, ignore, listings, respect_gitignore,
+                               real_root, seen_files, linked)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _record_entries(d: str, prefix: str, rec: list, parts: list[str], fd: int | None, out: Discovery,
+                    rules: GitIgnore, ignore: _Ignore, listings: dict | None, respect_gitignore: bool,
+                    real_root: str, seen_files: set, linked: list) -> list[str] | None:
     marks = set(rec[2].split("/")) if rec[2] else set()
     full = os.path.abspath(d)
-    parts = rec[3].split("/") if rec[3] else []
     found: list[Candidate] = []
     subdirs: list[str] = []
     links: list[tuple[str, str | None, os.stat_result]] = []
@@ -542,7 +567,7 @@ def _from_record(d: str, prefix: str, rec: list, out: Discovery, rules: GitIgnor
         p = prefix + name
         if kind == "f":
             try:
-                fst = os.stat(p)
+                fst = os.stat(name, dir_fd=fd) if fd is not None else os.stat(p)
             except OSError:
                 return None
             if not S_ISREG(fst.st_mode):

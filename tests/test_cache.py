@@ -341,7 +341,8 @@ def test_a_second_walk_opens_no_file_and_imports_no_parser(tmp_path):
         "                     ('libcst', 'tree_sitter', 'tree_sitter_bash', 'ruamel', 'markdown_it', 'nbformat'))\n"
         "    here = os.path.abspath('.') + os.sep\n"
         "    print(json.dumps({'parsers': parsers, 'opened': [p for p in opened  # .gitignore: part of the walk\n"
-        "                      if os.path.abspath(p).startswith(here) and os.path.basename(p) != '.gitignore']}))\n"
+        "                      if os.path.abspath(p).startswith(here) and os.path.basename(p) != '.gitignore'\n"
+        "                      and not os.path.isdir(p)]}))\n"  # a directory, to stat its files by name
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("KV4LINT")}
     outs = []

@@ -491,3 +491,26 @@ def test_a_reported_launch_is_judged_again_when_the_env_file_beside_its_compose_
     assert _codes(counted(".")) == ["KV401"]  # from the index
     (counted.work / ".env").write_text("KV=fp8_e4m3\n")
     assert _codes(counted(".")) == []
+
+
+def test_an_edited_exclude_is_seen_by_the_walk_the_index_keeps(tmp_path, monkeypatch):
+    """The configuration's excludes prune the walk: a walk kept under other excludes is not reused (editing
+    kv4lint.toml changes no directory's modification time)."""
+    monkeypatch.setattr(cache, "RACY_S", 0.0)
+    work = tmp_path / "work"
+    (work / ".git").mkdir(parents=True)
+    (work / "gen").mkdir()
+    (work / "gen" / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    config = work / "kv4lint.toml"
+    config.write_text('extend-exclude = ["gen"]\n')
+    monkeypatch.chdir(work)
+    out = tmp_path / "out.json"
+
+    def run() -> list[str]:
+        assert main(["check", ".", "-j", "1", "--format", "json", "--output-file", str(out),
+                     "--cache-dir", str(tmp_path / "cache")]) in (0, 1)
+        return _codes(json.loads(out.read_text()))
+
+    assert run() == [] and run() == []
+    config.write_text("extend-exclude = []\n")
+    assert run() == ["KV401"]

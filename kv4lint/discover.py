@@ -15,7 +15,7 @@ import stat
 import time
 from fnmatch import translate
 
-from kv4lint.ignore import GitIgnore
+from kv4lint.ignore import GitIgnore, _git_dir
 from kv4lint.record import Record
 
 _EXT = {
@@ -375,8 +375,6 @@ def _rules_above(root: str, rules: GitIgnore, memo: WalkMemo) -> tuple[str, bool
     """The signature of every ignore rule above the walk's ``root`` (its repository's root and its parent's,
     the ``.gitignore`` of each directory up to the file system's root, the repositories' ``info/exclude``),
     and whether one is too young to be trusted."""
-    from kv4lint.ignore import _git_dir
-
     full = os.path.abspath(root)
     parent = os.path.dirname(full)
     tops = [rules.top(full, full), rules.top(parent, parent)]

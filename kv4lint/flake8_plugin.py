@@ -48,14 +48,7 @@ import types
 from typing import Any, Iterator
 
 from kv4lint.isolation import trusted_imports
-
-try:
-    with trusted_imports():
-        from importlib.metadata import version as _dist_version
-
-        __version__ = _dist_version("kv4lint")
-except Exception:  # pragma: no cover - not installed as a distribution
-    __version__ = "0"
+from kv4lint.version import __version__  # a leaf (no import): not the distribution's metadata, a search of sys.path
 
 
 # What the plugin loaded under trusted_imports(), for the files after the first: the pre-filter, which a file

@@ -325,9 +325,10 @@ class WalkMemo:
       ignore any entry below it;
     - every file it names is still a regular file (each is ``stat``-ed anyway, for the file index).
 
-    git's racy-stat rule, as for the file index: a directory changed within ``racy_s`` before the walk, or
-    below an ignore file changed then, is not recorded (a change within the same timestamp tick would go
-    unseen).  A record of any other shape is ignored.
+    git's racy-stat rule, as for the file index: a directory changed within ``racy_s`` before the walk is
+    recorded without a signature (listed again next time; its ``.gitignore`` still tells whether the
+    directories below keep their records), and nothing below an ignore file changed then is recorded (a change
+    within the same timestamp tick would go unseen).  A record of any other shape is ignored.
     """
 
     def __init__(self, data: object = None, racy_s: float = 2.0):
@@ -507,8 +508,10 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             gi, gi_young = "", False
             if respect_gitignore and ".gitignore" in marks:
                 gi, gi_young = _file_sig(prefix + ".gitignore", memo)
-            if whole and not (young or gi_young) and memo.fresh(st):
-                memo.new[d] = [sig, gi, "/".join(marks), "/".join(recorded)]
+            if whole and not (young or gi_young):
+                # Changed just now: no signature (the listing is not used next time), but the rules here are
+                # known, so that the directories below need not be listed again for it.
+                memo.new[d] = [sig if memo.fresh(st) else "", gi, "/".join(marks), "/".join(recorded)]
             # The directories below keep their records unless the rules here changed (or were not known).
             stale = stale or rec is None or rec[1] != gi
         stack.extend((s, stale, young or gi_young) for s in reversed(subdirs))

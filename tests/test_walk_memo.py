@@ -140,12 +140,32 @@ def test_a_record_whose_file_is_no_longer_a_file_is_not_used(tree, walks, monkey
     assert "a/run.py/inner.sh" in _files(w())
 
 
-def test_directories_changed_just_before_the_walk_are_not_recorded(tree, walks):
+def test_directories_changed_just_before_the_walk_are_listed_again(tree, walks):
     w = walks()
     w(racy_s=3600)
-    assert w.data is None
+    assert w.data and all(rec[0] == "" for rec in w.data["dirs"].values())  # no signature: never matched
     w(racy_s=3600)
     assert len(w.listed) == 7
+
+
+def test_a_directory_changed_just_before_the_walk_is_listed_again_alone(tree, walks, monkeypatch):
+    """An editor's save in the repository's root just before a run: the root is listed again next time, and
+    the directories below keep their records (its .gitignore did not change)."""
+    _write(tree, ".gitignore", "*.log\n")
+    _age(tree)
+    w = walks()
+    w()
+    _write(tree, "new.sh")
+    young = {os.stat(tree).st_ino}  # the root changed just now
+    real = WalkMemo.fresh
+    monkeypatch.setattr(WalkMemo, "fresh", lambda self, st: st.st_ino not in young and real(self, st))
+    assert "new.sh" in _files(w())
+    assert w.listed == ["."]
+    young.clear()
+    w()
+    assert w.listed == ["."]  # the root, recorded without a signature; nothing below it
+    w()
+    assert w.listed == []
 
 
 @pytest.mark.parametrize("where", [".gitignore", "a/.gitignore", "a/b/.gitignore"])

@@ -2,8 +2,10 @@
 walk from scratch finds, after every kind of change, and lists again only the directories that changed.
 
 The oracle: after each change, ``discover`` with the memo of the walk before gives the same files (paths,
-languages), skips and errors as ``discover`` without one.  Each test also asserts that the memo was used
-(fewer directories listed), so that it cannot pass by listing everything again.
+languages), skips and errors as ``discover`` without one.  Tests of what a record saves assert which
+directories were listed (``Walks.listed``), so that they cannot pass by listing everything again.  The racy
+rule is off (``racy_s=0``: the tree was written seconds ago) except where a test turns it on; a change shows
+because ``_age`` moved every time an hour back.
 """
 
 from __future__ import annotations

@@ -66,6 +66,8 @@ ISSUE21_TARGETS = {
 ISSUE21_CASES = ("grep21:sglang", "kv4lint:sglang", "kv4lint:sglang:cached", "grep21:stdlib", "kv4lint:stdlib",
                  "flake8-j1-without:sglang", "flake8-j1-with:sglang")
 
+import table  # noqa: E402 - bench/table.py, beside this file
+
 try:
     import kv4lint
     from kv4lint.discover import DEFAULT_EXCLUDES, discover, excluded, language_of
@@ -134,7 +136,8 @@ def _copy_tree(src: Path, dest: Path) -> int:
     return n
 
 
-def build_tree(out: Path, version: str, wheel_dirs: list[str], rebuild: bool) -> tuple[Path, dict]:
+def build_tree(out: Path, version: str, wheel_dirs: list[str], rebuild: bool,
+               held_out: str | None = None) -> tuple[Path, dict]:
     tree = out / "tree"
     stamp = out / "tree.json"
     stdlib = sysconfig.get_paths()["stdlib"]
@@ -169,6 +172,13 @@ def build_tree(out: Path, version: str, wheel_dirs: list[str], rebuild: bool) ->
     # The tree is a repository of its own (as a checkout of SGLang is): bench/out/ is ignored by kv4lint's own
     # .gitignore, and kv4lint does not walk a directory git ignores, even one named on its command line.
     (tree / ".git").mkdir(exist_ok=True)
+    # Held-out cases (--held-out: real files kept out of the fixtures), copied afresh on every run.
+    held = tree / "held-out"
+    if held.exists():
+        shutil.rmtree(held)
+    if held_out:
+        held.mkdir()
+        have = dict(have, files_held_out=_copy_tree(Path(held_out), held))
     # The fixtures change as the project grows: copied afresh on every run.
     fx = tree / "kv4lint-fixtures"
     if fx.exists():
@@ -486,7 +496,7 @@ def pick_launch_script(out: Path) -> Path:
     best = None
     for p in sorted((ROOT / "fixtures").glob("shell/*.sh")) if (ROOT / "fixtures").is_dir() else []:
         exp = p.with_name(p.name + ".expected")
-        if exp.exists() and any(re.match(r"^\d+:\d+ KV", ln) for ln in exp.read_text().splitlines()):
+        if exp.exists() and any(re.match(r"^\d+:\d+\S* KV", ln) for ln in exp.read_text().splitlines()):
             best = p
             break
     if best is not None:
@@ -523,8 +533,9 @@ def main(argv: list[str] | None = None) -> int:
                          "conformance tests' cache, $KV4LINT_WHEEL_CACHE or ~/.cache/kv4lint/sglang-wheels)")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the tree")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="'all cores' (default: os.cpu_count())")
-    ap.add_argument("--only", help="comma-separated case names to run (grep, kv4lint-j1, kv4lint-jN, stdlib, "
-                    "cached, flake8-without, flake8-with, ruff, libcst, single-file)")
+    ap.add_argument("--only", help="comma-separated case names to run (table: the performance table's rows; "
+                    "issue21; grep, kv4lint-j1, kv4lint-jN, stdlib, cached, flake8-without, flake8-with, ruff, libcst, "
+                    "single-file)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per command (default 1800)")
     ap.add_argument("--flake8-files", type=int, default=600,
                     help="Python files in the flake8 sample (default 600; flake8 is slow); 0: the whole tree")
@@ -537,6 +548,10 @@ def main(argv: list[str] | None = None) -> int:
                          "bench/out/venv-kv4lint (as users install it; the project's venv is an editable install)")
     ap.add_argument("--src", help="run kv4lint from this source directory (prepended to PYTHONPATH), e.g. to "
                     "compare a patched copy with the installed one")
+    ap.add_argument("--held-out", metavar="DIR", help="real files kept out of the fixtures, copied into tree/held-out: "
+                    "the table's tree rows measure SGLang's sources plus them")
+    ap.add_argument("--markdown", action="store_true",
+                    help="also print the performance table (issue 37) as Markdown, as README.md quotes it")
     ns = ap.parse_args(argv)
     reps = 2 if ns.quick else max(1, ns.reps)
     out = Path(ns.out).resolve()
@@ -551,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.tree:
         tree, tree_info = Path(ns.tree).resolve(), {"given": ns.tree}
     else:
-        tree, tree_info = build_tree(out, ns.sglang_version, ns.wheel_dir, ns.rebuild)
+        tree, tree_info = build_tree(out, ns.sglang_version, ns.wheel_dir, ns.rebuild, ns.held_out)
     log("counting files and pre-filter candidates ...")
     stats, candidates, py_candidates, stats_paths = tree_stats(tree)
     log(f"tree: {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB, {stats['candidates']} pre-filter "
@@ -605,6 +620,13 @@ def main(argv: list[str] | None = None) -> int:
 
     issue21 = issue21_cases(ns, out, tree, candidates, kv4, check_opts, env_py, env_c, wanted)
     cases.extend(issue21["cases"])
+    table_info = None
+    if only is None or "table" in only:
+        if ns.tree:
+            table_info = {"skipped": "--tree given: the table's rows need the built tree"}
+        else:
+            made, table_info = table.cases(TableContext(ns, out, tree, kv4, env_py, env_c, reps, stats_paths))
+            cases.extend(made)
 
     venv_info = {}
     if only is None or only & {"flake8-without", "flake8-with", "ruff"}:
@@ -735,12 +757,72 @@ def main(argv: list[str] | None = None) -> int:
                     "targets_met": {k: (None if ratios21.get(k) is None else ratios21[k] <= v)
                                     for k, v in ISSUE21_TARGETS.items()}},
     }
+    if table_info is not None:
+        doc["table"] = {"info": table_info, "rows": table.measure(results),
+                        "before": table.measure(results, "@baseline") if ns.baseline else None,
+                        "installed": table.measure(results, "@installed")}
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     res_path = out / f"results-{stamp}.json"
     res_path.write_text(json.dumps(doc, indent=1))
-    report(doc, jn)
+    if only is None or only - {"table"}:
+        report(doc, jn)
+    table.report(doc)
+    if ns.markdown and doc.get("table"):
+        print("\n<!-- bench/run.py --markdown: paste between the README's bench:table markers -->")
+        print(table.markdown(doc["table"]["rows"], doc["table"]["before"]), end="")
     print(f"\nresults: {res_path}")
     return 0
+
+
+class TableContext:
+    """What the table's cases need of this run (bench/table.py): the tree, how kv4lint and the tools are run,
+    and copies of kv4lint's cases from ``--baseline`` (``@baseline``) and the installed venv (``@installed``)."""
+
+    def __init__(self, ns, out: Path, tree: Path, kv4: list[str], env_py: dict, env_c: dict, reps: int,
+                 paths: list[str]):
+        self.ns, self.out, self.tree, self.kv4, self.env_py, self.env_c, self.reps = \
+            ns, out, tree, kv4, env_py, env_c, reps
+        self.paths = paths
+        self.venv, self.venv_why = tools_venv(out)
+        self.noplugin_python = str(self.venv / "bin" / "python") if self.venv else None
+        self.installed = None
+        if not ns.no_installed and not ns.src:
+            self.installed, _why = installed_venv(out)
+
+    def count(self, d: Path) -> int:
+        return sum(1 for p in self.paths if p.startswith(str(d) + os.sep))
+
+    def tool(self, name: str) -> str | None:
+        """A baseline tool: from bench/out/venv-noplugin, this venv, or PATH; None when it is nowhere."""
+        for d in ([self.venv / "bin"] if self.venv else []) + [Path(sys.executable).parent]:
+            if (d / name).exists():
+                return str(d / name)
+        return shutil.which(name)
+
+    def why(self, name: str) -> str:
+        return (f"not in {self.venv / 'bin'} nor on PATH (pip install {name})" if self.venv
+                else f"no venv without kv4lint ({self.venv_why})")
+
+    def case(self, name: str, cmd: list[str], *, kv4lint: bool = False, cache: Path | None = None,
+             env: dict | None = None, **kw) -> list:
+        env = self.env_py if env is None else env
+        made = [Case(name, cmd, env=env, **kw)]
+        caches = [cache] if cache else []
+        if kv4lint and self.ns.baseline:
+            base = dict(env, PYTHONPATH=os.pathsep.join([str(Path(self.ns.baseline).resolve())]
+                                                        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])))
+            b_cmd = [str(x) + "-baseline" if cache and x == str(cache) else x for x in cmd]
+            caches += [Path(str(cache) + "-baseline")] if cache else []
+            made.append(Case(name + "@baseline", b_cmd, env=base, **kw))
+        if kv4lint and self.installed is not None and cmd[:len(self.kv4)] == self.kv4:
+            i_cmd = [str(self.installed / "bin" / "kv4lint"), *cmd[len(self.kv4):]]
+            i_cmd = [str(x) + "-installed" if cache and x == str(cache) else x for x in i_cmd]
+            caches += [Path(str(cache) + "-installed")] if cache else []
+            made.append(Case(name + "@installed", i_cmd, env={k: v for k, v in env.items() if k != "PYTHONPATH"},
+                             **kw))
+        for d in caches:  # a warm case's cache: as the warm-up round leaves it
+            shutil.rmtree(d, ignore_errors=True)
+        return made
 
 
 def issue21_cases(ns, out: Path, tree: Path, candidates: list[str], kv4: list[str], check_opts: list[str],

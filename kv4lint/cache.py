@@ -254,6 +254,9 @@ class FileIndex:
         self.new: dict[str, str] = {}
         self.old_reports: dict[str, list] = {}
         self.new_reports: dict[str, list] = {}
+        self.reports_intact = False  # the reports are as this code wrote them (their digest): no shape check
+        self.old_walk: dict | None = None  # what the walk learned (kv4lint.discover.WalkMemo), as it was saved
+        self.new_walk: dict | None = None
         try:
             with open(self.path, encoding="utf-8") as f:
                 entry = json.load(f)
@@ -262,6 +265,9 @@ class FileIndex:
                 self.old = entry["files"]
                 if reuse_reports and isinstance(entry.get("reports"), dict):
                     self.old_reports = entry["reports"]
+                    self.reports_intact = entry.get("reports_digest") == _digest(self.old_reports)
+                if isinstance(entry.get("walk"), dict):
+                    self.old_walk = entry["walk"]
         except Exception:  # noqa: BLE001 - the cache must never stop a run
             pass
 
@@ -300,7 +306,7 @@ class FileIndex:
                 return None
             fields = dict({k: decode(v) for k, v in rec[3].items()}, path=path, language=rec[1],
                           depends=[p for p, _sig in rec[2]])
-            if not _report_conforms(fields):
+            if not self.reports_intact and not _report_conforms(fields):
                 return None
         except Exception:  # noqa: BLE001 - a damaged record: read the file
             return None
@@ -324,17 +330,27 @@ class FileIndex:
         self.new_reports[rep.path] = [_signature(st), rep.language, depends, fields, key]
 
     def save(self) -> None:
-        if self.new == self.old and self.new_reports == self.old_reports:
+        if self.new == self.old and self.new_reports == self.old_reports and self.new_walk == self.old_walk \
+                and (self.reports_intact or not self.new_reports):
             return
         try:
             doc = {"format": FORMAT, "code": code_fingerprint(), "files": self.new}
             if self.reuse_reports:
                 doc["reports"] = self.new_reports
+                doc["reports_digest"] = _digest(self.new_reports)
+            if self.new_walk is not None:
+                doc["walk"] = self.new_walk
             data = json.dumps(doc, separators=(",", ":"))
             mark(os.path.dirname(os.path.dirname(self.path)))
             _write(self.path, data)
         except Exception:  # noqa: BLE001
             pass
+
+
+def _digest(reports: dict) -> str:
+    """A digest of the index's reports as JSON: equal to the recorded one only for reports as kv4lint wrote
+    them, i.e. encoded from its own records (a hand-edited or damaged index is checked record by record)."""
+    return hashlib.sha256(json.dumps(reports, separators=(",", ":")).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def settings_key(settings) -> str | None:

@@ -12,9 +12,10 @@ import operator
 import os
 import re
 import stat
+import time
 from fnmatch import translate
 
-from kv4lint.ignore import GitIgnore
+from kv4lint.ignore import GitIgnore, _git_dir
 from kv4lint.record import Record
 
 _EXT = {
@@ -227,12 +228,15 @@ def _trees(paths: list[str]) -> list[str]:
 
 def discover(paths: list[str], *, exclude: list[str] | None = None, respect_gitignore: bool = True,
              force_exclude: bool = False, repository_roots: dict[str, str | None] | None = None,
-             listings: dict[str, set[str]] | None = None) -> Discovery:
+             listings: dict[str, set[str]] | None = None, memo: WalkMemo | None = None,
+             listed: tuple[str, ...] = ()) -> Discovery:
     """Files under ``paths`` that kv4lint can scan.
 
     ``repository_roots`` (repository_root's table) and ``listings`` (absolute directory -> the names of its
     entries) are filled for every directory walked, so that the configuration's look-ups need not ask the file
-    system again what the walk saw.
+    system again what the walk saw.  With ``memo`` (:class:`WalkMemo`), the directories that did not change
+    since the walk that filled it are not listed again: their listing then holds only ``.git``, ``.gitignore``
+    and the names of ``listed`` that are there.
 
     A file named explicitly is scanned whatever the names of the directories
     above it, unless ``force_exclude`` (as pre-commit needs) and it matches a
@@ -246,6 +250,8 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
     seen: set[tuple[int, int]] = set()
     trees = _trees(paths)
     rules = GitIgnore(repository_roots)  # filled for every directory walked: the settings' look-up reads it
+    if memo is not None:
+        memo.start("\0".join([str(WALK_FORMAT), str(respect_gitignore), *sorted(listed), "", *excl]))
     for root in paths:
         try:
             st = os.stat(root)
@@ -258,10 +264,21 @@ def discover(paths: list[str], *, exclude: list[str] | None = None, respect_giti
         if stat.S_ISDIR(st.st_mode):
             if force_exclude and excluded(os.path.normpath(root), list(exclude or [])):
                 continue
-            if respect_gitignore and rules.ignored(root, True):
+            stale, young = True, False
+            if memo is None:
+                ignored = respect_gitignore and rules.ignored(root, True)
+            else:  # the answer of the last walk while no rule above the root changed
+                above, young = _rules_above(root, rules, memo) if respect_gitignore else ("", False)
+                rec = memo.old_roots.get(root)
+                stale = not (type(rec) is list and len(rec) == 2 and rec[0] == above and type(rec[1]) is bool)
+                ignored = (respect_gitignore and rules.ignored(root, True)) if stale else rec[1]
+                if not young:
+                    memo.new_roots[root] = [above, ignored]
+            if ignored:
                 out.skipped.append((root, "ignored by git (.gitignore or .git/info/exclude)"))
                 continue
-            _walk(root, excl, respect_gitignore, out, seen, rules, listings)
+            _walk(root, excl, respect_gitignore, out, seen, rules, listings, memo, stale, young,
+                  frozenset(listed))
         elif stat.S_ISREG(st.st_mode):
             if force_exclude and (excluded(os.path.normpath(root), list(exclude or []))
                                   or (respect_gitignore and rules.ignored(root, False))):
@@ -283,19 +300,123 @@ def _kind(mode: int) -> str:
             "a special file")
 
 
+# ---------------------------------------------------------------------------
+# What a walk learned, for the next walk over the same paths (kv4lint.cache.FileIndex keeps it)
+
+WALK_FORMAT = 1
+_GIT_NAMES = (".git", ".gitignore")
+
+
+class WalkMemo:
+    """What an earlier walk over the same paths with the same excludes learned, directory by directory, and
+    what this walk learns for the next one: a second run lists again only the directories that changed, and
+    stats the files of the others (issue 37).
+
+    A directory's record holds its ``stat`` signature (modification and change times, inode, device, mode),
+    the signature of its ``.gitignore``, which of the names the caller asked about (``listed``: the
+    configuration files) and ``.git``/``.gitignore`` it holds, and the walk's result for its entries: the
+    subdirectories walked, the files chosen with their language, and the symlinks (decided afresh every walk:
+    their targets may change without their directory).  The record is used while
+
+    - the directory's signature is the recorded one: adding, removing or renaming an entry (a file replaced
+      by a directory, a new ``.gitignore`` or ``pyproject.toml``) changes its modification time;
+    - its ``.gitignore`` is unchanged, and no directory above it (up to the file system's root, and the
+      repository's ``info/exclude``) was listed again or had its ``.gitignore`` changed: a changed rule may
+      ignore any entry below it;
+    - every file it names is still a regular file (each is ``stat``-ed anyway, for the file index).
+
+    git's racy-stat rule, as for the file index: a directory changed within ``racy_s`` before the walk is
+    recorded without a signature (listed again next time; its ``.gitignore`` still tells whether the
+    directories below keep their records), and nothing below an ignore file changed then is recorded (a change
+    within the same timestamp tick would go unseen).  A record of any other shape is ignored.
+    """
+
+    def __init__(self, data: object = None, racy_s: float = 2.0):
+        self.data = data if isinstance(data, dict) else {}
+        self.racy_ns = int(racy_s * 1e9)
+        self.started = time.time_ns()
+        self.key = ""
+        self.old: dict = {}
+        self.new: dict[str, list[str]] = {}
+        self.old_roots: dict = {}
+        self.new_roots: dict[str, list] = {}
+
+    def start(self, key: str) -> None:
+        """Use the records of an earlier walk made with ``key`` (the excludes, the ignore switch, ``listed``)."""
+        self.key = key
+        if self.data.get("key") == key:
+            dirs, roots = self.data.get("dirs"), self.data.get("roots")
+            self.old = dirs if isinstance(dirs, dict) else {}
+            self.old_roots = roots if isinstance(roots, dict) else {}
+
+    def fresh(self, st: os.stat_result) -> bool:
+        """Old enough to be trusted (git's racy-stat rule)."""
+        return self.started - max(st.st_mtime_ns, st.st_ctime_ns) >= self.racy_ns
+
+    def dump(self) -> dict | None:
+        """What to keep for the next walk (None: nothing)."""
+        return {"key": self.key, "dirs": self.new, "roots": self.new_roots} if self.new else None
+
+
+def _dir_sig(st: os.stat_result) -> str:
+    return f"{st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev} {st.st_mode}"
+
+
+def _file_sig(path: str, memo: WalkMemo) -> tuple[str, bool]:
+    """An ignore file's signature ("-": none) and whether it is too young to be trusted."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-", False
+    return (f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}",
+            not memo.fresh(st))
+
+
+def _rules_above(root: str, rules: GitIgnore, memo: WalkMemo) -> tuple[str, bool]:
+    """The signature of every ignore rule above the walk's ``root`` (its repository's root and its parent's,
+    the ``.gitignore`` of each directory up to the file system's root, the repositories' ``info/exclude``),
+    and whether one is too young to be trusted."""
+    full = os.path.abspath(root)
+    parent = os.path.dirname(full)
+    tops = [rules.top(full, full), rules.top(parent, parent)]
+    parts, racy = list(tops), False
+    d = full
+    while True:
+        up = os.path.dirname(d)
+        if up == d:
+            break
+        d = up
+        sig, young = _file_sig(os.path.join(d, ".gitignore"), memo)
+        parts.append(sig)
+        racy = racy or young
+    for top in tops:
+        gd = _git_dir(top) if os.path.exists(os.path.join(top, ".git")) else None
+        sig, young = _file_sig(os.path.join(gd, "info", "exclude"), memo) if gd else ("-", False)
+        parts.append(sig)
+        racy = racy or young
+    return "\0".join(parts), racy
+
+
 def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, seen: set,
-          rules: GitIgnore | None = None, listings: dict[str, set[str]] | None = None) -> None:
+          rules: GitIgnore | None = None, listings: dict[str, set[str]] | None = None,
+          memo: WalkMemo | None = None, stale: bool = True, young: bool = False,
+          listed: frozenset = frozenset()) -> None:
+    """Walk ``root``; with ``memo``, reuse the records of the directories that did not change (``stale``: none
+    of this root's; ``young``: record none, an ignore rule above it changed just now)."""
     real_root = os.path.realpath(root)
     is_excluded = _Excluder(excl)
     # Names every walk excludes (the defaults, literal names) are one set lookup; the rest one call.
     literal, only_literal = is_excluded.literal, is_excluded.only_literal
     files = out.files
-    ignore = _Ignore(root, rules or GitIgnore())
-    stack = [root]
+    rules = rules or GitIgnore()
+    ignore = _Ignore(root, rules)
+    marks_wanted = listed | set(_GIT_NAMES)
+    old = memo.old if memo is not None else {}
+    stack = [(root, stale, young)]
     seen_files: set[tuple[int, int]] = set()
     linked: list[tuple[str, str | None, tuple[int, int]]] = []  # symlinks to files in the tree: one path per file
     while stack:
-        d = stack.pop()
+        d, stale, young = stack.pop()
         try:
             st = os.stat(d)
         except OSError as e:
@@ -305,20 +426,40 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
         if key in seen:
             continue
         seen.add(key)
+        prefix = "" if d == "." else (d if d.endswith(os.sep) else d + os.sep)
+        sig = _dir_sig(st) if memo is not None else ""
+        rec = None if stale else old.get(d)
+        if type(rec) is not list or len(rec) != 4 or not all(type(x) is str for x in rec):
+            rec = None
+        gi, gi_young = "", False
+        if rec is not None and rec[0] == sig:
+            if respect_gitignore and ".gitignore" in rec[2].split("/"):
+                gi, gi_young = _file_sig(prefix + ".gitignore", memo)
+            if gi == rec[1]:
+                subdirs = _from_record(d, st, prefix, rec, out, rules, ignore, listings, respect_gitignore,
+                                       real_root, seen_files, linked)
+                if subdirs is not None:
+                    if not (young or gi_young):
+                        memo.new[d] = rec
+                    stack.extend((s, False, young or gi_young) for s in reversed(subdirs))
+                    continue
+        # Listed afresh: whatever is below may be ignored differently now.
         try:
             entries = sorted(os.scandir(d), key=_NAME)
         except OSError as e:
             out.errors.append((d, f"cannot read directory: {e.strerror or e}"))
             continue
         subdirs = []
-        prefix = "" if d == "." else (d if d.endswith(os.sep) else d + os.sep)
         ignored = None
-        if entries and (respect_gitignore or listings is not None):
+        names = None
+        if entries and (respect_gitignore or listings is not None or memo is not None):
             full, names = os.path.abspath(d), {e.name for e in entries}
             if listings is not None:
                 listings[full] = names
             if respect_gitignore:
                 ignored = ignore.entries(full, names)
+        recorded: list[str] = []  # kind, language, name of each entry the walk keeps: "f"ile, "d"irectory, "l"ink
+        whole = True  # every entry could be told: the record may stand for the listing
         for e in entries:
             name = e.name
             if name in literal or (not only_literal and is_excluded(prefix + name, name)):
@@ -326,17 +467,22 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
             p = prefix + name
             try:
                 link = e.is_symlink()
+                if link:
+                    recorded += ("l", "", name)
                 if link and not inside(os.path.realpath(p), [real_root]):
                     out.skipped.append((p, OUT_OF_TREE))
                     continue
                 is_dir = e.is_dir()
                 is_file = not is_dir and e.is_file()
             except OSError:
+                whole = False
                 continue
             if ignored is not None and ignored(name, is_dir):
                 continue
             if is_dir:
                 subdirs.append(p)
+                if not link:
+                    recorded += ("d", "", name)
             elif is_file:
                 wanted, lang = chosen(p)
                 if not wanted:
@@ -345,20 +491,121 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
                     fst = e.stat()  # the target's, for a symlink
                 except OSError as err:
                     out.errors.append((p, f"cannot read: {err.strerror or err}"))
+                    whole = False
                     continue
                 # Hard links and symlinks: one path per file.  stat(), not the directory entry's inode:
                 # on overlayfs d_ino and st_ino may differ, and two files of different layers share a d_ino.
                 if link:
                     linked.append((p, lang, fst))
                 else:
+                    recorded += ("f", lang or "", name)
                     key = (fst.st_dev, fst.st_ino)
                     if key not in seen_files:
                         seen_files.add(key)
                         files.append(Candidate(p, lang, fst))
-        stack.extend(reversed(subdirs))
+        if memo is not None:
+            marks = sorted(marks_wanted.intersection(names or ()))
+            gi, gi_young = "", False
+            if respect_gitignore and ".gitignore" in marks:
+                gi, gi_young = _file_sig(prefix + ".gitignore", memo)
+            if whole and not (young or gi_young):
+                # Changed just now: no signature (the listing is not used next time), but the rules here are
+                # known, so that the directories below need not be listed again for it.
+                memo.new[d] = [sig if memo.fresh(st) else "", gi, "/".join(marks), "/".join(recorded)]
+            # The directories below keep their records unless the rules here changed (or were not known).
+            stale = stale or rec is None or rec[1] != gi
+        stack.extend((s, stale, young or gi_young) for s in reversed(subdirs))
     # A symlink to a file of the tree is that file: checked (and fixed) once, under its real name.
     for p, lang, fst in linked:
         key = (fst.st_dev, fst.st_ino)
         if key not in seen_files:
             seen_files.add(key)
             out.files.append(Candidate(p, lang, fst))
+
+
+# Files are stat-ed by name in their directory, opened once (no path to resolve per file), where the system can.
+_DIR_FD = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+
+
+def _from_record(d: str, st: os.stat_result, prefix: str, rec: list, out: Discovery, rules: GitIgnore,
+                 ignore: _Ignore, listings: dict | None, respect_gitignore: bool, real_root: str, seen_files: set,
+                 linked: list) -> list[str] | None:
+    """The walk of the unchanged directory ``d`` (``st``: its ``stat``) from its record: its files (each
+    ``stat``-ed) added to ``out``, its subdirectories returned; None (and nothing added) when a file is no
+    longer a regular file or cannot be ``stat``-ed: the directory changed meanwhile, and is listed again."""
+    parts = rec[3].split("/") if rec[3] else []
+    fd = None
+    if _DIR_FD and "f" in parts:
+        try:
+            fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+    try:
+        if fd is not None:
+            here = os.fstat(fd)
+            if (here.st_dev, here.st_ino) != (st.st_dev, st.st_ino):
+                return None  # replaced since its stat
+        return _record_entries(d, prefix, rec, parts, fd, out, rules, ignore, listings, respect_gitignore,
+                               real_root, seen_files, linked)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _record_entries(d: str, prefix: str, rec: list, parts: list[str], fd: int | None, out: Discovery,
+                    rules: GitIgnore, ignore: _Ignore, listings: dict | None, respect_gitignore: bool,
+                    real_root: str, seen_files: set, linked: list) -> list[str] | None:
+    marks = set(rec[2].split("/")) if rec[2] else set()
+    full = os.path.abspath(d)
+    found: list[Candidate] = []
+    subdirs: list[str] = []
+    links: list[tuple[str, str | None, os.stat_result]] = []
+    skipped: list[tuple[str, str]] = []
+    ignored = None
+    S_ISREG = stat.S_ISREG
+    for i in range(0, len(parts) - 2, 3):
+        kind, name = parts[i], parts[i + 2]
+        p = prefix + name
+        if kind == "f":
+            try:
+                fst = os.stat(name, dir_fd=fd) if fd is not None else os.stat(p)
+            except OSError:
+                return None
+            if not S_ISREG(fst.st_mode):
+                return None
+            found.append(Candidate(p, parts[i + 1] or None, fst))
+        elif kind == "d":
+            subdirs.append(p)
+        else:  # a symlink: decided as a walk decides it
+            try:
+                if not inside(os.path.realpath(p), [real_root]):
+                    skipped.append((p, OUT_OF_TREE))
+                    continue
+                is_dir = os.path.isdir(p)
+                is_file = not is_dir and os.path.isfile(p)
+            except OSError:
+                return None
+            if respect_gitignore and ignored is None:
+                ignored = ignore.entries(full, marks) or (lambda name, is_dir: False)
+            if ignored is not None and ignored(name, is_dir):
+                continue
+            if is_dir:
+                subdirs.append(p)
+            elif is_file:
+                wanted, lang = chosen(p)
+                if wanted:
+                    try:
+                        links.append((p, lang, os.stat(p)))
+                    except OSError:
+                        return None
+    if listings is not None:
+        listings[full] = marks
+    rules.listed(full, marks)
+    for c in found:
+        key = (c.stat.st_dev, c.stat.st_ino)
+        if key not in seen_files:
+            seen_files.add(key)
+            out.files.append(c)
+    out.skipped.extend(skipped)
+    linked.extend(links)
+    return subdirs

@@ -26,10 +26,12 @@ hide); so does a bad ``[tool.kv4lint]`` above the current directory, and one
 below it (read when a file under it is checked) fails the run (flake8 reports the
 plugin's failure and exits 1).
 
-Cost: flake8 builds the AST for its own checks; this plugin ignores it (it asks
-for ``tree`` only because flake8 needs one of tree/logical_line/physical_line
-to run a plugin once per file).  The file's text goes through kv4lint's
-substring pre-filter first; libcst is imported only for files that pass it.
+Cost: a file without a launch costs the substring pre-filter alone (once it is
+loaded, no isolation and no import per file).  For a file that passes it, flake8's
+own syntax tree decides whether a launch call sets a KV option (the Python
+frontend then reuses that answer instead of parsing the file again), and only
+then is libcst imported and the file parsed, once; the parsers load once per
+process, and the isolation below resolves ``sys.path`` once per process.
 A file with a syntax error never reaches the plugin: flake8 reports E999.
 flake8 runs in the repository it checks, and ``python -m flake8`` puts that
 directory first on ``sys.path``: the plugin does its work with it (and any
@@ -46,14 +48,12 @@ import types
 from typing import Any, Iterator
 
 from kv4lint.isolation import trusted_imports
+from kv4lint.version import __version__  # a leaf (no import): not the distribution's metadata, a search of sys.path
 
-try:
-    with trusted_imports():
-        from importlib.metadata import version as _dist_version
 
-        __version__ = _dist_version("kv4lint")
-except Exception:  # pragma: no cover - not installed as a distribution
-    __version__ = "0"
+# What the plugin loaded under trusted_imports(), for the files after the first: the pre-filter, which a file
+# without a launch then costs alone (no isolation, no import).
+_loaded: dict[str, Any] = {}
 
 
 class Plugin:
@@ -99,12 +99,16 @@ class Plugin:
             raise SystemExit(2) from None
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        text = "".join(self.lines)
+        screen = _loaded.get("might_launch")
+        if screen is not None and not screen(text, "python"):
+            return  # no launch: the pre-filter's cost, nothing else (it imports nothing once loaded)
         with trusted_imports():
             from kv4lint.cli.options import ConfigError
 
         try:
             with trusted_imports(self._roots()):
-                results = self._run()
+                results = self._run(text)
         except ConfigError:
             raise  # a bad kv4lint configuration file: flake8 fails, whatever select says
         except Exception as e:  # noqa: BLE001 - never raise into flake8
@@ -117,16 +121,16 @@ class Plugin:
     def _roots(self) -> list[str]:
         return [os.path.dirname(os.path.abspath(self.filename))] if self.filename not in ("stdin", "-") else []
 
-    def _run(self) -> list[tuple[int, int, str, type]]:
-        text = "".join(self.lines)
-        from kv4lint.prefilter import might_launch
+    def _run(self, text: str) -> list[tuple[int, int, str, type]]:
+        from kv4lint.prefilter import might_launch, python_may_launch
 
+        _loaded["might_launch"] = might_launch
         if not might_launch(text, "python"):  # the test lint_text applies to Python
             return []
-        from kv4lint.prefilter import python_may_launch
-
+        # flake8's own syntax tree: no launch call with a KV option, or (remembered with the text) the
+        # Python frontend's same test, without parsing the file again.
         if self.tree is not None and not python_may_launch(text, self.tree):
-            return []  # flake8's own syntax tree: no launch call with a KV option
+            return []
         return list(self._check(text, self._settings()))
 
     def _settings(self):

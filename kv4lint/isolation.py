@@ -65,6 +65,18 @@ def _call(f, default):
 
 
 _last: list = [None, None]  # the last (arguments, answer) of untrusted(): the flake8 plugin asks per file
+# What untrusted() resolves, once per process: the flake8 plugin asks for every file that may launch, each
+# with its own directory, and resolving every entry of sys.path costs a dozen system calls an entry.
+_reals: dict = {}  # (working directory, for a relative path; the path) -> its real path
+_installation: list = []  # [_trusted()]
+
+
+def _real_once(p: str, cwd: str | None) -> str:
+    key = (None if os.path.isabs(p) else cwd, p)
+    real = _reals.get(key)
+    if real is None:
+        real = _reals[key] = _real(p)
+    return real
 
 
 def untrusted(entries: list, roots: list | tuple = ()) -> list:
@@ -74,13 +86,15 @@ def untrusted(entries: list, roots: list | tuple = ()) -> list:
     key = (tuple(entries), cwd, tuple(roots))
     if _last[0] == key:
         return list(_last[1])
-    tops = [_real(t) for t in ([cwd] if cwd else []) + list(roots)]
-    trusted = _trusted()
+    tops = [_real_once(t, cwd) for t in ([cwd] if cwd else []) + list(roots)]
+    if not _installation:
+        _installation.append(_trusted())
+    trusted = _installation[0]
     out = []
     for e in entries:
         if not isinstance(e, str):
             continue
-        real = _real(e) if e or _cwd_exists() else None
+        real = _real_once(e, cwd) if e or cwd else None
         if real is None or (real not in trusted and any(_under(real, t) for t in tops)):
             out.append(e)
     _last[:] = [key, out]

@@ -369,9 +369,23 @@ def python_may_launch(text: str, tree=None) -> bool:
 
     Text that ``ast`` cannot parse (a newer syntax, an error) passes: the
     frontend decides and reports.
-    """
-    if tree is None:
 
+    The answer for the last text is remembered (by identity: the same string
+    object): the flake8 plugin asks with flake8's tree of the text, then the
+    Python frontend asks again without a tree, and the text is not parsed again.
+    """
+    if _last_screen[0] is text and (tree is None or tree is _last_screen[1]):
+        return _last_screen[2]
+    answer = _python_may_launch(text, tree)
+    _last_screen[:] = [text, tree, answer]
+    return answer
+
+
+_last_screen: list = [None, None, False]  # [text, the tree it was given, python_may_launch(text, tree)]
+
+
+def _python_may_launch(text: str, tree) -> bool:
+    if tree is None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

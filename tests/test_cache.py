@@ -137,7 +137,8 @@ def test_a_scan_entry_depends_on_its_file_alone(counted, monkeypatch):
     cfg.write_text("model-path: Qwen/Qwen3-8B\nkv-cache-dtype: fp4_mx_block16\n")
     assert _codes(counted(*B200)) == ["KV401"]
     assert counted.calls.count("run.py") == 1
-    entries = [json.loads(p.read_text()) for p in counted.cache_dir.rglob("*.json") if p.parent != counted.cache_dir]
+    entries = [json.loads(p.read_text()) for p in counted.cache_dir.rglob("*.json")
+               if p.parent != counted.cache_dir and p.parent.name != "index"]  # the parse cache's entries
     assert entries and all(set(e) == {"format", "result"} for e in entries)  # no recorded dependency
 
 
@@ -341,7 +342,8 @@ def test_a_second_walk_opens_no_file_and_imports_no_parser(tmp_path):
         "                     ('libcst', 'tree_sitter', 'tree_sitter_bash', 'ruamel', 'markdown_it', 'nbformat'))\n"
         "    here = os.path.abspath('.') + os.sep\n"
         "    print(json.dumps({'parsers': parsers, 'opened': [p for p in opened  # .gitignore: part of the walk\n"
-        "                      if os.path.abspath(p).startswith(here) and os.path.basename(p) != '.gitignore']}))\n"
+        "                      if os.path.abspath(p).startswith(here) and os.path.basename(p) != '.gitignore'\n"
+        "                      and not os.path.isdir(p)]}))\n"  # a directory, to stat its files by name
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("KV4LINT")}
     outs = []
@@ -466,3 +468,50 @@ def test_a_file_grown_past_the_size_limit_is_reported(tmp_path, monkeypatch):
     assert not rep.errors and rep.scanned
     (rep,) = run(100)
     assert not rep.scanned and "larger than" in rep.errors[0].message
+
+
+def test_a_reported_launch_is_judged_again_when_the_repositorys_pin_changes(counted):
+    """Pins are read with the settings on every run; a report from the index is used under the same settings only."""
+    (counted.work / ".git").mkdir()
+    (counted.work / "serve.sh").write_text(LAUNCH.format("fp4_e2m1"))
+    (counted.work / "requirements.txt").write_text("sglang==0.5.10\n")
+    assert _codes(counted(".")) == ["KV401"]
+    assert _codes(counted(".")) == ["KV401"]  # from the index
+    (counted.work / "requirements.txt").write_text("sglang==0.5.23\n")
+    assert _codes(counted(".")) == ["KV406"]  # fp4_e2m1 is no choice in 0.5.23
+
+
+def test_a_reported_launch_is_judged_again_when_the_env_file_beside_its_compose_file_changes(counted):
+    (counted.work / ".git").mkdir()
+    (counted.work / "compose.yaml").write_text(
+        "services:\n  sglang:\n    image: lmsysorg/sglang:v0.5.23-cu129\n"
+        "    command: python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --kv-cache-dtype ${KV}"
+        " --attention-backend flashinfer\n")
+    (counted.work / ".env").write_text("KV=fp4_mx_block16\n")
+    assert _codes(counted(".")) == ["KV401"]
+    assert _codes(counted(".")) == ["KV401"]  # from the index
+    (counted.work / ".env").write_text("KV=fp8_e4m3\n")
+    assert _codes(counted(".")) == []
+
+
+def test_an_edited_exclude_is_seen_by_the_walk_the_index_keeps(tmp_path, monkeypatch):
+    """The configuration's excludes prune the walk: a walk kept under other excludes is not reused (editing
+    kv4lint.toml changes no directory's modification time)."""
+    monkeypatch.setattr(cache, "RACY_S", 0.0)
+    work = tmp_path / "work"
+    (work / ".git").mkdir(parents=True)
+    (work / "gen").mkdir()
+    (work / "gen" / "serve.sh").write_text(LAUNCH.format("fp4_mx_block16"))
+    config = work / "kv4lint.toml"
+    config.write_text('extend-exclude = ["gen"]\n')
+    monkeypatch.chdir(work)
+    out = tmp_path / "out.json"
+
+    def run() -> list[str]:
+        assert main(["check", ".", "-j", "1", "--format", "json", "--output-file", str(out),
+                     "--cache-dir", str(tmp_path / "cache")]) in (0, 1)
+        return _codes(json.loads(out.read_text()))
+
+    assert run() == [] and run() == []
+    config.write_text("extend-exclude = []\n")
+    assert run() == ["KV401"]

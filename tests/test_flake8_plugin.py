@@ -114,6 +114,70 @@ def test_file_without_launch_is_not_parsed(monkeypatch):
     assert list(p.run()) == [] and called == []
 
 
+def test_a_file_without_a_launch_costs_the_pre_filter_alone(monkeypatch, tmp_path):
+    """After the first file, a file without a launch neither cleans sys.path nor imports (issue 37)."""
+    import kv4lint.flake8_plugin as plugin
+
+    entered = []
+    real = plugin.trusted_imports
+
+    class counted(real):
+        def __enter__(self):
+            entered.append(self.roots)
+            return super().__enter__()
+
+    monkeypatch.setattr(plugin, "trusted_imports", counted)
+    monkeypatch.setattr(plugin, "_loaded", {})
+    assert list(Plugin(None, ["import os\n"], str(tmp_path / "first.py")).run()) == []
+    assert entered  # the first file loads the pre-filter under the isolation
+    del entered[:]
+    assert list(Plugin(None, ["import sglang\n", "print('kv_cache_dtype')\n"], str(tmp_path / "b.py")).run()) == []
+    assert entered == []
+
+
+def test_a_file_with_a_launch_is_screened_once(monkeypatch, tmp_path):
+    """flake8's syntax tree answers the Python frontend's screen too: kv4lint's parses are libcst's only."""
+    import ast
+
+    import kv4lint.prefilter as prefilter
+
+    parsed = []
+
+    class counting:
+        def __getattr__(self, name):
+            return getattr(ast, name)
+
+        @staticmethod
+        def parse(text, *a, **k):
+            parsed.append(len(text))
+            return ast.parse(text, *a, **k)
+
+    monkeypatch.setattr(prefilter, "ast", counting())
+    text = LAUNCH.format(noqa="")
+    out = list(Plugin(ast.parse(text), text.splitlines(keepends=True), str(tmp_path / "serve.py")).run())
+    assert out and {m.split()[0] for _l, _c, m, _t in out} == {"KV401"}
+    assert parsed == []
+
+
+def test_the_isolation_resolves_sys_path_once_per_process(monkeypatch, tmp_path):
+    from kv4lint import isolation
+
+    resolved = []
+    real = isolation._real
+    monkeypatch.setattr(isolation, "_real", lambda p: resolved.append(p) or real(p))
+    monkeypatch.setattr(isolation, "_reals", {})
+    monkeypatch.setattr(isolation, "_installation", [])
+    text = LAUNCH.format(noqa="")
+    for d in ("a", "b", "c"):
+        del resolved[:]
+        (tmp_path / d).mkdir()
+        list(Plugin(None, text.splitlines(keepends=True), str(tmp_path / d / "serve.py")).run())
+        if d == "a":
+            assert len(resolved) > 3  # every entry of sys.path, the installation's directories
+        else:
+            assert resolved == [str(tmp_path / d)]  # the new file's directory alone
+
+
 def test_internal_failure_is_one_kv400_on_line_1(monkeypatch):
     import kv4lint.runner
 

@@ -199,9 +199,34 @@ def test_a_run_over_files_without_launches_imports_neither_dataclasses_nor_typin
     for name, options in runs.items():
         code, modules = _run(tree, "check", "--isolated", "-j", "1", *options, ".", prelude=prelude)
         assert code == 0, name
-        assert "kv4lint.read" in modules, name  # the files were looked at
+        assert ("kv4lint.read" in modules) == (name != "second cached"), name  # the files were read, then stat-ed
         assert ("kv4lint.writer" in modules) == (name == "first cached"), name  # the index written once
         assert sorted(set(UNUSED) & (set(modules) - alone)) == [], name
+
+
+# What a second run over an unchanged tree does not use (issue 37): the readers, the pre-filter (and the ``ast``
+# it imports), the workers, git's pattern matching.
+NOT_WARM = ("kv4lint.read", "kv4lint.prefilter", "kv4lint.parallel", "ast", "pathspec")
+
+
+def test_a_second_run_imports_only_what_a_stat_walk_needs(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    _tree_without_launches(tree)
+    (tree / ".git").mkdir()
+    (tree / ".gitignore").write_text("*.log\nbuild/\n")
+    (tree / "src" / ".gitignore").write_text("generated.py\n")
+    (tree / "src" / "generated.py").write_text("import sglang\n")
+    prelude = "import kv4lint.cache\nkv4lint.cache.RACY_S = -60\n"
+    for name in ("first", "second"):
+        code, modules = _run(tree, "check", "--isolated", "-j", "1", "--cache-dir", str(tmp_path / "cache"), ".",
+                             prelude=prelude)
+        assert code == 0
+        used = sorted(set(NOT_WARM) & set(modules))
+        if name == "first":
+            assert used == sorted(NOT_WARM), name  # all of them are used when the files are read
+        else:
+            assert used == [], name
 
 
 def test_version_imports_next_to_nothing(tmp_path):

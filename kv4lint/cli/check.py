@@ -13,12 +13,11 @@ import os
 import sys
 
 from kv4lint.cli.options import ConfigError, Overrides, UsageError, version_note
-from kv4lint.config import ConfigResolver
-from kv4lint.discover import discover, excluded
+from kv4lint.config import CONFIG_NAMES, ConfigResolver
+from kv4lint.discover import WalkMemo, discover, excluded
 from kv4lint.exit_status import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from kv4lint.internal_error import has_internal
 from kv4lint.file_report import FileError, FileReport
-from kv4lint.parallel import is_empty, lint_many
 from kv4lint.printable import printable
 from kv4lint.progress import Progress
 from kv4lint.reporters import RunResult, render
@@ -91,8 +90,18 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver, *,
     # nested configuration are judged by its excludes too (below).
     roots = {id(s): s for s in (settings_of(resolver, p) for p in paths)}
     prune = next(iter(roots.values())) if len(roots) == 1 else Settings(**_cli_excludes(resolver))
+    index = memo = None
+    cache_dir = resolver.cache_dir
+    if cache_dir and any(os.path.isdir(p) for p in paths):  # a walk, not files named (pre-commit)
+        from kv4lint import cache
+
+        index = cache.FileIndex(cache_dir, list(paths), reuse_reports=reuse_reports)
+        memo = WalkMemo(index.old_walk, cache.RACY_S)  # a second walk lists only the directories that changed
     disc = discover(paths, exclude=prune.exclude + prune.extend_exclude, force_exclude=force,
-                    repository_roots=resolver.repository_roots, listings=resolver.listings)
+                    repository_roots=resolver.repository_roots, listings=resolver.listings, memo=memo,
+                    listed=CONFIG_NAMES)
+    if index is not None:
+        index.new_walk = memo.dump()
     result.errors.extend(FileError(p, m) for p, m in disc.errors)
     result.notices.extend(f"{p}: skipped: {why}" for p, why in disc.skipped)
     named = set(paths)
@@ -109,12 +118,6 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver, *,
     result.root = (per_file[0].root if per_file else None) or os.getcwd()
     result.rule_docs_url = next((s.rule_docs_url for s in [*per_file, prune] if s.rule_docs_url), None)
 
-    index = None
-    cache_dir = resolver.cache_dir
-    if cache_dir and any(os.path.isdir(p) for p in paths):  # a walk, not files named (pre-commit)
-        from kv4lint.cache import FileIndex
-
-        index = FileIndex(cache_dir, list(paths), reuse_reports=reuse_reports)
     with Progress(len(files), enabled=False if quiet(ns) else None) as prog:
         reports = lint_files(files, per_file, index, ns.jobs, prog.advance)
     kept = []
@@ -160,6 +163,8 @@ def lint_files(files, settings, index, jobs: int, progress) -> list:
     file of a second run, which then costs a look-up each), and the index learns this run's."""
     per_file = [settings] * len(files) if isinstance(settings, Settings) else list(settings)
     if index is None:
+        from kv4lint.parallel import lint_many
+
         return lint_many([(c.path, c.language) for c in files], per_file, jobs=jobs, progress=progress)
     from kv4lint.cache import settings_key  # the index is there: kv4lint.cache is loaded already
 
@@ -185,13 +190,16 @@ def lint_files(files, settings, index, jobs: int, progress) -> list:
             todo.append(i)
     if len(todo) < len(files):
         progress(len(files) - len(todo))
-    for i, rep in zip(todo, lint_many([(files[i].path, files[i].language) for i in todo],
-                                      [per_file[i] for i in todo], jobs=jobs, progress=progress)):
-        reports[i] = rep
-        if is_empty(rep) or (not rep.scanned and rep.language is None and not rep.errors):
-            index.add(files[i].path, rep.language, files[i].stat)
-        elif index.reuse_reports and (rep.launches or rep.findings):
-            index.add_report(rep, files[i].stat, key(i))
+    if todo:  # the readers, the pre-filter and the parsers: for the files that changed only
+        from kv4lint.parallel import is_empty, lint_many
+
+        for i, rep in zip(todo, lint_many([(files[i].path, files[i].language) for i in todo],
+                                          [per_file[i] for i in todo], jobs=jobs, progress=progress)):
+            reports[i] = rep
+            if is_empty(rep) or (not rep.scanned and rep.language is None and not rep.errors):
+                index.add(files[i].path, rep.language, files[i].stat)
+            elif index.reuse_reports and (rep.launches or rep.findings):
+                index.add_report(rep, files[i].stat, key(i))
     index.save()
     return reports
 

@@ -61,10 +61,16 @@ def test_the_codemod_leaves_a_module_whose_findings_are_warnings_alone():
 
 def test_the_language_server_offers_a_warnings_fix_labelled_unsafe_never_preferred(tmp_path):
     pytest.importorskip("pygls")
-    from kv4lint.cli.server import code_actions, lint_buffer
+    from kv4lint.cli.server.answers import code_actions, hover
+    from kv4lint.cli.server.buffer import fix_all, judge_buffer
 
     path = tmp_path / "serve.sh"
     (tmp_path / "pyproject.toml").write_text('[tool.kv4lint]\nsglang-version = "0.5.23"\n')
-    acts = code_actions(lint_buffer(str(path), WARNED.decode()), path.as_uri(), (0, 0), (9, 0), lambda u: None)
-    assert acts and all(a.is_preferred is False and "(unsafe: review it)" in a.title for a in acts)
-    assert all("state the GPU to decide" in a.title for a in acts)
+    judged = judge_buffer(str(path), WARNED.decode())
+    fixes = [a for a in code_actions(judged, path.as_uri(), (0, 0), (9, 0), lambda u: None)
+             if not a.title.startswith("Disable")]
+    assert fixes and all(a.is_preferred is False and "(unsafe)" in a.title for a in fixes)
+    (item,) = judged.items
+    line, character = item.range[:2]
+    assert "state the GPU to decide" in hover(judged, line, character).contents.value  # why, in the hover
+    assert fix_all(str(path), WARNED.decode()) is None  # source.fixAll leaves a warning's fix alone

@@ -144,16 +144,17 @@ class OffsetMap:
     """Maps offsets in an embedded text (a shell string inside a Python literal,
     a YAML block scalar, a Markdown fence) to offsets in the file.
 
-    ``outer[i]`` is the file offset of the embedded text's character ``i``;
-    ``outer[len(text)]`` is the file offset just past the last character.
-    A span maps to a file span only when its characters are written verbatim
-    and contiguously in the file (no escapes, no folding in between); otherwise
-    :meth:`span` returns ``None`` and the value is reported but not edited.
+    ``outer[i]`` is the file offset of the embedded text's character ``i`` when it is written there verbatim,
+    one character for one, and ``None`` when it is not (an escape such as ``\\u0034``, ``''`` in YAML, ``$$``
+    in a Makefile: its raw text is longer than the character); ``outer[len(text)]`` is the file offset just
+    past the last character, never ``None``.  A span maps to a file span only when its characters are written
+    verbatim and contiguously in the file (no escapes, no folding in between); otherwise :meth:`span` returns
+    ``None`` and the value is reported but not edited (issue 34: an edit replaces exactly the raw text).
     """
 
     __slots__ = ("outer",)
 
-    def __init__(self, outer: list[int]):
+    def __init__(self, outer: list[int | None]):
         if _Span is None:
             _bind_model()
         self.outer = outer
@@ -165,29 +166,46 @@ class OffsetMap:
     @classmethod
     def concat(cls, parts: list[tuple[int, int]]) -> "OffsetMap":
         """From ``(file_start, length)`` pieces written verbatim one after another."""
-        outer: list[int] = []
+        outer: list[int | None] = []
         for start, length in parts:
             outer.extend(range(start, start + length))
         last = parts[-1] if parts else (0, 0)
         outer.append(last[0] + last[1])
         return cls(outer)
 
+    def at(self, i: int | None) -> int | None:
+        """The file offset of character ``i`` when it is written verbatim, else ``None`` (for building maps)."""
+        if i is None:
+            return None
+        return self.outer[max(0, min(i, len(self.outer) - 1))]
+
     def offset(self, i: int) -> int:
-        i = max(0, min(i, len(self.outer) - 1))
-        return self.outer[i]
+        """A file offset to report character ``i`` at: where it is written, or for a character that is not
+        written verbatim, just after the verbatim character before it."""
+        outer = self.outer
+        i = max(0, min(i, len(outer) - 1))
+        o = outer[i]
+        if o is not None:
+            return o
+        for j in range(i - 1, -1, -1):
+            if outer[j] is not None:
+                return outer[j] + 1
+        return next((o for o in outer[i:] if o is not None), 0)
 
     def span(self, span: Span) -> Span | None:
-        if span.end >= len(self.outer) + 0 and span.end > len(self.outer) - 1:
-            return None
+        outer = self.outer
         s, e = span.start, span.end
+        if e >= len(outer) or s < 0:
+            return None
+        first = outer[s]
+        if first is None:
+            return None
         if e == s:
-            return _Span(self.outer[s], self.outer[s])
-        first = self.outer[s]
+            return _Span(first, first)
         for k in range(s + 1, e):
-            if self.outer[k] != first + (k - s):
+            if outer[k] != first + (k - s):
                 return None
-        last = self.outer[e - 1]
-        return _Span(first, last + 1)
+        return _Span(first, first + (e - s))
 
     def anchor(self, span: Span) -> Span:
         """A best-effort file span for reporting (even when not editable)."""
@@ -200,4 +218,8 @@ class OffsetMap:
 
     def compose(self, inner: "OffsetMap") -> "OffsetMap":
         """``inner`` maps a text embedded in *our* embedded text; return a map to the file."""
-        return OffsetMap([self.offset(i) for i in inner.outer])
+        at = self.at
+        outer = [at(i) for i in inner.outer]
+        if outer and outer[-1] is None:
+            outer[-1] = self.offset(inner.outer[-1] or 0)
+        return OffsetMap(outer)

@@ -338,8 +338,7 @@ def _exec_words(instr: Instruction) -> list[Word] | None:
     removes = argv_lists.removal_spans(extents)
     words = []
     for it, rm in zip(items, removes):
-        outer = [om.offset(k) for k in it.outer]
-        wmap = OffsetMap(outer)
+        wmap = om.compose(OffsetMap(it.outer))
         span = wmap.span(Span(0, len(it.value))) if it.value else None
         words.append(Word(Value(it.value, span, Provenance.LITERAL, use=None if span else Span(*extents[len(words)]),
                                 remove=rm, quote='"'), wmap))

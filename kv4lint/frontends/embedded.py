@@ -38,14 +38,14 @@ class TextBuilder:
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.outer: list[int] = []
+        self.outer: list[int | None] = []
 
     def verbatim(self, text: str, start: int) -> None:
         self.parts.append(text)
         self.outer.extend(range(start, start + len(text)))
 
-    def mapped(self, text: str, outer: list[int]) -> None:
-        """Characters with their own offsets (``len(outer) >= len(text)``)."""
+    def mapped(self, text: str, outer: list[int | None]) -> None:
+        """Characters with their own offsets (``len(outer) >= len(text)``; ``None``: not written verbatim)."""
         self.parts.append(text)
         self.outer.extend(outer[: len(text)])
 
@@ -59,8 +59,9 @@ class TextBuilder:
         return len(self.outer)
 
     def build(self, end: int | None = None) -> tuple[str, OffsetMap]:
-        last = end if end is not None else (self.outer[-1] + 1 if self.outer else 0)
-        return "".join(self.parts), OffsetMap(self.outer + [last])
+        if end is None:
+            end = next((o + 1 for o in reversed(self.outer) if o is not None), 0)
+        return "".join(self.parts), OffsetMap(self.outer + [end])
 
 
 # ---------------------------------------------------------------------------
@@ -68,6 +69,7 @@ class TextBuilder:
 
 _JSON_STR = re.compile(r'"(?:[^"\\\n]|\\.)*"', re.S)
 _JSON_ESC = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_TOML_HEX = {"U": 8, "x": 2}  # TOML's escapes besides JSON's (``\x`` and ``\e``: TOML 1.1)
 _WS = re.compile(r"[ \t\r\n]*")
 
 
@@ -75,14 +77,14 @@ class JSONStringError(ValueError):
     pass
 
 
-def json_string_at(text: str, i: int) -> tuple[str, list[int], int]:
-    """Decode the JSON string literal starting at ``text[i] == '"'``.
+def json_string_at(text: str, i: int, *, toml: bool = False) -> tuple[str, list[int | None], int]:
+    """Decode the JSON string literal starting at ``text[i] == '"'`` (``toml``: a TOML basic string, whose
+    escapes add ``\\UXXXXXXXX``, ``\\xHH`` and ``\\e`` and lack ``\\/``).
 
     Returns ``(value, outer, end)``: ``outer[k]`` is the offset in ``text`` of
-    the value's character ``k`` (the backslash for an escape), plus one entry
-    for the closing quote; ``end`` is the index after the closing quote.
-    Characters written with escapes are not contiguous with their
-    neighbours, so a span that covers one is not editable.
+    the value's character ``k``, ``None`` for one written as an escape, plus one
+    entry for the closing quote; ``end`` is the index after the closing quote.
+    A span that covers an escaped character is not editable (:class:`OffsetMap`).
     """
     m = _JSON_STR.match(text, i)
     if m is None:
@@ -92,7 +94,7 @@ def json_string_at(text: str, i: int) -> tuple[str, list[int], int]:
     if "\\" not in raw:
         return raw, list(range(start, start + len(raw) + 1)), m.end()
     out: list[str] = []
-    outer: list[int] = []
+    outer: list[int | None] = []
     k = 0
     n = len(raw)
     while k < n:
@@ -103,9 +105,17 @@ def json_string_at(text: str, i: int) -> tuple[str, list[int], int]:
             k += 1
             continue
         e = raw[k + 1] if k + 1 < n else ""
-        if e in _JSON_ESC:
-            out.append(_JSON_ESC[e])
-            outer.append(start + k)
+        if toml and e in _TOML_HEX:
+            width = _TOML_HEX[e]
+            digits = raw[k + 2:k + 2 + width]
+            if not re.fullmatch(r"[0-9a-fA-F]{%d}" % width, digits) or int(digits, 16) > 0x10FFFF:
+                raise JSONStringError(f"bad escape at offset {start + k}")
+            out.append(chr(int(digits, 16)))
+            outer.append(None)
+            k += 2 + width
+        elif e in _JSON_ESC and not (toml and e == "/") or (toml and e == "e"):
+            out.append(_JSON_ESC.get(e, "\x1b"))
+            outer.append(None)
             k += 2
         elif e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[k + 2:k + 6] or ""):
             cp = int(raw[k + 2:k + 6], 16)
@@ -117,7 +127,7 @@ def json_string_at(text: str, i: int) -> tuple[str, list[int], int]:
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
                     width = 12
             out.append(chr(cp))
-            outer.append(start + k)
+            outer.append(None)
             k += width
         else:
             raise JSONStringError(f"bad escape at offset {start + k}")

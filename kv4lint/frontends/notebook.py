@@ -164,8 +164,9 @@ def cell_position(text: str, offset: int) -> tuple[int, int] | None:
             continue
         if cell.pieces[0][0] <= offset < cell.pieces[-1][1]:
             line = 1
+            outer = cell.omap.outer
             for k, ch in enumerate(cell.source):
-                if cell.omap.outer[k] >= offset:
+                if outer[k] is not None and outer[k] >= offset:
                     break
                 if ch == "\n":
                     line += 1

@@ -214,7 +214,7 @@ def _flow_map(text: str, s: int, e: int, value: str, style: str) -> OffsetMap | 
         pending_space.clear()
         first = False
         if style == "'" and c == "'" and text[i + 1:i + 2] == "'":
-            b.mapped("'", [i])
+            b.mapped("'", [None])  # two characters for one: not verbatim
             i += 2
             continue
         if style == '"' and c == "\\":
@@ -226,7 +226,7 @@ def _flow_map(text: str, s: int, e: int, value: str, style: str) -> OffsetMap | 
                     i += 1
                 continue
             if nxt in _DQ_ESC:
-                b.mapped(_DQ_ESC[nxt], [i])
+                b.mapped(_DQ_ESC[nxt], [None])  # an escape: not verbatim
                 i += 2
                 continue
             if nxt in _HEX:
@@ -234,7 +234,7 @@ def _flow_map(text: str, s: int, e: int, value: str, style: str) -> OffsetMap | 
                 digits = text[i + 2:i + 2 + n]
                 if len(digits) != n or not re.fullmatch(r"[0-9a-fA-F]+", digits):
                     return None
-                b.mapped(chr(int(digits, 16)), [i])
+                b.mapped(chr(int(digits, 16)), [None])
                 i += 2 + n
                 continue
             return None

@@ -485,7 +485,7 @@ def _explicit(root: Path) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Issue 34, round two
+# Issue 34, round two: values written with escapes, merge-key chains, JSON Lines, names, encodings
 
 _ESCAPED_DTYPE = "fp4_e2m\\u0031"  # fp4_e2m1 with its last character written as a JSON (TOML) escape
 
@@ -515,6 +515,18 @@ def _escaped_values(root: Path) -> None:
 
 _ESCAPED_NAMES = ("tasks.json", "lines.jsonl", "inspect.json", "compose.yaml", "compose_list.yaml", "pyproject.toml",
                   "Dockerfile", "nb.ipynb")
+
+
+def _merge_chains(root: Path) -> None:
+    """Item 3: ``<<: [*a, *a]`` chained 30 deep (2 ** 30 merges when expanded naively: it took 25 s at 1 KB), and
+    a chain whose merged pairs grow with every link past the bound (a file error naming it)."""
+    doubling = ["x-a0: &a0 {image: lmsysorg/sglang:v0.5.23}"] + [
+        f"x-a{i}: &a{i}\n  <<: [*a{i - 1}, *a{i - 1}]\n  k{i}: v" for i in range(1, 30)]
+    write(root / "compose.yaml", "\n".join(doubling) + "\nservices:\n  s:\n    <<: *a29\n    command: "
+          + LAUNCH + "\n")
+    growing = ["x-a0: &a0 {k0: v}"] + [f"x-a{i}: &a{i} {{<<: *a{i - 1}, k{i}: v}}" for i in range(1, 600)]
+    write(root / "growing.yaml", "\n".join(growing) + "\nservices:\n  s:\n    <<: *a599\n    command: "
+          + LAUNCH + "\n")
 
 
 CASES: list[Case] = [
@@ -562,6 +574,7 @@ CASES: list[Case] = [
     # None: the file after `kv4lint fix` is the file with fp4_e2m1 fixed, which these files spell only with an escape:
     # they must be left as they are.
     Case("escaped_values", _escaped_values, reported={name: None for name in _ESCAPED_NAMES}),
+    Case("merge_chains", _merge_chains, reported={"compose.yaml": None}, messages=["growing.yaml"]),
 ]
 
 

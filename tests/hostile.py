@@ -529,6 +529,14 @@ def _merge_chains(root: Path) -> None:
           + LAUNCH + "\n")
 
 
+def _json_lines(root: Path) -> None:
+    """Item 4: 40,000 JSON Lines (1.9 MB), a launch on every 100th: each value built a line index over the whole
+    file (20,000 lines took 53 s)."""
+    rows = [f'{{"id": {i}, "shell": "{LAUNCH}"}}' if i % 100 == 0 else f'{{"id": {i}, "cmd": "echo sglang {i}"}}'
+            for i in range(40_000)]
+    write(root / "runs.jsonl", "\n".join(rows) + "\n")
+
+
 CASES: list[Case] = [
     Case("empty", _empty),
     Case("binary", _binary, messages=["blob.sh", "nul.py"]),
@@ -575,6 +583,7 @@ CASES: list[Case] = [
     # they must be left as they are.
     Case("escaped_values", _escaped_values, reported={name: None for name in _ESCAPED_NAMES}),
     Case("merge_chains", _merge_chains, reported={"compose.yaml": None}, messages=["growing.yaml"]),
+    Case("json_lines", _json_lines, reported={"runs.jsonl": None}),
 ]
 
 

@@ -224,7 +224,6 @@ class _Json:
         self.text = text
         self.path = path
         self.result = result
-        self.index = LineIndex(text)
 
     def env(self, obj: Node, inherited: dict) -> tuple[dict, list[Hint]]:
         env = dict(inherited)

@@ -429,3 +429,68 @@ def test_a_large_file_without_extension_or_shebang_is_no_file_error(tmp_path):
     out, err = hostile.text(cp)
     assert "test_api" not in out + err and cp.returncode == 1, out + err
     assert f"{tmp_path / 'run'}: error: skipped: 2.1 MB is larger than the 1 MB limit" in out, out
+
+
+# ---------------------------------------------------------------------------
+# Issue 34, round two
+
+
+def test_every_output_is_valid_for_a_name_that_is_not_utf8(tmp_path):
+    """Item 7: a name a file system allows but that is not UTF-8 (``\\xff\\xfe.sh``, the GitHub Action's route
+    was an internal error under ``--format sarif``). Under a strict UTF-8 locale (stdout refuses what is not
+    UTF-8, as in CI), every format, to stdout and to ``--output-file``, is valid UTF-8; JSON parses; SARIF
+    validates; ``fix --diff`` applies; ``fix`` fixes."""
+    import json
+
+    import jsonschema
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    bad = os.fsencode(root) + b"/\xff\xfe.sh"
+    with open(bad, "wb") as f:
+        f.write(hostile.GOOD_SH.encode())
+    os.mkdir(os.fsencode(root) + b"/d\xe9")
+    with open(os.fsencode(root) + b"/d\xe9/broken\xff.yaml", "wb") as f:  # a file error naming it
+        f.write(b'cmd: "python -m sglang.launch_server --kv-cache-dtype fp4_e2m1\n')
+    schema = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+    env = {**hostile.env(), "LC_ALL": "C.UTF-8", "PYTHONUTF8": "0"}
+    problems: list[str] = []
+    for fmt in ("text", "concise", "full", "json", "sarif", "github", "gitlab"):
+        for to_file in (False, True):
+            out_file = tmp_path / f"report.{fmt}"
+            extra = ["--output-file", str(out_file)] if to_file else ["--statistics", "--show-target"]
+            cp = subprocess.run([hostile.PY, "-m", "kv4lint", "check", *CLI_TARGET, "--jobs", "1", "--format", fmt,
+                                 *extra, "."], cwd=root, capture_output=True, env=env, timeout=hostile.TIMEOUT)
+            what = f"--format {fmt}" + (" --output-file" if to_file else "")
+            data = out_file.read_bytes() if to_file else cp.stdout
+            try:
+                text = data.decode("utf-8")
+                cp.stderr.decode("utf-8")
+            except UnicodeDecodeError as e:
+                problems.append(f"{what}: not UTF-8 ({e})")
+                continue
+            if cp.returncode != 1 or "internal error" in text + cp.stderr.decode():
+                problems.append(f"{what}: exit {cp.returncode}: {cp.stderr.decode()[-500:]}")
+                continue
+            if fmt in ("json", "sarif", "gitlab"):
+                doc = json.loads(text)
+                if fmt == "sarif":
+                    errors = list(jsonschema.Draft7Validator(schema).iter_errors(doc))
+                    if errors:
+                        problems.append(f"{what}: SARIF invalid: {errors[0].message}")
+            if "\\xff\\xfe.sh" not in text.replace("\\\\", "\\") and "%FF%FE.sh" not in text:
+                problems.append(f"{what}: the name is not shown: {text[:300]}")
+    cp = subprocess.run([hostile.PY, "-m", "kv4lint", "fix", "--diff", *CLI_TARGET, "."], cwd=root,
+                        capture_output=True, env=env, timeout=hostile.TIMEOUT)
+    if cp.returncode != 1 or b'"a/\\377\\376.sh"' not in cp.stdout:
+        problems.append(f"fix --diff: exit {cp.returncode}: {cp.stdout[:300]!r} {cp.stderr[-300:]!r}")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    applied = subprocess.run(["git", "apply", "--check", "-"], cwd=root, input=cp.stdout, capture_output=True)
+    if applied.returncode:
+        problems.append(f"fix --diff: git apply --check: {applied.stderr.decode(errors='replace')}")
+    cp = subprocess.run([hostile.PY, "-m", "kv4lint", "fix", *CLI_TARGET, "."], cwd=root, capture_output=True,
+                        env=env, timeout=hostile.TIMEOUT)
+    with open(bad, "rb") as f:
+        if f.read() != GOOD_SH_FIXED.encode():
+            problems.append(f"fix: not fixed: {cp.stderr[-300:]!r}")
+    assert not problems, "\n".join(problems)

@@ -494,3 +494,60 @@ def test_every_output_is_valid_for_a_name_that_is_not_utf8(tmp_path):
         if f.read() != GOOD_SH_FIXED.encode():
             problems.append(f"fix: not fixed: {cp.stderr[-300:]!r}")
     assert not problems, "\n".join(problems)
+
+
+def _encoded_launches() -> dict[str, bytes]:
+    """A launch in every encoding kv4lint reads, with a non-ASCII character beside it."""
+    sh = f"#!/bin/bash\n# caf\u00e9\n{hostile.LAUNCH}\necho done\n"
+    py = ("# Caf\u00e9\nimport subprocess\n\nsubprocess.run([\"python\", \"-m\", \"sglang.launch_server\", "
+          "\"--kv-cache-dtype\", \"fp4_e2m1\"])\nprint('\u00e9')\n")
+    return {
+        "utf8.sh": sh.encode(),
+        "bom.sh": codecs.BOM_UTF8 + sh.encode(),
+        "latin1.py": ("# -*- coding: latin-1 -*-\n" + py).encode("latin-1"),
+        "utf16le.sh": codecs.BOM_UTF16_LE + sh.encode("utf-16-le"),
+        "utf16be.sh": codecs.BOM_UTF16_BE + sh.encode("utf-16-be"),
+        "utf16le_crlf.sh": codecs.BOM_UTF16_LE + sh.replace("\n", "\r\n").encode("utf-16-le"),
+        "crlf.sh": sh.replace("\n", "\r\n").encode(),
+        "cr.py": py.replace("\n", "\r").encode(),
+        "no_final_newline.sh": sh.rstrip("\n").encode(),
+    }
+
+
+def test_diff_applies_for_every_encoding(tmp_path):
+    """Item 9: ``fix --diff`` is made from the file's bytes, so that ``git apply`` and ``patch -p1`` apply it to
+    the file as it is (a diff of the decoded text was rejected for a BOM, a latin-1 cookie and UTF-16), and the
+    file it gives is the one ``kv4lint fix`` writes; also from standard input and to ``--output-file``."""
+    files = _encoded_launches()
+    root = tmp_path / "tree"
+    for name, data in files.items():
+        hostile.write(root / name, data)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    problems: list[str] = []
+    cp = hostile.kv4lint("fix", "--diff", *CLI_TARGET, "--jobs", "1", ".", cwd=root)
+    if cp.returncode != 1:
+        problems.append(f"fix --diff: exit {cp.returncode}: {cp.stderr.decode(errors='replace')}")
+    patch = cp.stdout
+    out = tmp_path / "out.diff"
+    hostile.kv4lint("fix", "--diff", *CLI_TARGET, "--jobs", "1", "--output-file", str(out), ".", cwd=root)
+    if out.read_bytes() != patch:
+        problems.append("fix --diff --output-file: not the diff written to standard output")
+    for name, data in files.items():
+        one = subprocess.run([hostile.PY, "-m", "kv4lint", "fix", "--diff", *CLI_TARGET, "--stdin-filename", name,
+                              "-"], cwd=root, input=data, capture_output=True, env=hostile.env(), timeout=60).stdout
+        if one.replace(b"--- a/", b"").replace(b"+++ b/", b"") not in patch.replace(b"--- a/", b"").replace(
+                b"+++ b/", b""):
+            problems.append(f"fix --diff from standard input: {name}: not the diff of the file")
+    for tool in (["git", "apply", "--check", "-"], ["patch", "-p1", "--dry-run", "-s"]):
+        cp = subprocess.run(tool, cwd=root, input=patch, capture_output=True)
+        if cp.returncode:
+            problems.append(f"{' '.join(tool)}: {(cp.stdout + cp.stderr).decode(errors='replace')}")
+    fixed = tmp_path / "fixed"
+    subprocess.run(["cp", "-r", str(root), str(fixed)], check=True)
+    hostile.kv4lint("fix", *CLI_TARGET, "--jobs", "1", ".", cwd=fixed)
+    subprocess.run(["git", "apply", "-"], cwd=root, input=patch, check=True)
+    for name, data in files.items():
+        got, want = (root / name).read_bytes(), (fixed / name).read_bytes()
+        if got != want or want == data:
+            problems.append(f"{name}: the diff applied gives {got[:80]!r}, kv4lint fix {want[:80]!r}")
+    assert not problems, "\n".join(problems)

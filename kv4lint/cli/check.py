@@ -207,10 +207,12 @@ def _use_color(ns, stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def open_output_file(path: str, newline: str | None = None):
-    """``--output-file``, opened for writing; a file that cannot be written is a usage error (exit 2), never
-    an internal one (its folder is checked before the run: kv4lint.cli.options.check_output_file)."""
+def open_output_file(path: str, newline: str | None = None, *, binary: bool = False):
+    """``--output-file``, opened for writing (``binary``: bytes); a file that cannot be written is a usage error
+    (exit 2), never an internal one (its folder is checked before the run: kv4lint.cli.options.check_output_file)."""
     try:
+        if binary:
+            return open(path, "wb")
         return open(path, "w", encoding="utf-8", newline=newline)
     except OSError as e:
         raise UsageError(f"argument --output-file: cannot write {path!r}: {e.strerror or e}") from None

@@ -64,10 +64,12 @@ def _run_fix(ns: argparse.Namespace) -> int:
     return exit_status(ns, result, changed=bool(run.written) and (ns.diff or ns.exit_non_zero_on_fix))
 
 
-def _write_diff(ns: argparse.Namespace, text: str) -> None:
+def _write_diff(ns: argparse.Namespace, diff: bytes) -> None:
+    """The diff's bytes as they are (the files' own encodings), to ``--output-file`` or standard output."""
     if ns.output_file:
-        with open_output_file(ns.output_file, newline="") as f:
-            f.write(text)
+        with open_output_file(ns.output_file, binary=True) as f:
+            f.write(diff)
         return
-    sys.stdout.write(text)
     sys.stdout.flush()
+    sys.stdout.buffer.write(diff)
+    sys.stdout.buffer.flush()

@@ -90,7 +90,8 @@ def fix_stdin(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
     tf = fix_text(name, text.text, s, language, unsafe=bool(ns.unsafe_fixes), report=rep)
     note_versions(resolver, result)
     if ns.diff:
-        sys.stdout.write(unified_diff(name, text.text, tf.new_text))
+        sys.stdout.flush()
+        sys.stdout.buffer.write(unified_diff(name, text.encode(text.text), text.encode(tf.new_text)))
     else:
         sys.stdout.buffer.write(text.encode(tf.new_text) if tf.changed else data)
     sys.stdout.flush()

@@ -551,3 +551,24 @@ def test_diff_applies_for_every_encoding(tmp_path):
         if got != want or want == data:
             problems.append(f"{name}: the diff applied gives {got[:80]!r}, kv4lint fix {want[:80]!r}")
     assert not problems, "\n".join(problems)
+
+
+def test_an_empty_selection_is_a_usage_error(tmp_path):
+    """Item 10: ``--select ""``, ``--select ,`` and ``select = []`` selected nothing and exited 0 on a refused
+    launch. An empty selection is a usage error (exit 2) naming the option, on the command line and in the
+    configuration, for check and fix."""
+    root = hostile.good_tree(tmp_path / "tree")
+    problems: list[str] = []
+    routes = [(["--select", ""], None), (["--select", ","], None), (["--select= , "], None),
+              ([], "[tool.kv4lint]\nselect = []\n"), ([], '[tool.kv4lint]\nselect = ""\n')]
+    for cmd in ("check", "fix"):
+        for args, config in routes:
+            (root / "pyproject.toml").write_text(config or "")
+            cp = hostile.kv4lint(cmd, "--sglang-version", "0.5.23", *args, "good.sh", cwd=root)
+            out, err = hostile.text(cp)
+            last = err.strip().splitlines()[-1] if err.strip() else ""
+            if cp.returncode != 2 or "select" not in last or "selects no code" not in last or out.strip():
+                problems.append(f"{cmd} {args} {config!r}: exit {cp.returncode}, stdout {out[-200:]!r}, "
+                                f"stderr {last!r}")
+    assert (root / "good.sh").read_text() == hostile.GOOD_SH
+    assert not problems, "\n".join(problems)

@@ -65,8 +65,39 @@ def _python_cookie(data: bytes) -> str | None:
     return None
 
 
+_SAMPLE = 4096  # bytes looked at to tell UTF-16 or UTF-32 without a byte order mark
+
+
+def wide_encoding(data: bytes) -> str | None:
+    """The UTF-32 or UTF-16 encoding of text written without a byte order mark, told by where its NUL bytes
+    are, else None.
+
+    Text in these encodings is mostly characters below U+0100 (scripts, configuration: ASCII), whose other
+    bytes are NUL: in UTF-16-LE every odd byte, in UTF-16-BE every even one, in UTF-32 three of four.  Read
+    as UTF-8 such text decodes (NUL is valid UTF-8) to characters separated by NULs, in which no option or
+    command can be found: a silent pass (issue 34).  An encoding is named when, in the first 4 KB, at least
+    half the bytes at its NUL positions are NUL and almost none elsewhere (binary data has NULs anywhere)."""
+    sample = data[:_SAMPLE]
+    if len(sample) < 2 or b"\0" not in sample:
+        return None
+
+    def nul_share(start: int, step: int) -> float:
+        lane = sample[start::step]
+        return lane.count(0) / len(lane) if lane else 0.0
+
+    if len(sample) >= 4:
+        for enc, zeros, text in (("utf-32-le", (1, 2, 3), 0), ("utf-32-be", (0, 1, 2), 3)):
+            if all(nul_share(z, 4) >= 0.5 for z in zeros) and nul_share(text, 4) < 0.1:
+                return enc
+    for enc, zero, text in (("utf-16-le", 1, 0), ("utf-16-be", 0, 1)):
+        if nul_share(zero, 2) >= 0.5 and nul_share(text, 2) < 0.1:
+            return enc
+    return None
+
+
 def decode(data: bytes, *, python: bool = False) -> Text:
-    """Decode a file's bytes: BOM first, then (for Python) a PEP 263 cookie, else UTF-8.
+    """Decode a file's bytes: BOM first, then UTF-16/32 without one (:func:`wide_encoding`), then (for Python)
+    a PEP 263 cookie, else UTF-8.
 
     Raises :class:`DecodeError` naming the line of the first bad byte.
     Line endings are kept as they are (no universal-newline translation), so
@@ -77,6 +108,12 @@ def decode(data: bytes, *, python: bool = False) -> Text:
                      (codecs.BOM_UTF16_BE, "utf-16-be")):
         if data.startswith(bom):
             return _decode(data, len(bom), enc, data[: len(bom)])
+    wide = wide_encoding(data)
+    if wide is not None:
+        try:
+            return _decode(data, 0, wide, b"")
+        except DecodeError as e:
+            raise DecodeError(f"{e} (its NUL bytes say {wide.upper()} without a byte order mark)", e.line) from None
     enc = "utf-8"
     if python:
         cookie = _python_cookie(data)

@@ -537,6 +537,25 @@ def _json_lines(root: Path) -> None:
     write(root / "runs.jsonl", "\n".join(rows) + "\n")
 
 
+_WIDE_JSON = '{"tasks": [{"label": "serve", "shell": "%s"}]}\n'
+_WIDE_YAML = "services:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n    command: %s\n"
+_WIDE = {"tasks.json": (_WIDE_JSON, "utf-16-le"), "compose.yaml": (_WIDE_YAML, "utf-16-le"),
+         "compose_be.yaml": (_WIDE_YAML, "utf-16-be"), "run.sh": ("#!/bin/bash\n%s\n", "utf-16-be"),
+         "tasks32.json": (_WIDE_JSON, "utf-32-le")}
+
+
+def _utf16_without_bom(root: Path) -> None:
+    """Item 11: UTF-16 (and UTF-32) text without a byte order mark decodes as UTF-8 to characters separated by
+    NULs, where no option is found: it passed as clean. Told by its NUL bytes and read in its encoding (fixed
+    in it, still without a mark); one that does not decode in the encoding its NULs say is a file error."""
+    for name, (template, enc) in _WIDE.items():
+        write(root / name, (template % LAUNCH).encode(enc))
+    write(root / "broken.json", (_WIDE_JSON % LAUNCH).encode("utf-16-le") + b"\x00\xd8")  # a lone surrogate
+
+
+_WIDE_REPORTED = {name: (template % FIXED_LAUNCH).encode(enc) for name, (template, enc) in _WIDE.items()}
+
+
 CASES: list[Case] = [
     Case("empty", _empty),
     Case("binary", _binary, messages=["blob.sh", "nul.py"]),
@@ -584,6 +603,7 @@ CASES: list[Case] = [
     Case("escaped_values", _escaped_values, reported={name: None for name in _ESCAPED_NAMES}),
     Case("merge_chains", _merge_chains, reported={"compose.yaml": None}, messages=["growing.yaml"]),
     Case("json_lines", _json_lines, reported={"runs.jsonl": None}),
+    Case("utf16_without_bom", _utf16_without_bom, reported=_WIDE_REPORTED, messages=["broken.json"]),
 ]
 
 

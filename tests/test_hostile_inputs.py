@@ -147,7 +147,7 @@ def _encodings_of(data: bytes) -> list[str]:
         return ["utf-16-le"]
     if data.startswith(codecs.BOM_UTF16_BE):
         return ["utf-16-be"]
-    return ["ascii"]
+    return ["ascii", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"]  # the last four: without a BOM
 
 
 def only_dtype_changed(before: bytes, after: bytes) -> bool:

@@ -572,3 +572,64 @@ def test_an_empty_selection_is_a_usage_error(tmp_path):
                                 f"stderr {last!r}")
     assert (root / "good.sh").read_text() == hostile.GOOD_SH
     assert not problems, "\n".join(problems)
+
+
+def test_an_output_the_environment_refuses_is_a_usage_error(tmp_path):
+    """Item 13: a full disk (``/dev/full``), a failing device, a closed pipe: exit 2 with one line naming where
+    the report could not go, never "a bug in kv4lint"."""
+    root = hostile.good_tree(tmp_path / "tree")
+    problems: list[str] = []
+    runs = [("check", "--format", fmt, "--output-file", "/dev/full") for fmt in ("text", "json", "sarif")]
+    runs += [("fix", "--diff", "--output-file", "/dev/full"), ("check", "--output-file", "/proc/version")]
+    full = "No space left on device"
+    for args in runs:
+        cp = hostile.kv4lint(*args, *CLI_TARGET, str(root))
+        _, err = hostile.text(cp)
+        why = "Input/output error" if args[-1] == "/proc/version" else full
+        if cp.returncode != 2 or err.strip().splitlines() != [f"kv4lint: error: cannot write to {args[-1]}: {why}"]:
+            problems.append(f"{args}: exit {cp.returncode}: {err!r}")
+    for args in (["check", *CLI_TARGET, str(root)], ["fix", "--diff", *CLI_TARGET, str(root)], ["explain", "KV401"]):
+        with open("/dev/full", "wb") as out:
+            cp = subprocess.run([hostile.PY, "-m", "kv4lint", *args], stdout=out, stderr=subprocess.PIPE,
+                                env=hostile.env(), timeout=hostile.TIMEOUT)
+        err = cp.stderr.decode()
+        if cp.returncode != 2 or err.strip() != f"kv4lint: error: cannot write to standard output: {full}":
+            problems.append(f"{args[:2]} > /dev/full: exit {cp.returncode}: {err!r}")
+    # A closed pipe: the reader went away before the report was written (exit 2, not 0: nothing was shown).
+    proc = subprocess.Popen([hostile.PY, "-m", "kv4lint", "check", *CLI_TARGET, str(root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=hostile.env())
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    if proc.wait(timeout=hostile.TIMEOUT) != 2 or err.strip() != "kv4lint: error: cannot write to standard output: " \
+                                                                 "Broken pipe":
+        problems.append(f"closed pipe: exit {proc.returncode}: {err!r}")
+    assert not problems, "\n".join(problems)
+
+
+# A bug planted in the Python frontend's reading of one launch (kv4lint has no switch for that).
+_PLANTED = """
+import sys
+import kv4lint.frontends.python.scanner as scanner
+
+def read_paths(self, *a, **k):
+    raise KeyError("planted")
+
+scanner.Scanner.read_paths = read_paths
+from kv4lint.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_verbose_shows_the_traceback_of_an_internal_error_in_a_frontend(tmp_path):
+    """Item 13 (and item 8's ``KeyError``): an exception inside the Python frontend is an internal error (exit 2,
+    one line) and ``--verbose`` prints its traceback, as for every other internal error."""
+    launcher = tmp_path / "launcher.py"
+    launcher.write_text(_PLANTED)
+    root = hostile.good_tree(tmp_path / "tree")
+    for verbose in (False, True):
+        cp = hostile.run([hostile.PY, str(launcher), "check", *CLI_TARGET, "--jobs", "1", "--no-cache",
+                          *(["--verbose"] if verbose else []), str(root)])
+        out, err = hostile.text(cp)
+        assert cp.returncode == 2, (out, err)
+        assert "internal error" in out and "KeyError: 'planted'" in out, out
+        assert ("Traceback (most recent call last)" in err and "planted" in err) == verbose, err

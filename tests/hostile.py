@@ -556,6 +556,17 @@ def _utf16_without_bom(root: Path) -> None:
 _WIDE_REPORTED = {name: (template % FIXED_LAUNCH).encode(enc) for name, (template, enc) in _WIDE.items()}
 
 
+def _many_blocks(root: Path) -> None:
+    """Launches past the bound of one file, in blocks each under the bound of one text: 5,001 fences, 5,001
+    Dockerfile stages (2 MB of stages took 30 s), and launches of 60,000 words in four fences. A file error
+    naming the limit, quickly; a file just under the bound is read whole."""
+    write(root / "fences.md", f"```bash\n{LAUNCH}\n```\n" * 5001)
+    write(root / "under.md", f"```bash\n{LAUNCH}\n```\n" * 4999)
+    write(root / "Dockerfile", "".join(f"FROM lmsysorg/sglang:v0.5.23 AS s{i}\nCMD {LAUNCH} --port {i}\n"
+                                       for i in range(5001)))
+    write(root / "words.md", f"```bash\n{LAUNCH}{' --port 1' * 15_000}\n```\n" * 4)
+
+
 CASES: list[Case] = [
     Case("empty", _empty),
     Case("binary", _binary, messages=["blob.sh", "nul.py"]),
@@ -604,6 +615,7 @@ CASES: list[Case] = [
     Case("merge_chains", _merge_chains, reported={"compose.yaml": None}, messages=["growing.yaml"]),
     Case("json_lines", _json_lines, reported={"runs.jsonl": None}),
     Case("utf16_without_bom", _utf16_without_bom, reported=_WIDE_REPORTED, messages=["broken.json"]),
+    Case("many_blocks", _many_blocks, reported={"under.md": None}, messages=["fences.md", "Dockerfile", "words.md"]),
 ]
 
 

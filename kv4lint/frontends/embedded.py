@@ -17,11 +17,15 @@ import re
 from dataclasses import dataclass, replace
 
 from kv4lint import internal_error
-from kv4lint.frontends import nested
+from kv4lint.frontends import budget, nested
 from kv4lint.model import FileError, Hint, ScanResult, Span, Value
 from kv4lint.prefilter import shell_may_launch
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # ---------------------------------------------------------------------------
 # Building embedded texts piece by piece
@@ -34,34 +38,44 @@ class TextBuilder:
     synthetic characters map to a given file offset (usually where the
     character stands in for something: a folded line break, a removed prompt),
     and never extend a verbatim run, so no span that covers them is editable.
+    The map is kept as its pieces (a range for a verbatim one) until it is read
+    (:meth:`kv4lint.source.OffsetMap.of_parts`).
     """
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.outer: list[int | None] = []
+        self.maps: list = []  # per piece: a range (verbatim) or a list of offsets (None: not verbatim)
+        self.length = 0
 
     def verbatim(self, text: str, start: int) -> None:
         self.parts.append(text)
-        self.outer.extend(range(start, start + len(text)))
+        self.maps.append(range(start, start + len(text)))
+        self.length += len(text)
 
-    def mapped(self, text: str, outer: list[int | None]) -> None:
+    def mapped(self, text: str, outer: Sequence[int | None]) -> None:
         """Characters with their own offsets (``len(outer) >= len(text)``; ``None``: not written verbatim)."""
         self.parts.append(text)
-        self.outer.extend(outer[: len(text)])
+        self.maps.append(outer[: len(text)])
+        self.length += len(text)
 
     def synthetic(self, text: str, at: int) -> None:
         self.parts.append(text)
         # A decreasing run (at, at-1, ...) can never pass OffsetMap's contiguity
         # test, so a span over two or more synthetic characters is not editable.
-        self.outer.extend(max(0, at - k) if k else at for k in range(len(text)))
+        self.maps.append([max(0, at - k) if k else at for k in range(len(text))])
+        self.length += len(text)
 
     def __len__(self) -> int:
-        return len(self.outer)
+        return self.length
+
+    @property
+    def outer(self) -> list[int | None]:
+        return [o for part in self.maps for o in part]
 
     def build(self, end: int | None = None) -> tuple[str, OffsetMap]:
         if end is None:
-            end = next((o + 1 for o in reversed(self.outer) if o is not None), 0)
-        return "".join(self.parts), OffsetMap(self.outer + [end])
+            end = next((o + 1 for part in reversed(self.maps) for o in reversed(part) if o is not None), 0)
+        return "".join(self.parts), OffsetMap.of_parts(self.maps + [(end,)])
 
 
 # ---------------------------------------------------------------------------
@@ -77,7 +91,7 @@ class JSONStringError(ValueError):
     pass
 
 
-def json_string_at(text: str, i: int, *, toml: bool = False) -> tuple[str, list[int | None], int]:
+def json_string_at(text: str, i: int, *, toml: bool = False) -> tuple[str, Sequence[int | None], int]:
     """Decode the JSON string literal starting at ``text[i] == '"'`` (``toml``: a TOML basic string, whose
     escapes add ``\\UXXXXXXXX``, ``\\xHH`` and ``\\e`` and lack ``\\/``).
 
@@ -91,8 +105,8 @@ def json_string_at(text: str, i: int, *, toml: bool = False) -> tuple[str, list[
         raise JSONStringError(f"not a JSON string at offset {i}")
     raw = m.group()[1:-1]
     start = i + 1
-    if "\\" not in raw:
-        return raw, list(range(start, start + len(raw) + 1)), m.end()
+    if "\\" not in raw:  # every character verbatim: a range, not a list of ints (a JSON file's strings, all of them)
+        return raw, range(start, start + len(raw) + 1), m.end()
     out: list[str] = []
     outer: list[int | None] = []
     k = 0
@@ -140,7 +154,7 @@ class JSONItem:
     """A string element of a JSON array: its value, character map, and extent in the text."""
 
     value: str
-    outer: list[int]
+    outer: Sequence[int | None]
     start: int  # the opening quote
     end: int  # after the closing quote
 
@@ -186,15 +200,17 @@ def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict
                     line: int | None = None, file_text: str | None = None) -> ScanResult:
     """Scan embedded shell text (none that fails :func:`kv4lint.prefilter.shell_may_launch`); a failure is
     reported as a FileError, never raised."""
-    if not shell_may_launch(text, env):
+    if not shell_may_launch(text, env) or budget.spent():
         return ScanResult()
     try:
         scan_shell = nested("shell")
     except ImportError as e:  # pragma: no cover - the shell frontend is part of the package
         return ScanResult(errors=[_error(path, what, e, line)])
     try:
-        return scan_shell(text, path, origin=origin, env=env or None, hints=list(hints or []) or None,
-                          file_text=file_text)
+        res = scan_shell(text, path, origin=origin, env=env or None, hints=list(hints or []) or None,
+                         file_text=file_text)
+        budget.charge(res, path, line)
+        return res
     except RecursionError:
         return ScanResult(errors=[FileError(path, f"{what} too deeply nested to scan", line)])
     except Exception as e:  # noqa: BLE001 - one bad block must not stop the others
@@ -203,6 +219,8 @@ def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict
 
 def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: str = "embedded Python",
                      line: int | None = None) -> ScanResult:
+    if budget.spent():
+        return ScanResult()
     try:
         scan_python = nested("python")
     except ImportError as e:  # pragma: no cover
@@ -213,6 +231,7 @@ def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: st
             for err in res.errors:
                 if err.line is None:
                     err.line = line  # the embedded block's first line: the message names the line in the block
+        budget.charge(res, path, line)
         return res
     except RecursionError:
         return ScanResult(errors=[FileError(path, f"{what} too deeply nested to scan", line)])
@@ -259,6 +278,20 @@ def merge(into: ScanResult, other: ScanResult, *, text: str | None = None, index
 # ---------------------------------------------------------------------------
 # Suppression comments written in the container format itself
 
+_last_text: str | None = None
+_last_mentions = False
+
+
+def _mentions_kv4lint(text: str) -> bool:
+    """Whether ``text`` holds a suppression comment at all: asked for every block of a file (a Dockerfile's
+    instructions, a README's fences), so the answer for the last text is kept (the text itself, so that
+    ``is`` tells it): a search of the whole file per block made a file of many blocks quadratic (issue 34)."""
+    global _last_text, _last_mentions
+    if text is not _last_text:
+        _last_text, _last_mentions = text, "kv4lint" in text
+    return _last_mentions
+
+
 def disabled_above(text: str, index: LineIndex, offset: int) -> frozenset[str]:
     """Codes disabled by ``# kv4lint: disable[=CODES]`` comment lines right above the line of ``offset``."""
     return codes_above(index.line_text, index.position(offset).line)
@@ -269,7 +302,7 @@ def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None
     """Mark launches with the directives right above them, or above the line that opens their block
     (``opener``: a Dockerfile instruction, a YAML key, a Markdown fence); and the file's ``disable-file``
     (``comments``: the container's test of where its comments are, :func:`kv4lint.suppression.file_codes`)."""
-    if "kv4lint" not in text:
+    if not _mentions_kv4lint(text):
         return
     index = index or LineIndex(text)
     extra = disabled_above(text, index, opener) if opener is not None else frozenset()

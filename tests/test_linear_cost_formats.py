@@ -92,15 +92,15 @@ def makefile(n: int) -> str:
 
 SHAPES = [
     # (make, language, path, n): n large enough that the work dominates, small enough for the fast loop
-    (yaml_manifest, "yaml", "compose.yaml", 35),
-    (yaml_anchors, "yaml", "compose.yaml", 50),
-    (yaml_merge_chain, "yaml", "compose.yaml", 100),
-    (json_tasks, "json", "tasks.json", 180),
-    (json_lines, "json", "runs.jsonl", 1400),
-    (markdown_fences, "markdown", "README.md", 70),
-    (notebook, "notebook", "serve.ipynb", 60),
-    (dockerfile, "dockerfile", "Dockerfile", 60),
-    (makefile, "makefile", "Makefile", 60),
+    (yaml_manifest, "yaml", "compose.yaml", 45),
+    (yaml_anchors, "yaml", "compose.yaml", 65),
+    (yaml_merge_chain, "yaml", "compose.yaml", 130),
+    (json_tasks, "json", "tasks.json", 250),
+    (json_lines, "json", "runs.jsonl", 2000),
+    (markdown_fences, "markdown", "README.md", 100),
+    (notebook, "notebook", "serve.ipynb", 90),
+    (dockerfile, "dockerfile", "Dockerfile", 100),
+    (makefile, "makefile", "Makefile", 90),
 ]
 
 

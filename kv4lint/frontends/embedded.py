@@ -112,11 +112,12 @@ def json_string_at(text: str, i: int, *, toml: bool = False) -> tuple[str, Seque
     k = 0
     n = len(raw)
     while k < n:
-        c = raw[k]
-        if c != "\\":
-            out.append(c)
-            outer.append(start + k)
-            k += 1
+        b = raw.find("\\", k)
+        if b != k:  # the verbatim run up to the next escape, at once (a notebook's sources: every line has one)
+            b = n if b < 0 else b
+            out.append(raw[k:b])
+            outer.extend(range(start + k, start + b))
+            k = b
             continue
         e = raw[k + 1] if k + 1 < n else ""
         if toml and e in _TOML_HEX:

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from kv4lint import internal_error
-from kv4lint.frontends import embedded
+from kv4lint.frontends import budget, embedded
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.ipython import interpolate, python_strings, split_ipython
@@ -235,6 +235,8 @@ def scan_markdown(text: str, path: str) -> ScanResult:
                                              f"lists) near line {line}: not scanned further", line))
     index = LineIndex(text)
     for block in blocks:
+        if budget.spent():  # the file's launches passed their bound (kv4lint.frontends.budget): read no further
+            break
         try:
             sub = ScanResult()
             _block(sub, block, path, text)

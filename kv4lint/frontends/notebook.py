@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from kv4lint import internal_error
 from kv4lint.discover import language_of
-from kv4lint.frontends import embedded
+from kv4lint.frontends import budget, embedded
 from kv4lint.frontends.comments import python_comments
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
@@ -212,6 +212,8 @@ def scan_notebook(text: str, path: str) -> ScanResult:
     env: dict[str, tuple[str, Span | None]] = {}
     strings: dict[str, str | None] = {}  # the Python string constants the cells run so far set
     for cell in cells:
+        if budget.spent():  # the file's launches passed their bound (kv4lint.frontends.budget): read no further
+            break
         if cell.cell_type != "code" or not cell.source.strip():
             continue
         try:

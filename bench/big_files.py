@@ -17,7 +17,8 @@ process (``wait4``), interleaved repetitions.  Two kinds of case:
   dense with launches (the shapes of ``tests/test_linear_cost_formats.py``: Dockerfile stages, README fences,
   notebook cells, Makefile targets, JSON tasks, JSON Lines rows; a JSON data file with one launch; a YAML
   manifest, past the separator bound), each of which must cost at most 10 s and 600 MB or be a file error
-  naming the limit.
+  naming the limit.  The verdict is on CPU time (one file is checked in one process, so on an idle machine
+  wall time is the same, and the machines this runs on are shared) and the peak resident memory.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import test_linear_cost_formats as shapes  # noqa: E402 - the shapes the linear-
 
 LAUNCH = shapes.LAUNCH
 TEN_MB = 10_300_000  # just under the 10 MiB size limit (kv4lint.settings.MAX_FILE_BYTES)
-TARGET_10MB = {"wall_s": 10.0, "rss_mb": 600.0}
+TARGET_10MB = {"cpu_s": 10.0, "rss_mb": 600.0}
 TARGET_2MB_S = 1.0  # issue 37's target for the 2 MB shell script, shown for the other formats too
 
 
@@ -207,8 +208,9 @@ def measure(out: Path, reps: int, names: list[str] | None = None, kv4: list[str]
         floor = parse_floor(n, paths[n])
         if floor is not None:
             res["parse_cpu_s"] = floor
-        if n.startswith("10mb:"):
-            res["target_met"] = (res["min_s"] <= TARGET_10MB["wall_s"] and res["rss_max_mb"] <= TARGET_10MB["rss_mb"])
+        if n.startswith("10mb:"):  # on CPU time: kv4lint checks one file in one process, and this machine is shared
+            res["target_met"] = (res["cpu_min_s"] <= TARGET_10MB["cpu_s"]
+                                 and res["rss_max_mb"] <= TARGET_10MB["rss_mb"])
         results[n] = res
     return results
 
@@ -220,7 +222,7 @@ def report(results: dict) -> None:
         if "parse_cpu_s" in r:
             extra = f"; the parser alone {r['parse_cpu_s']:.2f} s CPU; target <= {TARGET_2MB_S:.0f} s"
         elif "target_met" in r:
-            extra = (f"; target <= {TARGET_10MB['wall_s']:.0f} s and {TARGET_10MB['rss_mb']:.0f} MB: "
+            extra = (f"; target <= {TARGET_10MB['cpu_s']:.0f} s of CPU and {TARGET_10MB['rss_mb']:.0f} MB: "
                      f"{'met' if r['target_met'] else 'MISSED'}")
         print(f"  {n:16} {r['bytes'] / 1e6:5.1f} MB  {r['min_s']:6.2f} s / {r['median_s']:6.2f} s  "
               f"cpu {r['cpu_min_s']:6.2f} s  {r['rss_max_mb']:5.0f} MB  exit {r['exit']}{extra}")

@@ -535,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="'all cores' (default: os.cpu_count())")
     ap.add_argument("--only", help="comma-separated case names to run (table: the performance table's rows; "
                     "issue21; grep, kv4lint-j1, kv4lint-jN, stdlib, cached, flake8-without, flake8-with, ruff, libcst, "
-                    "single-file)")
+                    "single-file; big: large files, bench/big_files.py)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per command (default 1800)")
     ap.add_argument("--flake8-files", type=int, default=600,
                     help="Python files in the flake8 sample (default 600; flake8 is slow); 0: the whole tree")
@@ -559,6 +559,14 @@ def main(argv: list[str] | None = None) -> int:
     only = set(ns.only.split(",")) if ns.only else None
     if only and "issue21" in only:
         only |= {*ISSUE21_CASES, "single-file"}
+    if only and "big" in only:  # large files, one at a time (bench/big_files.py): no tree needed
+        sys.path.insert(0, str(HERE))
+        import big_files
+
+        big_files.report(big_files.measure(out, reps))
+        only.discard("big")
+        if not only:
+            return 0
 
     def wanted(name: str) -> bool:
         return only is None or name in only or name.replace("-j" + str(ns.jobs), "-jN") in only

@@ -256,8 +256,8 @@ def _display(path: str) -> str:
     return p
 
 
-# git reads a patch's lines up to LF only: a CR is part of a line (a CR-only file is one line for git).
-_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
+# git and patch read a patch's lines up to LF only: a CR is part of a line (a CR-only file is one line for them).
+_LINES = re.compile(rb"[^\n]*\n|[^\n]+\Z")
 _GIT_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r",
                 0x22: '\\"', 0x5C: "\\\\"}
 
@@ -271,21 +271,23 @@ def git_quote(name: str) -> str:
     return '"' + "".join(_GIT_ESCAPES.get(b) or (chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in raw) + '"'
 
 
-def unified_diff(path: str, old: str, new: str) -> str:
-    """A ``git apply``-able unified diff (``a/PATH`` ``b/PATH``), line endings as in the file.
+def unified_diff(path: str, old: bytes, new: bytes) -> bytes:
+    """A unified diff (``a/PATH`` ``b/PATH``) of a file's bytes, which ``git apply`` and ``patch -p1`` apply.
 
-    Lines are split where git splits them (LF), and a name git would quote is quoted as git does, so the
-    patch applies whatever the file's line endings and name (a control character in a name never reaches
-    the terminal raw)."""
+    Made from the bytes, not the decoded text, so that it applies to the file as it is on disk: its BOM, a
+    coding cookie's encoding, UTF-16, CRLF or CR-only line endings (issue 34).  Lines are split where git
+    and patch split them (LF), and a name git would quote is quoted as git does (a control character in a
+    name never reaches the terminal raw)."""
     name = _display(path).lstrip("/")
     out = []
-    for line in difflib.unified_diff(_LINES.findall(old), _LINES.findall(new), git_quote(f"a/{name}"),
-                                     git_quote(f"b/{name}"), lineterm="\n"):
-        if line.endswith("\n"):
+    for line in difflib.diff_bytes(difflib.unified_diff, _LINES.findall(old), _LINES.findall(new),
+                                   git_quote(f"a/{name}").encode("ascii"), git_quote(f"b/{name}").encode("ascii"),
+                                   lineterm=b"\n"):
+        if line.endswith(b"\n"):
             out.append(line)
         else:
-            out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+            out.append(line + b"\n\\ No newline at end of file\n")
+    return b"".join(out)
 
 
 @dataclass
@@ -340,7 +342,7 @@ class FixRun:
     fixed: list[Finding] = field(default_factory=list)  # the findings fixed, in the order of the files
     remaining: list[Finding] = field(default_factory=list)  # sorted
     errors: list[FileError] = field(default_factory=list)  # fixes that could not be applied or written
-    diff: str = ""  # with diff_only: the unified diff of every change
+    diff: bytes = b""  # with diff_only: the unified diff of every change, of the files' bytes
 
 
 def fix_files(reports: list[FileReport], settings_of, *, unsafe: bool = False, diff_only: bool = False,
@@ -387,10 +389,10 @@ def fix_files(reports: list[FileReport], settings_of, *, unsafe: bool = False, d
 
     # Write (or show) the changes.
     run = FixRun(errors=fix_errors)
-    diffs: list[str] = []
+    diffs: list[bytes] = []
     for ch in changes:
         if diff_only:
-            diffs.append(unified_diff(ch.path, ch.original.text, ch.new_text))
+            diffs.append(unified_diff(ch.path, ch.original.encode(ch.original.text), ch.original.encode(ch.new_text)))
             run.written.append(ch)
             continue
         try:
@@ -402,7 +404,7 @@ def fix_files(reports: list[FileReport], settings_of, *, unsafe: bool = False, d
             done = [c.path for c in run.written] + ([ch.path] if _on_disk(ch) else [])
             raise FixInterrupted(done, len(changes) - len(done)) from None
         run.written.append(ch)
-    run.diff = "".join(diffs)
+    run.diff = b"".join(diffs)
     written_ids = {id(ch) for ch in run.written}
 
     # Findings of files that could not be written stay as they were.

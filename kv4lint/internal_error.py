@@ -66,7 +66,11 @@ def describe(exc: BaseException, path: str | None = None, *, during: str | None 
             f"please report it to {report_to()}{hint}")
 
 
-def _print_traceback(exc: BaseException) -> None:
+def traceback_if_verbose(exc: BaseException) -> None:
+    """With ``--verbose``, the traceback of an internal error, on stderr: every place that turns an exception
+    into an internal error calls this (:func:`file_error`, :func:`scan_error`, the frontends' own)."""
+    if not verbose:
+        return
     import traceback  # only with --verbose, when something failed: 2 ms (textwrap, linecache) no run needs
 
     traceback.print_exception(exc, file=sys.stderr)
@@ -74,16 +78,14 @@ def _print_traceback(exc: BaseException) -> None:
 
 def file_error(path: str, exc: BaseException):
     """The per-file error for an exception raised while ``path`` was linted (the run goes on)."""
-    if verbose:
-        _print_traceback(exc)
+    traceback_if_verbose(exc)
     return FileError(path, describe(exc), internal=True)
 
 
 def scan_error(path: str, during: str, exc: BaseException, line: int | None = None):
     """The error a frontend records when part of a file (a block, a recipe, a cell) raised: the rest of
     the file is still scanned, and the run exits 2."""
-    if verbose:
-        _print_traceback(exc)
+    traceback_if_verbose(exc)
     return FileError(path, describe(exc, during=during), line, internal=True)
 
 
@@ -100,6 +102,5 @@ def guarded(main, argv: list[str]) -> int:
         return main(argv)
     except Exception as e:  # noqa: BLE001 - the last guard: anything here is a bug in kv4lint
         print(f"kv4lint: {describe(e, current_file)}", file=sys.stderr)
-        if verbose:
-            _print_traceback(e)
+        traceback_if_verbose(e)
         return EXIT_INTERNAL

@@ -12,8 +12,12 @@ and bytes that were not UTF-8 (kept by the file system as lone surrogates) as
 to be read back (``--diff`` quotes names as git does, :mod:`kv4lint.fixer`).
 
 Every text format (text, full, concise, github, the ``--show-*`` listings and
-error lines) prints paths and messages through it.  A leaf module: it imports
-nothing of kv4lint's.
+error lines) prints paths and messages through it.  The JSON formats (json,
+sarif, gitlab) escape control characters as JSON does and keep the name exact,
+except for bytes that were not UTF-8, which no JSON string can hold: those are
+written as ``\\xNN`` there too (:func:`json_text`), so that one name reads the
+same in every format (and a SARIF URI percent-encodes the bytes themselves).
+A leaf module: it imports nothing of kv4lint's.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import re
 
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _escape(m: re.Match) -> str:
@@ -43,3 +48,12 @@ def printable(text: str, *, keep: str = "") -> str:
     if not _UNSAFE.search(text):
         return text
     return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else _escape(m), text)
+
+
+def json_text(text: str) -> str:
+    """A JSON document's text with every lone surrogate (a byte of a name that was not UTF-8, or an unpaired
+    surrogate of a scanned value) written as the characters ``\\xNN`` / ``\\uXXXX``: valid UTF-8 that every
+    JSON reader takes, where the raw surrogate is neither."""
+    if not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: "\\" + _escape(m), text)  # the backslash, escaped as JSON writes it

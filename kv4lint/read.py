@@ -17,7 +17,7 @@ from kv4lint.file_report import FileError, FileReport
 from kv4lint.prefilter import might_launch, might_launch_bytes
 from kv4lint.regular_file import NotRegularFile, open_regular, read_open
 from kv4lint.settings import Settings
-from kv4lint.source import DecodeError, decode
+from kv4lint.source import DecodeError, decode, wide_encoding
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 
@@ -66,7 +66,7 @@ def lint_file(path: str, settings: Settings, language: str | None = None) -> Fil
         if rep.language is None:
             rep.scanned = False
             return rep
-    wide = data.startswith(_UTF16_BOMS)
+    wide = data.startswith(_UTF16_BOMS) or wide_encoding(data) is not None  # the pre-filter reads its text
     if not wide and not might_launch_bytes(data, rep.language):
         return rep
     if data.find(b"\0", 0, 8192) >= 0 and not wide and rep.language != "notebook":

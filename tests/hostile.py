@@ -484,6 +484,89 @@ def _explicit(root: Path) -> None:
     os.symlink("gone.sh", root / "named_dangling.sh")
 
 
+# ---------------------------------------------------------------------------
+# Issue 34, round two: values written with escapes, merge-key chains, JSON Lines, names, encodings
+
+_ESCAPED_DTYPE = "fp4_e2m\\u0031"  # fp4_e2m1 with its last character written as a JSON (TOML) escape
+
+
+def _escaped_values(root: Path) -> None:
+    """Item 2: the dtype written with an escape of the outer format.  The decoded value is judged (KV406); the
+    fix would replace the raw text by the decoded length (``fp8_e4m3u0031``), so it is not offered."""
+    cmd = LAUNCH.replace("fp4_e2m1", _ESCAPED_DTYPE)
+    write(root / "tasks.json", '{"tasks": [{"label": "serve", "shell": "%s"}]}\n' % cmd)
+    write(root / "lines.jsonl", '{"shell": "%s"}\n' % cmd)
+    write(root / "inspect.json", '{"Config": {"Image": "lmsysorg/sglang:v0.5.23", "Cmd": ["python3", "-m", '
+          '"sglang.launch_server", "--kv-cache-dtype", "%s"]}}\n' % _ESCAPED_DTYPE)
+    write(root / "compose.yaml", "services:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n    command: \"%s\"\n"
+          % LAUNCH.replace("fp4_e2m1", "fp4_e2m\\x31"))
+    write(root / "compose_list.yaml", "services:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n    command: [python3, "
+          "-m, sglang.launch_server, --kv-cache-dtype, \"%s\"]\n" % _ESCAPED_DTYPE)
+    write(root / "pyproject.toml", '[tool.poe.tasks]\nserve = "%s"\nwide = "%s"\n'
+          % (cmd, LAUNCH.replace("fp4_e2m1", "fp4_e2m\\U00000031")))
+    write(root / "Dockerfile", 'FROM lmsysorg/sglang:v0.5.23\nCMD ["python3", "-m", "sglang.launch_server", '
+          '"--kv-cache-dtype", "%s"]\n' % _ESCAPED_DTYPE)
+    import json
+
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": ["!" + LAUNCH + "\n"]}]}
+    write(root / "nb.ipynb", json.dumps(nb).replace("fp4_e2m1", _ESCAPED_DTYPE))
+
+
+_ESCAPED_NAMES = ("tasks.json", "lines.jsonl", "inspect.json", "compose.yaml", "compose_list.yaml", "pyproject.toml",
+                  "Dockerfile", "nb.ipynb")
+
+
+def _merge_chains(root: Path) -> None:
+    """Item 3: ``<<: [*a, *a]`` chained 30 deep (2 ** 30 merges when expanded naively: it took 25 s at 1 KB), and
+    a chain whose merged pairs grow with every link past the bound (a file error naming it)."""
+    doubling = ["x-a0: &a0 {image: lmsysorg/sglang:v0.5.23}"] + [
+        f"x-a{i}: &a{i}\n  <<: [*a{i - 1}, *a{i - 1}]\n  k{i}: v" for i in range(1, 30)]
+    write(root / "compose.yaml", "\n".join(doubling) + "\nservices:\n  s:\n    <<: *a29\n    command: "
+          + LAUNCH + "\n")
+    growing = ["x-a0: &a0 {k0: v}"] + [f"x-a{i}: &a{i} {{<<: *a{i - 1}, k{i}: v}}" for i in range(1, 600)]
+    write(root / "growing.yaml", "\n".join(growing) + "\nservices:\n  s:\n    <<: *a599\n    command: "
+          + LAUNCH + "\n")
+
+
+def _json_lines(root: Path) -> None:
+    """Item 4: 40,000 JSON Lines (1.9 MB), a launch on every 100th: each value built a line index over the whole
+    file (20,000 lines took 53 s)."""
+    rows = [f'{{"id": {i}, "shell": "{LAUNCH}"}}' if i % 100 == 0 else f'{{"id": {i}, "cmd": "echo sglang {i}"}}'
+            for i in range(40_000)]
+    write(root / "runs.jsonl", "\n".join(rows) + "\n")
+
+
+_WIDE_JSON = '{"tasks": [{"label": "serve", "shell": "%s"}]}\n'
+_WIDE_YAML = "services:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n    command: %s\n"
+_WIDE = {"tasks.json": (_WIDE_JSON, "utf-16-le"), "compose.yaml": (_WIDE_YAML, "utf-16-le"),
+         "compose_be.yaml": (_WIDE_YAML, "utf-16-be"), "run.sh": ("#!/bin/bash\n%s\n", "utf-16-be"),
+         "tasks32.json": (_WIDE_JSON, "utf-32-le")}
+
+
+def _utf16_without_bom(root: Path) -> None:
+    """Item 11: UTF-16 (and UTF-32) text without a byte order mark decodes as UTF-8 to characters separated by
+    NULs, where no option is found: it passed as clean. Told by its NUL bytes and read in its encoding (fixed
+    in it, still without a mark); one that does not decode in the encoding its NULs say is a file error."""
+    for name, (template, enc) in _WIDE.items():
+        write(root / name, (template % LAUNCH).encode(enc))
+    write(root / "broken.json", (_WIDE_JSON % LAUNCH).encode("utf-16-le") + b"\x00\xd8")  # a lone surrogate
+
+
+_WIDE_REPORTED = {name: (template % FIXED_LAUNCH).encode(enc) for name, (template, enc) in _WIDE.items()}
+
+
+def _many_blocks(root: Path) -> None:
+    """Launches past the bound of one file, in blocks each under the bound of one text: 5,001 fences, 5,001
+    Dockerfile stages (2 MB of stages took 30 s), and launches of 60,000 words in four fences. A file error
+    naming the limit, quickly; a file just under the bound is read whole."""
+    write(root / "fences.md", f"```bash\n{LAUNCH}\n```\n" * 5001)
+    write(root / "under.md", f"```bash\n{LAUNCH}\n```\n" * 4999)
+    write(root / "Dockerfile", "".join(f"FROM lmsysorg/sglang:v0.5.23 AS s{i}\nCMD {LAUNCH} --port {i}\n"
+                                       for i in range(5001)))
+    write(root / "words.md", f"```bash\n{LAUNCH}{' --port 1' * 15_000}\n```\n" * 4)
+
+
 CASES: list[Case] = [
     Case("empty", _empty),
     Case("binary", _binary, messages=["blob.sh", "nul.py"]),
@@ -526,6 +609,13 @@ CASES: list[Case] = [
     Case("explicit_paths", _explicit, flake8=False,
          explicit=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"],
          messages=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"]),
+    # None: the file after `kv4lint fix` is the file with fp4_e2m1 fixed, which these files spell only with an escape:
+    # they must be left as they are.
+    Case("escaped_values", _escaped_values, reported={name: None for name in _ESCAPED_NAMES}),
+    Case("merge_chains", _merge_chains, reported={"compose.yaml": None}, messages=["growing.yaml"]),
+    Case("json_lines", _json_lines, reported={"runs.jsonl": None}),
+    Case("utf16_without_bom", _utf16_without_bom, reported=_WIDE_REPORTED, messages=["broken.json"]),
+    Case("many_blocks", _many_blocks, reported={"under.md": None}, messages=["fences.md", "Dockerfile", "words.md"]),
 ]
 
 

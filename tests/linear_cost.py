@@ -44,8 +44,13 @@ def cost(run: Callable[[str], object], text: str) -> tuple[float, int]:
 def assert_linear(make: Callable[[int], str], run: Callable[[str], object], n: int, *, what: str = "") -> None:
     """Assert that ``run`` costs at most about twice as much on ``make(2 * n)`` as on ``make(n)``."""
     run(make(max(1, n // 8)))  # warm up: imports, parsers, caches of the route itself
-    t1, m1 = cost(run, make(n))
-    t2, m2 = cost(run, make(2 * n))
+    gc.collect()
+    gc.freeze()  # what the session holds (parsers, other tests' objects) is not collected again at every rep
+    try:
+        t1, m1 = cost(run, make(n))
+        t2, m2 = cost(run, make(2 * n))
+    finally:
+        gc.unfreeze()
     label = what or getattr(make, "__name__", "shape")
     assert t1 >= FLOOR_S, f"{label}: n={n} takes {t1 * 1000:.1f} ms of CPU, too little to measure; raise n"
     assert t2 <= RATIO * t1, f"{label}: CPU time grows {t2 / t1:.1f}x when the input doubles ({t1:.3f}s -> {t2:.3f}s)"

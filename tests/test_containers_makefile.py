@@ -91,7 +91,8 @@ def test_dollar_dollar_continuations_and_prefixes():
     assert [v.text for v in launch.argv] == ["--kv-cache-dtype", "nvfp4", "--model-path", "m"]
     assert at(mk, dtype(launch).span) == "nvfp4"
     got, _ = lint(mk)
-    assert got == [("KV402", "$KV --mode")]  # the use: make's $$ is the shell's $
+    # the use as written: make's $$ (the shell's $) is two characters for one, reported whole, never edited
+    assert got == [("KV402", "$$KV --mod")]
 
 
 def test_value_with_words_is_pasted_like_make_does():

@@ -472,3 +472,29 @@ def test_an_anchor_defined_twice_prints_nothing_and_the_alias_names_the_latest(c
         got, _ = lint(text, "compose.yaml")
     assert [str(w.message) for w in caught] == []  # ruamel's ReusedAnchorWarning quoted the file's lines
     assert got == [("KV406", "*kv]\n")]  # fp4_e2m1: YAML's alias refers to the latest anchor of its name
+
+
+def test_merge_keys_as_pyyaml_merges_them():
+    """Own keys win over merged ones, of the sources the first that has a key; a chain of ``<<`` aliases is
+    expanded once per mapping (issue 34: ``<<: [*a, *a]`` chained was exponential), a mapping that merges
+    itself merges nothing from itself."""
+    text = ("a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc: &c\n  <<: [*a, *b]\n  x: 3\n"
+            "d: &d\n  <<: *c\n  w: 4\ne: &e\n  <<: *e\n  v: 5\n")
+    (doc,), errors = compose(text, "x.yaml")
+    assert errors == []
+    got = {k.value: dict((kk.value, vv.value) for kk, vv in items(v)) for k, v in items(doc)}
+    assert got["c"] == {"x": "3", "y": "1", "z": "2"}
+    assert got["d"] == {"x": "3", "y": "1", "z": "2", "w": "4"}
+    assert got["e"] == {"v": "5"}
+
+
+def test_merge_keys_past_the_bound_are_a_file_error(monkeypatch):
+    from kv4lint.frontends import yaml_nodes
+
+    monkeypatch.setattr(yaml_nodes, "MAX_YAML_MERGED", 50)
+    links = "".join(f"x{i}: &x{i} {{<<: *x{i - 1}, k{i}: v}}\n" for i in range(1, 12))
+    docs, errors = compose("x0: &x0 {k0: v}\n" + links, "m.yaml")
+    assert docs == [] and [e.message for e in errors] == [
+        "YAML merge keys (<<) expanding to more than 50 pairs (the limit kv4lint reads): not scanned"]
+    docs, errors = compose("x0: &x0 {k0: v}\n" + links[:links.index("x9:")], "m.yaml")
+    assert docs and errors == []

@@ -147,7 +147,7 @@ def _encodings_of(data: bytes) -> list[str]:
         return ["utf-16-le"]
     if data.startswith(codecs.BOM_UTF16_BE):
         return ["utf-16-be"]
-    return ["ascii"]
+    return ["ascii", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"]  # the last four: without a BOM
 
 
 def only_dtype_changed(before: bytes, after: bytes) -> bool:
@@ -429,3 +429,207 @@ def test_a_large_file_without_extension_or_shebang_is_no_file_error(tmp_path):
     out, err = hostile.text(cp)
     assert "test_api" not in out + err and cp.returncode == 1, out + err
     assert f"{tmp_path / 'run'}: error: skipped: 2.1 MB is larger than the 1 MB limit" in out, out
+
+
+# ---------------------------------------------------------------------------
+# Issue 34, round two
+
+
+def test_every_output_is_valid_for_a_name_that_is_not_utf8(tmp_path):
+    """Item 7: a name a file system allows but that is not UTF-8 (``\\xff\\xfe.sh``, the GitHub Action's route
+    was an internal error under ``--format sarif``). Under a strict UTF-8 locale (stdout refuses what is not
+    UTF-8, as in CI), every format, to stdout and to ``--output-file``, is valid UTF-8; JSON parses; SARIF
+    validates; ``fix --diff`` applies; ``fix`` fixes."""
+    import json
+
+    import jsonschema
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    bad = os.fsencode(root) + b"/\xff\xfe.sh"
+    with open(bad, "wb") as f:
+        f.write(hostile.GOOD_SH.encode())
+    os.mkdir(os.fsencode(root) + b"/d\xe9")
+    with open(os.fsencode(root) + b"/d\xe9/broken\xff.yaml", "wb") as f:  # a file error naming it
+        f.write(b'cmd: "python -m sglang.launch_server --kv-cache-dtype fp4_e2m1\n')
+    schema = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+    env = {**hostile.env(), "LC_ALL": "C.UTF-8", "PYTHONUTF8": "0"}
+    problems: list[str] = []
+    for fmt in ("text", "concise", "full", "json", "sarif", "github", "gitlab"):
+        for to_file in (False, True):
+            out_file = tmp_path / f"report.{fmt}"
+            extra = ["--output-file", str(out_file)] if to_file else ["--statistics", "--show-target"]
+            cp = subprocess.run([hostile.PY, "-m", "kv4lint", "check", *CLI_TARGET, "--jobs", "1", "--format", fmt,
+                                 *extra, "."], cwd=root, capture_output=True, env=env, timeout=hostile.TIMEOUT)
+            what = f"--format {fmt}" + (" --output-file" if to_file else "")
+            data = out_file.read_bytes() if to_file else cp.stdout
+            try:
+                text = data.decode("utf-8")
+                cp.stderr.decode("utf-8")
+            except UnicodeDecodeError as e:
+                problems.append(f"{what}: not UTF-8 ({e})")
+                continue
+            if cp.returncode != 1 or "internal error" in text + cp.stderr.decode():
+                problems.append(f"{what}: exit {cp.returncode}: {cp.stderr.decode()[-500:]}")
+                continue
+            if fmt in ("json", "sarif", "gitlab"):
+                doc = json.loads(text)
+                if fmt == "sarif":
+                    errors = list(jsonschema.Draft7Validator(schema).iter_errors(doc))
+                    if errors:
+                        problems.append(f"{what}: SARIF invalid: {errors[0].message}")
+            if "\\xff\\xfe.sh" not in text.replace("\\\\", "\\") and "%FF%FE.sh" not in text:
+                problems.append(f"{what}: the name is not shown: {text[:300]}")
+    cp = subprocess.run([hostile.PY, "-m", "kv4lint", "fix", "--diff", *CLI_TARGET, "."], cwd=root,
+                        capture_output=True, env=env, timeout=hostile.TIMEOUT)
+    if cp.returncode != 1 or b'"a/\\377\\376.sh"' not in cp.stdout:
+        problems.append(f"fix --diff: exit {cp.returncode}: {cp.stdout[:300]!r} {cp.stderr[-300:]!r}")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    applied = subprocess.run(["git", "apply", "--check", "-"], cwd=root, input=cp.stdout, capture_output=True)
+    if applied.returncode:
+        problems.append(f"fix --diff: git apply --check: {applied.stderr.decode(errors='replace')}")
+    cp = subprocess.run([hostile.PY, "-m", "kv4lint", "fix", *CLI_TARGET, "."], cwd=root, capture_output=True,
+                        env=env, timeout=hostile.TIMEOUT)
+    with open(bad, "rb") as f:
+        if f.read() != GOOD_SH_FIXED.encode():
+            problems.append(f"fix: not fixed: {cp.stderr[-300:]!r}")
+    assert not problems, "\n".join(problems)
+
+
+def _encoded_launches() -> dict[str, bytes]:
+    """A launch in every encoding kv4lint reads, with a non-ASCII character beside it."""
+    sh = f"#!/bin/bash\n# caf\u00e9\n{hostile.LAUNCH}\necho done\n"
+    py = ("# Caf\u00e9\nimport subprocess\n\nsubprocess.run([\"python\", \"-m\", \"sglang.launch_server\", "
+          "\"--kv-cache-dtype\", \"fp4_e2m1\"])\nprint('\u00e9')\n")
+    return {
+        "utf8.sh": sh.encode(),
+        "bom.sh": codecs.BOM_UTF8 + sh.encode(),
+        "latin1.py": ("# -*- coding: latin-1 -*-\n" + py).encode("latin-1"),
+        "utf16le.sh": codecs.BOM_UTF16_LE + sh.encode("utf-16-le"),
+        "utf16be.sh": codecs.BOM_UTF16_BE + sh.encode("utf-16-be"),
+        "utf16le_crlf.sh": codecs.BOM_UTF16_LE + sh.replace("\n", "\r\n").encode("utf-16-le"),
+        "crlf.sh": sh.replace("\n", "\r\n").encode(),
+        "cr.py": py.replace("\n", "\r").encode(),
+        "no_final_newline.sh": sh.rstrip("\n").encode(),
+    }
+
+
+def test_diff_applies_for_every_encoding(tmp_path):
+    """Item 9: ``fix --diff`` is made from the file's bytes, so that ``git apply`` and ``patch -p1`` apply it to
+    the file as it is (a diff of the decoded text was rejected for a BOM, a latin-1 cookie and UTF-16), and the
+    file it gives is the one ``kv4lint fix`` writes; also from standard input and to ``--output-file``."""
+    files = _encoded_launches()
+    root = tmp_path / "tree"
+    for name, data in files.items():
+        hostile.write(root / name, data)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    problems: list[str] = []
+    cp = hostile.kv4lint("fix", "--diff", *CLI_TARGET, "--jobs", "1", ".", cwd=root)
+    if cp.returncode != 1:
+        problems.append(f"fix --diff: exit {cp.returncode}: {cp.stderr.decode(errors='replace')}")
+    patch = cp.stdout
+    out = tmp_path / "out.diff"
+    hostile.kv4lint("fix", "--diff", *CLI_TARGET, "--jobs", "1", "--output-file", str(out), ".", cwd=root)
+    if out.read_bytes() != patch:
+        problems.append("fix --diff --output-file: not the diff written to standard output")
+    for name, data in files.items():
+        one = subprocess.run([hostile.PY, "-m", "kv4lint", "fix", "--diff", *CLI_TARGET, "--stdin-filename", name,
+                              "-"], cwd=root, input=data, capture_output=True, env=hostile.env(), timeout=60).stdout
+        if one.replace(b"--- a/", b"").replace(b"+++ b/", b"") not in patch.replace(b"--- a/", b"").replace(
+                b"+++ b/", b""):
+            problems.append(f"fix --diff from standard input: {name}: not the diff of the file")
+    for tool in (["git", "apply", "--check", "-"], ["patch", "-p1", "--dry-run", "-s"]):
+        cp = subprocess.run(tool, cwd=root, input=patch, capture_output=True)
+        if cp.returncode:
+            problems.append(f"{' '.join(tool)}: {(cp.stdout + cp.stderr).decode(errors='replace')}")
+    fixed = tmp_path / "fixed"
+    subprocess.run(["cp", "-r", str(root), str(fixed)], check=True)
+    hostile.kv4lint("fix", *CLI_TARGET, "--jobs", "1", ".", cwd=fixed)
+    subprocess.run(["git", "apply", "-"], cwd=root, input=patch, check=True)
+    for name, data in files.items():
+        got, want = (root / name).read_bytes(), (fixed / name).read_bytes()
+        if got != want or want == data:
+            problems.append(f"{name}: the diff applied gives {got[:80]!r}, kv4lint fix {want[:80]!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_an_empty_selection_is_a_usage_error(tmp_path):
+    """Item 10: ``--select ""``, ``--select ,`` and ``select = []`` selected nothing and exited 0 on a refused
+    launch. An empty selection is a usage error (exit 2) naming the option, on the command line and in the
+    configuration, for check and fix."""
+    root = hostile.good_tree(tmp_path / "tree")
+    problems: list[str] = []
+    routes = [(["--select", ""], None), (["--select", ","], None), (["--select= , "], None),
+              ([], "[tool.kv4lint]\nselect = []\n"), ([], '[tool.kv4lint]\nselect = ""\n')]
+    for cmd in ("check", "fix"):
+        for args, config in routes:
+            (root / "pyproject.toml").write_text(config or "")
+            cp = hostile.kv4lint(cmd, "--sglang-version", "0.5.23", *args, "good.sh", cwd=root)
+            out, err = hostile.text(cp)
+            last = err.strip().splitlines()[-1] if err.strip() else ""
+            if cp.returncode != 2 or "select" not in last or "selects no code" not in last or out.strip():
+                problems.append(f"{cmd} {args} {config!r}: exit {cp.returncode}, stdout {out[-200:]!r}, "
+                                f"stderr {last!r}")
+    assert (root / "good.sh").read_text() == hostile.GOOD_SH
+    assert not problems, "\n".join(problems)
+
+
+def test_an_output_the_environment_refuses_is_a_usage_error(tmp_path):
+    """Item 13: a full disk (``/dev/full``), a failing device, a closed pipe: exit 2 with one line naming where
+    the report could not go, never "a bug in kv4lint"."""
+    root = hostile.good_tree(tmp_path / "tree")
+    problems: list[str] = []
+    runs = [("check", "--format", fmt, "--output-file", "/dev/full") for fmt in ("text", "json", "sarif")]
+    runs += [("fix", "--diff", "--output-file", "/dev/full"), ("check", "--output-file", "/proc/version")]
+    full = "No space left on device"
+    for args in runs:
+        cp = hostile.kv4lint(*args, *CLI_TARGET, str(root))
+        _, err = hostile.text(cp)
+        why = "Input/output error" if args[-1] == "/proc/version" else full
+        if cp.returncode != 2 or err.strip().splitlines() != [f"kv4lint: error: cannot write to {args[-1]}: {why}"]:
+            problems.append(f"{args}: exit {cp.returncode}: {err!r}")
+    for args in (["check", *CLI_TARGET, str(root)], ["fix", "--diff", *CLI_TARGET, str(root)], ["explain", "KV401"]):
+        with open("/dev/full", "wb") as out:
+            cp = subprocess.run([hostile.PY, "-m", "kv4lint", *args], stdout=out, stderr=subprocess.PIPE,
+                                env=hostile.env(), timeout=hostile.TIMEOUT)
+        err = cp.stderr.decode()
+        if cp.returncode != 2 or err.strip() != f"kv4lint: error: cannot write to standard output: {full}":
+            problems.append(f"{args[:2]} > /dev/full: exit {cp.returncode}: {err!r}")
+    # A closed pipe: the reader went away before the report was written (exit 2, not 0: nothing was shown).
+    proc = subprocess.Popen([hostile.PY, "-m", "kv4lint", "check", *CLI_TARGET, str(root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=hostile.env())
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    if proc.wait(timeout=hostile.TIMEOUT) != 2 or err.strip() != "kv4lint: error: cannot write to standard output: " \
+                                                                 "Broken pipe":
+        problems.append(f"closed pipe: exit {proc.returncode}: {err!r}")
+    assert not problems, "\n".join(problems)
+
+
+# A bug planted in the Python frontend's reading of one launch (kv4lint has no switch for that).
+_PLANTED = """
+import sys
+import kv4lint.frontends.python.scanner as scanner
+
+def read_paths(self, *a, **k):
+    raise KeyError("planted")
+
+scanner.Scanner.read_paths = read_paths
+from kv4lint.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_verbose_shows_the_traceback_of_an_internal_error_in_a_frontend(tmp_path):
+    """Item 13 (and item 8's ``KeyError``): an exception inside the Python frontend is an internal error (exit 2,
+    one line) and ``--verbose`` prints its traceback, as for every other internal error."""
+    launcher = tmp_path / "launcher.py"
+    launcher.write_text(_PLANTED)
+    root = hostile.good_tree(tmp_path / "tree")
+    for verbose in (False, True):
+        cp = hostile.run([hostile.PY, str(launcher), "check", *CLI_TARGET, "--jobs", "1", "--no-cache",
+                          *(["--verbose"] if verbose else []), str(root)])
+        out, err = hostile.text(cp)
+        assert cp.returncode == 2, (out, err)
+        assert "internal error" in out and "KeyError: 'planted'" in out, out
+        assert ("Traceback (most recent call last)" in err and "planted" in err) == verbose, err

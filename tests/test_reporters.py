@@ -518,3 +518,37 @@ def test_cli_gitlab_fingerprints_survive_moved_lines(cli_repo, capsys):
     after = json.loads((cli_repo / "gl.json").read_text())
     assert after[0]["location"]["lines"]["begin"] == 3
     assert after[0]["fingerprint"] == before[0]["fingerprint"]
+
+
+# ---------------------------------------------------------------------------
+# Names that are not UTF-8 (issue 34, item 7)
+
+
+def test_every_format_is_valid_for_a_name_that_is_not_utf8(tmp_path):
+    """A file system keeps any bytes in a name; Python gives the ones that are not UTF-8 as lone surrogates
+    (os.fsdecode). Every format stays valid UTF-8 (JSON that parses, SARIF that validates): the text formats
+    and JSON strings write such a byte as ``\\xNN``, a SARIF URI percent-encodes it."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    odd = os.path.join(str(root), os.fsdecode(b"d\xe9"), os.fsdecode(b"\xff\xfe.sh"))
+    f = finding_at(odd, SCRIPT, "fp4_mx_block16", "KV401", fix_text="fp8_e4m3",
+                   message=f"named {os.path.basename(odd)}")
+    run = RunResult(findings=[f], errors=[FileError(odd, "cannot parse: unexpected indent", 7)], files_scanned=1,
+                    root=str(root))
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    for fmt in ("text", "concise", "full", "json", "sarif", "github", "gitlab", "statistics"):
+        out = render("text" if fmt == "statistics" else fmt, run, statistics=fmt == "statistics")
+        out.encode("utf-8")  # strict: no lone surrogate reaches the output
+        if fmt in ("text", "concise", "full", "github", "statistics"):
+            assert "d\\xe9/\\xff\\xfe.sh" in out, (fmt, out)
+        else:
+            doc = json.loads(out)
+            if fmt in ("json", "gitlab"):
+                assert "d\\xe9/\\xff\\xfe.sh" in out.replace("\\\\", "\\"), (fmt, out)
+            if fmt == "json":
+                assert doc["findings"][0]["path"].endswith("d\\xe9/\\xff\\xfe.sh")
+                assert doc["findings"][0]["message"] == "named \\xff\\xfe.sh"
+            if fmt == "sarif":
+                jsonschema.Draft7Validator(schema).validate(doc)
+                loc = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+                assert loc["uri"] == "d%E9/%FF%FE.sh"

@@ -48,6 +48,8 @@ CASES = {
     "utf8": ("# caf\u00e9 \u2014 \U0001f680\n"
              "python -m sglang.launch_server --kv-cache-dtype fp4_e2m1 # \u00fc\n").encode(),
     "utf16": b"\xff\xfe" + "python -m sglang.launch_server --kv-cache-dtype fp4_e2m1\r\n".encode("utf-16-le"),
+    "utf16-be-without-bom": "python -m sglang.launch_server --kv-cache-dtype fp4_e2m1\n".encode("utf-16-be"),
+    "utf32-without-bom": "python -m sglang.launch_server --kv-cache-dtype fp4_e2m1\n".encode("utf-32-le"),
     "trailing-blanks": b"python -m sglang.launch_server --kv-cache-dtype fp4_e2m1   \t\n\n\n",
     "nul-free-controls": b"\x0c\x0bpython -m sglang.launch_server --kv-cache-dtype fp4_e2m1\x1c\n",
 }
@@ -59,9 +61,29 @@ def test_bytes_outside_the_edit_are_kept(tmp_path, name):
     p = tmp_path / "serve.sh"
     p.write_bytes(data)
     assert fix_file(p) == 1
-    enc = "utf-16-le" if name == "utf16" else "utf-8"
+    enc = {"utf16": "utf-16-le", "utf16-be-without-bom": "utf-16-be",
+           "utf32-without-bom": "utf-32-le"}.get(name, "utf-8")
     assert p.read_bytes() == data.replace(OLD.encode(enc), NEW.encode(enc))
     assert temps(tmp_path) == []
+
+
+def test_utf16_and_utf32_without_a_bom_are_told_by_their_nul_bytes():
+    """Issue 34: such text read as UTF-8 decodes (NUL is UTF-8) to characters between NULs, with no option in
+    it to find; its NUL bytes tell the encoding. Binary data, UTF-8 with a stray NUL, do not."""
+    from kv4lint.source import DecodeError, wide_encoding
+
+    text = "a: [sglang, --kv-cache-dtype, fp4_e2m1]  # caf\u00e9\n"
+    for enc in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):
+        assert wide_encoding(text.encode(enc)) == enc
+        got = decode(text.encode(enc))
+        assert (got.text, got.encoding, got.bom) == (text, enc, b"")
+    import random
+
+    noise = bytes(random.Random(1).randrange(256) for _ in range(4096))
+    for data in (noise, text.encode() + b"\0" + text.encode(), b"", b"\0", "\u4e2d\u6587".encode("utf-16-le")):
+        assert wide_encoding(data) is None
+    with pytest.raises(DecodeError, match="UTF-16-LE without a byte order mark"):
+        decode(text.encode("utf-16-le") + b"\x00\xd8")
 
 
 def test_latin1_with_coding_cookie(tmp_path):

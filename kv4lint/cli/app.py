@@ -142,10 +142,11 @@ def _main(argv: list[str]) -> int:
         usage_error(_unknown(extra, parser, command), command)
         return EXIT_ERROR
     try:
-        if ns.command == "explain":
-            return _explain(ns)
-        if ns.command == "matrix":
-            return _matrix(ns)
+        if ns.command in ("explain", "matrix"):
+            from kv4lint.cli.check import writing
+
+            with writing(None):
+                return _explain(ns) if ns.command == "explain" else _matrix(ns)
         # Each command loads when run: `kv4lint --version`, `--help` and `explain` load none of them.
         if ns.command == "server":
             try:
@@ -171,8 +172,6 @@ def _main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("kv4lint: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
     except (UsageError, ConfigError) as e:
         print(f"kv4lint: error: {e}", file=sys.stderr)
         return EXIT_ERROR

@@ -9,6 +9,7 @@ pre-commit batches them.  ``PATH`` ``-`` (with ``--stdin-filename``) reads one f
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -216,10 +217,42 @@ def _use_color(ns, stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def open_output_file(path: str, newline: str | None = None):
-    """``--output-file``, opened for writing; a file that cannot be written is a usage error (exit 2), never
-    an internal one (its folder is checked before the run: kv4lint.cli.options.check_output_file)."""
+@contextlib.contextmanager
+def writing(where: str | None, stream=None):
+    """Writing the report (or the diff, the fixed text) to the file ``where``, else to ``stream`` (standard
+    output when None): a write the environment refuses (a full disk, a read-only file system, a closed pipe,
+    a device that fails) is a usage error naming where (exit 2, one line), never an internal error, which is
+    for kv4lint's own defects (issue 34).  Standard output is flushed here, so that no write is left for the
+    interpreter's exit to fail."""
+    stream = stream or sys.stdout
     try:
+        yield
+        if where is None:
+            stream.flush()
+    except OSError as e:
+        if where is None and stream is sys.stdout:
+            _drop_stdout()
+        target = where if where is not None else "standard error" if stream is sys.stderr else "standard output"
+        raise UsageError(f"cannot write to {target}: {e.strerror or e}") from None
+
+
+def _drop_stdout() -> None:
+    """Standard output failed: what is left in its buffer goes nowhere, so that the interpreter's exit does
+    not fail on it again."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError):  # not a real file (a test's capture): nothing is flushed at exit
+        pass
+
+
+def open_output_file(path: str, newline: str | None = None, *, binary: bool = False):
+    """``--output-file``, opened for writing (``binary``: bytes); a file that cannot be written is a usage error
+    (exit 2), never an internal one (its folder is checked before the run: kv4lint.cli.options.check_output_file)."""
+    try:
+        if binary:
+            return open(path, "wb")
         return open(path, "w", encoding="utf-8", newline=newline)
     except OSError as e:
         raise UsageError(f"argument --output-file: cannot write {path!r}: {e.strerror or e}") from None
@@ -238,22 +271,23 @@ def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: boo
     if q >= 2 and not out_file:
         return
     stream = open_output_file(out_file) if out_file else (stream or sys.stdout)
-    try:
-        text = render(ns.format, result, color=_use_color(ns, stream) and not out_file,
-                      statistics=bool(ns.statistics), quiet=q)
-        stream.write(text)
-        if ns.show_target and q < 1:
-            show = stream if ns.format in ("text", "full", "concise") else sys.stderr
-            for path, targets in result.targets.items():
-                for t in targets:
-                    print(printable(describe_target(path, t)), file=show)
-            for f in result.findings:  # SGLang's side of each finding: its function and the resolution trace
-                if f.detail:
-                    print(printable(f"{f.path}:{f.start.line if f.start else 0}: {f.code} sglang: {f.detail}"),
-                          file=show)
-    finally:
-        if out_file:
-            stream.close()
+    text = render(ns.format, result, color=_use_color(ns, stream) and not out_file,
+                  statistics=bool(ns.statistics), quiet=q)
+    with writing(out_file, stream):
+        try:
+            stream.write(text)
+            if ns.show_target and q < 1:
+                show = stream if ns.format in ("text", "full", "concise") else sys.stderr
+                for path, targets in result.targets.items():
+                    for t in targets:
+                        print(printable(describe_target(path, t)), file=show)
+                for f in result.findings:  # SGLang's side of each finding: its function and the resolution trace
+                    if f.detail:
+                        print(printable(f"{f.path}:{f.start.line if f.start else 0}: {f.code} sglang: {f.detail}"),
+                              file=show)
+        finally:
+            if out_file:
+                stream.close()
 
 
 def emit_fixed(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: bool = True) -> None:

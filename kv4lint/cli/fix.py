@@ -11,7 +11,7 @@ import sys
 
 from kv4lint import writer
 from kv4lint.cli.check import collect, emit_fixed, exit_status, note_versions, open_output_file, quiet, \
-    reads_stdin, resolver_for, settings_of
+    reads_stdin, resolver_for, settings_of, writing
 from kv4lint.cli.stdin import fix_stdin
 from kv4lint.fixer import FixInterrupted, fix_files
 from kv4lint.model import Finding
@@ -48,10 +48,11 @@ def _run_fix(ns: argparse.Namespace) -> int:
         _write_diff(ns, run.diff)
     if ns.show_fixes and quiet(ns) < 2:
         stream = sys.stdout if ns.format in ("text", "concise") and not ns.diff else sys.stderr
-        for f in sorted(run.fixed, key=Finding.sort_key):
-            pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
-            print(printable(f"{pos}: {f.code} fixed ({f.fix.description})"), file=stream)  # type: ignore[union-attr]
-        stream.flush()
+        with writing(None, stream):
+            for f in sorted(run.fixed, key=Finding.sort_key):
+                pos = f"{f.path}:{f.start.line}:{f.start.column}" if f.start else f.path
+                print(printable(f"{pos}: {f.code} fixed ({f.fix.description})"),  # type: ignore[union-attr]
+                      file=stream)
 
     result.findings = run.remaining
     result.errors.extend(run.errors)
@@ -64,10 +65,13 @@ def _run_fix(ns: argparse.Namespace) -> int:
     return exit_status(ns, result, changed=bool(run.written) and (ns.diff or ns.exit_non_zero_on_fix))
 
 
-def _write_diff(ns: argparse.Namespace, text: str) -> None:
+def _write_diff(ns: argparse.Namespace, diff: bytes) -> None:
+    """The diff's bytes as they are (the files' own encodings), to ``--output-file`` or standard output."""
     if ns.output_file:
-        with open_output_file(ns.output_file, newline="") as f:
-            f.write(text)
+        with writing(ns.output_file), open_output_file(ns.output_file, binary=True) as f:
+            f.write(diff)
         return
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    with writing(None):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(diff)
+        sys.stdout.buffer.flush()

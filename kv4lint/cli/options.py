@@ -104,6 +104,17 @@ def check_codes(v: Any) -> list[str]:
     return [_code(c) for c in check_list(v)]
 
 
+def check_select(v: Any) -> list[str]:
+    """``select``: at least one code. An empty selection (``--select ""``, ``select = []``) would check nothing
+    and exit 0 whatever the launches: a usage error, never a silent pass (issue 34)."""
+    codes = check_codes(v)
+    if not codes:
+        shown = repr(v) if isinstance(v, str) else "an empty array"
+        raise ValueError(f"{shown} selects no code, so nothing would be checked: name codes or prefixes (KV401, "
+                         "KV40) or ALL")
+    return codes
+
+
 def check_bool(v: Any) -> bool:
     if isinstance(v, bool):
         return v
@@ -338,7 +349,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("fix-dtype", "the KV cache dtype fixes write (default: fp8_e4m3)", "fix_dtype", check_fix_dtype,
            metavar="DTYPE"),
     # Selection
-    Option("select", "comma-separated codes or prefixes to report (default: all)", "select", check_codes,
+    Option("select", "comma-separated codes or prefixes to report (default: all)", "select", check_select,
            where=FILES_AND_CLI, group="selection", metavar="CODES"),
     Option("extend-select", "codes added to select", "extend_select", check_codes, where=FILES_AND_CLI,
            group="selection", metavar="CODES", extends=True),

@@ -16,7 +16,8 @@ import os
 import sys
 
 from kv4lint.cli.options import UsageError
-from kv4lint.cli.check import emit, emit_fixed, exit_status, note_versions, settings_of, _excluded_by_config
+from kv4lint.cli.check import emit, emit_fixed, exit_status, note_versions, settings_of, writing, \
+    _excluded_by_config
 from kv4lint.config import ConfigResolver
 from kv4lint.discover import language_of
 from kv4lint.exit_status import EXIT_OK
@@ -79,21 +80,20 @@ def fix_stdin(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
     name, data, s, language, skip = _read(ns, resolver)
     if skip:
         if not ns.diff:
-            sys.stdout.buffer.write(data)
+            _write_bytes(data)
         return EXIT_OK
     rep, text, result = _lint(name, data, s, language)
     if rep is None:
         if not ns.diff:
-            sys.stdout.buffer.write(data)  # never lose the input: an editor replaces its buffer with this
+            _write_bytes(data)  # never lose the input: an editor replaces its buffer with this
         emit_fixed(ns, result, stream=sys.stderr)
         return exit_status(ns, result)
     tf = fix_text(name, text.text, s, language, unsafe=bool(ns.unsafe_fixes), report=rep)
     note_versions(resolver, result)
     if ns.diff:
-        sys.stdout.write(unified_diff(name, text.text, tf.new_text))
+        _write_bytes(unified_diff(name, text.encode(text.text), text.encode(tf.new_text)))
     else:
-        sys.stdout.buffer.write(text.encode(tf.new_text) if tf.changed else data)
-    sys.stdout.flush()
+        _write_bytes(text.encode(tf.new_text) if tf.changed else data)
     result.findings = sorted(tf.remaining, key=lambda f: f.sort_key())
     result.errors = list((tf.report or rep).errors) + tf.errors
     result.fixed = len(tf.fixed)
@@ -102,3 +102,10 @@ def fix_stdin(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
     result.unsafe_fixes_applied = bool(ns.unsafe_fixes)
     emit_fixed(ns, result, stream=sys.stderr, to_file=not ns.diff)
     return exit_status(ns, result, changed=tf.changed and (ns.diff or ns.exit_non_zero_on_fix))
+
+
+def _write_bytes(data: bytes) -> None:
+    with writing(None):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 
+from kv4lint.frontends import budget
 from kv4lint.model import FileError, ScanResult
 
 # language -> "module:function"; every function is ``f(text: str, path: str) -> ScanResult``.
@@ -81,4 +82,5 @@ def scan(path: str, text: str, language: str) -> ScanResult:
     fn = scanner(language)
     if fn is None:
         return ScanResult(errors=[FileError(path, f"no scanner for {language} files in this installation")])
-    return fn(text, path)
+    with budget.opened():  # the launch words of the file's blocks together (kv4lint.frontends.budget)
+        return fn(text, path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kv4lint.frontends import budget
 from kv4lint.frontends.embedded import EnvDef, merge, scan_shell_text, with_prelude
 from kv4lint.frontends.hints import fact_hints
 from kv4lint.model import MAX_WORDS, FileError, Hint, Launch, Provenance, ScanResult, Span, Value
@@ -115,6 +116,8 @@ def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | N
     matches SGLang's entry points.
     """
     result = ScanResult()
+    if budget.spent():  # the file's launches already passed the bound (kv4lint.frontends.budget)
+        return result
     if len(words) > MAX_WORDS:
         line = None
         at = words[0].anchor()
@@ -159,4 +162,5 @@ def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | N
     launch = Launch(path=path, form="argv", entry=m.entry, span=span, anchor=anchor, argv=argv,
                     hints=list(hints), language=language)
     result.launches.append(launch)
+    budget.charge(result, path, lambda: file_text.count("\n", 0, anchor.start) + 1 if file_text is not None else None)
     return result

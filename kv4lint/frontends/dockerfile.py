@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from kv4lint import internal_error
-from kv4lint.frontends import argv_lists, embedded
+from kv4lint.frontends import argv_lists, budget, embedded
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
@@ -98,6 +98,7 @@ def parse(text: str) -> tuple[list[Instruction], str]:
     out: list[Instruction] = []
     while k < len(lines):
         ls, ce, _ = lines[k]
+        first_line = k + 1
         content = text[ls:ce]
         st = content.lstrip(" \t")
         if not st or st.startswith("#"):
@@ -133,7 +134,7 @@ def parse(text: str) -> tuple[list[Instruction], str]:
             pos, line_end = lines[k][0], lines[k][1]
         end_of_args = lines[last_line][1]
         args, omap = b.build(end=end_of_args)
-        instr = Instruction(kw, text.count("\n", 0, ls) + 1, ls + (len(content) - len(st)), lines[last_line][2],
+        instr = Instruction(kw, first_line, ls + (len(content) - len(st)), lines[last_line][2],
                             args, omap, tail_start=end_of_args)
         if kw in ("RUN", "COPY", "ADD") and "<<" in args:
             for hm in _HEREDOC.finditer(args):
@@ -341,8 +342,7 @@ def _exec_words(instr: Instruction) -> list[Word] | None:
     removes = argv_lists.removal_spans(extents)
     words = []
     for it, rm in zip(items, removes):
-        outer = [om.offset(k) for k in it.outer]
-        wmap = OffsetMap(outer)
+        wmap = om.compose(OffsetMap(it.outer))
         span = wmap.span(Span(0, len(it.value))) if it.value else None
         words.append(Word(Value(it.value, span, Provenance.LITERAL, use=None if span else Span(*extents[len(words)]),
                                 remove=rm, quote='"'), wmap))
@@ -414,11 +414,14 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
     finished: list[Stage] = []
     env_defs: list[Assignment] = []
     for ins in instrs:
+        if budget.spent():  # the file's launches passed their bound: the rest is not read (kv4lint.frontends.budget)
+            break
         kw = ins.keyword
         try:
             if kw == "FROM":
                 if stage is not None:
                     finished.append(stage)
+                    _stage_command(sc, stage)
                 stage = _from(ins, escape, global_args, stages)
                 if stage.name:
                     stages[stage.name.lower()] = stage
@@ -458,7 +461,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                 stage.defines_command = True
         except Exception as e:  # noqa: BLE001 - one instruction must not stop the others
             sc.result.errors.append(internal_error.scan_error(path, f"while scanning {kw}", e, ins.line))
-    if stage is not None:
+    if stage is not None and not budget.spent():
         finished.append(stage)
         if not stage.defines_command and stage.image_span is not None:
             # The image's own program: a launcher that builds SGLang's command from the environment ENV sets.
@@ -469,12 +472,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                 sc.result.launches.append(launch)
                 env_defs = [a for a in env_defs if a.value_span is None or all(
                     v.span != a.value_span for v in launch.argv)]  # read by the launcher alone: not shared
-    for st in finished:
-        if st.defines_command:
-            try:
-                _effective_command(sc, st)
-            except Exception as e:  # noqa: BLE001
-                sc.result.errors.append(internal_error.scan_error(path, "while scanning the command", e))
+        _stage_command(sc, stage)
     _mark_shared(sc, env_defs)
     # A here-document's lines are a file's or a script's text, not Dockerfile comments.
     embedded.apply_disabled(sc.result, text, sc.index, comments=lambda: outside(
@@ -482,6 +480,15 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
     sc.result.copies = [c for st in finished for c in st.copies]  # where a --config path in the image comes from
     sc.result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return sc.result
+
+
+def _stage_command(sc: _Scanner, st: Stage) -> None:
+    """A stage's effective ENTRYPOINT + CMD, read when the stage ends (what it inherits comes before it)."""
+    if st.defines_command:
+        try:
+            _effective_command(sc, st)
+        except Exception as e:  # noqa: BLE001
+            sc.result.errors.append(internal_error.scan_error(sc.path, "while scanning the command", e))
 
 
 def _from(ins: Instruction, escape: str, global_args: dict[str, Assignment], stages: dict[str, Stage]) -> Stage:

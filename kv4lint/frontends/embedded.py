@@ -17,11 +17,15 @@ import re
 from dataclasses import dataclass, replace
 
 from kv4lint import internal_error
-from kv4lint.frontends import nested
+from kv4lint.frontends import budget, nested
 from kv4lint.model import FileError, Hint, ScanResult, Span, Value
 from kv4lint.prefilter import shell_may_launch
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # ---------------------------------------------------------------------------
 # Building embedded texts piece by piece
@@ -34,33 +38,44 @@ class TextBuilder:
     synthetic characters map to a given file offset (usually where the
     character stands in for something: a folded line break, a removed prompt),
     and never extend a verbatim run, so no span that covers them is editable.
+    The map is kept as its pieces (a range for a verbatim one) until it is read
+    (:meth:`kv4lint.source.OffsetMap.of_parts`).
     """
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.outer: list[int] = []
+        self.maps: list = []  # per piece: a range (verbatim) or a list of offsets (None: not verbatim)
+        self.length = 0
 
     def verbatim(self, text: str, start: int) -> None:
         self.parts.append(text)
-        self.outer.extend(range(start, start + len(text)))
+        self.maps.append(range(start, start + len(text)))
+        self.length += len(text)
 
-    def mapped(self, text: str, outer: list[int]) -> None:
-        """Characters with their own offsets (``len(outer) >= len(text)``)."""
+    def mapped(self, text: str, outer: Sequence[int | None]) -> None:
+        """Characters with their own offsets (``len(outer) >= len(text)``; ``None``: not written verbatim)."""
         self.parts.append(text)
-        self.outer.extend(outer[: len(text)])
+        self.maps.append(outer[: len(text)])
+        self.length += len(text)
 
     def synthetic(self, text: str, at: int) -> None:
         self.parts.append(text)
         # A decreasing run (at, at-1, ...) can never pass OffsetMap's contiguity
         # test, so a span over two or more synthetic characters is not editable.
-        self.outer.extend(max(0, at - k) if k else at for k in range(len(text)))
+        self.maps.append([max(0, at - k) if k else at for k in range(len(text))])
+        self.length += len(text)
 
     def __len__(self) -> int:
-        return len(self.outer)
+        return self.length
+
+    @property
+    def outer(self) -> list[int | None]:
+        return [o for part in self.maps for o in part]
 
     def build(self, end: int | None = None) -> tuple[str, OffsetMap]:
-        last = end if end is not None else (self.outer[-1] + 1 if self.outer else 0)
-        return "".join(self.parts), OffsetMap(self.outer + [last])
+        if end is None:
+            end = next((o + 1 for part in reversed(self.maps) for o in reversed(part) if o is not None), 0)
+        return "".join(self.parts), OffsetMap.of_parts(self.maps + [(end,)])
 
 
 # ---------------------------------------------------------------------------
@@ -68,6 +83,7 @@ class TextBuilder:
 
 _JSON_STR = re.compile(r'"(?:[^"\\\n]|\\.)*"', re.S)
 _JSON_ESC = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_TOML_HEX = {"U": 8, "x": 2}  # TOML's escapes besides JSON's (``\x`` and ``\e``: TOML 1.1)
 _WS = re.compile(r"[ \t\r\n]*")
 
 
@@ -75,37 +91,46 @@ class JSONStringError(ValueError):
     pass
 
 
-def json_string_at(text: str, i: int) -> tuple[str, list[int], int]:
-    """Decode the JSON string literal starting at ``text[i] == '"'``.
+def json_string_at(text: str, i: int, *, toml: bool = False) -> tuple[str, Sequence[int | None], int]:
+    """Decode the JSON string literal starting at ``text[i] == '"'`` (``toml``: a TOML basic string, whose
+    escapes add ``\\UXXXXXXXX``, ``\\xHH`` and ``\\e`` and lack ``\\/``).
 
     Returns ``(value, outer, end)``: ``outer[k]`` is the offset in ``text`` of
-    the value's character ``k`` (the backslash for an escape), plus one entry
-    for the closing quote; ``end`` is the index after the closing quote.
-    Characters written with escapes are not contiguous with their
-    neighbours, so a span that covers one is not editable.
+    the value's character ``k``, ``None`` for one written as an escape, plus one
+    entry for the closing quote; ``end`` is the index after the closing quote.
+    A span that covers an escaped character is not editable (:class:`OffsetMap`).
     """
     m = _JSON_STR.match(text, i)
     if m is None:
         raise JSONStringError(f"not a JSON string at offset {i}")
     raw = m.group()[1:-1]
     start = i + 1
-    if "\\" not in raw:
-        return raw, list(range(start, start + len(raw) + 1)), m.end()
+    if "\\" not in raw:  # every character verbatim: a range, not a list of ints (a JSON file's strings, all of them)
+        return raw, range(start, start + len(raw) + 1), m.end()
     out: list[str] = []
-    outer: list[int] = []
+    outer: list[int | None] = []
     k = 0
     n = len(raw)
     while k < n:
-        c = raw[k]
-        if c != "\\":
-            out.append(c)
-            outer.append(start + k)
-            k += 1
+        b = raw.find("\\", k)
+        if b != k:  # the verbatim run up to the next escape, at once (a notebook's sources: every line has one)
+            b = n if b < 0 else b
+            out.append(raw[k:b])
+            outer.extend(range(start + k, start + b))
+            k = b
             continue
         e = raw[k + 1] if k + 1 < n else ""
-        if e in _JSON_ESC:
-            out.append(_JSON_ESC[e])
-            outer.append(start + k)
+        if toml and e in _TOML_HEX:
+            width = _TOML_HEX[e]
+            digits = raw[k + 2:k + 2 + width]
+            if not re.fullmatch(r"[0-9a-fA-F]{%d}" % width, digits) or int(digits, 16) > 0x10FFFF:
+                raise JSONStringError(f"bad escape at offset {start + k}")
+            out.append(chr(int(digits, 16)))
+            outer.append(None)
+            k += 2 + width
+        elif e in _JSON_ESC and not (toml and e == "/") or (toml and e == "e"):
+            out.append(_JSON_ESC.get(e, "\x1b"))
+            outer.append(None)
             k += 2
         elif e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[k + 2:k + 6] or ""):
             cp = int(raw[k + 2:k + 6], 16)
@@ -117,7 +142,7 @@ def json_string_at(text: str, i: int) -> tuple[str, list[int], int]:
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
                     width = 12
             out.append(chr(cp))
-            outer.append(start + k)
+            outer.append(None)
             k += width
         else:
             raise JSONStringError(f"bad escape at offset {start + k}")
@@ -130,7 +155,7 @@ class JSONItem:
     """A string element of a JSON array: its value, character map, and extent in the text."""
 
     value: str
-    outer: list[int]
+    outer: Sequence[int | None]
     start: int  # the opening quote
     end: int  # after the closing quote
 
@@ -176,15 +201,17 @@ def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict
                     line: int | None = None, file_text: str | None = None) -> ScanResult:
     """Scan embedded shell text (none that fails :func:`kv4lint.prefilter.shell_may_launch`); a failure is
     reported as a FileError, never raised."""
-    if not shell_may_launch(text, env):
+    if not shell_may_launch(text, env) or budget.spent():
         return ScanResult()
     try:
         scan_shell = nested("shell")
     except ImportError as e:  # pragma: no cover - the shell frontend is part of the package
         return ScanResult(errors=[_error(path, what, e, line)])
     try:
-        return scan_shell(text, path, origin=origin, env=env or None, hints=list(hints or []) or None,
-                          file_text=file_text)
+        res = scan_shell(text, path, origin=origin, env=env or None, hints=list(hints or []) or None,
+                         file_text=file_text)
+        budget.charge(res, path, line)
+        return res
     except RecursionError:
         return ScanResult(errors=[FileError(path, f"{what} too deeply nested to scan", line)])
     except Exception as e:  # noqa: BLE001 - one bad block must not stop the others
@@ -193,6 +220,8 @@ def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict
 
 def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: str = "embedded Python",
                      line: int | None = None) -> ScanResult:
+    if budget.spent():
+        return ScanResult()
     try:
         scan_python = nested("python")
     except ImportError as e:  # pragma: no cover
@@ -203,6 +232,7 @@ def scan_python_text(text: str, path: str, origin: OffsetMap | None, *, what: st
             for err in res.errors:
                 if err.line is None:
                     err.line = line  # the embedded block's first line: the message names the line in the block
+        budget.charge(res, path, line)
         return res
     except RecursionError:
         return ScanResult(errors=[FileError(path, f"{what} too deeply nested to scan", line)])
@@ -249,6 +279,20 @@ def merge(into: ScanResult, other: ScanResult, *, text: str | None = None, index
 # ---------------------------------------------------------------------------
 # Suppression comments written in the container format itself
 
+_last_text: str | None = None
+_last_mentions = False
+
+
+def _mentions_kv4lint(text: str) -> bool:
+    """Whether ``text`` holds a suppression comment at all: asked for every block of a file (a Dockerfile's
+    instructions, a README's fences), so the answer for the last text is kept (the text itself, so that
+    ``is`` tells it): a search of the whole file per block made a file of many blocks quadratic (issue 34)."""
+    global _last_text, _last_mentions
+    if text is not _last_text:
+        _last_text, _last_mentions = text, "kv4lint" in text
+    return _last_mentions
+
+
 def disabled_above(text: str, index: LineIndex, offset: int) -> frozenset[str]:
     """Codes disabled by ``# kv4lint: disable[=CODES]`` comment lines right above the line of ``offset``."""
     return codes_above(index.line_text, index.position(offset).line)
@@ -259,7 +303,7 @@ def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None
     """Mark launches with the directives right above them, or above the line that opens their block
     (``opener``: a Dockerfile instruction, a YAML key, a Markdown fence); and the file's ``disable-file``
     (``comments``: the container's test of where its comments are, :func:`kv4lint.suppression.file_codes`)."""
-    if "kv4lint" not in text:
+    if not _mentions_kv4lint(text):
         return
     index = index or LineIndex(text)
     extra = disabled_above(text, index, opener) if opener is not None else frozenset()

@@ -73,7 +73,7 @@ def interpolate(cmd: str, cmap: OffsetMap, known: dict[str, str | None]) -> tupl
         if value is None:
             n += 1
             value = "${__kv4lint_ipython_%d}" % n
-        b.synthetic(value, cmap.outer[m.start()])
+        b.synthetic(value, cmap.offset(m.start()))
         pos = m.end()
     if pos == 0:
         return cmd, cmap
@@ -127,7 +127,7 @@ def split_ipython(source: str, omap: OffsetMap) -> IPythonSplit:
             cmd, cmap = sb.build(end=omap.outer[start + len(line)])
             shell.append((cmd, cmap, first + 1))
             replacement = (m.group(1) + "None") if m else (indent + "pass")
-            b.synthetic(replacement, omap.outer[start])
+            b.synthetic(replacement, omap.offset(start))
             nl = k < len(lines) - 1
         elif stripped.startswith("%") or (m and m.group(2) == "%"):
             em = _ENV_MAGIC.match(line)
@@ -135,7 +135,7 @@ def split_ipython(source: str, omap: OffsetMap) -> IPythonSplit:
                 value = em.group(2)
                 vs = start + em.start(2)
                 env[em.group(1)] = (value, omap.span(Span(vs, vs + len(value))))
-            b.synthetic((m.group(1) + "None") if m else (indent + "pass"), omap.outer[start])
+            b.synthetic((m.group(1) + "None") if m else (indent + "pass"), omap.offset(start))
         else:
             b.mapped(line, omap.outer[start:start + len(line)])
         if nl:

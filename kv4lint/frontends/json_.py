@@ -29,9 +29,9 @@ A verbatim string element is edited in place, quotes and layout untouched.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from kv4lint.frontends import argv_lists, embedded, nested
+from kv4lint.frontends import argv_lists, budget, embedded, nested
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.env_launchers import Setting, env_launch
 from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints, node_hints, scheduler_hints, short
@@ -40,6 +40,10 @@ from kv4lint.sglang.commands import unwrap
 from kv4lint.sglang.launchers import profile_arg_key
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import file_codes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
 
 _MAX_DEPTH = 200
 
@@ -50,7 +54,7 @@ class JSONError(ValueError):
         self.offset = offset
 
 
-@dataclass
+@dataclass(slots=True)  # a JSON file holds a node for every value: ~100 bytes less each
 class Node:
     """A JSON value with where it is written: ``kind`` is obj, arr, str, num or lit."""
 
@@ -58,7 +62,7 @@ class Node:
     start: int
     end: int
     value: object = None  # str for str; list of Node for arr; list of (key, key Node, Node) for obj
-    outer: list[int] = field(default_factory=list)  # str: file offset of each character, then the closing quote
+    outer: Sequence[int | None] = ()  # str: file offset of each character (None: an escape), then the closing quote
 
     def get(self, key: str) -> "Node | None":
         """The value of ``key``: the last one written, the one a JSON parser keeps."""
@@ -154,19 +158,22 @@ def parse(text: str) -> Node:
     return node
 
 
-def parse_lines(text: str) -> list[Node]:
+def iter_lines(text: str) -> Iterator[Node]:
     """JSON Lines (``.jsonl``, ``.ndjson``): one JSON value per line, blank lines allowed; each value keeps
-    its offsets in the whole text, so findings and fixes land on its line."""
+    its offsets in the whole text, so findings and fixes land on its line.  One value at a time: a file of
+    many lines is scanned value by value, never held whole as nodes."""
     p = _Parser(text)
-    out: list[Node] = []
     i = p.skip(0)
     while i < len(text):
         node, end = p.value(i, 0)
-        out.append(node)
+        yield node
         i = p.skip(end)
         if i < len(text) and "\n" not in text[end:i]:
             raise JSONError("expected one JSON value per line", i)
-    return out
+
+
+def parse_lines(text: str) -> list[Node]:
+    return list(iter_lines(text))
 
 
 # ---------------------------------------------------------------------------
@@ -231,7 +238,6 @@ class _Json:
         self.text = text
         self.path = path
         self.result = result
-        self.index = LineIndex(text)
 
     def env(self, obj: Node, inherited: dict) -> tuple[dict, list[Hint]]:
         env = dict(inherited)
@@ -272,7 +278,7 @@ class _Json:
         return env, hints
 
     def walk(self, node: Node, parts: list, env: dict, hints: list[Hint], depth: int = 0) -> None:
-        if depth > _MAX_DEPTH:
+        if depth > _MAX_DEPTH or budget.spent():
             return
         if node.kind == "arr":
             for k, item in enumerate(node.value):
@@ -447,19 +453,19 @@ def scan_json(text: str, path: str) -> ScanResult:
     try:
         if path.lower().endswith(_LINES_SUFFIXES):
             try:
-                return _scan_lines(parse_lines(text), text, path, result)
-            except JSONError as e:
-                return _error(result, text, path, e, "JSON Lines")
+                return _scan_lines(iter_lines(text), text, path, result)
+            except JSONError as e:  # a file that does not parse is its error alone, as a JSON file is
+                return _error(ScanResult(), text, path, e, "JSON Lines")
         try:
             root = parse(text)
         except JSONError as e:
             if str(e) != _AFTER_VALUE:
                 raise
             try:  # a .json file holding JSON Lines: one value per line
-                values = parse_lines(text)
+                parse_lines(text)
             except JSONError:
                 raise e from None
-            return _scan_lines(values, text, path, result)
+            return _scan_lines(iter_lines(text), text, path, result)
     except JSONError as e:
         return _error(result, text, path, e)
     except RecursionError:
@@ -485,9 +491,12 @@ def scan_json(text: str, path: str) -> ScanResult:
     return result
 
 
-def _scan_lines(values: list[Node], text: str, path: str, result: ScanResult) -> ScanResult:
-    """Each value of a JSON Lines file is a document of its own; a finding names the path inside its line."""
+def _scan_lines(values: Iterable[Node], text: str, path: str, result: ScanResult) -> ScanResult:
+    """Each value of a JSON Lines file is a document of its own; a finding names the path inside its line.
+    Once the file's launches pass their bound (:mod:`kv4lint.frontends.budget`), the rest is not read."""
     for root in values:
+        if budget.spent():
+            break
         sub = ScanResult()
         _Json(text, path, sub).walk(root, [], {}, [])
         for la in sub.launches:

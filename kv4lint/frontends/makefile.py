@@ -212,7 +212,7 @@ def _expand(text: str, rec: Recipe, variables: dict[str, MakeVar], b: TextBuilde
         for m in _REF.finditer(text, p, e):
             b.verbatim(text[pos:m.start()], pos)
             if m.group() == "$$":
-                b.mapped("$", [m.start() + 1])
+                b.mapped("$", [None])  # two characters for one: not verbatim
             else:
                 name = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
                 var = variables.get((name or "").strip()) if name and " " not in name.strip() else None

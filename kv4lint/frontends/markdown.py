@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from kv4lint import internal_error
-from kv4lint.frontends import embedded, sections
+from kv4lint.frontends import budget, embedded, sections
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import dedupe_hints
@@ -287,6 +287,8 @@ def scan_markdown(text: str, path: str) -> ScanResult:
     index = LineIndex(text)
     parts = None  # the document's sections, read for the first block that launches
     for block in blocks:
+        if budget.spent():  # the file's launches passed their bound (kv4lint.frontends.budget): read no further
+            break
         try:
             sub = ScanResult()
             _block(sub, block, path, text)

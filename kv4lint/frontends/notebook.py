@@ -13,6 +13,7 @@ for the text reporter (``notebook.ipynb:cell 3:2``).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import re
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 from kv4lint import internal_error
 from kv4lint.discover import language_of
-from kv4lint.frontends import embedded
+from kv4lint.frontends import budget, embedded
 from kv4lint.frontends.comments import python_comments
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
@@ -40,6 +41,7 @@ class Cell:
     source: str
     omap: OffsetMap
     pieces: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each source string, quotes included
+    line: int | None = None  # the file's line of the first source string
 
 
 class NotebookError(ValueError):
@@ -106,6 +108,7 @@ def read_cells(text: str) -> tuple[list[Cell], dict]:
     top = _members(text, i)
     cells: list[Cell] = []
     metadata: dict = {}
+    at, line = 0, 1  # the lines counted so far (cells in order: once over the file, not once per cell)
     for key, vs, ve in top:
         if key == "metadata":
             try:
@@ -145,32 +148,41 @@ def read_cells(text: str) -> tuple[list[Cell], dict]:
                 pieces.append((a, z))
             end = strings[-1][1] - 1 if strings else s2
             src, omap = b.build(end=end)
-            cells.append(Cell(n, ctype, src, omap, pieces))
+            first = None
+            if pieces and pieces[0][0] >= at:
+                line += text.count("\n", at, pieces[0][0])
+                at, first = pieces[0][0], line
+            elif pieces:
+                first = text.count("\n", 0, pieces[0][0]) + 1
+            cells.append(Cell(n, ctype, src, omap, pieces, first))
     return cells, metadata
 
 
 @functools.lru_cache(maxsize=8)
-def _cells_cached(text: str) -> tuple[Cell, ...]:
+def _cells_cached(text: str) -> tuple[tuple[Cell, ...], list[int]]:
+    """The cells that have a source, and where each begins (in file order: bisected per finding)."""
     try:
-        return tuple(read_cells(text)[0])
+        cells = tuple(c for c in read_cells(text)[0] if c.pieces)
     except (ValueError, IndexError):
-        return ()
+        cells = ()
+    return cells, [c.pieces[0][0] for c in cells]
 
 
 def cell_position(text: str, offset: int) -> tuple[int, int] | None:
     """``(cell number, line in the cell)`` (both 1-based) of a file offset inside a cell's source, else None."""
-    for cell in _cells_cached(text):
-        if not cell.pieces:
-            continue
-        if cell.pieces[0][0] <= offset < cell.pieces[-1][1]:
-            line = 1
-            for k, ch in enumerate(cell.source):
-                if cell.omap.outer[k] >= offset:
-                    break
-                if ch == "\n":
-                    line += 1
-            return cell.number, line
-    return None
+    cells, starts = _cells_cached(text)
+    k = bisect.bisect_right(starts, offset) - 1
+    if k < 0 or not offset < cells[k].pieces[-1][1]:
+        return None
+    cell = cells[k]
+    line = 1
+    outer = cell.omap.outer
+    for i, ch in enumerate(cell.source):
+        if outer[i] is not None and outer[i] >= offset:
+            break
+        if ch == "\n":
+            line += 1
+    return cell.number, line
 
 
 # ---------------------------------------------------------------------------
@@ -200,21 +212,17 @@ def scan_notebook(text: str, path: str) -> ScanResult:
     env: dict[str, tuple[str, Span | None]] = {}
     strings: dict[str, str | None] = {}  # the Python string constants the cells run so far set
     for cell in cells:
+        if budget.spent():  # the file's launches passed their bound (kv4lint.frontends.budget): read no further
+            break
         if cell.cell_type != "code" or not cell.source.strip():
             continue
         try:
             _cell(result, cell, path, text, lang, env, strings)
         except Exception as e:  # noqa: BLE001 - one cell must not stop the others
             result.errors.append(internal_error.scan_error(path, f"while scanning cell {cell.number}", e,
-                                                           _line_of(text, cell)))
+                                                           cell.line))
     result.launches.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
     return result
-
-
-def _line_of(text: str, cell: Cell) -> int | None:
-    if not cell.pieces:
-        return None
-    return text.count("\n", 0, cell.pieces[0][0]) + 1
 
 
 def _shell(result: ScanResult, cmd: str, cmap: OffsetMap, path: str, text: str,
@@ -237,7 +245,7 @@ def _env_hints(env: dict[str, tuple[str, Span | None]]) -> list[Hint]:
 def _cell(result: ScanResult, cell: Cell, path: str, text: str, lang: str,
           env: dict[str, tuple[str, Span | None]], strings: dict[str, str | None] | None = None) -> None:
     src, omap = cell.source, cell.omap
-    line = _line_of(text, cell)
+    line = cell.line
     what = f"cell {cell.number}"
     python = (lang.startswith("python") or lang in ("ipython", "")) and not _SHELL_MAGICS.match(src)
     if python:  # a Python cell's comments are the notebook's; a shell cell's cover its own launches (merge)

@@ -254,7 +254,7 @@ def _literal_builder(text: str, s: int, e: int) -> TextBuilder | None:
         b.verbatim(text[s + 1:e - 1], s + 1)
         return b
     try:
-        value, outer, _end = embedded.json_string_at(text, s)
+        value, outer, _end = embedded.json_string_at(text, s, toml=True)
     except embedded.JSONStringError:
         return None
     b.mapped(value, outer)

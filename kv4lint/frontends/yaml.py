@@ -214,9 +214,9 @@ def _interpolate(w: Word, values: dict[str, str | None]) -> tuple[Word, list[tup
         if value is None or (at < m.start() and t[m.start() - 1] == "$"):
             continue
         _copy(b, t, outer, at, m.start())
-        use = Span(outer[m.start()], outer[m.end() - 1] + 1) if outer else w.value.anchor
+        use = w.omap.anchor(Span(m.start(), m.end())) if outer else w.value.anchor
         refs.append((len(b), len(b) + len(value), value, use))
-        b.synthetic(value, outer[m.start()] if outer else 0)
+        b.synthetic(value, w.omap.offset(m.start()) if outer else 0)
         at = m.end()
     if not refs:
         return w, refs
@@ -277,7 +277,7 @@ class _Yaml:
             first = first or n
             sm = scalar_map(self.text, n)
             b.mapped(sm.value, sm.omap.outer)
-            b.synthetic("\n", sm.omap.outer[-1] if sm.omap.outer else n.end_mark.index)
+            b.synthetic("\n", sm.omap.outer[-1])
         if first is None:
             return
         body, omap = b.build()
@@ -480,7 +480,7 @@ class _Yaml:
         while k < len(t):
             if t.startswith("$$", k):
                 if outer:
-                    b.mapped("$", [outer[k + 1]])
+                    b.mapped("$", [None])  # two characters for one: not verbatim
                 else:
                     b.synthetic("$", 0)
                 k += 2
@@ -746,7 +746,7 @@ class _Yaml:
             else:
                 b.synthetic(seg, 0)
             if m.group() == "$$":
-                b.mapped("$", [outer[m.start() + 1]] if outer else [0])
+                b.mapped("$", [None])  # two characters for one: not verbatim
             else:
                 var = env.vars.get(m.group(1))
                 if var is None or var.value is None:

@@ -26,6 +26,11 @@ from kv4lint.source import OffsetMap
 # colon, so their count, taken without parsing, measures the work: a text with more than this many (about 6 s of
 # composing; a real manifest has a few thousand) is a file error naming the limit, never composed.
 MAX_YAML_SEPARATORS = 100_000
+# Merge keys (``<<: *base``) copy a mapping's pairs into another, and a chain of them can copy exponentially many
+# (issue 34: a 1 KB file of ``<<: [*a, *a]`` took 25 s).  Each mapping's merges are expanded once, and the pairs
+# all expansions of a file make together are bounded: past this many (a real file makes a few hundred), the
+# file is a file error naming the limit.
+MAX_YAML_MERGED = 100_000
 
 
 def compose(text: str, path: str) -> tuple[list, list[FileError]]:
@@ -60,6 +65,13 @@ def compose(text: str, path: str) -> tuple[list, list[FileError]]:
         errors.append(FileError(path, "YAML too deeply nested to read"))
     except Exception as e:  # noqa: BLE001 - the parser must not stop the run
         errors.append(FileError(path, f"cannot parse YAML ({type(e).__name__}: {e})"))
+    try:
+        if "<<" in text or "merge" in text:  # ``<<``, or the tag ``!!merge`` on another key
+            _expand_merges(docs)
+    except MergeLimit:
+        errors.append(FileError(path, f"YAML merge keys (<<) expanding to more than {MAX_YAML_MERGED} pairs (the "
+                                      "limit kv4lint reads): not scanned"))
+        return [], errors
     return docs, errors
 
 
@@ -76,28 +88,76 @@ def is_scalar(node) -> bool:
 
 
 def items(node) -> list[tuple[object, object]]:
-    """A mapping's (key, value) pairs, merge keys (``<<``) expanded the way PyYAML does."""
+    """A mapping's (key, value) pairs, merge keys (``<<``) expanded the way PyYAML does.
+
+    A mapping's merges are expanded once, when the document is composed (:func:`_expand_merges`), into the
+    node's ``merge`` slot (ruamel's place for a mapping's merged pairs, which only its round-trip constructor
+    fills: kv4lint never constructs), so that reading them costs what the pairs are, whatever the chain of
+    ``<<`` aliases behind them."""
     if not is_map(node):
         return []
-    own = [(k, v) for k, v in node.value if not _is_merge(k)]
-    merged: list[tuple[object, object]] = []
+    if node.merge is not None:
+        return node.merge
+    return [(k, v) for k, v in node.value if not _is_merge(k)]
+
+
+def _merge_sources(node) -> list:
+    """The mappings a mapping's ``<<`` keys name, in order."""
+    out = []
     for k, v in node.value:
         if _is_merge(k):
-            sources = [v] if is_map(v) else [s for s in v.value if is_map(s)] if is_seq(v) else []
-            for src in sources:
-                merged.extend(items(src))
-    if not merged:
-        return own
+            out.extend([v] if is_map(v) else [s for s in v.value if is_map(s)] if is_seq(v) else [])
+    return out
+
+
+def _merged(node) -> list[tuple[object, object]]:
+    """``node``'s pairs with its sources' (already expanded) pairs merged in front: its own keys win, and of
+    the sources the first that has a key."""
+    own = [(k, v) for k, v in node.value if not _is_merge(k)]
     keys = {k.value for k, _ in own if is_scalar(k)}
     seen: set = set()
     out = []
-    for k, v in merged:
-        kv = k.value if is_scalar(k) else id(k)
-        if kv in keys or kv in seen:
-            continue
-        seen.add(kv)
-        out.append((k, v))
+    for src in _merge_sources(node):
+        for k, v in items(src):
+            kv = k.value if is_scalar(k) else id(k)
+            if kv in keys or kv in seen:
+                continue
+            seen.add(kv)
+            out.append((k, v))
     return out + own
+
+
+class MergeLimit(Exception):
+    """A document whose merge keys expand past :data:`MAX_YAML_MERGED` pairs."""
+
+
+def _expand_merges(docs: list) -> None:
+    """Expand the merge keys of every mapping of ``docs`` once, sources first (iteratively: a chain of
+    aliases is not a nesting of calls), counting the pairs made; past :data:`MAX_YAML_MERGED`, raise
+    :class:`MergeLimit`.  A mapping that merges itself (an alias to an anchor still open) merges nothing
+    from itself."""
+    total = 0
+    seen: set[int] = set()
+    stack = [(d, False) for d in reversed(docs)]
+    while stack:
+        node, ready = stack.pop()
+        if ready:
+            node.merge = None
+            node.merge = _merged(node)
+            total += len(node.merge)
+            if total > MAX_YAML_MERGED:
+                raise MergeLimit()
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if is_map(node):
+            if any(_is_merge(k) for k, _ in node.value):
+                stack.append((node, True))
+                stack.extend((s, False) for s in reversed(_merge_sources(node)) if id(s) not in seen)
+            stack.extend((c, False) for pair in reversed(node.value) for c in pair if id(c) not in seen)
+        elif is_seq(node):
+            stack.extend((c, False) for c in reversed(node.value) if id(c) not in seen)
 
 
 def _is_merge(k) -> bool:
@@ -214,7 +274,7 @@ def _flow_map(text: str, s: int, e: int, value: str, style: str) -> OffsetMap | 
         pending_space.clear()
         first = False
         if style == "'" and c == "'" and text[i + 1:i + 2] == "'":
-            b.mapped("'", [i])
+            b.mapped("'", [None])  # two characters for one: not verbatim
             i += 2
             continue
         if style == '"' and c == "\\":
@@ -226,7 +286,7 @@ def _flow_map(text: str, s: int, e: int, value: str, style: str) -> OffsetMap | 
                     i += 1
                 continue
             if nxt in _DQ_ESC:
-                b.mapped(_DQ_ESC[nxt], [i])
+                b.mapped(_DQ_ESC[nxt], [None])  # an escape: not verbatim
                 i += 2
                 continue
             if nxt in _HEX:
@@ -234,7 +294,7 @@ def _flow_map(text: str, s: int, e: int, value: str, style: str) -> OffsetMap | 
                 digits = text[i + 2:i + 2 + n]
                 if len(digits) != n or not re.fullmatch(r"[0-9a-fA-F]+", digits):
                     return None
-                b.mapped(chr(int(digits, 16)), [i])
+                b.mapped(chr(int(digits, 16)), [None])
                 i += 2 + n
                 continue
             return None

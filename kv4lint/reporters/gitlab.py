@@ -21,6 +21,7 @@ import json
 import os
 
 from kv4lint.model import Severity
+from kv4lint.printable import json_text
 from kv4lint.reporters.paths import relative, repository_root
 from kv4lint.reporters.result import RunResult
 
@@ -61,4 +62,4 @@ def to_gitlab(result: RunResult) -> list[dict]:
 
 
 def render(result: RunResult) -> str:
-    return json.dumps(to_gitlab(result), indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(to_gitlab(result), indent=2, ensure_ascii=False)) + "\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from kv4lint.printable import json_text
 from kv4lint.reporters.result import RunResult
 
 
@@ -13,4 +14,4 @@ def render(result: RunResult) -> str:
         "errors": [e.to_json() for e in result.errors],
         "files_scanned": result.files_scanned,
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"

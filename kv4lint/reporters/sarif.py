@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from kv4lint.version import __version__
 from kv4lint.model import Finding, Position, Severity
+from kv4lint.printable import json_text
 from kv4lint.reporters.result import RunResult
 from kv4lint.reporters.paths import relative, repository_root
 from kv4lint.reporters.ruledoc import rule_markdown, rule_text
@@ -80,9 +81,10 @@ def _rule(code: str, docs: str | None) -> dict:
 def _artifact(path: str, root: str | None) -> dict:
     rel = relative(path, root)
     if rel is not None:
-        return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
+        # A name's bytes, percent-encoded (RFC 3986), also those that are not UTF-8 (os.fsdecode's surrogates).
+        return {"uri": quote(rel, safe="/", errors="surrogateescape"), "uriBaseId": SRCROOT}
     if path.startswith("<"):
-        return {"uri": quote(path, safe="")}
+        return {"uri": quote(path, safe="", errors="surrogateescape")}
     return {"uri": Path(os.path.abspath(path)).as_uri()}
 
 
@@ -177,4 +179,4 @@ def to_sarif(result: RunResult) -> dict:
 
 
 def render(result: RunResult) -> str:
-    return json.dumps(to_sarif(result), indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(to_sarif(result), indent=2, ensure_ascii=False)) + "\n"

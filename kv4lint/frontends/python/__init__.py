@@ -171,6 +171,7 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     except RecursionError:
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
     except Exception as e:  # noqa: BLE001 - a frontend bug must not stop the run
+        internal_error.traceback_if_verbose(e)
         err = _error(path, internal_error.describe(e, during="in the Python frontend"), None, origin)
         err.internal = True  # a bug in kv4lint: the run exits 2 (kv4lint.internal_error)
         return ScanResult(errors=[err])

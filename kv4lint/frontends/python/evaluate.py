@@ -168,7 +168,7 @@ class Evaluator:
         values written there get the name's use, provenance and sharing.
         """
         out: list[str] = []
-        outer: list[int] = []
+        outer: list[int | None] = []  # None: an escape, not written verbatim (OffsetMap)
         holes: dict[str, Span | None] = {}
         last = (v.where.start if v.where is not None else 0)
         for p in v.parts:
@@ -179,11 +179,9 @@ class Evaluator:
                     self._regions.append((a, b, p.org.shared))
                 for ch, o in zip(p.text, p.offs):
                     out.append(ch)
-                    if o is None:
-                        outer.append(last)
-                    else:
-                        outer.append(o)
-                        last = o
+                    outer.append(o)
+                if known:
+                    last = known[-1]
             else:
                 name = f"__KV4LINT_HOLE_{len(holes)}__"
                 holes[name] = self.fanchor(p.org.use or p.where)

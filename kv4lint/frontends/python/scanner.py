@@ -100,6 +100,7 @@ class Scanner(Evaluator):
         except RecursionError:
             self._launch_error(call, "a launch's arguments are nested too deeply to read")
         except Exception as e:  # noqa: BLE001 - one launch must not hide the others
+            internal_error.traceback_if_verbose(e)
             self._launch_error(call, internal_error.describe(e, during="reading this launch"), internal=True)
         if self.unresolved:  # never "clean" for a value that was not read
             self._launch_error(call, f"a value of this launch {self.unresolved} (the limit kv4lint reads): "

@@ -121,7 +121,14 @@ class ShellText:
                 return Span(min(local), max(local) + 1)
         known = [p for p in self.pos[s:e] if p is not None]
         if known:
-            return Span(min(known), max(known) + 1)
+            a, b = min(known), max(known) + 1
+            # An escape of the outer format at either end (``$$`` in a Makefile, ``\u0034`` in JSON): its raw
+            # text lies between the verbatim neighbours.
+            if self.pos[s] is None and s > 0 and self.pos[s - 1] is not None and self.pos[s - 1] < a:
+                a = self.pos[s - 1] + 1
+            if self.pos[e - 1] is None and e < len(self.pos) and self.pos[e] is not None and self.pos[e] > b:
+                b = self.pos[e]
+            return Span(a, b)
         return self.fallback
 
     def chars(self, s: int, e: int) -> "Chars":

@@ -799,14 +799,8 @@ class Walker(Branches):
             self.scan.errors.append(FileError(self.scan.path, f"could not load the Python frontend "
                                                               f"({type(e).__name__}: {e})"))
             return
-        outer: list[int] = []
-        prev = fallback.start
-        for p in chars.pos:
-            if p is None:
-                p = prev
-            outer.append(p)
-            prev = p
-        outer.append(outer[-1] + 1 if outer else fallback.start)
+        outer: list[int | None] = list(chars.pos)  # None: not written verbatim (OffsetMap)
+        outer.append(next((p + 1 for p in reversed(chars.pos) if p is not None), fallback.start))
         try:
             res = scan_python(chars.text, self.scan.path, origin=OffsetMap(outer))
         except Exception as e:  # the other frontend must not stop this one
@@ -958,7 +952,9 @@ def _to_value(f: Field) -> Value:
                          remove=f.rm, quote=f.quote, path=path)
         return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
                      offsets=_offsets(chars))
-    return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote, offsets=_offsets(chars))
+    # Not written verbatim (an escape of the outer format): reported where it is written, never edited.
+    return Value(chars.text, span, Provenance.LITERAL, use=None if span is not None else f.anchor(), remove=f.rm,
+                 quote=f.quote, offsets=_offsets(chars))
 
 
 def _offsets(chars: Chars) -> tuple[int, ...] | None:

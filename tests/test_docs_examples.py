@@ -1,7 +1,7 @@
 """Docs that run: every console example of README.md and docs/*.md is run against the fixtures, so a
 documented command cannot drift from the code (issue 15).
 
-The convention the docs follow (docs/README.md-free: it is stated here and in the README's test section):
+The convention the docs follow (stated here and in docs/contributing.md, "Docs that run"):
 
 - A ``console`` / ``sh`` / ``shell`` / ``bash`` code block is an example to run. Its commands start with
   ``$ ``; a command states the exit status it documents with a trailing ``# exit N``.  The lines that

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SCREEN = 15  # lines: what a new user reads without scrolling
 _FINDING = re.compile(r"^(examples/\S+):\d+:\d+: KV\d{3} \((error|warning)\)( \[\*\])? (.*)$")
-_TARGET = re.compile(r"^(examples/\S+):\d+: .*?, gpu=(\S+) \((.*?)\), model_attention=")
+_TARGET = re.compile(r"^(examples/\S+):\d+: .*?, gpu=(\S+) ")
 
 
 def _section(title: str) -> str:
@@ -55,10 +55,13 @@ def test_the_quick_start_is_two_commands_and_the_second_is_ci():
     assert setup.startswith("python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/kv4lint check ")
 
 
+def _first_argv() -> list[str]:
+    """The first command's kv4lint arguments (what it runs after its install)."""
+    return _quick_start()[0].rsplit("&& .venv/bin/kv4lint ", 1)[1].split()
+
+
 def _first_check() -> list[str]:
-    """The first command's check, as it runs in a checkout (without its install)."""
-    argv = _quick_start()[0].rsplit("&& .venv/bin/kv4lint ", 1)[1].split()
-    r = _run(*argv)
+    r = _run(*_first_argv())
     assert r.returncode == 1 and not r.stderr, (r.returncode, r.stderr)
     return r.stdout.splitlines()
 
@@ -70,12 +73,11 @@ def test_the_first_command_shows_a_handful_of_findings_that_teach():
     assert any(sev == "error" and safe for _, sev, safe, _ in found), "no error with a safe fix"
     assert any(sev == "warning" and "set --gpu" in msg for _, sev, _, msg in found), "no warning saying what decides"
     # A launch judged on the GPU its file names, with nothing to report: the clean verdict.
-    targets = [m.groups() for m in map(_TARGET.match, _run("check", "--show-target", "examples/").stdout.splitlines())
-               if m]
+    targets = [m.groups() for m in map(_TARGET.match, _run(*_first_argv(), "--show-target").stdout.splitlines()) if m]
     flagged = {path for path, *_ in found}
-    named = {path for path, gpu, _ in targets if gpu != "any"} - flagged
+    named = {path for path, gpu in targets if gpu != "any"} - flagged
     assert named, "no file whose launch is clean because the file names its GPU"
-    assert {path for path, *_ in targets} - flagged - named == set(), "a clean launch that names no GPU teaches nothing"
+    assert {path for path, _ in targets} - flagged - named == set(), "a clean launch that names no GPU teaches nothing"
 
 
 def test_the_readme_shows_the_first_commands_whole_output():

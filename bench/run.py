@@ -551,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--held-out", metavar="DIR", help="real files kept out of the fixtures, copied into tree/held-out: "
                     "the table's tree rows measure SGLang's sources plus them")
     ap.add_argument("--markdown", action="store_true",
-                    help="also print the performance table (issue 37) as Markdown, as README.md quotes it")
+                    help="also print the performance table (issue 37) as Markdown, as docs/performance.md quotes it")
     ns = ap.parse_args(argv)
     reps = 2 if ns.quick else max(1, ns.reps)
     out = Path(ns.out).resolve()
@@ -776,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
         report(doc, jn)
     table.report(doc)
     if ns.markdown and doc.get("table"):
-        print("\n<!-- bench/run.py --markdown: paste between the README's bench:table markers -->")
+        print("\n<!-- bench/run.py --markdown: paste between docs/performance.md's bench:table markers -->")
         print(table.markdown(doc["table"]["rows"], doc["table"]["before"]), end="")
     print(f"\nresults: {res_path}")
     return 0

@@ -1,8 +1,8 @@
-"""The performance table (issue 37; README.md's "Speed" quotes it): each row is a ratio, a subject over a
+"""The performance table (issue 37; docs/performance.md quotes it): each row is a ratio, a subject over a
 baseline measured in the same run, interleaved with every other case, against a target.
 
-``bench/run.py --only table`` runs these cases alone; ``--markdown`` also prints the table as the README
-holds it (``tests/test_bench_table.py`` checks that the README's table is this function's output: its header,
+``bench/run.py --only table`` runs these cases alone; ``--markdown`` also prints the table as docs/performance.md
+holds it (``tests/test_bench_table.py`` checks that that page's table is this function's output: its header,
 its rows' labels and targets, the shape of each measured cell).
 
 Adding a row (e.g. a 2 MB YAML file): a generator in ``bench/shapes.py`` and one :class:`LargeFile` in
@@ -189,7 +189,7 @@ def target_cell(row: Row) -> str:
 
 
 def markdown(now: list[dict], before: list[dict] | None = None) -> str:
-    """The table as the README holds it."""
+    """The table as docs/performance.md holds it."""
     lines = [HEADER, "|---|---|---|---|---|"]
     by_key = {r.key: r for r in rows()}
     for i, r in enumerate(now):

@@ -1,6 +1,6 @@
-"""README.md's performance table is bench/run.py's (``--markdown``): the same rows, labels, baselines and
+"""docs/performance.md's table is bench/run.py's (``--markdown``): the same rows, labels, baselines and
 targets, and measured cells of the shape the bench prints.  No timing here: the bench measures, this test only
-checks that the README quotes it (re-run ``bench/run.py --only table --markdown`` and paste when a row changes)."""
+checks that the page quotes it (re-run ``bench/run.py --only table --markdown`` and paste when a row changes)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PAGE = Path("docs") / "performance.md"  # where the table is quoted, from the repository's root
 sys.path.insert(0, str(ROOT / "bench"))
 
 import table  # noqa: E402 - bench/table.py
@@ -18,15 +19,15 @@ RATIO = r"(?:-|\d+\.\d\d ×(?: \(\d+ ms\)| \(\d+\.\d\d s\))?)"
 SECONDS = r"(?:-|\d+ ms|\d+\.\d\d s)"
 
 
-def _readme_table() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert START in text and END in text, f"README.md has no {START} ... {END} section"
+def _quoted_table() -> list[str]:
+    text = (ROOT / PAGE).read_text(encoding="utf-8")
+    assert START in text and END in text, f"{PAGE} has no {START} ... {END} section"
     block = text[text.index(START) + len(START):text.index(END)]
     return [ln for ln in block.splitlines() if ln.startswith("|")]
 
 
-def test_the_readme_quotes_the_benchs_table():
-    lines = _readme_table()
+def test_the_performance_page_quotes_the_benchs_table():
+    lines = _quoted_table()
     assert lines[0] == table.HEADER
     assert lines[1] == "|---|---|---|---|---|"
     body = lines[2:]
@@ -48,7 +49,8 @@ def test_the_markdown_the_bench_prints_passes_the_same_check(monkeypatch, tmp_pa
     now = [{"key": r.key, "ratio": 1.234, "subject_s": 0.5, "baseline_s": 0.05,
             "met": None if r.target is None else True} for r in rows]
     before = [dict(x, ratio=2.5) for x in now]
-    readme = f"# x\n\n{START}\n{table.markdown(now, before)}{END}\n"
-    (tmp_path / "README.md").write_text(readme, encoding="utf-8")
+    page = f"# x\n\n{START}\n{table.markdown(now, before)}{END}\n"
+    (tmp_path / PAGE).parent.mkdir()
+    (tmp_path / PAGE).write_text(page, encoding="utf-8")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    test_the_readme_quotes_the_benchs_table()
+    test_the_performance_page_quotes_the_benchs_table()

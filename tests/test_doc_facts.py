@@ -51,3 +51,40 @@ def test_sarif_has_no_help_uri_without_a_url(tmp_path, monkeypatch, capsys):
     assert main(["check", "--isolated", "--format", "sarif", "--rule-docs-url", "https://x.test/r/", "run.sh"]) == 1
     rules = json.loads(capsys.readouterr().out)["runs"][0]["tool"]["driver"]["rules"]
     assert all(r["helpUri"] == f"https://x.test/r/{r['id']}.md" for r in rules)
+
+
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_FENCED = re.compile(r"^```.*?^```", re.M | re.S)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation but ``-`` and ``_`` dropped, spaces as ``-``."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    text = _FENCED.sub("", path.read_text(encoding="utf-8"))
+    return {_slug(m.group(1)) for m in re.finditer(r"^#+ (.*)$", text, re.M)}
+
+
+def test_every_link_of_the_docs_leads_somewhere():
+    """A relative link of the README or docs/ names a file or folder of the repository, and its ``#anchor`` a
+    heading of that page (issue 36 moved the README's depth into docs/: no link may be left behind)."""
+    broken = []
+    for doc in [*DOCS, ROOT / "bench" / "README.md"]:
+        for target in _LINK.findall(_FENCED.sub("", doc.read_text(encoding="utf-8"))):
+            if re.match(r"[a-z]+:", target):
+                continue
+            name, _, anchor = target.partition("#")
+            path = (doc.parent / name).resolve() if name else doc
+            if not path.exists():
+                broken.append(f"{doc.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+                broken.append(f"{doc.relative_to(ROOT)}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
+
+
+def test_slugs_are_githubs():
+    assert _slug("The performance table (issue 37)") == "the-performance-table-issue-37"
+    assert _slug("An SGLang `--config` file read alone") == "an-sglang---config-file-read-alone"
+    assert _slug("Latest figures: the table") == "latest-figures-the-table"

@@ -1,7 +1,7 @@
 """Docs that run: every console example of README.md and docs/*.md is run against the fixtures, so a
 documented command cannot drift from the code (issue 15).
 
-The convention the docs follow (docs/README.md-free: it is stated here and in the README's test section):
+The convention the docs follow (stated here and in docs/contributing.md, "Docs that run"):
 
 - A ``console`` / ``sh`` / ``shell`` / ``bash`` code block is an example to run. Its commands start with
   ``$ ``; a command states the exit status it documents with a trailing ``# exit N``.  The lines that
@@ -10,7 +10,7 @@ The convention the docs follow (docs/README.md-free: it is stated here and in th
 - A block that cannot run here (an install, the test suite, the benchmark, a ``git commit``) is marked
   ``<!-- docs-test: illustrative -->`` on the line before it.
 
-Each block runs in a fresh copy of the repository's fixtures, README and docs (a git repository of its
+Each block runs in a fresh copy of the repository's fixtures, examples, README and docs (a git repository of its
 own, so no configuration above it is read), with ``kv4lint``, ``flake8`` and ``python`` from this
 environment, no cache, no colour.
 """
@@ -89,7 +89,7 @@ def test_console_example(example: Example, tmp_path):
                                       f"or mark the block {ILLUSTRATIVE}")
     work = tmp_path / "repo"
     work.mkdir()
-    for name in ("fixtures", "docs"):
+    for name in ("fixtures", "examples", "docs"):
         shutil.copytree(ROOT / name, work / name)
     shutil.copy2(ROOT / "README.md", work / "README.md")
     (work / ".git").mkdir()  # the top of the repository: no configuration above it is read

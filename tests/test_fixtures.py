@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -64,6 +65,29 @@ def test_no_fixture_output_has_two_findings_with_one_place_and_code():
     twice = {str(p.relative_to(FIXTURES)): sorted(k for k, n in collections.Counter(snapshots.read(p).findings).items()
                                                   if n > 1) for p in FILES}
     assert {k: v for k, v in twice.items() if v} == {}
+
+
+# A name that says the file is clean: a word `ok`, `clean` or `decoy` in the file's name or a folder's.
+_CLEAN_WORD = re.compile(r"(?:^|[_.-])(?:ok|clean|decoy)(?:[_.-]|$)")
+CLEAN = [p for p in FILES if any(_CLEAN_WORD.search(part) for part in p.relative_to(FIXTURES).parts)]
+
+
+def test_the_clean_names_are_found():
+    names = {str(p.relative_to(FIXTURES)) for p in CLEAN}
+    assert {"shell/decoy_b200_ok.sh", "yaml/helm/decoy-values-fp8.yaml", "shell/sourced_settings_ok/serve.sh"} <= names
+    assert not {"markdown/cookbook-tabs.mdx", "notebook/engine.ipynb", "shell/slurm_sbatch_h100.sh"} & names
+
+
+@pytest.mark.parametrize("path", CLEAN, ids=[str(p.relative_to(FIXTURES)) for p in CLEAN])
+def test_a_fixture_named_clean_is_clean(path: Path, tmp_path: Path):
+    """A clean twin is clean in the way its name says (issue 36): no finding with its snapshot's options, and none
+    where a user meets it, ``kv4lint check FILE`` with no option (a condition, such as a GPU, is in its name or
+    its text: ``decoy_b200_ok.sh``). A decoy that warns by design needs a name that says so."""
+    assert snapshots.read(path).findings == [], f"{path}: named clean, its snapshot has findings"
+    doc = run_json([], path, tmp_path)
+    assert doc["errors"] == [] and doc["findings"] == [], (
+        f"{path}: named clean, `kv4lint check` with no option reports "
+        + "; ".join(f"{f['line']}:{f['column']} {f['code']} {f['message']}" for f in doc["findings"]))
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)

@@ -10,7 +10,7 @@ The convention the docs follow (stated here and in docs/contributing.md, "Docs t
 - A block that cannot run here (an install, the test suite, the benchmark, a ``git commit``) is marked
   ``<!-- docs-test: illustrative -->`` on the line before it.
 
-Each block runs in a fresh copy of the repository's fixtures, examples, README and docs (a git repository of its
+Each block runs in a fresh copy of the repository's fixtures, README and docs (a git repository of its
 own, so no configuration above it is read), with ``kv4lint``, ``flake8`` and ``python`` from this
 environment, no cache, no colour.
 """
@@ -89,7 +89,7 @@ def test_console_example(example: Example, tmp_path):
                                       f"or mark the block {ILLUSTRATIVE}")
     work = tmp_path / "repo"
     work.mkdir()
-    for name in ("fixtures", "examples", "docs"):
+    for name in ("fixtures", "docs"):
         shutil.copytree(ROOT / name, work / name)
     shutil.copy2(ROOT / "README.md", work / "README.md")
     (work / ".git").mkdir()  # the top of the repository: no configuration above it is read

@@ -1,7 +1,7 @@
 """The quick start (issue 36): two commands, the first a short lesson in what kv4lint catches, the second CI's.
 
 - README.md's quick start is exactly two commands, and the second is .ci/run's, character for character.
-- The first installs kv4lint and checks examples/ (a few launches as a project holds them; fixtures/ stays the
+- The first installs kv4lint and checks fixtures/examples/ (a few launches as a project holds them; fixtures/ stays the
   tests' corpus). What it prints fits on a screen and teaches the three verdicts: an error with a safe fix, a
   warning that says how to decide, and a launch that is clean because its file names its GPU.
 - The README shows that output whole, in a block tests/test_docs_examples.py runs.
@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SCREEN = 15  # lines: what a new user reads without scrolling
-_FINDING = re.compile(r"^(examples/\S+):\d+:\d+: KV\d{3} \((error|warning)\)( \[\*\])? (.*)$")
-_TARGET = re.compile(r"^(examples/\S+):\d+: .*?, gpu=(\S+) ")
+_FINDING = re.compile(r"^(fixtures/examples/\S+):\d+:\d+: KV\d{3} \((error|warning)\)( \[\*\])? (.*)$")
+_TARGET = re.compile(r"^(fixtures/examples/\S+):\d+: .*?, gpu=(\S+) ")
 
 
 def _section(title: str) -> str:

@@ -331,3 +331,18 @@ def test_a_long_condition_is_cut_in_the_headline_and_whole_in_the_detail(tmp_pat
     assert f["message"] == ('when os.environ.get("SERVE_WITH_FP4_KV_CAC...: --kv-cache-dtype nvfp4 is refused with '
                             '--attention-backend triton (MHA and MLA models); use fp8_e4m3')
     assert f["detail"].startswith(f"The launch runs when {cond}. SGLang 0.5.23: ")
+
+
+# Unpinned launches with no GPU stated, over the backends and models: the headlines that say the most (a release's
+# lead, the GPUs that refuse, what decides). Each stays within about HEADLINE characters: the scope in fewer
+# words, then a shorter advice, and far past it the advice moves to the detail.
+UNSTATED = [["--model-path", model, "--kv-cache-dtype", dtype] + (["--attention-backend", backend] if backend else [])
+            for model in ("meta-llama/Llama-3.1-8B", "deepseek-ai/DeepSeek-V3", "some/unknown-model")
+            for dtype in ("nvfp4", "fp4_mx_block16", "fp4_e2m1")
+            for backend in (None, "triton", "flashinfer", "fa3", "trtllm_mha", "trtllm_mla", "flashmla", "fa4")]
+
+
+def test_headlines_of_unstated_targets_stay_about_headline_long():
+    lengths = [(len(f.message), f.message) for argv in UNSTATED for f in kv4lint.check_argv(argv)]
+    assert len(lengths) > 50 and any(m.startswith("from SGLang") for _, m in lengths)
+    assert max(lengths)[0] <= HEADLINE + 10, max(lengths)

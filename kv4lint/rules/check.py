@@ -503,6 +503,9 @@ def _finding(ev: Event, args: Args, target: Target, m: Machine, model: ModelInfo
             msg = said.fit(f"{lead + ', ' if lead else ''}{verb}{scope_words}:")
             if len(msg) <= HEADLINE:
                 break
+        if len(msg) > HEADLINE + 10:  # far too long (a release's lead too): the advice goes, the detail says it
+            said.advice = ""
+            msg = said.fit(f"{lead + ', ' if lead else ''}{verb}{fewest}:")
     elif scope == "strict":
         msg = said.fit(f"[strict] may fail {_condition(m, model, target)}:")
     elif scope == "every" and code != "KV402" and unseen:

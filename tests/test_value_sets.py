@@ -95,7 +95,7 @@ PY = {
     "elif": ('import sglang as sgl\ndef serve(mode):\n    kv = "auto"\n    if mode == "fp8":\n        kv = "fp8_e4m3"\n'
              '    elif mode == "fp4":\n        kv = "nvfp4"\n'
              '    return sgl.Engine(model_path="m", kv_cache_dtype=kv, attention_backend="triton")\n',
-             "when mode != \"fp8\" and mode == \"fp4\": kv_cache_dtype='nvfp4'", '        kv = "fp8_e4m3"\n    return'),
+             "when mode == \"fp4\": kv_cache_dtype='nvfp4'", '        kv = "fp8_e4m3"\n    return'),
     "presets": ('import sys\nimport sglang as sgl\nP = {"fast": {"kv_cache_dtype": "nvfp4"}, "ok": {"kv_cache_dtype": '
                 '"auto"}}\nsgl.Engine(model_path="m", attention_backend="triton", **P[sys.argv[1]])\n',
                 "when sys.argv[1] == 'fast': kv_cache_dtype='nvfp4'", '"fast": {"kv_cache_dtype": "fp8_e4m3"}'),
@@ -147,14 +147,19 @@ def test_python_value_shared_or_unknown(tmp_path: Path):
 
 
 def test_value_sets_are_bounded(tmp_path: Path):
-    """Thirty independent choices on one launch: too many paths to read, so those values stay unknown."""
+    """Thirty-one independent choices on one launch: too many combinations to read them all (2 ** 31), so each
+    choice is read on its own with the others unknown: the nvfp4 of one branch is still judged, with the condition
+    of its own path, and its fix is safe."""
     lines = [f'if [ "$C{i}" = 1 ]; then V{i}=a; else V{i}=b; fi' for i in range(30)]
     lines.append('KV=fp8_e4m3; [ -n "$FP4" ] && KV=nvfp4')
     lines.append(LAUNCH.format(v="$KV") + " " + " ".join(f"--tp $V{i}" for i in range(30)))
     path = tmp_path / "serve.sh"
     path.write_text("\n".join(lines) + "\n")
     code, found = check(path, tmp_path)
-    assert not any(f["message"].startswith("when ") for f in found)
+    assert code == 1
+    assert [(f["line"], f["code"]) for f in found] == [(32, "KV401")]
+    assert found[0]["message"].startswith("when FP4 is not empty: --kv-cache-dtype nvfp4 is refused")
+    assert found[0]["fix"]["applicability"] == "safe"
 
 
 def test_the_same_test_in_two_places_is_taken_the_same_way(tmp_path: Path):

@@ -53,13 +53,21 @@ def parse_bash(data: bytes):
 # Text, positions, provenance
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
 def _byte_map(text: str) -> list[int]:
-    """For UTF-8 byte offset ``b``, the character index it falls in."""
+    """For UTF-8 byte offset ``b``, the character index it falls in (runs of ASCII in one step)."""
     out: list[int] = []
-    for i, ch in enumerate(text):
-        o = ord(ch)
-        n = 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-        out.extend([i] * n)
+    at = 0
+    for m in _NON_ASCII.finditer(text):
+        a, b = m.span()
+        out.extend(range(at, a))
+        for i in range(a, b):
+            o = ord(text[i])
+            out.extend([i] * (2 if o < 0x800 else 3 if o < 0x10000 else 4))
+        at = b
+    out.extend(range(at, len(text)))
     out.append(len(text))
     return out
 
@@ -88,9 +96,18 @@ class ShellText:
 
     # -- offsets
     def c(self, b: int) -> int:
-        return b if self._b2c is None else self._b2c[min(b, len(self._b2c) - 1)]
+        m = self._b2c
+        if m is None:
+            return b
+        try:
+            return m[b]
+        except IndexError:
+            return m[-1]
 
     def ns(self, node) -> tuple[int, int]:
+        m = self._b2c
+        if m is None:
+            return node.start_byte, node.end_byte
         return self.c(node.start_byte), self.c(node.end_byte)
 
     def nt(self, node) -> str:

@@ -17,19 +17,20 @@ substitution or a branch not known statically is ``Value.unknown()``.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Callable
 
 from kv4lint import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
-from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
-    Binding, Element, Expander, Field, Variables, elements, merge_variables, setting_chars
+from kv4lint.frontends.shell.choices import ChoicePoint
+from kv4lint.frontends.shell.expand import ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, \
+    Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
+from kv4lint.frontends.shell.launches import build_launches, to_value
 from kv4lint.frontends.shell import parse as shell_parse
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_shell
-from kv4lint.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
-from kv4lint.sglang.commands import Command, unwrap
+from kv4lint.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, ScanResult, Span, Value
+from kv4lint.sglang.commands import Command, could_start_command, is_recorder, unwrap
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes
 
@@ -39,8 +40,9 @@ __all__ = ["scan_shell", "split_words"]
 _MAX_VALUE = 64 * 1024  # characters of one variable's value
 _MAX_ITEMS = 100_000  # elements of one array
 _MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
-_MAX_LOOP_ITEMS = 16  # a for-loop over more items is walked once with the variable unknown
-_MAX_LOOP_PRODUCT = 64  # nested loops: total iterations walked
+_MAX_LOOP_ITEMS = 64  # a for-loop over more items is walked once, its variable a choice of the items
+_MAX_LOOP_PRODUCT = 256  # nested loops: total iterations walked (past it: walked once, as above)
+_MAX_CALL_DEPTH = 8  # functions calling functions: deeper calls are not walked (a file error says so)
 
 # ===========================================================================
 # The walker: runs the statements in order
@@ -49,12 +51,25 @@ _MAX_LOOP_PRODUCT = 64  # nested loops: total iterations walked
 _SEP_CMD = re.compile(r"(?:[ \t]|\\\r?\n)+")
 _SEP_LIST = re.compile(r"(?:[ \t\r\n]|\\\r?\n)+")
 _READERS = {"read", "mapfile", "readarray", "getopts"}
+_PATH_BUILTINS = {"shift", "set", "source", ".", *_READERS}  # builtins whose effect depends on their words
 _READER_OPTS = {"read": {"-p", "-d", "-n", "-N", "-t", "-u", "-i"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
 _CHAIN = {"list", "pipeline", "redirected_statement", "negated_command"}
 _NOT_LAUNCH_STMT = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "file_redirect",
                     "herestring_redirect"}
+
+_LITERAL = {"word", "number", "raw_string", "comment"}
+_RECORDERS: dict[str, bool] = {}
+
+
+def _recorder(name: str) -> bool:
+    r = _RECORDERS.get(name)
+    if r is None:
+        r = is_recorder(name)
+        if len(_RECORDERS) < 4096:
+            _RECORDERS[name] = r
+    return r
 
 
 class _Exec:
@@ -102,16 +117,33 @@ class _Scan:
         self.selection: dict = {}
         self.seen: list = []
         self.conds: list[str] = []
+        self.partial = False  # reading one choice at a time: the others unknown but for what their paths share
+        self.levels = 0  # commands being read per path around the one being read
+        self.too_many_readings = False
+        self.past_steps = False
+        # Every variable written, in order: a join merges only the names written since its branches began.
+        self.journal: list[str] = []
         # ``source FILE``: the files met (as written), and the variables each sets when the pipeline read it.
         self.sources: list[str] = []
         self.sourced: dict[str, dict[str, ForeignString | None]] = {}  # ref -> name -> value (None: unknown)
 
-    def charge(self, words: int, line: int, *, launches: bool = False) -> bool:
+    def save(self) -> tuple:
+        """What the walk has recorded so far (launches, errors), to undo a reading that is not kept."""
+        return (len(self.pending), len(self.other), len(self.errors))
+
+    def restore(self, saved: tuple) -> None:
+        del self.pending[saved[0]:]
+        del self.other[saved[1]:]
+        del self.errors[saved[2]:]
+
+    def charge(self, words: int, line, *, launches: bool = False) -> bool:
         """False (and a file error, once) past ``MAX_WORDS``: for a command or array of that many words
         (not read: ordinary commands cost ~10 us a word, and the file size bounds how many there are), or,
         with ``launches``, for the launches of the text together (judging costs ~0.1 ms a word)."""
         if words <= MAX_WORDS:
             return True
+        if not isinstance(line, int):
+            line = line()
         if not self.too_many:
             self.too_many = True
             what = "launches of more than" if launches else "a command or array of more than"
@@ -146,6 +178,7 @@ class Walker(Branches):
         self.x = Expander(self)
         self.functions: dict[str, object] = {}
         self.called: set[str] = set()
+        self._memo: dict[tuple, list] = {}  # calls that found nothing: the variables before and after
         self.call_stack: list[str] = []
         self.frames: list[dict] = []
         self.chain: list[int] = []
@@ -156,7 +189,7 @@ class Walker(Branches):
         # A value past the bound cannot be a KV-cache setting; keeping it would let a script that
         # doubles a variable (A=$A$A ...) grow without limit.
         if (b.kind == SCALAR and b.chars is not None and len(b.chars.text) > _MAX_VALUE) or (
-                b.kind == ARRAY and len(b.elems or ()) > _MAX_ITEMS):
+                b.kind == ARRAY and len(b.elems or ()) > _MAX_ITEMS) or (b.lazy and b.size > _MAX_VALUE):
             b = Binding(UNKNOWN, assign=b.assign)
         if self.frames and (local or name in self.frames[-1]):
             frame = self.frames[-1]
@@ -165,6 +198,7 @@ class Walker(Branches):
         if b.assign is not None and name in self.env.exported:
             b.assign.exported = True
         self.env.vars[name] = b
+        self.scan.journal.append(name)
 
     def too_deep(self, node) -> None:
         """Nothing past ``MAX_DEPTH`` is read: a file error says so (a launch there is unseen, never clean)."""
@@ -175,6 +209,13 @@ class Walker(Branches):
         if self.depth > MAX_DEPTH:
             self.too_deep(node)
             return
+        lazy, self.x.lazy = self.x.lazy, False
+        try:
+            self._touch(node)
+        finally:
+            self.x.lazy = lazy
+
+    def _touch(self, node) -> None:
         stack = [node]
         while stack:
             n = stack.pop()
@@ -191,7 +232,11 @@ class Walker(Branches):
 
     # -- statements ----------------------------------------------------------------
     def run(self, nodes) -> None:
+        scan = self.scan
         for n in nodes:
+            if n.type == "command" and self.depth <= MAX_DEPTH and n.child_count <= MAX_WORDS and self._inert(n):
+                scan.steps += 1  # most commands of a long script: nothing to follow, read without the rest
+                continue
             self.stmt(n)
 
     def stmt(self, n, stdin: Chars | None = None) -> None:
@@ -221,10 +266,12 @@ class Walker(Branches):
     def subshell(self, nodes) -> None:
         saved = self.env
         self.env = saved.copy()
+        lazy, self.x.lazy = self.x.lazy, False
         try:
             self.run(nodes)
         finally:
             self.env = saved
+            self.x.lazy = lazy
 
     def _subshell_node(self, n) -> None:
         self.subshell(n.named_children)
@@ -247,11 +294,12 @@ class Walker(Branches):
         conds = [k for k in n.children_by_field_name("condition") if k.is_named]
         self.run(conds)
         pre = self.env
+        mark = self._mark()
         self.env = pre.copy()
         body = self._loop_body(n)
         if body is not None:
             self.stmt(body)
-        self.env = merge_variables([pre, self.env])
+        self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
 
     def _for(self, n) -> None:
         var = n.child_by_field_name("variable")
@@ -264,19 +312,33 @@ class Walker(Branches):
         else:
             for v in values:
                 items.extend(self.x.fields(v))
-            if any(f.unknown for f in items) or len(items) > _MAX_LOOP_ITEMS or \
-                    self.scan.loop_mult * max(1, len(items)) > _MAX_LOOP_PRODUCT or self.scan.steps > _MAX_STEPS:
+            if any(f.unknown for f in items):
                 items = None
         pre = self.env
         if body is None or name is None:
             return
         if items is None:
+            mark = self._mark()
             self.env = pre.copy()
             self.bind(name, Binding(UNKNOWN, assign=Assignment(name, None)))
             self.stmt(body)
-            self.env = merge_variables([pre, self.env])
+            self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
             return
         if not items:
+            return
+        if len(items) > _MAX_LOOP_ITEMS or self.scan.loop_mult * len(items) > _MAX_LOOP_PRODUCT or \
+                self.scan.steps > _MAX_STEPS:
+            # Walked once, the variable a choice of the items: a command that uses it is read once per item
+            # (every item runs: no condition), without walking the body once per item.
+            mark = self._mark()
+            self.env = pre.copy()
+            point = ChoicePoint()
+            for _ in items:
+                point.add("", {})
+            alts = [Binding(SCALAR, f.chars, assign=Assignment(name, f.anchor())) for f in items]
+            self.bind(name, Binding(CHOICE, assign=Assignment(name, None), alts=alts, point=point))
+            self.stmt(body)
+            self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
             return
         self.scan.loop_mult *= len(items)
         try:
@@ -289,10 +351,11 @@ class Walker(Branches):
 
     def _c_for(self, n) -> None:
         pre = self.env
+        mark = self._mark()
         self.env = pre.copy()
         body = self._loop_body(n)
         self.touch(n) if body is None else self.stmt(body)
-        self.env = merge_variables([pre, self.env])
+        self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
 
     def _function(self, n) -> None:
         name = n.child_by_field_name("name")
@@ -302,9 +365,17 @@ class Walker(Branches):
 
     def call(self, name: str, args: list[Field] | None = None) -> None:
         body = self.functions[name]
-        self.called.add(name)
-        if name in self.call_stack or self.scan.steps > _MAX_STEPS or len(self.call_stack) > 8:
+        if name in self.call_stack:  # recursion: the body is being walked
             return
+        if len(self.call_stack) > _MAX_CALL_DEPTH or (self.scan.steps > _MAX_STEPS and name in self.called):
+            self._skipped_call(body)  # walked at the end if never walked (finish_functions), with a file error
+            return
+        self.called.add(name)
+        key = self._call_key(name, args)
+        if key is not None and self._replay(key):
+            return
+        before = (dict(self.env.vars), set(self.env.exported), self.scan.save(), self.scan.steps, len(self.functions),
+                  self._mark()) if key is not None else None
         self.call_stack.append(name)
         self.frames.append({})
         saved_positional = self.positional
@@ -319,7 +390,55 @@ class Walker(Branches):
                     self.env.vars.pop(k, None)
                 else:
                     self.env.vars[k] = old
+                self.scan.journal.append(k)
             self.call_stack.pop()
+        if before is not None:
+            self._remember(key, before)
+
+    # A call of a function with the same words, on the same variables, as an earlier call that found nothing walks
+    # the same way: its effect on the variables is replayed instead (a script that calls a helper from many
+    # places walks it once per distinct state).
+    def _call_key(self, name: str, args: list[Field] | None):
+        scan = self.scan
+        if scan.partial or (args is not None and any(a.unknown for a in args)):
+            return None
+        # The words as written where they are written: the values a body assigns from them keep their places.
+        words = None if args is None else tuple((a.text, id(a.src), a.s, a.e, a.chars.span()) for a in args)
+        return (name, words, tuple(scan.selection.items()), tuple(scan.conds))
+
+    def _replay(self, key) -> bool:
+        for entry in self._memo.get(key, ()):
+            vars_before, exported_before, vars_after, exported_after, changed, steps = entry
+            if self.env.vars == vars_before and self.env.exported == exported_before:
+                self.env.vars = dict(vars_after)
+                self.env.exported = set(exported_after)
+                self.scan.journal.extend(changed)
+                self.scan.steps += steps
+                return True
+        return False
+
+    def _remember(self, key, before) -> None:
+        vars_before, exported_before, saved, steps, functions, mark = before
+        scan = self.scan
+        if scan.save() != saved or len(self.functions) != functions:
+            return  # it found something (or defined functions): walk it again next time
+        entries = self._memo.setdefault(key, [])
+        if len(entries) < 4:
+            entries.append((vars_before, exported_before, dict(self.env.vars), set(self.env.exported),
+                            list(dict.fromkeys(scan.journal[mark:])), scan.steps - steps))
+
+    def _skipped_call(self, body) -> None:
+        """A bound is never a pass: past the bounds on statements walked and on calls within calls a call is not
+        walked (a function never walked is walked once at the end), and the file says so."""
+        scan = self.scan
+        if scan.past_steps:
+            return
+        scan.past_steps = True
+        line = self.src.line(self.src.c(body.start_byte))
+        why = f"more than {_MAX_STEPS} statements walked (loops and function calls expanded)" \
+            if scan.steps > _MAX_STEPS else f"function calls nested more than {_MAX_CALL_DEPTH} deep"
+        scan.errors.append(FileError(scan.path, f"a shell script of {why} (the limit kv4lint reads), near line "
+                                                f"{line}: later calls are not walked", line=line))
 
     def finish_functions(self) -> None:
         """Functions never called by name (dispatched through "$@", or a library): walk them once."""
@@ -330,14 +449,32 @@ class Walker(Branches):
     # -- assignments ----------------------------------------------------------------
     def _assignment(self, n, *, exported: bool = False, local: bool = False, stmt=None) -> None:
         value = n.child_by_field_name("value")
-        if value is None or "$" not in self.src.nt(value):  # no expansion: the same value on every path
-            self._assign(n, exported, local, stmt)
+        name_node = n.child_by_field_name("name")
+        old = self.env.vars.get(self.src.nt(name_node)) if name_node is not None and \
+            name_node.type != "subscript" else None
+        grows = old is not None and old.lazy and any(k.type == "+=" for k in n.children if not k.is_named)
+        if (value is None or "$" not in self.src.nt(value)) and not grows:
+            self._assign(n, exported, local, stmt)  # no expansion: the same value on every path
             return
-        probe = (lambda: self._array(value, Assignment("", None))) if value.type == "array" else \
-            (lambda: self.x.scalar(value))
-        self._per_path(probe, lambda _: self._assign(n, exported, local, stmt))
+        scan = self.scan
+        if value is not None and value.type != "array" and not scan.selection and not scan.partial:
+            # A value built from choices (ARGS="$ARGS --tp 8") refers to them, read on the path chosen when a
+            # command uses it: no reading per path here, and no value multiplied out per combination.
+            outer, scan.seen = scan.seen, []
+            try:
+                got = self.x.lazy_scalar(value, self.src.nt(name_node) if name_node is not None else None)
+            finally:
+                scan.seen = outer
+            # Choices met only inside command substitutions or arithmetic give an unknown value on every path.
+            if not self.x.lazy_unresolved:
+                self._assign(n, exported, local, stmt, got)
+                return
+        probe = (lambda: self._array(value, Assignment("", None))) if value is not None and value.type == "array" \
+            else (lambda: self.x.scalar(value) if value is not None else Chars())
+        self._per_path(probe, lambda got: self._assign(n, exported, local, stmt, got), n)
 
-    def _assign(self, n, exported: bool, local: bool, stmt) -> None:
+    def _assign(self, n, exported: bool, local: bool, stmt, got=False) -> None:
+        """Bind an assignment's name; ``got``: its value read already (False: read it here)."""
         name_node = n.child_by_field_name("name")
         value = n.child_by_field_name("value")
         if name_node is None:
@@ -351,24 +488,39 @@ class Walker(Branches):
         a = Assignment(name, span, exported)
         old = self.env.vars.get(name)
         if value is not None and value.type == "array":
-            elems = self._array(value, a)
-            if append and old is not None and old.kind == ARRAY:
-                elems = list(old.elems or []) + elems
-            elif append and old is not None and old.kind == SCALAR and old.chars is not None:
-                elems = [Element(old.chars, False, None, old.assign)] + elems
-            b = Binding(ARRAY, elems=elems, assign=a)
+            elems = self._array(value, a) if got is False else \
+                [Element(el.chars, el.splat, el.remove, a) for el in got]
+            if append and old is not None and old.lazy:  # appended to a choice: read on the path chosen
+                b = Binding(CONCAT, elems=[], parts=[Ref(old), *elems], assign=a)
+            else:
+                if append and old is not None and old.kind == ARRAY:
+                    elems = list(old.elems or []) + elems
+                elif append and old is not None and old.kind == SCALAR and old.chars is not None:
+                    elems = [Element(old.chars, False, None, old.assign)] + elems
+                b = Binding(ARRAY, elems=elems, assign=a)
         else:
-            chars = self.x.scalar(value) if value is not None else Chars()
-            if append and old is not None:
-                if old.kind == SCALAR and old.chars is not None and chars is not None:
-                    chars = old.chars + chars
-                elif old.kind == ARRAY and chars is not None:
-                    b = Binding(ARRAY, elems=list(old.elems or []) + [Element(chars, False, None, a)], assign=a)
-                    self.bind(name, b, local=local)
-                    return
-                elif old.kind != UNSET:
-                    chars = None
-            b = Binding(SCALAR, chars, assign=a) if chars is not None else Binding(UNKNOWN, assign=a)
+            chars = got if got is not False else self.x.scalar(value) if value is not None else Chars()
+            if isinstance(chars, list) or (append and old is not None and old.lazy):
+                pieces = chars if isinstance(chars, list) else [chars]
+                if append and old is not None:
+                    if old.lazy:
+                        pieces = [Ref(old), *pieces]
+                    elif old.kind == SCALAR and old.chars is not None:
+                        pieces = [old.chars, *pieces]
+                    elif old.kind != UNSET:
+                        pieces = [None, *pieces]
+                b = Binding(CONCAT, parts=pieces, assign=a)
+            else:
+                if append and old is not None:
+                    if old.kind == SCALAR and old.chars is not None and chars is not None:
+                        chars = old.chars + chars
+                    elif old.kind == ARRAY and chars is not None:
+                        b = Binding(ARRAY, elems=list(old.elems or []) + [Element(chars, False, None, a)], assign=a)
+                        self.bind(name, b, local=local)
+                        return
+                    elif old.kind != UNSET:
+                        chars = None
+                b = Binding(SCALAR, chars, assign=a) if chars is not None else Binding(UNKNOWN, assign=a)
         self.bind(name, b, local=local)
         if exported:
             self.env.exported.add(name)
@@ -397,7 +549,7 @@ class Walker(Branches):
 
     def _array(self, node, a: Assignment) -> list[Element]:
         kids = node.children
-        if not self.scan.charge(len(kids), self.src.line(self.src.c(node.start_byte))):
+        if not self.scan.charge(len(kids), lambda: self.src.line(self.src.c(node.start_byte))):
             return [Element(None, True, None, a)]  # not read: unknown elements
         elems = []
         for i, k in enumerate(kids):
@@ -563,9 +715,100 @@ class Walker(Branches):
 
     # -- commands -----------------------------------------------------------------
     def command(self, n, stdin: Chars | None = None) -> None:
-        if not self.scan.charge(n.child_count, self.src.line(self.src.c(n.start_byte))):
+        if not self.scan.charge(n.child_count, lambda: self.src.line(self.src.c(n.start_byte))):
             return
-        self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words))
+        if stdin is None and self._inert(n):
+            return
+        self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words), n,
+                       self._varies)
+
+    def _inert(self, n) -> bool:
+        """A command that runs nothing kv4lint follows whatever its words hold (``echo "$X"``, ``git clone URL``,
+        ``uv pip install "torch==$V"``): only its expansions are read, for the variables they use and the command
+        substitutions they run; its words are not built (most commands of a long script are these).
+
+        Decided on its words as written: :func:`unwrap` reads the literal ones, and the command is inert when it
+        runs nothing without reading any of the others (:class:`_Probe`)."""
+        kids = n.children
+        if not kids or kids[0].type != "command_name" or kids[0].child_count != 1:
+            return False
+        src = self.src
+        w0 = kids[0].children[0]
+        if w0.type == "word":
+            head = src.nt(w0)
+            if "$" in head or "`" in head or "\\" in head or head in self.functions or head in _PATH_BUILTINS:
+                return False
+            if head == "printf" and (len(kids) < 2 or kids[1].type not in ("word", "raw_string") or
+                                     src.nt(kids[1]).lstrip("'").startswith("-v")):
+                return False  # printf -v NAME: sets a variable
+            if _recorder(head):
+                for k in kids[1:]:
+                    if k.is_named and k.type not in _LITERAL:
+                        self.touch(k)
+                return True
+        probes: list[_Probe] = []
+        later: list = []
+        read = [False]
+        for k in kids:
+            t = k.type
+            if t == "command_name":
+                k = k.children[0]
+                t = k.type
+            elif t == "comment":
+                continue
+            if t == "word" or t == "number" or t == "raw_string":
+                text = src.nt(k)
+                if t == "raw_string":
+                    text = text[1:-1] if len(text) >= 2 and text[-1] == "'" else None
+                elif "$" in text or "`" in text or "\\" in text:
+                    text = None
+                if text is not None:
+                    probes.append(_Probe(text, read, src, k))
+                    continue
+            if t not in _WORDISH:
+                return False  # an assignment before the command, a here-string, ...: read it whole
+            probes.append(self._unknown_probe(k, t, read))
+            later.append(k)
+        head = probes[0].text if probes else None
+        if head is None or head in self.functions or head in _PATH_BUILTINS or head == "printf":
+            return False
+        cmd = unwrap(probes)
+        if read[0] or (cmd is not None and (cmd.runs or cmd.match is not None)):
+            return False
+        for k in later:
+            self.touch(k)
+        return True
+
+    def _unknown_probe(self, k, t: str, read: list) -> "_Probe":
+        """A word with expansions: ``"$NAME"`` or ``$NAME`` of a variable known as one word, or unknown (from the
+        environment), is what expanding it would give; any other is a probe that notes when it is read."""
+        inner = k
+        quoted = t == "string"
+        if quoted and k.named_child_count == 1 and k.child_count == 3:
+            inner = k.named_children[0]
+        if inner.type == "simple_expansion" and inner.named_child_count == 1 and \
+                inner.named_children[0].type == "variable_name":
+            b = self.env.vars.get(self.src.nt(inner.named_children[0]))
+            if b is None or b.kind == UNKNOWN:
+                return _Probe(None, None, self.src, k, splat=not quoted)
+            if b.kind == SCALAR and b.chars is not None and (quoted or b.chars.text.split() == [b.chars.text]):
+                return _Probe(b.chars.text, None, self.src, k)
+        return _Probe(None, read, self.src, k)
+
+    def _varies(self, got) -> bool:
+        """Whether a command read once per path of the choices it uses may do more than when read once: run a
+        launch or code, call a function, or set variables (``echo "$KV"`` does nothing whatever KV holds)."""
+        words = got[0]
+        if not words:
+            return False
+        head = words[0].text
+        if head is None or head in self.functions or head in _PATH_BUILTINS or (
+                head == "printf" and len(words) > 1 and words[1].text in ("-v", None)):
+            return True
+        cmd = unwrap(words)
+        if cmd is not None and (cmd.runs or cmd.match is not None):
+            return True
+        return any(w.text is None and could_start_command(w.prefix) for w in words)
 
     def _command_words(self, n, stdin: Chars | None):
         """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
@@ -612,9 +855,10 @@ class Walker(Branches):
             return words
 
         node = _FakeNode(nodes[0].start_byte, nodes[-1].end_byte)
-        if not self.scan.charge(len(nodes), self.src.line(self.src.c(node.start_byte))):
+        if not self.scan.charge(len(nodes), lambda: self.src.line(self.src.c(node.start_byte))):
             return
-        self._per_path(expand, lambda words: self._run_words(node, words, [], None))
+        self._per_path(expand, lambda words: self._run_words(node, words, [], None), node,
+                       lambda words: self._varies((words,)))
 
     def _run_words(self, n, words: list[Field], prefix: list, stdin: Chars | None) -> None:
         if not words:
@@ -837,7 +1081,8 @@ class Walker(Branches):
         argv = ex.cmd.words[m.start:]
         # Judging a launch costs ~0.1 ms a word: the launches of one text read at most MAX_WORDS in all.
         self.scan.launch_words += len(argv)
-        if not self.scan.charge(self.scan.launch_words, self.src.line(self.src.c(n.start_byte)), launches=True):
+        if not self.scan.charge(self.scan.launch_words, lambda: self.src.line(self.src.c(n.start_byte)),
+                                launches=True):
             return
         first, last = entry[0], entry[-1]
         if first.src is last.src and first.s <= last.e:
@@ -882,6 +1127,66 @@ def _source_ref(word: Field) -> str | None:
     return None
 
 
+class _Probe:
+    """A word of a command as written, for :meth:`Walker._inert`: its text when literal; a word that is not
+    notes in ``read`` when :func:`unwrap` looks at it (what it runs may then depend on its value)."""
+
+    __slots__ = ("_text", "_read", "_src", "_node", "_splat")
+
+    def __init__(self, text: str | None, read: list | None, src: ShellText, node, splat: bool = False):
+        self._text = text
+        self._read = read  # None: an unknown word as its expansion gives it (a variable of the environment)
+        self._src = src
+        self._node = node
+        self._splat = splat
+
+    def _look(self) -> None:
+        if self._text is None and self._read is not None:
+            self._read[0] = True
+
+    @property
+    def text(self) -> str | None:
+        self._look()
+        return self._text
+
+    @property
+    def prefix(self) -> str:
+        self._look()
+        return self._text or ""
+
+    @property
+    def raw(self) -> str:
+        self._look()
+        return self._src.nt(self._node)
+
+    @property
+    def unknown(self) -> bool:
+        self._look()
+        return self._text is None
+
+    @property
+    def splat(self) -> bool:
+        self._look()
+        return self._splat
+
+    def tail(self, k: int) -> "_Probe":
+        self._look()
+        return _Probe(self._text[k:] if self._text is not None else None, self._read or [False], self._src,
+                      self._node)
+
+    def synth(self, text: str) -> "_Probe":
+        return _Probe(text, self._read, self._src, self._node)
+
+    def concat(self, words) -> "_Probe":
+        for w in words:
+            w._look()
+        text = None if any(w._text is None for w in words) else " ".join(w._text for w in words)
+        return _Probe(text, self._read, self._src, self._node)
+
+    def anchor(self) -> Span:
+        return self._src.fanchor(*self._src.ns(self._node))
+
+
 class _FakeNode:
     """Stands for a command tree-sitter recovered only as loose words."""
 
@@ -918,93 +1223,6 @@ _STMT: dict[str, Callable] = {
     "test_command": Walker.touch,
     "ERROR": Walker._error,
 }
-
-
-# ===========================================================================
-# The launch builder
-
-
-def _to_value(f: Field) -> Value:
-    """An argv token as a model Value: text, span, provenance, use, shared, remove."""
-    if f.unknown:
-        use = None
-        if f.src.fspan(f.s, f.e) is None:  # in a re-parsed text: report at the unknown part itself
-            use = next((r.use for c, r in zip(f.full.text, f.full.res) if c == HOLE and r is not None), None)
-        return Value(None, None, Provenance.UNKNOWN, use=use or f.anchor(), splat=f.splat, remove=f.rm)
-    chars = f.chars
-    span = chars.span()
-    res = chars.res
-    if any(r is not None for r in res):
-        assigns: set = set()
-        uses = set()
-        for r in res:
-            if r is not None:
-                assigns |= r.assigns
-                uses.add(r.use)
-            else:
-                uses.add(None)
-        use = next(iter(uses)) if len(uses) == 1 and None not in uses else f.anchor()
-        shared = any(a.shared for a in assigns)
-        paths = {next((a.path for a in r.assigns if a.path), None) if r is not None else None for r in res}
-        if paths != {None}:  # written (in part) in a sourced file: editable there only when all of it is
-            path = next(iter(paths)) if len(paths) == 1 else None
-            return Value(chars.text, span if path else None, Provenance.RESOLVED, use=use, shared=True,
-                         remove=f.rm, quote=f.quote, path=path)
-        return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
-                     offsets=_offsets(chars))
-    return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote, offsets=_offsets(chars))
-
-
-def _offsets(chars: Chars) -> tuple[int, ...] | None:
-    """Per-character file offsets, for editing part of a word (``--flag="value"``)."""
-    pos = chars.pos
-    if pos is None or chars.span() is not None or any(p is None for p in pos):
-        return None
-    return tuple(pos)
-
-
-def _through(v: Value, through: dict) -> Value:
-    """A Python frontend's value whose characters this shell expanded from a variable: mark it resolved."""
-    if v.span is None or v.span.start == v.span.end:
-        return v
-    rs = [through.get(p) for p in range(v.span.start, v.span.end)]
-    if any(r is None for r in rs) or len({id(r.use) if r.use is None else r.use for r in rs}) != 1:
-        return v
-    assigns = set().union(*(r.assigns for r in rs))
-    return replace(v, provenance=Provenance.RESOLVED, use=rs[0].use or v.use,
-                   shared=v.shared or any(a.shared for a in assigns))
-
-
-def _mark_resolved(launch: Launch, through: dict) -> None:
-    launch.argv = [_through(v, through) for v in launch.argv]
-    launch.positional = [_through(v, through) for v in launch.positional]
-    launch.kwargs = {k: _through(v, through) for k, v in launch.kwargs.items()}
-
-
-def _build(scan: _Scan, path: str) -> list[Launch]:
-    out: list[Launch] = []
-    seen: dict = {}
-    conds: dict = {}
-    for p in scan.pending:
-        argv = [_to_value(f) for f in p.argv]
-        key = (p.span, p.entry, tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in argv))
-        if key in seen:
-            # The same launch on several paths: it runs when any of them does.
-            launch = seen[key]
-            if launch.condition is not None:
-                conds[key].append(p.condition)
-                launch.condition = None if None in conds[key] else " or ".join(dict.fromkeys(conds[key]))
-            continue
-        conds[key] = [p.condition]
-        seen[key] = launch = Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
-                                    hints=p.hints, language="shell", disabled=p.disabled, condition=p.condition)
-        out.append(launch)
-    for launch, through in scan.other:
-        if through:
-            _mark_resolved(launch, through)
-        out.append(launch)
-    out.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
-    return out
 
 
 # ===========================================================================
@@ -1114,7 +1332,7 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     except Exception as e:  # never let one file stop the run
         scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
     try:
-        result.launches = _build(scan, path)
+        result.launches = build_launches(scan.pending, scan.other, path)
     except Exception as e:  # pragma: no cover - defensive
         scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
     result.errors = scan.errors
@@ -1184,6 +1402,6 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
                 if len(fs) == 1:
                     fs[0].rm = walker._remove(kids, i, _SEP_CMD)
                 fields.extend(fs)
-        return [_to_value(f) for f in fields]
+        return [to_value(f) for f in fields]
     except Exception:
         return []

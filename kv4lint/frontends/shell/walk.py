@@ -26,11 +26,13 @@ from kv4lint.frontends.shell.choices import ChoicePoint
 from kv4lint.frontends.shell.expand import ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, \
     Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
+from kv4lint.frontends.shell.calls import MAX_STEPS, Calls
+from kv4lint.frontends.shell.inert import READERS, WORDISH, Inert
 from kv4lint.frontends.shell.launches import build_launches, to_value
 from kv4lint.frontends.shell import parse as shell_parse
-from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_shell
+from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_pieces, parse_shell
 from kv4lint.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, ScanResult, Span, Value
-from kv4lint.sglang.commands import Command, could_start_command, is_recorder, unwrap
+from kv4lint.sglang.commands import Command, unwrap
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes
 
@@ -39,10 +41,8 @@ __all__ = ["scan_shell", "split_words"]
 # Limits that keep hostile input cheap.
 _MAX_VALUE = 64 * 1024  # characters of one variable's value
 _MAX_ITEMS = 100_000  # elements of one array
-_MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
 _MAX_LOOP_ITEMS = 64  # a for-loop over more items is walked once, its variable a choice of the items
 _MAX_LOOP_PRODUCT = 256  # nested loops: total iterations walked (past it: walked once, as above)
-_MAX_CALL_DEPTH = 8  # functions calling functions: deeper calls are not walked (a file error says so)
 
 # ===========================================================================
 # The walker: runs the statements in order
@@ -50,26 +50,12 @@ _MAX_CALL_DEPTH = 8  # functions calling functions: deeper calls are not walked 
 
 _SEP_CMD = re.compile(r"(?:[ \t]|\\\r?\n)+")
 _SEP_LIST = re.compile(r"(?:[ \t\r\n]|\\\r?\n)+")
-_READERS = {"read", "mapfile", "readarray", "getopts"}
-_PATH_BUILTINS = {"shift", "set", "source", ".", *_READERS}  # builtins whose effect depends on their words
 _READER_OPTS = {"read": {"-p", "-d", "-n", "-N", "-t", "-u", "-i"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
 _CHAIN = {"list", "pipeline", "redirected_statement", "negated_command"}
 _NOT_LAUNCH_STMT = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "file_redirect",
                     "herestring_redirect"}
-
-_LITERAL = {"word", "number", "raw_string", "comment"}
-_RECORDERS: dict[str, bool] = {}
-
-
-def _recorder(name: str) -> bool:
-    r = _RECORDERS.get(name)
-    if r is None:
-        r = is_recorder(name)
-        if len(_RECORDERS) < 4096:
-            _RECORDERS[name] = r
-    return r
 
 
 class _Exec:
@@ -159,7 +145,7 @@ class _Scan:
                                                     f"line {line}: not scanned further", line=line))
 
 
-class Walker(Branches):
+class Walker(Branches, Calls, Inert):
     """Runs the statements of one source in order, as bash would, and records the launches found.
 
     ``env`` is the variable state at the current statement; branches run on
@@ -327,7 +313,7 @@ class Walker(Branches):
         if not items:
             return
         if len(items) > _MAX_LOOP_ITEMS or self.scan.loop_mult * len(items) > _MAX_LOOP_PRODUCT or \
-                self.scan.steps > _MAX_STEPS:
+                self.scan.steps > MAX_STEPS:
             # Walked once, the variable a choice of the items: a command that uses it is read once per item
             # (every item runs: no condition), without walking the body once per item.
             mark = self._mark()
@@ -362,89 +348,6 @@ class Walker(Branches):
         body = n.child_by_field_name("body")
         if name is not None and body is not None:
             self.functions[self.src.nt(name)] = body
-
-    def call(self, name: str, args: list[Field] | None = None) -> None:
-        body = self.functions[name]
-        if name in self.call_stack:  # recursion: the body is being walked
-            return
-        if len(self.call_stack) > _MAX_CALL_DEPTH or (self.scan.steps > _MAX_STEPS and name in self.called):
-            self._skipped_call(body)  # walked at the end if never walked (finish_functions), with a file error
-            return
-        self.called.add(name)
-        key = self._call_key(name, args)
-        if key is not None and self._replay(key):
-            return
-        before = (dict(self.env.vars), set(self.env.exported), self.scan.save(), self.scan.steps, len(self.functions),
-                  self._mark()) if key is not None else None
-        self.call_stack.append(name)
-        self.frames.append({})
-        saved_positional = self.positional
-        self.positional = None if args is None else elements(args)
-        try:
-            self.stmt(body)
-        finally:
-            self.positional = saved_positional
-            frame = self.frames.pop()
-            for k, old in frame.items():
-                if old is None:
-                    self.env.vars.pop(k, None)
-                else:
-                    self.env.vars[k] = old
-                self.scan.journal.append(k)
-            self.call_stack.pop()
-        if before is not None:
-            self._remember(key, before)
-
-    # A call of a function with the same words, on the same variables, as an earlier call that found nothing walks
-    # the same way: its effect on the variables is replayed instead (a script that calls a helper from many
-    # places walks it once per distinct state).
-    def _call_key(self, name: str, args: list[Field] | None):
-        scan = self.scan
-        if scan.partial or (args is not None and any(a.unknown for a in args)):
-            return None
-        # The words as written where they are written: the values a body assigns from them keep their places.
-        words = None if args is None else tuple((a.text, id(a.src), a.s, a.e, a.chars.span()) for a in args)
-        return (name, words, tuple(scan.selection.items()), tuple(scan.conds))
-
-    def _replay(self, key) -> bool:
-        for entry in self._memo.get(key, ()):
-            vars_before, exported_before, vars_after, exported_after, changed, steps = entry
-            if self.env.vars == vars_before and self.env.exported == exported_before:
-                self.env.vars = dict(vars_after)
-                self.env.exported = set(exported_after)
-                self.scan.journal.extend(changed)
-                self.scan.steps += steps
-                return True
-        return False
-
-    def _remember(self, key, before) -> None:
-        vars_before, exported_before, saved, steps, functions, mark = before
-        scan = self.scan
-        if scan.save() != saved or len(self.functions) != functions:
-            return  # it found something (or defined functions): walk it again next time
-        entries = self._memo.setdefault(key, [])
-        if len(entries) < 4:
-            entries.append((vars_before, exported_before, dict(self.env.vars), set(self.env.exported),
-                            list(dict.fromkeys(scan.journal[mark:])), scan.steps - steps))
-
-    def _skipped_call(self, body) -> None:
-        """A bound is never a pass: past the bounds on statements walked and on calls within calls a call is not
-        walked (a function never walked is walked once at the end), and the file says so."""
-        scan = self.scan
-        if scan.past_steps:
-            return
-        scan.past_steps = True
-        line = self.src.line(self.src.c(body.start_byte))
-        why = f"more than {_MAX_STEPS} statements walked (loops and function calls expanded)" \
-            if scan.steps > _MAX_STEPS else f"function calls nested more than {_MAX_CALL_DEPTH} deep"
-        scan.errors.append(FileError(scan.path, f"a shell script of {why} (the limit kv4lint reads), near line "
-                                                f"{line}: later calls are not walked", line=line))
-
-    def finish_functions(self) -> None:
-        """Functions never called by name (dispatched through "$@", or a library): walk them once."""
-        for name in list(self.functions):
-            if name not in self.called:
-                self.call(name)
 
     # -- assignments ----------------------------------------------------------------
     def _assignment(self, n, *, exported: bool = False, local: bool = False, stmt=None) -> None:
@@ -704,7 +607,7 @@ class Walker(Branches):
             k = kids[i]
             if k.type == "command_name":
                 j = i + 1
-                while j < len(kids) and kids[j].type in _WORDISH:
+                while j < len(kids) and kids[j].type in WORDISH:
                     j += 1
                 self._words_command(kids[i:j])
                 i = j
@@ -721,94 +624,6 @@ class Walker(Branches):
             return
         self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words), n,
                        self._varies)
-
-    def _inert(self, n) -> bool:
-        """A command that runs nothing kv4lint follows whatever its words hold (``echo "$X"``, ``git clone URL``,
-        ``uv pip install "torch==$V"``): only its expansions are read, for the variables they use and the command
-        substitutions they run; its words are not built (most commands of a long script are these).
-
-        Decided on its words as written: :func:`unwrap` reads the literal ones, and the command is inert when it
-        runs nothing without reading any of the others (:class:`_Probe`)."""
-        kids = n.children
-        if not kids or kids[0].type != "command_name" or kids[0].child_count != 1:
-            return False
-        src = self.src
-        w0 = kids[0].children[0]
-        if w0.type == "word":
-            head = src.nt(w0)
-            if "$" in head or "`" in head or "\\" in head or head in self.functions or head in _PATH_BUILTINS:
-                return False
-            if head == "printf" and (len(kids) < 2 or kids[1].type not in ("word", "raw_string") or
-                                     src.nt(kids[1]).lstrip("'").startswith("-v")):
-                return False  # printf -v NAME: sets a variable
-            if _recorder(head):
-                for k in kids[1:]:
-                    if k.is_named and k.type not in _LITERAL:
-                        self.touch(k)
-                return True
-        probes: list[_Probe] = []
-        later: list = []
-        read = [False]
-        for k in kids:
-            t = k.type
-            if t == "command_name":
-                k = k.children[0]
-                t = k.type
-            elif t == "comment":
-                continue
-            if t == "word" or t == "number" or t == "raw_string":
-                text = src.nt(k)
-                if t == "raw_string":
-                    text = text[1:-1] if len(text) >= 2 and text[-1] == "'" else None
-                elif "$" in text or "`" in text or "\\" in text:
-                    text = None
-                if text is not None:
-                    probes.append(_Probe(text, read, src, k))
-                    continue
-            if t not in _WORDISH:
-                return False  # an assignment before the command, a here-string, ...: read it whole
-            probes.append(self._unknown_probe(k, t, read))
-            later.append(k)
-        head = probes[0].text if probes else None
-        if head is None or head in self.functions or head in _PATH_BUILTINS or head == "printf":
-            return False
-        cmd = unwrap(probes)
-        if read[0] or (cmd is not None and (cmd.runs or cmd.match is not None)):
-            return False
-        for k in later:
-            self.touch(k)
-        return True
-
-    def _unknown_probe(self, k, t: str, read: list) -> "_Probe":
-        """A word with expansions: ``"$NAME"`` or ``$NAME`` of a variable known as one word, or unknown (from the
-        environment), is what expanding it would give; any other is a probe that notes when it is read."""
-        inner = k
-        quoted = t == "string"
-        if quoted and k.named_child_count == 1 and k.child_count == 3:
-            inner = k.named_children[0]
-        if inner.type == "simple_expansion" and inner.named_child_count == 1 and \
-                inner.named_children[0].type == "variable_name":
-            b = self.env.vars.get(self.src.nt(inner.named_children[0]))
-            if b is None or b.kind == UNKNOWN:
-                return _Probe(None, None, self.src, k, splat=not quoted)
-            if b.kind == SCALAR and b.chars is not None and (quoted or b.chars.text.split() == [b.chars.text]):
-                return _Probe(b.chars.text, None, self.src, k)
-        return _Probe(None, read, self.src, k)
-
-    def _varies(self, got) -> bool:
-        """Whether a command read once per path of the choices it uses may do more than when read once: run a
-        launch or code, call a function, or set variables (``echo "$KV"`` does nothing whatever KV holds)."""
-        words = got[0]
-        if not words:
-            return False
-        head = words[0].text
-        if head is None or head in self.functions or head in _PATH_BUILTINS or (
-                head == "printf" and len(words) > 1 and words[1].text in ("-v", None)):
-            return True
-        cmd = unwrap(words)
-        if cmd is not None and (cmd.runs or cmd.match is not None):
-            return True
-        return any(w.text is None and could_start_command(w.prefix) for w in words)
 
     def _command_words(self, n, stdin: Chars | None):
         """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
@@ -872,7 +687,7 @@ class Walker(Branches):
         if head == "shift" or (head == "set" and len(words) > 1 and words[1].text == "--"):
             self._set_positional(words)
             return
-        if head in _READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
+        if head in READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
             self._reader(words)
             return
         if head in ("source", ".") and len(words) > 1:
@@ -1127,66 +942,6 @@ def _source_ref(word: Field) -> str | None:
     return None
 
 
-class _Probe:
-    """A word of a command as written, for :meth:`Walker._inert`: its text when literal; a word that is not
-    notes in ``read`` when :func:`unwrap` looks at it (what it runs may then depend on its value)."""
-
-    __slots__ = ("_text", "_read", "_src", "_node", "_splat")
-
-    def __init__(self, text: str | None, read: list | None, src: ShellText, node, splat: bool = False):
-        self._text = text
-        self._read = read  # None: an unknown word as its expansion gives it (a variable of the environment)
-        self._src = src
-        self._node = node
-        self._splat = splat
-
-    def _look(self) -> None:
-        if self._text is None and self._read is not None:
-            self._read[0] = True
-
-    @property
-    def text(self) -> str | None:
-        self._look()
-        return self._text
-
-    @property
-    def prefix(self) -> str:
-        self._look()
-        return self._text or ""
-
-    @property
-    def raw(self) -> str:
-        self._look()
-        return self._src.nt(self._node)
-
-    @property
-    def unknown(self) -> bool:
-        self._look()
-        return self._text is None
-
-    @property
-    def splat(self) -> bool:
-        self._look()
-        return self._splat
-
-    def tail(self, k: int) -> "_Probe":
-        self._look()
-        return _Probe(self._text[k:] if self._text is not None else None, self._read or [False], self._src,
-                      self._node)
-
-    def synth(self, text: str) -> "_Probe":
-        return _Probe(text, self._read, self._src, self._node)
-
-    def concat(self, words) -> "_Probe":
-        for w in words:
-            w._look()
-        text = None if any(w._text is None for w in words) else " ".join(w._text for w in words)
-        return _Probe(text, self._read, self._src, self._node)
-
-    def anchor(self) -> Span:
-        return self._src.fanchor(*self._src.ns(self._node))
-
-
 class _FakeNode:
     """Stands for a command tree-sitter recovered only as loose words."""
 
@@ -1196,9 +951,6 @@ class _FakeNode:
         self.start_byte = start_byte
         self.end_byte = end_byte
 
-
-_WORDISH = {"word", "string", "raw_string", "concatenation", "expansion", "simple_expansion", "number",
-            "ansi_c_string", "command_substitution", "translated_string"}
 
 _STMT: dict[str, Callable] = {
     "command": Walker.command,
@@ -1321,12 +1073,13 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
             genv.vars[name] = Binding(SCALAR, setting_chars(name, value, seeded=True),
                                       assign=Assignment(name, None, seeded=True))
             genv.exported.add(name)
-        src, tree = parse_shell(src)
         walker = Walker(scan, src, genv, list(hints or []))
-        root = tree.root_node
-        if root.has_error:
-            _syntax_error(root, src, scan, origin)
-        walker.walk(root)
+        for piece, root, statements in parse_pieces(src):
+            walker.src = walker.x.src = piece  # (a repair may rearrange a short text: parse.parse_shell)
+            if root is not None and root.has_error:
+                _syntax_error(root, piece, scan, origin)
+            walker.run(statements)
+        walker.finish_functions()
     except RecursionError:
         scan.errors.append(FileError(path, "shell text too deeply nested to scan fully"))
     except Exception as e:  # never let one file stop the run

@@ -59,6 +59,10 @@ MAX_CHAIN = 300
 # (a 2 MB argv list of 140,000 items: 60 s and 3 GB); a real launch has at most a few hundred.  A file with
 # more is a file error naming the limit, before libcst reads it (docs/security.md).
 MAX_ITEMS = 10_000
+# Arms of one if/elif chain: libcst nests each elif in the one before, and its parser crashes the process (stack
+# overflow) near 9,000; kv4lint reads a chain as one branch point with an arm per test (a launch in a chain of
+# 1,000 arms is read once per arm). A longer chain is a file error naming the bound, before libcst reads it.
+MAX_ELIF = 1000
 
 _GUARD = re.compile(r"""
  (?P<str>[rRbBuUfFtT]{0,2}(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
@@ -67,7 +71,7 @@ _GUARD = re.compile(r"""
 |(?P<close>[)\]}])
 |(?P<sep>[,;:]|(?<!\\)\n|(?<![=!<>+\-*/%@&|^])=(?!=))
 |(?P<op>\*\*=?|//=?|<<=?|>>=?|->|[-+*/%@&|^~<>!]=?|==|\.(?!\d))
-|(?P<kw>\b(?:not|and|or|if|else|lambda|await|is|in)\b)
+|(?P<kw>\b(?:not|and|or|if|elif|else|lambda|await|is|in)\b)
 |(?P<word>[^\W\d]\w*|\d[\w.]*)
 """, re.X)
 
@@ -83,8 +87,20 @@ def complexity_error(text: str) -> str | None:
     chains = [0]
     items = [0]
     operand = False
+    elifs: dict[int, int] = {}  # indentation -> elif arms in a row there
+    line_start = 0  # where the line being read starts, until its first token
     for m in _GUARD.finditer(text):
         kind = m.lastgroup
+        if line_start >= 0 and kind != "com" and not (kind == "sep" and m.group() == "\n"):
+            col = m.start() - line_start
+            line_start = -1
+            if kind == "kw" and m.group() == "elif":
+                elifs[col] = elifs.get(col, 0) + 1
+                if elifs[col] >= MAX_ELIF:
+                    return f"an if/elif chain of more than {MAX_ELIF} arms (the limit kv4lint reads)"
+            elif not (kind == "kw" and m.group() == "else"):
+                for c in [c for c in elifs if c >= col]:
+                    del elifs[c]
         if kind == "word" or kind == "str":
             operand = True
             continue
@@ -119,6 +135,7 @@ def complexity_error(text: str) -> str | None:
                     return f"more than {MAX_ITEMS} items in one bracket (the limit kv4lint reads)"
             elif m.group() == "\n" and depth == 0:
                 items[0] = 0
+                line_start = m.end()
             continue
         chains[-1] += 1
         if chains[-1] > MAX_CHAIN:
@@ -171,7 +188,7 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     except RecursionError:
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
     except Exception as e:  # noqa: BLE001 - a frontend bug must not stop the run
-        err = _error(path, internal_error.describe(e, during="in the Python frontend"), None, origin)
+        err = _error(path, internal_error.scan_error(path, "in the Python frontend", e).message, None, origin)
         err.internal = True  # a bug in kv4lint: the run exits 2 (kv4lint.internal_error)
         return ScanResult(errors=[err])
 

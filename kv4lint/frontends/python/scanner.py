@@ -21,7 +21,7 @@ from kv4lint.frontends.argv_lists import Word as ArgWord
 from kv4lint.frontends.hints import env_hints, fact_hints
 from kv4lint.frontends.python.evaluate import EvalEnv, Evaluator, NotALaunch
 from kv4lint.frontends.python.index import Event, ModuleIndex, Positions, ProvidedPositions, Scope
-from kv4lint.frontends.python.paths import condition, selections
+from kv4lint.frontends.python.paths import MAX_CANDIDATES, condition, selections
 from kv4lint.frontends.python.values import ConstValue, DictValue, ListItem, ListValue, StrValue, UnknownValue, \
     call_argument, chars_of, contiguous_span, ipython_expand, origin_of, split_on_whitespace, truth_of, where_of
 from kv4lint.model import FileError, Hint, Launch, ScanResult, Span, Value
@@ -64,7 +64,9 @@ class Scanner(Evaluator):
             except RecursionError:
                 self._launch_error(call, "a launch's arguments are nested too deeply to read")
             except Exception as e:  # noqa: BLE001 - one launch must not hide the others
-                self._launch_error(call, internal_error.describe(e, during="reading this launch"), internal=True)
+                # scan_error prints the traceback with --verbose
+                err = internal_error.scan_error(self.path, "reading this launch", e)
+                self._launch_error(call, err.message, internal=True)
             if self.unresolved:  # never "clean" for a value that was not read
                 self._launch_error(call, f"a value of this launch {self.unresolved} (the limit kv4lint reads): "
                                          "not resolved")
@@ -77,6 +79,9 @@ class Scanner(Evaluator):
         paths.seen, paths.used, paths.selection = [], [], {}
         self.launch(call, scope, kind)
         sels = selections(paths, paths.seen) if paths.seen else []
+        if sels is None:  # a bound is never a pass
+            self.unresolved = self.unresolved or f"depends on more than {MAX_CANDIDATES} paths of the code"
+            return
         if not sels:
             return
         launches = self.result.launches

@@ -8,7 +8,7 @@ Nothing here is a copy of a third-party file: the shapes are modelled on public 
   one installer function per model (``n`` of them) that call shared helpers (create a venv, install uv, clone a
   repository, build a wheel) from a ``main`` that dispatches on the target and the model. It names sglang (an
   engine to install) and launches nothing.
-- :func:`launch_script`: a serving script of ``n`` blocks, each a few knobs, a preset ``case`` and a launch.
+- :func:`launch_script`: a serving script of ``n`` blocks, each settings, a knob, a here-document and a launch.
 - :func:`short_lines`: ``n`` lines of ``echo`` under a comment that names sglang and a KV cache option.
 - :func:`python_launches`: a module of ``n`` launcher functions building an argv list and running it.
 - :func:`elif_chain`: a Python ``if``/``elif`` chain of ``n`` arms choosing the KV cache dtype of one launch.
@@ -376,22 +376,53 @@ patch_{name}_{j}() {{
 
 
 def launch_script(n: int) -> str:
-    """A serving script of ``n`` blocks: knobs that add options, a preset ``case``, a launch (~340 bytes a
-    block: 2 MB is about 6,000 blocks)."""
-    out = ["#!/bin/bash\n# Serve every model of the sweep with SGLang.\nset -euo pipefail\n"]
+    """A serving script of ``n`` blocks (~2 KB each: 2 MB is about 1,000), each serving one model: its settings,
+    a tensor-parallel knob, a generated configuration (a here-document), a readiness helper and logging around one
+    launch, as long sweep scripts are written."""
+    out = ['#!/bin/bash\n# Serve every model of the sweep with SGLang, one after another.\nset -euo pipefail\n'
+           'LOG_DIR="${LOG_DIR:-./logs}"\n\nwait_ready() {\n  local port="$1"\n'
+           '  for i in $(seq 1 120); do\n    curl -sf "http://127.0.0.1:${port}/health" >/dev/null && return 0\n'
+           '    sleep 5\n  done\n  echo "server on port ${port} did not start" >&2\n  return 1\n}\n']
     for k in range(n):
-        out.append(f'''
-MODEL_{k}="meta-llama/Llama-3.1-8B-Instruct"
-ARGS_{k}="--port {30000 + k % 1000}"
-if [ "${{BIG_{k}:-0}}" = 1 ]; then ARGS_{k}="$ARGS_{k} --tp 8"; fi
-case "${{PRESET_{k}:-fast}}" in
-  fast) KV_{k}=fp8_e4m3 ;;
-  *) KV_{k}=auto ;;
-esac
-echo "launching $MODEL_{k}"
-python -m sglang.launch_server --model-path "$MODEL_{k}" --kv-cache-dtype "$KV_{k}" $ARGS_{k}
-''')
+        out.append(_BLOCK.replace("{k}", str(k)).replace("{port}", str(30000 + k % 1000))
+                   .replace("{variant}", str(k % 7)).replace("{split}", str(k % 5)))
     return "".join(out)
+
+
+_BLOCK = '''
+# ---------------------------------------------------------------------------
+# Model {k}: Llama 3.1 8B Instruct, variant {variant}, evaluated on the long-context split.
+# ---------------------------------------------------------------------------
+MODEL_{k}="meta-llama/Llama-3.1-8B-Instruct"
+PORT_{k}={port}
+LOG_{k}="$LOG_DIR/model-{k}.log"
+TP_{k}=2
+[ "${BIG:-0}" = 1 ] && TP_{k}=8
+if [ "${DRY_RUN:-0}" = 1 ]; then
+  echo "dry run: would serve $MODEL_{k} on port $PORT_{k} with tp $TP_{k}"
+else
+  mkdir -p "$LOG_DIR"
+fi
+cat > "$LOG_DIR/model-{k}.yaml" <<EOF
+model: $MODEL_{k}
+port: $PORT_{k}
+tensor_parallel: $TP_{k}
+dataset: long-context-{split}
+max_new_tokens: 512
+temperature: 0.0
+top_p: 1.0
+seed: {k}
+EOF
+echo "[serve] model {k}: $MODEL_{k} on port $PORT_{k} (tp $TP_{k}), config in $LOG_DIR/model-{k}.yaml"
+nohup python -m sglang.launch_server --model-path "$MODEL_{k}" --port "$PORT_{k}" --tp "$TP_{k}" \\
+  --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 > "$LOG_{k}" 2>&1 &
+SERVER_{k}=$!
+wait_ready "$PORT_{k}"
+python3 bench_client.py --port "$PORT_{k}" --config "$LOG_DIR/model-{k}.yaml" --output "$LOG_DIR/model-{k}.jsonl"
+kill "$SERVER_{k}" || true
+wait "$SERVER_{k}" 2>/dev/null || true
+echo "[serve] model {k} done: $(wc -l < "$LOG_DIR/model-{k}.jsonl") results"
+'''
 
 
 def short_lines(n: int) -> str:

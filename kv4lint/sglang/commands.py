@@ -483,6 +483,27 @@ def could_start_command(prefix: str) -> bool:
         n.startswith(b) for n in (*WRAPPERS, *SHELLS, "python", "python3", "pypy3", "sglang"))
 
 
+class _Texts:
+    """The texts of a command's words, each read when :func:`match_entry` looks at it (it stops at the script or
+    module a Python command runs: the words after it are not read)."""
+
+    __slots__ = ("first", "words")
+
+    def __init__(self, first: str, words: list):
+        self.first = first
+        self.words = words
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self.words)))]
+        if i < 0:
+            i += len(self.words)
+        return self.first if i == 0 else self.words[i].text
+
+
 class _Unwrapper:
     """Strips wrappers off a command, collecting facts and environment on the way.
 
@@ -502,7 +523,7 @@ class _Unwrapper:
             if first is None:
                 first = head.raw.strip("\"'")
             if is_python(first) or _SGLANG_CLI.match(first):  # match_entry reads the other words only then
-                m = match_entry([first] + [f.text for f in ex.words[1:]])
+                m = match_entry(_Texts(first, ex.words))
                 if m is not None:
                     ex.match = m
                     return ex

@@ -61,7 +61,8 @@ class Evaluator:
     MAX_STEPS = 20_000
 
     def __init__(self, text: str, path: str, module, origin: OffsetMap | None,
-                 imported: dict[str, dict[str, object]] | None = None):
+                 imported: dict[str, dict[str, object]] | None = None, *, top_lines: list[int] | None = None):
+        self.top_lines = top_lines  # the line of each top-level statement, from CPython's parse (Positions)
         # Module-level constants of sibling modules this one imports, read by kv4lint.sourced:
         # module name as written ("presets", ".presets") -> name -> a Python literal.
         self.imported = dict(imported or {})

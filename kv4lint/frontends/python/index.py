@@ -664,14 +664,14 @@ class Positions:
     the text.  Anything unexpected falls back to generating the whole module.
     """
 
-    def __init__(self, text: str, module, top: dict[int, int]):
+    def __init__(self, text: str, module, top: dict[int, int], top_lines: list[int] | None = None):
         from libcst._nodes.internal import CodegenState  # noqa: F401 - fail here, not midway
 
         self.text = text
         self.module = module
         self.top = top
         self.spans: dict[int, tuple[int, int]] = {id(module): (0, len(text))}
-        self.starts = self._starts()
+        self.starts = self._starts(top_lines)
         self.done: set[int] = set()
         # Where top-level statements (and the first small statement of each line) start: enough to
         # order the module's assignments without generating their code.
@@ -682,22 +682,25 @@ class Positions:
                 if isinstance(st, cst.SimpleStatementLine) and st.body:
                     self.first[id(st.body[0])] = self.starts[k]
 
-    def _starts(self) -> list[int] | None:
-        import ast
+    def _starts(self, top_lines: list[int] | None) -> list[int] | None:
+        """Where each top-level statement of the module starts, from the line of each top-level statement of
+        CPython's parse (``top_lines``: the caller's, else parsed here)."""
+        if top_lines is None:
+            import ast
 
-        try:
-            body = ast.parse(self.text).body
-        except Exception:  # noqa: BLE001 - syntax this Python does not know, too deep, ...
-            return None
+            try:
+                top_lines = [st.lineno for st in ast.parse(self.text).body]
+            except Exception:  # noqa: BLE001 - syntax this Python does not know, too deep, ...
+                return None
         lines = LineIndex(self.text)
         starts = []
         j = 0
         for st in self.module.body:
-            if j >= len(body):
+            if j >= len(top_lines):
                 return None
-            starts.append(lines.offset(body[j].lineno, 1))
+            starts.append(lines.offset(top_lines[j], 1))
             j += len(st.body) if isinstance(st, cst.SimpleStatementLine) else 1
-        return starts if j == len(body) else None
+        return starts if j == len(top_lines) else None
 
     def get(self, node) -> tuple[int, int]:
         r = self.spans.get(id(node))

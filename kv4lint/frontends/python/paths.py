@@ -20,7 +20,7 @@ import itertools
 from kv4lint.conditions import contradictory, split_top
 
 MAX_SELECTIONS = 64  # readings of one launch, every combination; more: one choice at a time
-MAX_CANDIDATES = 4096  # readings one choice at a time; more: the launch is a file error naming the bound
+MAX_CANDIDATES = 1024  # readings one choice at a time; more: the launch is a file error naming the bound
 MAX_NAMED_TESTS = 3  # earlier tests an elif's condition names; more are counted
 
 

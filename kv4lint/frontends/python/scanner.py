@@ -137,7 +137,7 @@ class Scanner(Evaluator):
 
     def _positions(self):
         try:
-            return Positions(self.text, self.module, self.idx.top)
+            return Positions(self.text, self.module, self.idx.top, self.top_lines)
         except ImportError:  # pragma: no cover - libcst internals moved: use its public provider
             lines = LineIndex(self.text)
             ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)

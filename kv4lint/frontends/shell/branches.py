@@ -286,10 +286,15 @@ class Branches:
         scan = self.scan
         base = scan.selection
         partial, scan.partial = scan.partial, True
-        queue = deque(({}, (), p) for p in fresh)
-        done = set(base)
-        count = 0
         try:
+            # The choices reached whatever is chosen (through what their paths share): each read on its own
+            # path alone; one met only inside a path of another is read with that path.
+            probe = scan.save()
+            _, everywhere = self._reading(expand, base, {}, pre, "")
+            scan.restore(probe)
+            queue = deque(({}, (), p) for p in dict.fromkeys([*fresh, *everywhere]))
+            done = set(base)
+            count = 0
             while queue:
                 ctx, ctx_atoms, p = queue.popleft()
                 if p in done:

@@ -33,7 +33,7 @@ import re
 from kv4lint.frontends.shell.expand import CHOICE, SCALAR, UNKNOWN, Assignment, Binding, Chars, Variables
 
 MAX_READINGS = 64  # every combination of a command's choices, expanded one by one; more: one choice at a time
-MAX_CANDIDATES = 4096  # readings of one command, one choice at a time; past it: a file error naming the bound
+MAX_CANDIDATES = 1024  # readings of one command, one choice at a time; past it: a file error naming the bound
 
 _serial = itertools.count()
 

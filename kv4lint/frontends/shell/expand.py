@@ -437,8 +437,9 @@ class Expander:
         pending = False
         for p in parts:
             if isinstance(p, _Lit):
-                text.add(p.chars)
-                pending = True
+                if p.chars.text:  # ("" makes a word exist; nothing between pieces)
+                    text.add(p.chars)
+                    pending = True
                 continue
             if pending:
                 pieces.append(text.build())
@@ -952,7 +953,8 @@ class Expander:
         while stack:
             x, assigns = stack.pop()
             if x is None:
-                pieces.append(None)
+                if not pieces or pieces[-1] is not None:  # a run of unknown pieces is one unknown piece
+                    pieces.append(None)
             elif isinstance(x, Chars):
                 pieces.append(_resolved(x, None, assigns) if assigns else x)
             elif isinstance(x, Element):

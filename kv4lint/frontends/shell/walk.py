@@ -56,6 +56,7 @@ _READER_OPTS = {"read": {"-p", "-d", "-n", "-N", "-t", "-u", "-i"},
 _CHAIN = {"list", "pipeline", "redirected_statement", "negated_command"}
 _NOT_LAUNCH_STMT = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "file_redirect",
                     "herestring_redirect"}
+_AFTER = {"pipeline", "list", "command", "redirected_statement"}  # what follows a here-document's start line
 
 
 class _Exec:
@@ -519,11 +520,18 @@ class Walker(Branches, Calls, Inert):
         body = n.child_by_field_name("body")
         stdin: Chars | None = None
         after = []
+        docs = [k for k in n.children if k.type == "heredoc_redirect"]
+        if docs and body is not None and body.type == "command" and not any(
+                c.type in _AFTER for k in docs for c in k.named_children) and self._inert(body):
+            # (cat > config.yaml <<EOF ... EOF): runs nothing, its here-document read only for its expansions
+            for k in n.children:
+                if k.type == "heredoc_redirect" or k.type == "file_redirect":
+                    self.touch(k)
+            return
         for k in n.children:
             if k.type == "heredoc_redirect":
                 stdin = self._heredoc(k)
-                after.extend(c for c in k.named_children if c.type in ("pipeline", "list", "command",
-                                                                       "redirected_statement"))
+                after.extend(c for c in k.named_children if c.type in _AFTER)
             elif k.type == "herestring_redirect":
                 word = [c for c in k.named_children]
                 if word:

@@ -47,7 +47,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         return FileReport(path, language)
     if flake8_noqa and language == "python" and suppression.flake8_skips_file(text):
         return FileReport(path, language)
-    with recording() as looked_at:  # the files the report reads besides this one (kv4lint.cache.FileIndex)
+    with recording() as looked_at, frontends.gc_paused():  # the files the report reads (kv4lint.cache.FileIndex)
         rep = _lint_text(path, text, settings, language)
     rep.depends = list(dict.fromkeys(looked_at))
     return rep

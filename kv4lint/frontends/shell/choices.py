@@ -30,7 +30,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from kv4lint.frontends.shell.expand import CHOICE, SCALAR, UNKNOWN, Assignment, Binding, Chars, Variables
+from kv4lint.frontends.shell.expand import CHOICE, DIFFER, SCALAR, UNKNOWN, Assignment, Binding, Variables, agreed, \
+    joined, rebind
 
 MAX_READINGS = 64  # every combination of a command's choices, expanded one by one; more: one choice at a time
 MAX_CANDIDATES = 1024  # readings of one command, one choice at a time; past it: a file error naming the bound
@@ -65,33 +66,22 @@ def merge_choices(envs: list[Variables], conds: list[str], names, implies: list[
     path, the paths of earlier joins it stands for (a command expanded once per path)."""
     if len(envs) == 1:
         return envs[0]
-    out = envs[0].copy()
-    for e in envs[1:]:
-        out.exported |= e.exported
+    out = joined(envs)
     point = None
     for n in sorted(names):
         bs = [e.vars.get(n) for e in envs]
-        first = bs[0]
-        if all(b is first for b in bs):
-            if first is None:
-                out.vars.pop(n, None)
-            else:
-                out.vars[n] = first
-            continue
-        if all(b is not None and b.kind == SCALAR and b.chars is not None for b in bs) and \
-                len({b.chars.text for b in bs}) == 1:
-            # Same text on every path, written in different places: known, not editable.
-            out.vars[n] = Binding(SCALAR, Chars(first.chars.text), assign=Assignment(n, None))
-            continue
-        if not any(b is not None and (b.known if b.lazy else b.kind != UNKNOWN and (
+        b = agreed(n, bs)
+        if b is not DIFFER:
+            rebind(out, n, b)
+        elif not any(b is not None and (b.known if b.lazy else b.kind != UNKNOWN and (
                 b.kind != SCALAR or b.chars is not None)) for b in bs):
             out.vars[n] = Binding(UNKNOWN, assign=Assignment(n, None))  # unknown on every path
-            continue
-        if point is None:
-            point = ChoicePoint()
-            for k, c in enumerate(conds):
-                point.add(c, implies[k] if implies else {})
-        out.vars[n] = Binding(CHOICE, assign=Assignment(n, None), alts=bs, point=point)
+        else:
+            if point is None:
+                point = ChoicePoint()
+                for k, c in enumerate(conds):
+                    point.add(c, implies[k] if implies else {})
+            out.vars[n] = Binding(CHOICE, assign=Assignment(n, None), alts=bs, point=point)
     return out
 
 

@@ -230,6 +230,36 @@ def _joined(pieces: list) -> Chars:
     return out.build()
 
 
+DIFFER = object()  # agreed(): the paths disagree
+
+
+def agreed(name: str, bs: list) -> "Binding | None | object":
+    """The binding of ``name`` after paths that left it ``bs``, when they agree: the same binding (None: unset on
+    every path) or the same text written in different places (known, not editable); else :data:`DIFFER`."""
+    first = bs[0]
+    if all(b is first for b in bs):
+        return first
+    if all(b is not None and b.kind == SCALAR and b.chars is not None for b in bs) and \
+            len({b.chars.text for b in bs}) == 1:
+        return Binding(SCALAR, Chars(first.chars.text), assign=Assignment(name, None))
+    return DIFFER
+
+
+def joined(envs: list[Variables]) -> Variables:
+    """What every path agrees on (the variables none of them set), and the exported set of any of them."""
+    out = envs[0].copy()
+    for e in envs[1:]:
+        out.exported |= e.exported
+    return out
+
+
+def rebind(env: Variables, name: str, b: "Binding | None") -> None:
+    if b is None:
+        env.vars.pop(name, None)
+    else:
+        env.vars[name] = b
+
+
 def merge_variables(envs: list[Variables], names) -> Variables:
     """The state after one of several paths ran: what the paths disagree on is unknown.
 
@@ -237,24 +267,10 @@ def merge_variables(envs: list[Variables], names) -> Variables:
     merging costs what the paths changed, not every variable of the script."""
     if len(envs) == 1:
         return envs[0]
-    out = envs[0].copy()
-    for e in envs[1:]:
-        out.exported |= e.exported
+    out = joined(envs)
     for n in names:
-        bs = [e.vars.get(n) for e in envs]
-        b0 = bs[0]
-        if all(b is b0 for b in bs):
-            if b0 is None:
-                out.vars.pop(n, None)
-            else:
-                out.vars[n] = b0
-            continue
-        if all(b is not None and b.kind == SCALAR and b.chars is not None for b in bs) and \
-                len({b.chars.text for b in bs}) == 1:
-            # Same text on every path, written in different places: known, not editable.
-            out.vars[n] = Binding(SCALAR, Chars(b0.chars.text), assign=Assignment(n, None))
-            continue
-        out.vars[n] = Binding(UNKNOWN, assign=Assignment(n, None))
+        b = agreed(n, [e.vars.get(n) for e in envs])
+        rebind(out, n, Binding(UNKNOWN, assign=Assignment(n, None)) if b is DIFFER else b)
     return out
 
 

@@ -283,3 +283,28 @@ def test_the_headline_names_only_the_knob_that_decides(tmp_path: Path):
     code, found = check(path, tmp_path)
     assert [f["message"].split(": --")[0] for f in found] == ["when FP4=1"]
     assert "The launch runs when" not in (found[0]["detail"] or "")
+
+
+def test_past_the_readings_of_one_launch_is_a_file_error(tmp_path: Path):
+    """More paths than a launch is read for, one choice at a time (MAX_CANDIDATES): a file error naming the bound,
+    never a pass (shell: a case of 1,100 presets; Python: a dict of 1,100 presets picked by a name)."""
+    from kv4lint.frontends.python.paths import MAX_CANDIDATES as PY_MAX
+    from kv4lint.frontends.shell.choices import MAX_CANDIDATES
+
+    n = max(MAX_CANDIDATES, PY_MAX) + 76
+    arms = "".join(f"  p{i}) KV=fp8_e4m3 ;;\n" for i in range(n))
+    path = tmp_path / "serve.sh"
+    path.write_text(f'case "$PRESET" in\n{arms}  fp4) KV=nvfp4 ;;\nesac\n' + LAUNCH.format(v="$KV") + "\n")
+    out = tmp_path / "out.json"
+    assert main(["check", "--format", "json", *ARGS, str(path), "--output-file", str(out)]) == 1
+    assert [e["message"] for e in json.loads(out.read_text())["errors"]] == [
+        f"a command whose values take more than {MAX_CANDIDATES} readings, one choice at a time (the limit kv4lint "
+        f"reads) at line {n + 4}: the other values are not judged"]
+    path = tmp_path / "serve.py"
+    presets = ", ".join(f'"p{i}": {{"kv_cache_dtype": "fp8_e4m3"}}' for i in range(n))
+    path.write_text(f'import sys\nimport sglang as sgl\nP = {{{presets}, "fp4": {{"kv_cache_dtype": "nvfp4"}}}}\n'
+                    'sgl.Engine(model_path="m", attention_backend="triton", **P[sys.argv[1]])\n')
+    assert main(["check", "--format", "json", *ARGS, str(path), "--output-file", str(out)]) == 1
+    assert [e["message"] for e in json.loads(out.read_text())["errors"]] == [
+        f"a value of this launch depends on more than {PY_MAX} paths of the code (the limit kv4lint reads): not "
+        "resolved"]

@@ -68,6 +68,24 @@ ISSUE21_CASES = ("grep21:sglang", "kv4lint:sglang", "kv4lint:sglang:cached", "gr
 
 import table  # noqa: E402 - bench/table.py, beside this file
 
+# Issues 34 and 37: large files, each against its parser alone (a subprocess that imports the parser and parses
+# the file: what reading it at the speed of its parser costs) and, with --baseline, the same command from another
+# source tree in the same rounds. The files are generated (tests/large_inputs.py, shaped like real ones).
+LARGE_TARGETS = {
+    "large_shell_wall_s": 1.0,  # one 2 MB shell script with launches, `kv4lint check`, wall (min)
+    "large_install_cpu_s": 0.3,  # an installer shaped like RLinf's requirements/install.sh, CPU (min)
+}
+LARGE_FILES = {  # case -> (file name, generator, size, parser floor)
+    "large:shell": ("serve-2mb.sh", "launch_script", 1600, "shell"),
+    "large:install": ("install.sh", "install_script", 16, "shell"),
+    "large:python": ("serve-2mb.py", "python_launches", 4500, "python"),
+}
+PARSE_SNIPPETS = {
+    "shell": "import sys, tree_sitter, tree_sitter_bash\nlang = tree_sitter.Language(tree_sitter_bash.language())\n"
+             "tree_sitter.Parser(lang).parse(open(sys.argv[1], 'rb').read())",
+    "python": "import sys, libcst\nlibcst.parse_module(open(sys.argv[1], encoding='utf-8').read())",
+}
+
 try:
     import kv4lint
     from kv4lint.discover import DEFAULT_EXCLUDES, discover, excluded, language_of
@@ -535,7 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="'all cores' (default: os.cpu_count())")
     ap.add_argument("--only", help="comma-separated case names to run (table: the performance table's rows; "
                     "issue21; grep, kv4lint-j1, kv4lint-jN, stdlib, cached, flake8-without, flake8-with, ruff, libcst, "
-                    "single-file; big: large files, bench/big_files.py)")
+                    "single-file; big: large files, bench/big_files.py; large: the 2 MB shell and Python files and "
+                    "the installer)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per command (default 1800)")
     ap.add_argument("--flake8-files", type=int, default=600,
                     help="Python files in the flake8 sample (default 600; flake8 is slow); 0: the whole tree")
@@ -571,7 +590,11 @@ def main(argv: list[str] | None = None) -> int:
     def wanted(name: str) -> bool:
         return only is None or name in only or name.replace("-j" + str(ns.jobs), "-jN") in only
 
-    if ns.tree:
+    large_only = only is not None and only <= {"large", *LARGE_FILES}
+    if large_only:  # the large files alone need no tree: an empty one stands for it
+        tree, tree_info = out / "empty-tree", {"skipped": "--only large"}
+        tree.mkdir(parents=True, exist_ok=True)
+    elif ns.tree:
         tree, tree_info = Path(ns.tree).resolve(), {"given": ns.tree}
     else:
         tree, tree_info = build_tree(out, ns.sglang_version, ns.wheel_dir, ns.rebuild, ns.held_out)
@@ -635,6 +658,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             made, table_info = table.cases(TableContext(ns, out, tree, kv4, env_py, env_c, reps, stats_paths))
             cases.extend(made)
+    large = large_cases(ns, out, kv4, env_py, wanted)
+    cases.extend(large["cases"])
 
     venv_info = {}
     if only is None or only & {"flake8-without", "flake8-with", "ruff"}:
@@ -759,6 +784,8 @@ def main(argv: list[str] | None = None) -> int:
         "ratios": ratios,
         "targets": TARGETS,
         "targets_met": verdict,
+        "large": {"info": large["info"], "ratios": large_ratios(results), "targets": LARGE_TARGETS,
+                  "baseline_ratios": large_ratios(results, "@baseline") if ns.baseline else None},
         "issue21": {"info": issue21["info"], "ratios": ratios21, "targets": ISSUE21_TARGETS,
                     "baseline_ratios": issue21_ratios(results, "@baseline") if ns.baseline else None,
                     "installed_ratios": issue21_ratios(results, "@installed"),
@@ -902,6 +929,82 @@ def issue21_cases(ns, out: Path, tree: Path, candidates: list[str], kv4: list[st
     return {"cases": cases, "info": info}
 
 
+def large_cases(ns, out: Path, kv4: list[str], env_py: dict, wanted) -> dict:
+    """Issues 34 and 37's large files: `kv4lint check` on each (one file, no cache, the release stated), its
+    parser alone on it, and with --baseline the same check from the baseline source."""
+    cases: list[Case] = []
+    info: dict = {}
+    names = [name for name in LARGE_FILES if wanted(name) or wanted("large")]
+    if not names:
+        return {"cases": cases, "info": info}
+    sys.path.insert(0, str(ROOT / "tests"))
+    import large_inputs
+
+    d = out / "large"
+    d.mkdir(parents=True, exist_ok=True)
+    base_env = None
+    if ns.baseline:
+        base_env = dict(env_py, PYTHONPATH=os.pathsep.join(
+            [str(Path(ns.baseline).resolve())] + ([env_py["PYTHONPATH"]] if env_py.get("PYTHONPATH") else [])))
+    floors = set()
+    for name in names:
+        file_name, gen, n, parser = LARGE_FILES[name]
+        path = d / file_name
+        text = getattr(large_inputs, gen)(n)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        info[name] = {"path": str(path), "bytes": len(text.encode()), "lines": text.count("\n"),
+                      "generator": f"tests/large_inputs.py:{gen}({n})"}
+        cmd = kv4 + ["check", str(path), "--isolated", "--no-cache", "--exit-zero", "--format", "json",
+                     "--output-file", os.devnull, "--sglang-version", "0.5.23", "--jobs", "1"]
+        cases.append(Case(name, cmd, env=env_py, note=f"{file_name}, one file, no cache"))
+        if base_env is not None:
+            cases.append(Case(name + "@baseline", cmd, env=base_env, note=f"{file_name}, baseline source"))
+        floor = f"parse:{parser}:{file_name}"
+        if floor not in floors:
+            floors.add(floor)
+            cases.append(Case(floor, [sys.executable, "-c", PARSE_SNIPPETS[parser], str(path)], env=env_py,
+                              note=f"the {parser} parser alone on {file_name}, start-up included"))
+    return {"cases": cases, "info": info}
+
+
+def large_ratios(results: dict, suffix: str = "") -> dict:
+    out: dict = {}
+    for name, (file_name, _gen, _n, parser) in LARGE_FILES.items():
+        got, floor = results.get(name + suffix, {}), results.get(f"parse:{parser}:{file_name}", {})
+        key = name.split(":")[1]
+        out[f"large_{key}_wall_s"] = got.get("min_s")
+        out[f"large_{key}_cpu_s"] = got.get("cpu_min_s")
+        out[f"large_{key}_over_parser_cpu"] = (got["cpu_min_s"] / floor["cpu_min_s"]
+                                               if got.get("cpu_min_s") and floor.get("cpu_min_s") else None)
+    return out
+
+
+def report_large(doc: dict) -> None:
+    large = doc.get("large") or {}
+    ra = large.get("ratios") or {}
+    if not any(v is not None for v in ra.values()):
+        return
+    base = large.get("baseline_ratios") or {}
+    print("\nlarge files (issues 34, 37): kv4lint check of one file (no cache, --jobs 1), min; CPU against its "
+          "parser alone on the same file (a subprocess, start-up included)")
+    for name, (file_name, _gen, _n, _parser) in LARGE_FILES.items():
+        key = name.split(":")[1]
+        wall, cpu, over = (ra.get(f"large_{key}_{x}") for x in ("wall_s", "cpu_s", "over_parser_cpu"))
+        if wall is None:
+            continue
+        line = f"  {file_name:14} wall {wall:.2f} s, CPU {cpu:.2f} s, {over:.1f} x its parser" if over else \
+            f"  {file_name:14} wall {wall:.2f} s, CPU {cpu:.2f} s"
+        for tkey, t in LARGE_TARGETS.items():
+            if tkey.startswith(f"large_{key}_"):
+                x = ra.get(tkey)
+                line += f"   target <= {t} s: {'met' if x is not None and x <= t else 'MISSED'}"
+        b_wall, b_cpu = base.get(f"large_{key}_wall_s"), base.get(f"large_{key}_cpu_s")
+        if b_wall:
+            line += f"   baseline wall {b_wall:.2f} s, CPU {b_cpu:.2f} s (this / baseline: CPU {cpu / b_cpu:.2f})"
+        print(line)
+
+
 def issue21_ratios(results: dict, suffix: str = "") -> dict:
     def r(a: str, b: str, key: str = "min_s") -> float | None:
         x, y = results.get(a, {}).get(key), results.get(b, {}).get(key)
@@ -1027,6 +1130,7 @@ def report(doc: dict, jn: str) -> None:
         print(f"  importtime {key}: {imp['total_ms']:.0f} ms of imports; by package (ms): {pk}; "
               f"third-party: {', '.join(imp['third_party_imported']) or 'none'}")
     report_issue21(doc)
+    report_large(doc)
     met = doc["targets_met"]
     print("\ntargets (issue 8): " + ", ".join(
         f"{k} {'met' if v else ('MISSED' if v is False else 'not measured')}" for k, v in met.items()))

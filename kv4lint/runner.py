@@ -15,6 +15,7 @@ import os
 from fnmatch import fnmatch
 
 from kv4lint import frontends, internal_error, suppression
+from kv4lint.conditions import brief, decisive
 from kv4lint.depends import recording
 from kv4lint.discover import language_of
 from kv4lint.frontends.hints import dedupe_hints, path_hints
@@ -48,7 +49,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         return FileReport(path, language)
     if flake8_noqa and language == "python" and suppression.flake8_skips_file(text):
         return FileReport(path, language)
-    with recording() as looked_at:  # the files the report reads besides this one (kv4lint.cache.FileIndex)
+    with recording() as looked_at, frontends.gc_paused():  # the files the report reads (kv4lint.cache.FileIndex)
         rep = _lint_text(path, text, settings, language)
     rep.depends = list(dict.fromkeys(looked_at))
     return rep
@@ -126,15 +127,16 @@ def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Fin
     (and, in a structured file, their detail naming the launch's location: a JSON path).
 
     A command whose values differ between paths is one Launch per path (each with its ``condition``). One cause
-    is one finding: a finding several paths share is reported once, naming their conditions (``when A or B:``),
-    and one every path has holds for every run and names none.
+    is one finding: a finding several paths share is reported once, and one every path has holds for every run
+    and names none. The condition names only what decides the finding (:func:`kv4lint.conditions.decisive`):
+    of six knobs that each add an option, ``when FP4=1``, not every knob of the readings that have it.
     """
-    paths: dict[tuple, int] = {}
+    readings: dict[tuple, list[str]] = {}
     conditions: dict[tuple, list[str]] = {}
     for launch, found in per_launch:
         if launch.condition is not None:
             command = (launch.span, launch.anchor)
-            paths[command] = paths.get(command, 0) + 1
+            readings.setdefault(command, []).append(launch.condition)
             for f in found:
                 conditions.setdefault((command, f.code, f.span, f.message), []).append(launch.condition)
     out = []
@@ -145,8 +147,12 @@ def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Fin
                 when = conditions.pop(key, None)
                 if when is None:
                     continue  # reported with the first path that has it
-                if len(when) < paths[key[0]]:
-                    condition = " or ".join(dict.fromkeys(when))
+                every = readings[key[0]]
+                misses = list(every)
+                for c in when:
+                    misses.remove(c)
+                condition = decisive(when, misses)
+                if condition is not None:
                     f.message = f"when {_brief(condition)}: {f.message}"
                     if _brief(condition) != condition:  # the whole condition, in the detail
                         f.detail = join_sentences(f"The launch runs when {condition}", f.detail or "")
@@ -161,11 +167,8 @@ MAX_CONDITION = 40  # characters of a launch's condition in the headline; the de
 
 def _brief(condition: str) -> str:
     """``condition`` as the headline shows it: whole up to :data:`MAX_CONDITION` characters, else cut at a word
-    and marked ``...``."""
-    if len(condition) <= MAX_CONDITION:
-        return condition
-    cut = condition[:MAX_CONDITION - 3]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip() + "..."
+    boundary outside backtick spans and marked ``...``."""
+    return brief(condition, MAX_CONDITION)
 
 
 def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: LineIndex) -> Finding:

@@ -479,6 +479,57 @@ _ISSUE28_REPORTED = {
 }
 
 
+# Issue 34, item 1: a bound on paths, selections or loop items is never a pass. Each launch's fp4_e2m1 is set on
+# one path among more than the old caps allowed (six independent knobs: 64 combinations; 17 presets; 17 loop
+# items; Python's 32 selections and 16 loop items); each was read as an unknown value and the run exited 0.
+_KNOBS = [("BIG", "--tp 8"), ("PUBLIC", "--host 0.0.0.0"), ("PROD", "--log-level warning"),
+          ("BUSY", "--max-running-requests 256"), ("MEM", "--mem-fraction-static 0.9")]
+
+
+def _many_paths(root: Path) -> None:
+    knobs = "".join(f'if [ "${name}" = 1 ]; then ARGS="$ARGS {opt}"; fi\n' for name, opt in _KNOBS)
+    base = f"python -m sglang.launch_server --model-path {LLAMA}"
+    write(root / "knobs.sh", "#!/bin/bash\nARGS=\"\"\n" + knobs
+          + 'if [ "$FP4" = 1 ]; then ARGS="$ARGS --kv-cache-dtype fp4_e2m1"; fi\n' + f"{base} $ARGS\n")
+    write(root / "knobs_kv.sh", "#!/bin/bash\nARGS=\"\"\nKV=fp8_e4m3\n" + knobs
+          + 'if [ "$FP4" = 1 ]; then KV=fp4_e2m1; fi\n' + f"{base} --kv-cache-dtype $KV $ARGS\n")
+    presets = "".join(f"  p{i}) KV=fp8_e4m3; TP={i % 8 + 1} ;;\n" for i in range(16))
+    write(root / "presets.sh", f'#!/bin/bash\ncase "$PRESET" in\n{presets}  fp4) KV=fp4_e2m1; TP=1 ;;\nesac\n'
+          f"{base} --kv-cache-dtype $KV --tp $TP\n")
+    items = " ".join(["fp8_e4m3"] * 16 + ["fp4_e2m1"])
+    write(root / "loop.sh", f"#!/bin/bash\nfor kv in {items}; do\n  {base} --kv-cache-dtype $kv\ndone\n")
+    other = ["1", "127.0.0.1", "info", "64", "0.8"]  # each knob's value when it is off
+    py_knobs = "".join(f'if os.environ.get("{name}") == "1":\n    opt{k} = "{opt.split()[1]}"\nelse:\n'
+                       f'    opt{k} = "{other[k]}"\n' for k, (name, opt) in enumerate(_KNOBS))
+    write(root / "knobs.py", "import os\nimport subprocess\n\nkv = 'fp8_e4m3'\n" + py_knobs
+          + 'if os.environ.get("FP4") == "1":\n    kv = "fp4_e2m1"\n'
+          "subprocess.run([\"python\", \"-m\", \"sglang.launch_server\", \"--kv-cache-dtype\", kv, "
+          + ", ".join(f'"{opt.split()[0]}", opt{k}' for k, (_, opt) in enumerate(_KNOBS)) + "])\n")
+    py_items = ", ".join(["'fp8_e4m3'"] * 16 + ["'fp4_e2m1'"])
+    write(root / "loop.py", f"import subprocess\n\nfor kv in [{py_items}]:\n"
+          "    subprocess.run([\"python\", \"-m\", \"sglang.launch_server\", \"--kv-cache-dtype\", kv])\n")
+
+
+_MANY_PATHS_REPORTED = {name: None for name in ("knobs.sh", "knobs_kv.sh", "presets.sh", "loop.sh", "knobs.py",
+                                                "loop.py")}
+
+
+def _elif_chains(root: Path) -> None:
+    """Issue 34, item 8: a valid if/elif chain of 480 arms was an internal error, of 450 a pass."""
+    from large_inputs import elif_chain
+
+    write(root / "elif480.py", elif_chain(480, "fp4_e2m1"))
+    write(root / "elif450.py", elif_chain(450, "fp4_e2m1"))
+    write(root / "elif1200.py", elif_chain(1200, "fp4_e2m1"))  # past the bound: a file error naming it
+
+
+def _short_lines_10mb(root: Path) -> None:
+    """Issue 34, item 6: 10 MB of short lines naming sglang in a comment cost 28 s and 2.3 GB, then exited 0."""
+    from large_inputs import short_lines
+
+    write(root / "short_lines.sh", short_lines(870_000))  # 10.3 MB: just under the 10 MiB file size limit
+
+
 def _explicit(root: Path) -> None:
     os.mkfifo(root / "named_fifo.sh")
     os.symlink("gone.sh", root / "named_dangling.sh")
@@ -606,6 +657,11 @@ CASES: list[Case] = [
          reported=_NOTEBOOKS_REPORTED),
     Case("many_launches", _many_launches, reported={"many.sh": None, "fences.md": None}),
     Case("issue28_shapes", _issue28, reported=_ISSUE28_REPORTED, messages=["words.sh", "items.py"]),
+    Case("many_paths", _many_paths, reported=_MANY_PATHS_REPORTED),
+    # pyflakes (flake8's core, before any plugin) recurses once per elif and dies with RecursionError on these.
+    Case("elif_chains", _elif_chains, reported={"elif480.py": None, "elif450.py": None}, messages=["elif1200.py"],
+         flake8_exclude=["elif480.py", "elif450.py", "elif1200.py"]),
+    Case("short_lines_10mb", _short_lines_10mb),
     Case("explicit_paths", _explicit, flake8=False,
          explicit=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"],
          messages=["named_fifo.sh", "named_dangling.sh", "does_not_exist.sh"]),

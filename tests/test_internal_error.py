@@ -127,3 +127,28 @@ def test_report_to_names_the_tracker_the_metadata_declares(monkeypatch):
     assert internal_error.report_to() == "https://example.org/kv4lint/issues"
     monkeypatch.setattr(md, "metadata", lambda name: (_ for _ in ()).throw(md.PackageNotFoundError(name)))
     assert internal_error.report_to() == internal_error.REPORT_FALLBACK
+
+
+def test_a_crash_reading_one_python_launch_prints_its_traceback_with_verbose(monkeypatch, capsys, tmp_path):
+    """The Python frontend's own guard (one launch raised; issue 34, item 8: a KeyError there printed no traceback
+    with --verbose): the other launches are still read, exit 2, and --verbose shows where it failed."""
+    from kv4lint import internal_error
+    from kv4lint.cli import main
+    from kv4lint.frontends.python.scanner import Scanner
+
+    real = Scanner.launch
+
+    def launch(self, call, scope, kind):
+        if "boom" in self.text[self.start(call):self.start(call) + 400]:
+            raise KeyError("planted")
+        return real(self, call, scope, kind)
+
+    monkeypatch.setattr(Scanner, "launch", launch)
+    monkeypatch.setattr(internal_error, "verbose", False)  # main sets it from --verbose
+    src = hostile.write(tmp_path / "serve.py", "import subprocess\n" + hostile.GOOD_PY.split("\n", 2)[2].replace(
+        "\"fp4_e2m1\"", "\"fp4_e2m1\", \"boom\"") + hostile.GOOD_PY.split("\n", 2)[2])
+    assert main(["check", *hostile.CLI_TARGET, "--no-cache", "--jobs", "1", "--verbose", str(src)]) == 2
+    out, err = capsys.readouterr()
+    assert f"{src}:2: error: internal error reading this launch (KeyError: 'planted')" in out, out
+    assert f"{src}:3:" in out and " KV406" in out, out
+    assert "Traceback (most recent call last)" in err and "KeyError: 'planted'" in err, err

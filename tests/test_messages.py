@@ -318,19 +318,33 @@ def test_an_unknown_build_names_its_first_evidence_and_the_option_that_states_th
 
 
 def test_a_long_condition_is_cut_in_the_headline_and_whole_in_the_detail(tmp_path):
-    cond = 'os.environ.get("SERVE_WITH_FP4_KV_CACHE_ON_BLACKWELL") == "yes"'
+    """Cut after the last test that fits (a word boundary, never inside a test or its quotes); whole in the
+    detail."""
+    fp4 = 'os.environ.get("SERVE_WITH_FP4_KV") == "yes"'
+    gpu = 'os.environ.get("GPU") == "b200"'
     p = tmp_path / "serve.py"
     p.write_text('import os\nimport subprocess\nkv = "fp8_e4m3"\n'
-                 f'if {cond}:\n    kv = "nvfp4"\n'
+                 f'if {fp4}:\n    if {gpu}:\n        kv = "nvfp4"\n'
                  'subprocess.run(["python", "-m", "sglang.launch_server", "--model-path", "m", '
                  '"--kv-cache-dtype", kv, "--attention-backend", "triton"])\n', encoding="utf-8")
     out = tmp_path / "out.json"
     main(["check", "--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "b200", "--format", "json",
           str(p), "--output-file", str(out)])
     (f,) = json.loads(out.read_text())["findings"]
-    assert f["message"] == ('when os.environ.get("SERVE_WITH_FP4_KV_CAC...: --kv-cache-dtype nvfp4 is refused with '
+    assert f["message"] == (f'when {fp4}...: --kv-cache-dtype nvfp4 is refused with '
                             '--attention-backend triton (MHA and MLA models); use fp8_e4m3')
-    assert f["detail"].startswith(f"The launch runs when {cond}. SGLang 0.5.23: ")
+    assert f["detail"].startswith(f"The launch runs when {fp4} and {gpu}. SGLang 0.5.23: ")
+
+
+def test_a_headline_never_cuts_a_test_a_backtick_span_or_a_quoted_value():
+    from kv4lint.runner import _brief
+
+    long_test = 'os.environ.get("SERVE_WITH_FP4_KV_CACHE_ON_BLACKWELL") == "yes"'
+    assert _brief(long_test) == long_test  # one test longer than the limit: whole
+    command = "`grep -q 'B200 and H200' /etc/gpu-inventory` succeeds"
+    assert _brief(f"{command} and FP4=1") == f"{command}..."
+    assert _brief(f"FP4=1 and {command}") == "FP4=1..."
+    assert _brief("MODE='a b c d e f g h' and FP4=1 and BIG=1 and X=2") == "MODE='a b c d e f g h' and FP4=1..."
 
 
 # Unpinned launches with no GPU stated, over the backends and models: the headlines that say the most (a release's

@@ -799,10 +799,16 @@ DEEP = "shell text nested more than 60 levels deep near line 1: not scanned furt
     ("python -m sglang.launch_server --a \"$(", [["--a"]], ['shell syntax error near line 1: unterminated "']),
     ("python -m sglang.launch_server <<EOF", [[]], ["shell syntax error near line 1: cannot parse '<<EOF'"]),
     ("sglang \x00\x01\x02 $'\\x", [], ["shell syntax error near line 1: cannot parse \"\\x00\\x01\\x02 $'\\\\x\""]),
+    # Calls within calls past the bound are not walked (each function is walked once), and the file says so.
     ("\n".join(f"f{i}() {{ f{i + 1}; f{i + 1}; }}" for i in range(40))
-     + "\nf40() { python -m sglang.launch_server; }\nf0\n", [[]], []),
+     + "\nf40() { python -m sglang.launch_server; }\nf0\n", [[]],
+     ["a shell script of function calls nested more than 8 deep (the limit kv4lint reads), near line 10: later "
+      "calls are not walked"]),
+    # Nested loops past the bound on iterations walked: the innermost is walked once, its variable a choice of
+    # its items, so every value is still judged.
     ("for a in 1 2 3 4 5 6 7 8; do for b in 1 2 3 4 5 6 7 8; do for c in 1 2 3 4 5 6 7 8; do "
-     "python -m sglang.launch_server --a $a$b$c; done; done; done\n", [["--a", None]], []),
+     "python -m sglang.launch_server --a $a$b$c; done; done; done\n",
+     [["--a", f"{a}{b}{c}"] for a in range(1, 9) for b in range(1, 9) for c in range(1, 9)], []),
     ("f() { f; }; f; python -m sglang.launch_server\n", [[]], []),
     ("eval \"$(echo python -m sglang.launch_server)\"\n", [], []),  # a command's output: not a launch kv4lint sees
 ])

@@ -511,12 +511,44 @@ def _base(name: str) -> str:
     return name.rsplit("/", 1)[-1]
 
 
-def _plausible_command(text: str | None) -> bool:
+def plausible_command(text: str | None) -> bool:
     """Does this word start the program a wrapper runs (rather than an option's value)?"""
     if not text:
         return False
     b = _base(text)
     return is_python(text) or b in WRAPPERS or b in SHELLS or b == "sglang"
+
+
+def could_start_command(prefix: str) -> bool:
+    """Whether a word whose known text starts with ``prefix`` (the rest unknown) may be a program a command runs
+    or an option that changes what a wrapper runs: what makes a command worth reading once per value of its
+    unknown words."""
+    if not prefix or prefix.startswith("-"):
+        return True
+    b = _base(prefix)
+    return not b or b.startswith(("python", "pypy", "sglang")) or any(
+        n.startswith(b) for n in (*WRAPPERS, *SHELLS, "python", "python3", "pypy3", "sglang"))
+
+
+class _Texts:
+    """The texts of a command's words, each read when :func:`match_entry` looks at it (it stops at the script or
+    module a Python command runs: the words after it are not read)."""
+
+    __slots__ = ("first", "words")
+
+    def __init__(self, first: str, words: list):
+        self.first = first
+        self.words = words
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self.words)))]
+        if i < 0:
+            i += len(self.words)
+        return self.first if i == 0 else self.words[i].text
 
 
 class _Unwrapper:
@@ -534,13 +566,14 @@ class _Unwrapper:
             if not ex.words:
                 return None
             head = ex.words[0]
-            texts = [f.text for f in ex.words]
-            if texts[0] is None:
-                texts[0] = head.raw.strip("\"'")
-            m = match_entry(texts)
-            if m is not None:
-                ex.match = m
-                return ex
+            first = head.text
+            if first is None:
+                first = head.raw.strip("\"'")
+            if is_python(first) or _SGLANG_CLI.match(first):  # match_entry reads the other words only then
+                m = match_entry(_Texts(first, ex.words))
+                if m is not None:
+                    ex.match = m
+                    return ex
             name = head.text
             if name is None:
                 if head.splat and len(ex.words) > 1:  # "$LAUNCHER python -m ...": $LAUNCHER may be a wrapper
@@ -577,7 +610,7 @@ class _Unwrapper:
             t = w[k].text
             if t is None:
                 t = w[k].raw.strip("\"'")
-            if not _plausible_command(t):
+            if not plausible_command(t):
                 continue
             inner = self.unwrap(w[k:])
             if inner is not None and (inner.match or inner.shell_code or inner.python_code):
@@ -602,10 +635,10 @@ class _Unwrapper:
             if t is None and len(f.prefix) > 1 and f.prefix[0] == "-" and f.prefix != "--":
                 t = f.prefix + _HOLE  # --cpunodebind=$node, -N$n: an option whose value is unknown
             if t is None:
-                if _plausible_command(f.raw.strip("\"'")):
+                if plausible_command(f.raw.strip("\"'")):
                     return i  # "$PYTHON": the program the wrapper runs, not options
                 nxt = w[i + 1].text if i + 1 < n else None
-                if f.splat and not spec.unknown_operand and not _plausible_command(nxt) and i + 1 < n:
+                if f.splat and not spec.unknown_operand and not plausible_command(nxt) and i + 1 < n:
                     i += 1  # $OPTS: options we cannot see
                     continue
                 return i
@@ -624,7 +657,7 @@ class _Unwrapper:
                 if k is None and name not in spec.flags:
                     nxt = w[i + 1].text if i + 1 < n else None
                     k = 1 if (spec.long_value and nxt is not None and not nxt.startswith("-")
-                              and not _plausible_command(nxt)) else 0
+                              and not plausible_command(nxt)) else 0
                 elif k is None:
                     k = 0
                 if on:

@@ -37,6 +37,7 @@ launches, and the launches they make).
 from __future__ import annotations
 
 import re
+import warnings
 
 from kv4lint import internal_error
 from kv4lint.frontends.python.literals import decode_body, decode_literal, split_literal
@@ -59,6 +60,13 @@ MAX_CHAIN = 300
 # (a 2 MB argv list of 140,000 items: 60 s and 3 GB); a real launch has at most a few hundred.  A file with
 # more is a file error naming the limit, before libcst reads it (docs/security.md).
 MAX_ITEMS = 10_000
+# Arms of one if/elif chain: libcst nests each elif in the one before, and its parser crashes the process (stack
+# overflow) near 9,000; kv4lint reads a chain as one branch point with an arm per test (a launch in a chain of
+# 1,000 arms is read once per arm). A longer chain is a file error naming the bound, before libcst reads it.
+MAX_ELIF = 1000
+# libcst keeps about 400 bytes a byte of source (777 MB for 2 MB): a longer file that may launch is a file error
+# naming the bound, before it is parsed at all (a real launcher is a few hundred kB at most).
+MAX_BYTES = 2 * 1024 * 1024
 
 _GUARD = re.compile(r"""
  (?P<str>[rRbBuUfFtT]{0,2}(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
@@ -67,7 +75,7 @@ _GUARD = re.compile(r"""
 |(?P<close>[)\]}])
 |(?P<sep>[,;:]|(?<!\\)\n|(?<![=!<>+\-*/%@&|^])=(?!=))
 |(?P<op>\*\*=?|//=?|<<=?|>>=?|->|[-+*/%@&|^~<>!]=?|==|\.(?!\d))
-|(?P<kw>\b(?:not|and|or|if|else|lambda|await|is|in)\b)
+|(?P<kw>\b(?:not|and|or|if|elif|else|lambda|await|is|in)\b)
 |(?P<word>[^\W\d]\w*|\d[\w.]*)
 """, re.X)
 
@@ -83,8 +91,20 @@ def complexity_error(text: str) -> str | None:
     chains = [0]
     items = [0]
     operand = False
+    elifs: dict[int, int] = {}  # indentation -> elif arms in a row there
+    line_start = 0  # where the line being read starts, until its first token
     for m in _GUARD.finditer(text):
         kind = m.lastgroup
+        if line_start >= 0 and kind != "com" and not (kind == "sep" and m.group() == "\n"):
+            col = m.start() - line_start
+            line_start = -1
+            if kind == "kw" and m.group() == "elif":
+                elifs[col] = elifs.get(col, 0) + 1
+                if elifs[col] >= MAX_ELIF:
+                    return f"an if/elif chain of more than {MAX_ELIF} arms (the limit kv4lint reads)"
+            elif not (kind == "kw" and m.group() == "else"):
+                for c in [c for c in elifs if c >= col]:
+                    del elifs[c]
         if kind == "word" or kind == "str":
             operand = True
             continue
@@ -119,6 +139,7 @@ def complexity_error(text: str) -> str | None:
                     return f"more than {MAX_ITEMS} items in one bracket (the limit kv4lint reads)"
             elif m.group() == "\n" and depth == 0:
                 items[0] = 0
+                line_start = m.end()
             continue
         chains[-1] += 1
         if chains[-1] > MAX_CHAIN:
@@ -145,8 +166,15 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     """
     if not might_hold_launch(text):
         return ScanResult()
-    if not python_may_launch(text):
+    if len(text) > MAX_BYTES:
+        return ScanResult(errors=[_error(path, f"a Python text of more than {MAX_BYTES // (1024 * 1024)} MB that "
+                                               "names SGLang (the limit kv4lint reads): not scanned", None, origin)])
+    tree = _ast(text)
+    if not python_may_launch(text, tree):
         return ScanResult()  # no launch call with a KV option (stdlib ast: ~6x cheaper than the libcst parse)
+    # Where the top-level statements start, from the same parse (Positions), and the tree let go before libcst's.
+    lines = [st.lineno for st in tree.body] if tree is not None else None
+    del tree
     # Only libcst needs the guard: ``ast`` survives any depth (text it cannot parse passes the screen).
     why = complexity_error(text)
     if why is not None:
@@ -167,14 +195,25 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     try:
         from kv4lint.frontends.python.scanner import Scanner
 
-        return Scanner(text, path, module, origin, imported).scan()
+        return Scanner(text, path, module, origin, imported, top_lines=lines).scan()
     except RecursionError:
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
     except Exception as e:  # noqa: BLE001 - a frontend bug must not stop the run
-        internal_error.traceback_if_verbose(e)
-        err = _error(path, internal_error.describe(e, during="in the Python frontend"), None, origin)
+        err = _error(path, internal_error.scan_error(path, "in the Python frontend", e).message, None, origin)
         err.internal = True  # a bug in kv4lint: the run exits 2 (kv4lint.internal_error)
         return ScanResult(errors=[err])
+
+
+def _ast(text: str):
+    """CPython's syntax tree of ``text``, or None (a newer syntax, an error: the frontend decides and reports)."""
+    import ast
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
 
 
 def _syntax_error(text: str, e) -> tuple[str, int | None]:

@@ -19,9 +19,9 @@ import libcst as cst
 
 from kv4lint.frontends import nested
 from kv4lint.frontends.python.index import DICT_MUTATORS, LIST_MUTATORS, OPAQUE_MUTATORS, Event, Scope, ScopeTable, \
-    ScopeWalk, child_nodes, dotted_name
+    ScopeWalk, chain_arms, child_nodes, dotted_name
 from kv4lint.frontends.python.literals import decode_body, decode_literal
-from kv4lint.frontends.python.paths import Paths, if_conditions
+from kv4lint.frontends.python.paths import Paths, chain_conditions, if_conditions
 from kv4lint.frontends.python.values import LITERAL, UNBOUND, ConstValue, ConvertedValue, DictValue, \
     Hole, ListItem, ListValue, Origin, Segment, StrValue, UnknownValue, add_values, as_text, \
     call_argument, chars_of, const_offsets, contiguous_span, frame_relation, from_chars, join_values, \
@@ -45,7 +45,7 @@ class EvalEnv:
     nested: bool = False  # the use is in a scope nested inside the one being resolved
 
 
-MAX_LOOP_ITEMS = 16  # a for loop over more items: its variable stays unknown
+MAX_LOOP_ITEMS = 1024  # a for loop over more items: the launch is a file error naming the bound
 
 
 class NotALaunch(Exception):
@@ -61,7 +61,8 @@ class Evaluator:
     MAX_STEPS = 20_000
 
     def __init__(self, text: str, path: str, module, origin: OffsetMap | None,
-                 imported: dict[str, dict[str, object]] | None = None):
+                 imported: dict[str, dict[str, object]] | None = None, *, top_lines: list[int] | None = None):
+        self.top_lines = top_lines  # the line of each top-level statement, from CPython's parse (Positions)
         # Module-level constants of sibling modules this one imports, read by kv4lint.sourced:
         # module name as written ("presets", ".presets") -> name -> a Python literal.
         self.imported = dict(imported or {})
@@ -495,6 +496,13 @@ class Evaluator:
         same = s is env.scope and not env.nested
         ufr = env.frames if same else ()
         evs = sorted(evs, key=lambda e: e.pos)
+        paths = self.paths
+        if paths.selection:  # a reading of some paths: on those paths first (one arm of 480, not all of them)
+            seen = len(paths.seen)
+            state = self._fold(n, s, env, org, use_span, evs, same, ufr, True)
+            if len(paths.seen) == seen:
+                return UnknownValue(use_span, org) if state is UNBOUND else restamped(state, org)
+            del paths.seen[seen:]
         state = self._fold(n, s, env, org, use_span, evs, same, ufr, False)
         if isinstance(state, UnknownValue) and not state.tag:
             # Branches disagree: read the value on each path of the ifs that assign it (paths.py).
@@ -511,9 +519,12 @@ class Evaluator:
                 ("l", id(loop), "b") not in env.frames:
             return None
         items = self.ev(loop.iter, EvalEnv(env.scope, e.pos, e.frames, org, env.depth + 1, None, env.active))
-        if not isinstance(items, ListValue) or not 1 < len(items.items) <= MAX_LOOP_ITEMS or \
+        if not isinstance(items, ListValue) or not 1 < len(items.items) or \
                 any(isinstance(it.val, UnknownValue) and it.val.splat for it in items.items):
             return None
+        if len(items.items) > MAX_LOOP_ITEMS:  # a bound is never a pass: the launch is a file error naming it
+            self.unresolved = self.unresolved or f"is a loop variable over more than {MAX_LOOP_ITEMS} items"
+            return UnknownValue(self.span(loop.target), org, tag="bound")
         self.paths.point(id(loop), {k: "" for k in range(len(items.items))})
         k = self.paths.chosen(id(loop))
         return UnknownValue(self.span(loop.target), org) if k is None else restamped(items.items[k].val, org)
@@ -571,8 +582,8 @@ class Evaluator:
         if not rest or any(f[0] != "c" or f[1] not in self._ifs for f in rest):
             return None
         for _c, point, _part in rest:
-            test = self._ifs[point].test
-            self.paths.point(point, if_conditions(self.text[self.span(test).start:self.span(test).end]))
+            if point not in self.paths.parts:
+                self.paths.point(point, chain_conditions([self._source(t) for t in chain_arms(self._ifs[point])]))
         if any(self.paths.selection.get(f[1]) is None for f in rest):
             for f in rest:
                 self.paths.chosen(f[1])  # noted: the launch is read again once per path
@@ -581,6 +592,10 @@ class Evaluator:
             if self.paths.chosen(point) != part:
                 return False
         return True
+
+    def _source(self, node) -> str:
+        sp = self.span(node)
+        return self.text[sp.start:sp.end]
 
     def step(self, state, e: Event, rel: str, eenv: EvalEnv, where: Span, org: Origin):
         repeated = rel in ("loop", "after-loop")

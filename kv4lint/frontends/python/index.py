@@ -10,6 +10,7 @@ nodes, computed only when a launch call exists.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -112,13 +113,21 @@ def child_nodes(node):
 
 
 # Frames: where a statement sits relative to the branches and loops of its scope.
-# ("c", id, part): a conditional branch; ("l", id, "b"): a loop body.
-def _child_frames(node, name: str, frames: tuple) -> tuple:
+# ("c", id, part): a conditional branch; ("l", id, "b"): a loop body. An ``if``/``elif``/``else`` chain is one
+# branch point, its head's: part "b" the ``if``, 1, 2, ... the ``elif`` arms, "e" the ``else`` (or none of them):
+# an arm nests no deeper than the ``if`` (480 arms are not 480 levels).
+def _child_frames(node, name: str, frames: tuple, chains: dict | None = None) -> tuple:
     if isinstance(node, cst.If):
+        head, k = chains.get(id(node), (id(node), 0)) if chains is not None else (id(node), 0)
         if name == "body":
-            return frames + (("c", id(node), "b"),)
+            return frames + (("c", head, "b" if k == 0 else k),)
         if name == "orelse":
-            return frames + (("c", id(node), "e"),)
+            if chains is not None and isinstance(node.orelse, cst.If):
+                chains[id(node.orelse)] = (head, k + 1)
+                return frames
+            return frames + (("c", head, "e"),)
+        if k:
+            return frames  # an elif's test: read when the arms before it failed
     elif isinstance(node, (cst.For, cst.While)):
         if name == "body":
             return frames + (("l", id(node), "b"),)
@@ -131,6 +140,16 @@ def _child_frames(node, name: str, frames: tuple) -> tuple:
         if name == "orelse":
             return frames + (("c", id(node), "e"),)
     return frames
+
+
+def chain_arms(head) -> list:
+    """The tests of an ``if``/``elif`` chain, arm by arm (the ``if``'s first)."""
+    tests = []
+    node = head
+    while isinstance(node, cst.If):
+        tests.append(node.test)
+        node = node.orelse
+    return tests
 
 
 # ---------------------------------------------------------------------------
@@ -283,6 +302,7 @@ class ScopeWalk:
         self.frames: tuple = ()
         self._skip: set[int] = set()
         self._noname: set[int] = set()
+        self._chains: dict[int, tuple[int, int]] = {}  # an elif's If -> (the chain's head, its arm)
         node = scope.node
         roots = []
         if scope.kind == "module":
@@ -320,7 +340,7 @@ class ScopeWalk:
             if t is cst.Call:
                 display = display or _term(node.func) in DISPLAY_CALLS
             for name, child in child_nodes(node):
-                push((child, _child_frames(node, name, frames), display))
+                push((child, _child_frames(node, name, frames, self._chains), display))
 
     # -- events
     def _ev(self, name: str, kind: str, node, value=None, extra=None):
@@ -570,6 +590,9 @@ def _single_index(sub) -> object | None:
 # Positions: one code generation pass that records character offsets
 
 
+_CODEGEN_FRAMES = 4 * 1000 + 1000  # 1000: kv4lint.frontends.python.MAX_ELIF (a leaf cannot import it)
+
+
 def node_offsets(module, node=None) -> tuple[dict[int, tuple[int, int]], str]:
     """id(n) -> (start, end) character offsets (syntactic: without the whitespace a node owns) of
     ``node`` (default: the module) and everything in it, counted from the start of its code; and the code."""
@@ -602,18 +625,23 @@ def node_offsets(module, node=None) -> tuple[dict[int, tuple[int, int]], str]:
         @contextmanager
         def record_syntactic_position(self, node, *, start_node=None, end_node=None):
             start = self.off
-            try:
-                yield
-            finally:
-                end = self.off
-                if start_node is not None:
-                    start = spans[id(start_node)][0]
-                if end_node is not None:
-                    end = spans[id(end_node)][1]
-                spans[id(node)] = (start, end)
+            yield  # (not on an exception: the code generation stops there, and so does this)
+            end = self.off
+            if start_node is not None:
+                start = spans[id(start_node)][0]
+            if end_node is not None:
+                end = spans[id(end_node)][1]
+            spans[id(node)] = (start, end)
 
     state = _State()
-    (module if node is None else node)._codegen(state)
+    # libcst generates an elif inside the one before it (two frames an arm): room for the longest chain the
+    # frontend reads (MAX_ELIF) above what the caller already uses.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + _CODEGEN_FRAMES)
+    try:
+        (module if node is None else node)._codegen(state)
+    finally:
+        sys.setrecursionlimit(limit)
     return spans, "".join(state.tokens)
 
 
@@ -636,14 +664,14 @@ class Positions:
     the text.  Anything unexpected falls back to generating the whole module.
     """
 
-    def __init__(self, text: str, module, top: dict[int, int]):
+    def __init__(self, text: str, module, top: dict[int, int], top_lines: list[int] | None = None):
         from libcst._nodes.internal import CodegenState  # noqa: F401 - fail here, not midway
 
         self.text = text
         self.module = module
         self.top = top
         self.spans: dict[int, tuple[int, int]] = {id(module): (0, len(text))}
-        self.starts = self._starts()
+        self.starts = self._starts(top_lines)
         self.done: set[int] = set()
         # Where top-level statements (and the first small statement of each line) start: enough to
         # order the module's assignments without generating their code.
@@ -654,22 +682,25 @@ class Positions:
                 if isinstance(st, cst.SimpleStatementLine) and st.body:
                     self.first[id(st.body[0])] = self.starts[k]
 
-    def _starts(self) -> list[int] | None:
-        import ast
+    def _starts(self, top_lines: list[int] | None) -> list[int] | None:
+        """Where each top-level statement of the module starts, from the line of each top-level statement of
+        CPython's parse (``top_lines``: the caller's, else parsed here)."""
+        if top_lines is None:
+            import ast
 
-        try:
-            body = ast.parse(self.text).body
-        except Exception:  # noqa: BLE001 - syntax this Python does not know, too deep, ...
-            return None
+            try:
+                top_lines = [st.lineno for st in ast.parse(self.text).body]
+            except Exception:  # noqa: BLE001 - syntax this Python does not know, too deep, ...
+                return None
         lines = LineIndex(self.text)
         starts = []
         j = 0
         for st in self.module.body:
-            if j >= len(body):
+            if j >= len(top_lines):
                 return None
-            starts.append(lines.offset(body[j].lineno, 1))
+            starts.append(lines.offset(top_lines[j], 1))
             j += len(st.body) if isinstance(st, cst.SimpleStatementLine) else 1
-        return starts if j == len(body) else None
+        return starts if j == len(top_lines) else None
 
     def get(self, node) -> tuple[int, int]:
         r = self.spans.get(id(node))

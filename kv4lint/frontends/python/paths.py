@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import itertools
 
-MAX_SELECTIONS = 32  # readings of one launch; more: the launch is read once, the choices unknown
+from kv4lint.conditions import contradictory, split_top
+
+MAX_SELECTIONS = 64  # readings of one launch, every combination; more: one choice at a time
+MAX_CANDIDATES = 1024  # readings one choice at a time; more: the launch is a file error naming the bound
+MAX_NAMED_TESTS = 3  # earlier tests an elif's condition names; more are counted
 
 
 class Paths:
@@ -46,18 +50,21 @@ class Paths:
         return part
 
 
-def selections(paths: Paths, points: list[int]) -> list[dict]:
-    """Every selection of one path at each point, or [] when there are too many."""
+def selections(paths: Paths, points: list[int]) -> list[dict] | None:
+    """Every selection of one path at each point; past :data:`MAX_SELECTIONS`, one point at a time (the others
+    unknown: a value written on one path is still read, with that path's condition); None past
+    :data:`MAX_CANDIDATES` of those."""
     points = list(dict.fromkeys(p for p in points if p in paths.parts))
     total = 1
     for p in points:
         total *= len(paths.parts[p])
         if total > MAX_SELECTIONS:
-            return []
+            one = [{p: k} for p in points for k in paths.parts[p]]
+            return one if len(one) <= MAX_CANDIDATES else None
     out = []
     for ks in itertools.product(*(paths.parts[p] for p in points)):
-        conds = {paths.conds[(p, k)] for p, k in zip(points, ks)}
-        if not any(_negate(c) in conds for c in conds):  # the same test taken both ways: no run does that
+        conds = [paths.conds[(p, k)] for p, k in zip(points, ks)]
+        if not contradictory(a for c in conds for a in split_top(c, " and ") if a):  # no run takes both
             out.append(dict(zip(points, ks)))
     return out
 
@@ -69,11 +76,38 @@ def condition(paths: Paths, used: list[int], selection: dict) -> str | None:
 
 def if_conditions(test_text: str) -> dict:
     """``b``: the body runs; ``e``: it does not (the else branch, or nothing)."""
-    t = " ".join(test_text.split())
+    t = _atom(test_text)
     return {"b": t, "e": _negate(t)}
 
 
+def chain_conditions(tests: list[str]) -> dict:
+    """The arms of an ``if``/``elif`` chain: ``b`` the ``if`` (its test), 1, 2, ... each ``elif`` (its test, after
+    the tests before it failed: the first few named, the others counted), ``e`` none of them."""
+    if len(tests) == 1:
+        return if_conditions(tests[0])
+    atoms = [_atom(t) for t in tests]
+    failed = [_negate(a) for a in atoms]
+
+    def none_of(k: int) -> str:
+        named = " and ".join(failed[:min(k, MAX_NAMED_TESTS)])
+        return named + (f" and the {k - MAX_NAMED_TESTS} other tests before fail" if k > MAX_NAMED_TESTS else "")
+
+    out: dict = {"b": atoms[0]}
+    for k in range(1, len(atoms)):
+        out[k] = f"{none_of(k)} and {atoms[k]}"
+    out["e"] = none_of(len(atoms))
+    return out
+
+
+def _atom(test_text: str) -> str:
+    """A test as one atom of a condition (kv4lint.conditions): ``a or b`` in parentheses."""
+    t = " ".join(test_text.split())
+    return f"({t})" if len(split_top(t, " or ")) > 1 else t
+
+
 def _negate(t: str) -> str:
+    if t.startswith("(") and t.endswith(")") and len(split_top(t[1:-1], ")")) == 1:
+        return f"not {t}"
     if t.startswith("not ") and "(" not in t[4:] and " and " not in t and " or " not in t:
         return t[4:]
     for a, b in ((" == ", " != "), (" != ", " == "), (" is not ", " is "), (" is ", " is not ")):

@@ -24,7 +24,7 @@ from kv4lint.frontends.python.index import Event, ModuleIndex, Positions, Provid
     dotted_name
 from kv4lint.frontends.python.machine import Machine
 from kv4lint.frontends.python.negative import Refusals
-from kv4lint.frontends.python.paths import condition, selections
+from kv4lint.frontends.python.paths import MAX_CANDIDATES, condition, selections
 from kv4lint.frontends.python.values import LITERAL, ConstValue, DictValue, ListItem, ListValue, StrValue, \
     UnknownValue, \
     call_argument, chars_of, contiguous_span, ipython_expand, origin_of, split_on_whitespace, truth_of, where_of
@@ -100,8 +100,9 @@ class Scanner(Evaluator):
         except RecursionError:
             self._launch_error(call, "a launch's arguments are nested too deeply to read")
         except Exception as e:  # noqa: BLE001 - one launch must not hide the others
-            internal_error.traceback_if_verbose(e)
-            self._launch_error(call, internal_error.describe(e, during="reading this launch"), internal=True)
+            # scan_error prints the traceback with --verbose
+            err = internal_error.scan_error(self.path, "reading this launch", e)
+            self._launch_error(call, err.message, internal=True)
         if self.unresolved:  # never "clean" for a value that was not read
             self._launch_error(call, f"a value of this launch {self.unresolved} (the limit kv4lint reads): "
                                      "not resolved")
@@ -113,6 +114,9 @@ class Scanner(Evaluator):
         paths.seen, paths.used, paths.selection = [], [], {}
         self.launch(call, scope, kind)
         sels = selections(paths, paths.seen) if paths.seen else []
+        if sels is None:  # a bound is never a pass
+            self.unresolved = self.unresolved or f"depends on more than {MAX_CANDIDATES} paths of the code"
+            return
         if not sels:
             self._machine_hints(self.result.launches[before:], call, scope)
             return
@@ -190,7 +194,7 @@ class Scanner(Evaluator):
 
     def _positions(self):
         try:
-            return Positions(self.text, self.module, self.idx.top)
+            return Positions(self.text, self.module, self.idx.top, self.top_lines)
         except ImportError:  # pragma: no cover - libcst internals moved: use its public provider
             lines = LineIndex(self.text)
             ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)

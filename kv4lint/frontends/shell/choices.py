@@ -5,15 +5,24 @@ Where paths of a script join again (after an ``if``/``elif``/``else``, a
 one value per path.  A :class:`ChoicePoint` records the paths of one join (the
 condition that selects each, in the user's terms: ``USE_FP4_KV=1``,
 ``MODE=fp4``); a ``CHOICE`` :class:`~kv4lint.frontends.shell.expand.Binding`
-holds the variable's binding on each path.  Variables set at the same join are
-chosen together: ``KV`` and ``BACKEND`` set in the same ``if`` never mix the
-``then`` value of one with the ``else`` value of the other.
+holds the variable's binding on each path, which may itself be a choice of an
+earlier join (nothing is multiplied out when paths join: merging costs what the
+paths changed).  Variables set at the same join are chosen together: ``KV``
+and ``BACKEND`` set in the same ``if`` never mix the ``then`` value of one
+with the ``else`` value of the other.  A value built from a choice
+(``ARGS="$ARGS --tp 8"``) is a ``CONCAT`` that refers to it, read on the path
+chosen when a command uses it.
 
 A command that uses a choice is expanded once per consistent combination of
-paths (:func:`combinations`), so that each launch it may run is judged on its
-own, with the conditions that select it.  A path that sets nothing keeps what
-the variable held before, which may be unknown (the environment): unknown
-stays unknown.
+paths (:class:`~kv4lint.frontends.shell.branches.Branches`), so that each
+launch it may run is judged on its own, with the conditions that select it --
+up to :data:`MAX_READINGS` of them.  Past that (six independent knobs that
+each add an option are 64 combinations), each choice is read on its own, once
+per path, with the other choices unknown: a value written in one branch is
+still judged (``--kv-cache-dtype nvfp4`` set when ``FP4=1``), with the
+condition of its own path, at a cost that grows with the paths, not their
+combinations.  A path that sets nothing keeps what the variable held before,
+which may be unknown (the environment): unknown stays unknown.
 """
 
 from __future__ import annotations
@@ -21,20 +30,24 @@ from __future__ import annotations
 import itertools
 import re
 
-from kv4lint.frontends.shell.expand import CHOICE, Assignment, Binding, Variables, merge_variables
+from kv4lint.frontends.shell.expand import CHOICE, DIFFER, SCALAR, UNKNOWN, Assignment, Binding, Variables, agreed, \
+    joined, rebind
 
-MAX_PATHS = 16  # paths of one join kept as a choice; more: the variable is unknown, as before
-MAX_COMBINATIONS = 32  # expansions of one command
+MAX_READINGS = 64  # every combination of a command's choices, expanded one by one; more: one choice at a time
+MAX_CANDIDATES = 1024  # readings of one command, one choice at a time; past it: a file error naming the bound
+
+_serial = itertools.count()
 
 
 class ChoicePoint:
     """One join of paths: per path, the condition that selects it and the paths of earlier joins it implies."""
 
-    __slots__ = ("conds", "implies")
+    __slots__ = ("conds", "implies", "serial")
 
     def __init__(self):
         self.conds: list[str] = []
         self.implies: list[dict["ChoicePoint", int]] = []
+        self.serial = next(_serial)  # conditions are named in the order their joins were met
 
     def add(self, cond: str, implies: dict["ChoicePoint", int]) -> int:
         self.conds.append(cond)
@@ -42,103 +55,33 @@ class ChoicePoint:
         return len(self.conds) - 1
 
 
-def resolve(b: Binding | None, selection: dict[ChoicePoint, int]) -> tuple[Binding | None, bool]:
-    """The binding ``b`` stands for under ``selection``: (binding, True), or (None, False) when not selected."""
-    while b is not None and b.kind == CHOICE:
-        k = selection.get(b.point)
-        if k is None:
-            return None, False
-        b = b.alts[k]
-    return b, True
-
-
-def _points_of(b: Binding | None) -> list[ChoicePoint]:
-    return [b.point] if b is not None and b.kind == CHOICE else []
-
-
 def consistent(sel: dict[ChoicePoint, int], more: dict[ChoicePoint, int]) -> bool:
     return all(sel.get(p, k) == k for p, k in more.items())
 
 
-def _expand_selection(points: list[ChoicePoint]) -> list[tuple[dict[ChoicePoint, int], list[str]]]:
-    """Every consistent selection of a path at each point: (selection with what it implies, conditions);
-    [] when there are more than ``MAX_COMBINATIONS`` (or more than 8 times as many to try)."""
-    total = 1
-    for p in points:
-        total *= len(p.conds)
-        if total > 8 * MAX_COMBINATIONS:
-            return []
-    out = []
-    for ks in itertools.product(*(range(len(p.conds)) for p in points)):
-        sel: dict[ChoicePoint, int] = {}
-        conds: list[str] = []
-        ok = True
-        for p, k in zip(points, ks):
-            more = {p: k, **p.implies[k]}
-            if not consistent(sel, more):
-                ok = False
-                break
-            sel.update(more)
-            if p.conds[k] not in conds:
-                conds.append(p.conds[k])
-        if ok and not contradictory(conds):
-            out.append((sel, conds))
-        if len(out) > MAX_COMBINATIONS:
-            return []
-    return out
+def merge_choices(envs: list[Variables], conds: list[str], names, implies: list[dict] | None = None) -> Variables:
+    """The state after one of ``envs`` ran, path ``k`` selected by ``conds[k]``: what differs becomes a choice.
 
-
-def contradictory(conds: list[str]) -> bool:
-    """Conditions no run meets at once (``FP4=1`` and ``FP4!=1``): such a path never runs."""
-    parts = {c for cond in conds for c in cond.split(" and ")}
-    return any(f"{c.replace('!=', '=', 1)}" in parts for c in parts if "!=" in c) or \
-        any(c.replace(" is not empty", " is empty") in parts for c in parts if c.endswith(" is not empty")) or \
-        any(c[:-len(" succeeds")] + " fails" in parts for c in parts if c.endswith("` succeeds"))
-
-
-def combinations(points, selection: dict[ChoicePoint, int]) -> list[tuple[dict[ChoicePoint, int], str]]:
-    """The selections under which a command that met ``points`` is expanded again, each with its condition."""
-    fresh = [p for p in dict.fromkeys(points) if p not in selection]
-    out = []
-    for sel, conds in _expand_selection(fresh):
-        if consistent(selection, sel):
-            out.append((sel, " and ".join(dict.fromkeys(c for cond in conds for c in cond.split(" and ")))))
-    return out
-
-
-def merge_choices(envs: list[Variables], conds: list[str]) -> Variables:
-    """The state after one of ``envs`` ran, path ``k`` selected by ``conds[k]``: what differs becomes a choice."""
+    ``names``: the variables any path may have set (the others are the same on every path); ``implies``: per
+    path, the paths of earlier joins it stands for (a command expanded once per path)."""
     if len(envs) == 1:
         return envs[0]
-    names: set[str] = set()
-    for e in envs:
-        names.update(e.vars)
-    differ = [n for n in sorted(names) if not all(e.vars.get(n) is envs[0].vars.get(n) for e in envs)]
-    # A path that itself ended in a choice (an if inside the then-branch) counts once per path of that choice.
-    point = ChoicePoint()
-    paths: list[tuple[int, dict[ChoicePoint, int]]] = []
-    for k, e in enumerate(envs):
-        inner = list(dict.fromkeys(p for n in differ for p in _points_of(e.vars.get(n))))
-        for sel, inner_conds in _expand_selection(inner) if inner else [({}, [])]:
-            parts = [conds[k]] + [c for c in inner_conds if c != conds[k]]
-            if contradictory(parts):
-                continue
-            cond = " and ".join(dict.fromkeys(c for part in parts for c in part.split(" and ") if c))
-            point.add(cond, sel)
-            paths.append((k, sel))
-    if not paths or len(paths) > MAX_PATHS:
-        return merge_variables(envs)
-    out = merge_variables(envs)  # what every path agrees on, and the exported set
-    for n in differ:
-        alts = [resolve(envs[k].vars.get(n), sel)[0] for k, sel in paths]
-        first = alts[0]
-        if all(a is first for a in alts):
-            out.vars[n] = first
-            continue
-        if all(a is not None and a.kind == "scalar" and a.chars is not None for a in alts) and \
-                len({a.chars.text for a in alts}) == 1:
-            continue  # the same text on every path: merge_variables made it known (not editable)
-        out.vars[n] = Binding(CHOICE, assign=Assignment(n, None), alts=alts, point=point)
+    out = joined(envs)
+    point = None
+    for n in sorted(names):
+        bs = [e.vars.get(n) for e in envs]
+        b = agreed(n, bs)
+        if b is not DIFFER:
+            rebind(out, n, b)
+        elif not any(b is not None and (b.known if b.lazy else b.kind != UNKNOWN and (
+                b.kind != SCALAR or b.chars is not None)) for b in bs):
+            out.vars[n] = Binding(UNKNOWN, assign=Assignment(n, None))  # unknown on every path
+        else:
+            if point is None:
+                point = ChoicePoint()
+                for k, c in enumerate(conds):
+                    point.add(c, implies[k] if implies else {})
+            out.vars[n] = Binding(CHOICE, assign=Assignment(n, None), alts=bs, point=point)
     return out
 
 
@@ -184,6 +127,8 @@ def test_condition(text: str) -> tuple[str, str] | None:
         if name is None:
             name, value = _var(b), _unquote(a)
         if name is not None and value is not None:
+            if any(c.isspace() for c in value) or "|" in value:
+                value = f"'{value}'" if "'" not in value else f'"{value}"'  # one atom (kv4lint.conditions)
             eq = "=" if op != "!=" else "!="
             out = (f"{name}{eq}{value}", f"{name}{_NEGATE[eq]}{value}")
     elif len(words) == 2 and words[0] in ("-n", "-z") and _var(words[1]):
@@ -204,7 +149,7 @@ def describe(text: str) -> tuple[str, str]:
     stated = test_condition(text)
     if stated is not None:
         return stated
-    one = " ".join(text.split())
+    one = " ".join(text.split()).replace("`", "'")  # one backtick span (kv4lint.conditions)
     if len(one) > 50:
         one = one[:47] + "..."
     return f"`{one}` succeeds", f"`{one}` fails"

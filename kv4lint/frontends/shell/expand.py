@@ -81,6 +81,7 @@ def setting_chars(name: str, value: str, *, exported: bool = True, seeded: bool 
 # Variable bindings
 SCALAR, ARRAY, UNSET, UNKNOWN = "scalar", "array", "unset", "unknown"
 CHOICE = "choice"  # one binding per path of a join (kv4lint.frontends.shell.choices)
+CONCAT = "concat"  # text or elements joined from other bindings, read when a path is chosen (``A="$A --x"``)
 
 
 class Element:
@@ -95,17 +96,79 @@ class Element:
         self.assign = assign
 
 
+class Ref:
+    """A binding used inside a value that is read later, on the path chosen then (``"$ARGS --x"`` where ARGS
+    differs between the paths of an earlier branch): the value is not read once per path when assigned."""
+
+    __slots__ = ("binding",)
+
+    def __init__(self, binding: "Binding"):
+        self.binding = binding
+
+
 class Binding:
-    __slots__ = ("kind", "chars", "elems", "assign", "alts", "point")
+    __slots__ = ("kind", "chars", "elems", "assign", "alts", "point", "parts", "size", "known")
 
     def __init__(self, kind: str, chars: Chars | None = None, elems: list | None = None,
-                 assign: Assignment | None = None, alts: list | None = None, point=None):
+                 assign: Assignment | None = None, alts: list | None = None, point=None, parts: list | None = None):
         self.kind = kind
         self.chars = chars
         self.elems = elems
         self.assign = assign
         self.alts = alts  # CHOICE: the binding on each path of ``point`` (None: never assigned there)
         self.point = point
+        # CONCAT: the pieces in order -- Chars (scalar) or Element (array) written here, Ref to another binding,
+        # None for an unknown piece; ``elems`` is [] (not None) for an array.
+        self.parts = parts
+        self.size = _size_of(self) if kind in (CHOICE, CONCAT) else 0  # a bound on its characters or elements
+        # CHOICE, CONCAT: whether any path gives some known text (a choice of unknowns is just unknown)
+        self.known = _known_of(self) if kind in (CHOICE, CONCAT) else True
+
+    @property
+    def lazy(self) -> bool:
+        """A value that depends on the path chosen (read when a command is expanded per path)."""
+        return self.kind == CHOICE or self.kind == CONCAT
+
+
+def _size(b: "Binding | None") -> int:
+    if b is None:
+        return 0
+    if b.kind == SCALAR:
+        return len(b.chars.text) if b.chars is not None else 0
+    if b.kind == ARRAY:
+        return len(b.elems or ())
+    return b.size
+
+
+def _known(b: "Binding | None") -> bool:
+    if b is None or b.kind == UNKNOWN:
+        return False
+    if b.kind == SCALAR:
+        return b.chars is not None
+    if b.kind == ARRAY:
+        return any(el.chars is not None for el in b.elems or ())
+    return b.known
+
+
+def _known_of(b: Binding) -> bool:
+    if b.kind == CHOICE:
+        return any(_known(a) for a in b.alts)
+    return any(_known(p.binding) if isinstance(p, Ref) else p is not None and (
+        p.chars is not None if isinstance(p, Element) else bool(p.text)) for p in b.parts)
+
+
+def _size_of(b: Binding) -> int:
+    if b.kind == CHOICE:
+        return max((_size(a) for a in b.alts), default=0)
+    n = 0
+    for p in b.parts:
+        if isinstance(p, Ref):
+            n += _size(p.binding)
+        elif isinstance(p, Chars):
+            n += len(p.text)
+        else:
+            n += 1
+    return n
 
 
 class Variables:
@@ -122,40 +185,92 @@ class Variables:
         return e
 
 
-def _used_on_every_path(b: Binding, key) -> None:
-    """A use of a choice: a use of the value of every path (each edit of one must know of it)."""
-    for alt in b.alts:
-        if alt is None:
+def used_on_every_path(b: Binding, key) -> None:
+    """A use of a value that depends on the path: a use of the value of every path (each edit of one must know
+    of it)."""
+    stack = [b]
+    seen: set[int] = set()
+    while stack:
+        alt = stack.pop()
+        if alt is None or id(alt) in seen:
             continue
+        seen.add(id(alt))
         if alt.kind == CHOICE:
-            _used_on_every_path(alt, key)
+            stack.extend(alt.alts)
             continue
         for a in [alt.assign] + [el.assign for el in alt.elems or ()]:
             if a is not None:
                 a.sites.add(key)
 
 
-def merge_variables(envs: list[Variables]) -> Variables:
-    """The state after one of several paths ran: what the paths disagree on is unknown."""
+def shared_parts(b: Binding) -> tuple[list, list]:
+    """What every path of choice ``b`` starts and ends with: the pieces its values share (``A`` before an ``if``
+    that sets ``A="$A --x"``: every path starts with the ``A`` of before), as (head, tail)."""
+    lists = [a.parts if a is not None and a.kind == CONCAT else [a] for a in b.alts]
+    if any(a is None for a in b.alts):
+        return [], []
+
+    def ident(p):
+        return p.binding if isinstance(p, Ref) else p
+
+    head = 0
+    shortest = min(len(p) for p in lists)
+    while head < shortest and all(ident(p[head]) is ident(lists[0][head]) for p in lists):
+        head += 1
+    tail = 0
+    while tail < shortest - head and all(ident(p[-1 - tail]) is ident(lists[0][-1 - tail]) for p in lists):
+        tail += 1
+    return lists[0][:head], lists[0][len(lists[0]) - tail:]
+
+
+def _joined(pieces: list) -> Chars:
+    out = CharsBuilder()
+    for p in pieces:
+        out.add(p)
+    return out.build()
+
+
+DIFFER = object()  # agreed(): the paths disagree
+
+
+def agreed(name: str, bs: list) -> "Binding | None | object":
+    """The binding of ``name`` after paths that left it ``bs``, when they agree: the same binding (None: unset on
+    every path) or the same text written in different places (known, not editable); else :data:`DIFFER`."""
+    first = bs[0]
+    if all(b is first for b in bs):
+        return first
+    if all(b is not None and b.kind == SCALAR and b.chars is not None for b in bs) and \
+            len({b.chars.text for b in bs}) == 1:
+        return Binding(SCALAR, Chars(first.chars.text), assign=Assignment(name, None))
+    return DIFFER
+
+
+def joined(envs: list[Variables]) -> Variables:
+    """What every path agrees on (the variables none of them set), and the exported set of any of them."""
+    out = envs[0].copy()
+    for e in envs[1:]:
+        out.exported |= e.exported
+    return out
+
+
+def rebind(env: Variables, name: str, b: "Binding | None") -> None:
+    if b is None:
+        env.vars.pop(name, None)
+    else:
+        env.vars[name] = b
+
+
+def merge_variables(envs: list[Variables], names) -> Variables:
+    """The state after one of several paths ran: what the paths disagree on is unknown.
+
+    ``names``: the variables any path may have set (what the paths did not set is the same on every path):
+    merging costs what the paths changed, not every variable of the script."""
     if len(envs) == 1:
         return envs[0]
-    out = Variables()
-    names = set()
-    for e in envs:
-        names.update(e.vars)
-        out.exported |= e.exported
+    out = joined(envs)
     for n in names:
-        bs = [e.vars.get(n) for e in envs]
-        b0 = bs[0]
-        if all(b is b0 for b in bs):
-            out.vars[n] = b0
-            continue
-        if all(b is not None and b.kind == SCALAR and b.chars is not None for b in bs) and \
-                len({b.chars.text for b in bs}) == 1:
-            # Same text on every path, written in different places: known, not editable.
-            out.vars[n] = Binding(SCALAR, Chars(b0.chars.text), assign=Assignment(n, None))
-            continue
-        out.vars[n] = Binding(UNKNOWN, assign=Assignment(n, None))
+        b = agreed(n, [e.vars.get(n) for e in envs])
+        rebind(out, n, Binding(UNKNOWN, assign=Assignment(n, None)) if b is DIFFER else b)
     return out
 
 
@@ -191,6 +306,15 @@ class _Arr:
     def __init__(self, elems: list[Element], quoted: bool):
         self.elems = elems
         self.quoted = quoted
+
+
+class _LazyRef:
+    """A use of a variable whose value depends on the path, inside an assignment's value (Expander.lazy)."""
+
+    __slots__ = ("binding",)
+
+    def __init__(self, binding: Binding):
+        self.binding = binding
 
 
 class Field:
@@ -294,6 +418,11 @@ class Expander:
     def __init__(self, walker: "Walker"):
         self.w = walker
         self.src = walker.src
+        # Reading an assignment's value: a variable whose value depends on the path (a choice) is kept as a
+        # Ref, read later on the path chosen then, instead of reading the assignment once per path.
+        self.lazy = False
+        self.lazy_target: str | None = None  # the variable the value is assigned to
+        self.lazy_unresolved = False  # the value depends on a choice in a way only a reading per path can tell
 
     # -- public entry points ------------------------------------------------
     def fields(self, node) -> list[Field]:
@@ -308,6 +437,39 @@ class Expander:
     def scalar(self, node) -> Chars | None:
         """The value of ``node`` in an assignment (no word splitting); None when unknown."""
         return self.join(self.parts(node, False))
+
+    def lazy_scalar(self, node, target: str | None = None) -> "Chars | list | None":
+        """An assignment's value (to ``target``): Chars, None when unknown, or the pieces of a CONCAT (Chars,
+        Ref, None) when it uses a variable whose value depends on the path."""
+        self.lazy, self.lazy_target, self.lazy_unresolved = True, target, False
+        try:
+            parts = self.parts(node, False)
+        finally:
+            self.lazy, self.lazy_target = False, None
+        if not any(isinstance(p, _LazyRef) for p in parts):
+            return self.join(parts)
+        pieces: list = []
+        text = CharsBuilder()
+        pending = False
+        for p in parts:
+            if isinstance(p, _Lit):
+                if p.chars.text:  # ("" makes a word exist; nothing between pieces)
+                    text.add(p.chars)
+                    pending = True
+                continue
+            if pending:
+                pieces.append(text.build())
+                text, pending = CharsBuilder(), False
+            if isinstance(p, _LazyRef):
+                pieces.append(Ref(p.binding))
+            elif isinstance(p, _Arr):
+                j = self.join([p])
+                pieces.append(j)  # None: unknown
+            else:
+                pieces.append(None)
+        if pending:
+            pieces.append(text.build())
+        return pieces
 
     @staticmethod
     def join(parts: list) -> Chars | None:
@@ -642,6 +804,23 @@ class Expander:
             return [_Unk(not quoted or (name == "@" and index is None))]
         if not NAME.match(name) and not name.isdigit():
             return [_Unk(False)]  # $?, $$, $!, $#, $-, $0
+        if self.lazy:
+            b = self.w.env.vars.get(name)
+            if b is not None and b.lazy and op is None and prefix is None and index is None:
+                if name != self.lazy_target:  # ARGS="$ARGS --x" extends the value: no other use of it
+                    used_on_every_path(b, key)
+                return [_LazyRef(b)]
+            self.lazy = False  # an operation on a choice (``${A:-x}``, ``${#A}``): read once per path
+            before = len(self.w.scan.seen)
+            try:
+                return self._expand_name(name, index, key, prefix, op, operand, quoted, site, s, e)
+            finally:
+                self.lazy = True
+                if len(self.w.scan.seen) > before:
+                    self.lazy_unresolved = True
+        return self._expand_name(name, index, key, prefix, op, operand, quoted, site, s, e)
+
+    def _expand_name(self, name, index, key, prefix, op, operand, quoted, site, s, e) -> list:
         state = self._lookup(name, index, key)
         if prefix == "#":
             return self._length(state, index)
@@ -706,10 +885,16 @@ class Expander:
         while b is not None and b.kind == CHOICE:
             k = self.w.scan.selection.get(b.point)
             if k is None:  # the command is expanded again once per path (Walker.command)
+                used_on_every_path(b, key)
+                if self.w.scan.partial:
+                    return self._read(b, key, index is not None, index)
                 self.w.scan.seen.append(b.point)
-                _used_on_every_path(b, key)
                 return ("unknown",)
             b = b.alts[k]
+        if b is not None and b.kind == CONCAT:
+            if b.assign is not None:
+                b.assign.sites.add(key)
+            return self._read(b, key, index is not None, index)
         if b is None:
             return ("ext",)
         if b.assign is not None:
@@ -747,6 +932,102 @@ class Expander:
             return (SCALAR, el.chars, el.assign)
         return ("unset",)
 
+    def _read(self, b: Binding, key, array: bool, index=None) -> tuple:
+        """A CHOICE or CONCAT binding read on the selected paths: a state as :meth:`_lookup` gives it.
+
+        A choice whose path is not selected is noted (the command is expanded again per path) and the value is
+        unknown; when reading one choice at a time (``scan.partial``), what the paths of such a choice share (a
+        value they all extend: ``A="$A --x"`` in one branch) is read and the rest is unknown ("partial").
+        """
+        pieces = self._pieces(b, array)
+        if pieces is None:
+            return ("unknown",)
+        if array:
+            elems = [p if isinstance(p, Element) else Element(None, True, None, None) for p in pieces]
+            if index in ("@", "*") or index is None:
+                return ("array", elems)
+            if index == "?" or any(el.chars is None and el.splat for el in elems[:index + 1]):
+                return ("unknown",)
+            if index < len(elems) and elems[index].chars is not None:
+                return (SCALAR, elems[index].chars, None)
+            return ("unknown",) if index < len(elems) else ("unset",)
+        if any(p is None for p in pieces):
+            if not any(p is not None and p.text for p in pieces):
+                return ("unknown",)
+            return ("partial", pieces)
+        out = CharsBuilder()
+        for p in pieces:
+            out.add(p)
+        return (SCALAR, out.build(), None)
+
+    def _pieces(self, b: Binding, array: bool) -> list | None:
+        """The pieces of ``b`` on the selected paths: Chars (``array``: Element) or None (unknown); None when a
+        choice is not selected and choices are not read one at a time."""
+        scan = self.w.scan
+        pieces: list = []
+        stack: list = [(b, frozenset())]
+        while stack:
+            x, assigns = stack.pop()
+            if x is None:
+                if not pieces or pieces[-1] is not None:  # a run of unknown pieces is one unknown piece
+                    pieces.append(None)
+            elif isinstance(x, Chars):
+                pieces.append(_resolved(x, None, assigns) if assigns else x)
+            elif isinstance(x, Element):
+                own = assigns | {x.assign} if x.assign is not None else assigns
+                pieces.append(Element(_resolved(x.chars, None, own) if x.chars is not None else None,
+                                      x.splat, x.remove, x.assign))
+            elif isinstance(x, Ref):
+                stack.append((x.binding, assigns))
+            elif x.kind == CHOICE:
+                k = scan.selection.get(x.point)
+                if k is not None:
+                    stack.append((x.alts[k], assigns))
+                    continue
+                scan.seen.append(x.point)
+                if not scan.partial:
+                    return None
+                head, tail = shared_parts(x)
+                stack.extend((p, assigns) for p in reversed(tail))
+                stack.append((None, assigns))
+                stack.extend((p, assigns) for p in reversed(head))
+            elif x.kind == CONCAT and (x.elems is not None) == array:
+                own = assigns | {x.assign} if x.assign is not None else assigns
+                stack.extend((p, own) for p in reversed(x.parts))
+            elif x.kind == CONCAT and array:  # a string in an array: one element
+                inner = self._pieces(x, False)
+                if inner is None:
+                    return None
+                chars = None if any(p is None for p in inner) else _joined(inner)
+                own = assigns | {x.assign} if x.assign is not None else assigns
+                pieces.append(Element(_resolved(chars, None, own) if chars is not None else None, chars is None,
+                                      None, x.assign))
+            elif x.kind == CONCAT:  # $A of an array: its first element
+                inner = self._pieces(x, True)
+                if inner is None:
+                    return None
+                if not inner:
+                    pieces.append(Chars())
+                else:
+                    pieces.append(inner[0].chars if inner[0] is not None else None)
+            elif x.kind == SCALAR or x.kind == ARRAY:
+                own = assigns | {x.assign} if x.assign is not None else assigns
+                if x.kind == SCALAR and array:
+                    pieces.append(Element(_resolved(x.chars, None, own), False, None, x.assign)
+                                  if x.chars is not None else None)
+                elif x.kind == SCALAR:
+                    pieces.append(_resolved(x.chars, None, own) if x.chars is not None else None)
+                elif array:
+                    stack.extend((el, assigns) for el in reversed(x.elems or []))
+                else:  # $A of an array: its first element
+                    elems = x.elems or []
+                    el = elems[0] if elems else None
+                    pieces.append(Chars() if el is None else None if el.chars is None else _resolved(
+                        el.chars, None, own | ({el.assign} if el.assign else set())))
+            elif x.kind != UNSET:
+                pieces.append(None)
+        return pieces
+
     def _resolve_state(self, state: tuple, site: Span) -> Chars:
         chars, assign = state[1], state[2]
         return _resolved(chars, site, frozenset((assign,)) if assign is not None else frozenset())
@@ -767,6 +1048,9 @@ class Expander:
             return [_Arr(elems, quoted)]
         if kind == "unset":
             return [_Lit(Chars(), not quoted)]
+        if kind == "partial":  # known pieces around unknown ones: each choice read on its own (scan.partial)
+            return [_Lit(_resolved(p, site, frozenset()), not quoted) if isinstance(p, Chars) else
+                    _Unk(not quoted, site) for p in state[1]]
         return [_Unk(not quoted or index == "@")]
 
     def _length(self, state: tuple, index) -> list:
@@ -783,7 +1067,7 @@ class Expander:
         kind = state[0]
         colon = op.startswith(":")
         base = op.lstrip(":")
-        if kind == "unknown":
+        if kind == "unknown" or kind == "partial":
             for ch in operand:
                 self.w.touch(ch)
             return [_Unk(not quoted)]

@@ -19,6 +19,7 @@ import re
 import shlex
 from contextlib import contextmanager
 
+from kv4lint.conditions import AND, split_top
 from kv4lint.frontends.hints import guard_hint, short, slurm_hints, text_hints
 from kv4lint.model import Hint
 from kv4lint.sglang.commands import SLURM_GPU_OPTIONS
@@ -171,7 +172,7 @@ class Machine:
         """The guards of the branches being walked and of the path conditions a launch is expanded under."""
         out = list(self.active)
         for cond in conditions:
-            for part in (cond or "").split(" and "):
+            for part in split_top(cond or "", AND):
                 out.extend(self.by_condition.get(part) or ())
         return out
 

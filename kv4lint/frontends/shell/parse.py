@@ -10,6 +10,7 @@ through.
 from __future__ import annotations
 
 import re
+from array import array
 
 from kv4lint.model import Span
 from kv4lint.source import LineIndex
@@ -49,17 +50,85 @@ def parse_bash(data: bytes):
     return _parser().parse(data)
 
 
+# tree-sitter keeps about 60 bytes a byte of a shell text of short commands (570 MB for 10 MB): a long text is
+# parsed a piece at a time, each piece's tree dropped once its statements are walked.
+PIECE = 1 << 20
+
+
+def parse_pieces(src: "ShellText"):
+    """The statements of ``src`` as (text, root, statements), one piece after another.
+
+    A text up to :data:`PIECE` bytes is one piece (:func:`parse_shell`, with its repairs; ``root`` is the tree's
+    root). A longer one is parsed a range at a time (tree-sitter's included ranges: every offset stays the
+    file's), cut at the end of a line; a range that parses without an error yields its statements but the last
+    (``root`` None; the last may go on past the range: a continued line, a here-document), and the next range
+    starts at that one. A range with an error (the cut inside a statement, or a syntax error) is parsed again
+    twice as long, up to the end of the text, whose piece is yielded whole with its root (its syntax error is
+    reported)."""
+    data = src.data
+    n = len(data)
+    if n <= PIECE:
+        src, tree = parse_shell(src)
+        yield src, tree.root_node, tree.root_node.named_children
+        return
+    import tree_sitter
+
+    safe = data if data.isascii() else _TS_HAZARD.sub(_ts_safe, data)
+    parser = tree_sitter.Parser(_parser().language)
+    start, size = 0, PIECE
+    while start < n:
+        end = n if start + size >= n else _line_end(data, start, start + size)
+        if end <= start:
+            size *= 2
+            continue
+        parser.included_ranges = [tree_sitter.Range(_point(data, start), _point(data, end), start, end)]
+        root = parser.parse(safe).root_node
+        kids = root.named_children
+        if end == n:
+            yield src, root, kids
+            return
+        if root.has_error or len(kids) < 2:  # cut inside a statement (or an error): a longer range
+            size *= 2
+            continue
+        yield src, None, kids[:-1]  # the last may go on past the range (a here-document, a continued line)
+        start, size = kids[-1].start_byte, PIECE
+
+
+def _line_end(data: bytes, start: int, stop: int) -> int:
+    """Just after the last newline in ``data[start:stop]`` that does not end a continued line (0: none)."""
+    end = data.rfind(b"\n", start, stop)
+    while end > start and data[end - 1] == 0x5C:  # "\\"
+        end = data.rfind(b"\n", start, end - 1)
+    return end + 1
+
+
+def _point(data: bytes, offset: int):
+    import tree_sitter
+
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return tree_sitter.Point(data.count(b"\n", 0, offset), offset - line_start)
+
+
 # ===========================================================================
 # Text, positions, provenance
 
 
-def _byte_map(text: str) -> list[int]:
-    """For UTF-8 byte offset ``b``, the character index it falls in."""
-    out: list[int] = []
-    for i, ch in enumerate(text):
-        o = ord(ch)
-        n = 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-        out.extend([i] * n)
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _byte_map(text: str) -> "array[int]":
+    """For UTF-8 byte offset ``b``, the character index it falls in (runs of ASCII in one step; 4 bytes an
+    entry, not an int object)."""
+    out = array("I")
+    at = 0
+    for m in _NON_ASCII.finditer(text):
+        a, b = m.span()
+        out.extend(range(at, a))
+        for i in range(a, b):
+            o = ord(text[i])
+            out.extend([i] * (2 if o < 0x800 else 3 if o < 0x10000 else 4))
+        at = b
+    out.extend(range(at, len(text)))
     out.append(len(text))
     return out
 
@@ -88,9 +157,18 @@ class ShellText:
 
     # -- offsets
     def c(self, b: int) -> int:
-        return b if self._b2c is None else self._b2c[min(b, len(self._b2c) - 1)]
+        m = self._b2c
+        if m is None:
+            return b
+        try:
+            return m[b]
+        except IndexError:
+            return m[-1]
 
     def ns(self, node) -> tuple[int, int]:
+        m = self._b2c
+        if m is None:
+            return node.start_byte, node.end_byte
         return self.c(node.start_byte), self.c(node.end_byte)
 
     def nt(self, node) -> str:

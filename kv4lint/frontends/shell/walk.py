@@ -17,19 +17,22 @@ substitution or a branch not known statically is ``Value.unknown()``.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Callable
 
 from kv4lint import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
-from kv4lint.frontends.shell.expand import ARRAY, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, Assignment, \
-    Binding, Element, Expander, Field, Variables, elements, merge_variables, setting_chars
+from kv4lint.frontends.shell.choices import ChoicePoint
+from kv4lint.frontends.shell.expand import ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, \
+    Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
 from kv4lint.frontends.shell.branches import Branches
+from kv4lint.frontends.shell.calls import MAX_STEPS, Calls
+from kv4lint.frontends.shell.inert import READERS, WORDISH, Inert
+from kv4lint.frontends.shell.launches import build_launches, to_value
 from kv4lint.frontends.shell.machine import Machine, comment_hints, header_hints
 from kv4lint.frontends.shell import parse as shell_parse
-from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_shell
-from kv4lint.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_pieces, parse_shell
+from kv4lint.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
 from kv4lint.source import LineIndex, OffsetMap
 from kv4lint.suppression import codes_above, file_codes
@@ -39,9 +42,8 @@ __all__ = ["scan_shell", "split_words"]
 # Limits that keep hostile input cheap.
 _MAX_VALUE = 64 * 1024  # characters of one variable's value
 _MAX_ITEMS = 100_000  # elements of one array
-_MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
-_MAX_LOOP_ITEMS = 16  # a for-loop over more items is walked once with the variable unknown
-_MAX_LOOP_PRODUCT = 64  # nested loops: total iterations walked
+_MAX_LOOP_ITEMS = 64  # a for-loop over more items is walked once, its variable a choice of the items
+_MAX_LOOP_PRODUCT = 256  # nested loops: total iterations walked (past it: walked once, as above)
 
 # ===========================================================================
 # The walker: runs the statements in order
@@ -49,13 +51,13 @@ _MAX_LOOP_PRODUCT = 64  # nested loops: total iterations walked
 
 _SEP_CMD = re.compile(r"(?:[ \t]|\\\r?\n)+")
 _SEP_LIST = re.compile(r"(?:[ \t\r\n]|\\\r?\n)+")
-_READERS = {"read", "mapfile", "readarray", "getopts"}
 _READER_OPTS = {"read": {"-p", "-d", "-n", "-N", "-t", "-u", "-i"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
 _CHAIN = {"list", "pipeline", "redirected_statement", "negated_command"}
 _NOT_LAUNCH_STMT = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "file_redirect",
                     "herestring_redirect"}
+_AFTER = {"pipeline", "list", "command", "redirected_statement"}  # what follows a here-document's start line
 
 
 class _Exec:
@@ -103,17 +105,34 @@ class _Scan:
         self.selection: dict = {}
         self.seen: list = []
         self.conds: list[str] = []
+        self.partial = False  # reading one choice at a time: the others unknown but for what their paths share
+        self.levels = 0  # commands being read per path around the one being read
+        self.too_many_readings = False
+        self.past_steps = False
+        # Every variable written, in order: a join merges only the names written since its branches began.
+        self.journal: list[str] = []
         # ``source FILE``: the files met (as written), and the variables each sets when the pipeline read it.
         self.sources: list[str] = []
         self.sourced: dict[str, dict[str, ForeignString | None]] = {}  # ref -> name -> value (None: unknown)
         self.machine = Machine()  # the GPU the script tests (kv4lint.frontends.shell.machine)
 
-    def charge(self, words: int, line: int, *, launches: bool = False) -> bool:
+    def save(self) -> tuple:
+        """What the walk has recorded so far (launches, errors), to undo a reading that is not kept."""
+        return (len(self.pending), len(self.other), len(self.errors))
+
+    def restore(self, saved: tuple) -> None:
+        del self.pending[saved[0]:]
+        del self.other[saved[1]:]
+        del self.errors[saved[2]:]
+
+    def charge(self, words: int, line, *, launches: bool = False) -> bool:
         """False (and a file error, once) past ``MAX_WORDS``: for a command or array of that many words
         (not read: ordinary commands cost ~10 us a word, and the file size bounds how many there are), or,
         with ``launches``, for the launches of the text together (judging costs ~0.1 ms a word)."""
         if words <= MAX_WORDS:
             return True
+        if not isinstance(line, int):
+            line = line()
         if not self.too_many:
             self.too_many = True
             what = "launches of more than" if launches else "a command or array of more than"
@@ -129,7 +148,7 @@ class _Scan:
                                                     f"line {line}: not scanned further", line=line))
 
 
-class Walker(Branches):
+class Walker(Branches, Calls, Inert):
     """Runs the statements of one source in order, as bash would, and records the launches found.
 
     ``env`` is the variable state at the current statement; branches run on
@@ -148,6 +167,7 @@ class Walker(Branches):
         self.x = Expander(self)
         self.functions: dict[str, object] = {}
         self.called: set[str] = set()
+        self._memo: dict[tuple, list] = {}  # calls that found nothing: the variables before and after
         self.call_stack: list[str] = []
         self.frames: list[dict] = []
         self.chain: list[int] = []
@@ -158,7 +178,7 @@ class Walker(Branches):
         # A value past the bound cannot be a KV-cache setting; keeping it would let a script that
         # doubles a variable (A=$A$A ...) grow without limit.
         if (b.kind == SCALAR and b.chars is not None and len(b.chars.text) > _MAX_VALUE) or (
-                b.kind == ARRAY and len(b.elems or ()) > _MAX_ITEMS):
+                b.kind == ARRAY and len(b.elems or ()) > _MAX_ITEMS) or (b.lazy and b.size > _MAX_VALUE):
             b = Binding(UNKNOWN, assign=b.assign)
         if self.frames and (local or name in self.frames[-1]):
             frame = self.frames[-1]
@@ -167,6 +187,7 @@ class Walker(Branches):
         if b.assign is not None and name in self.env.exported:
             b.assign.exported = True
         self.env.vars[name] = b
+        self.scan.journal.append(name)
 
     def too_deep(self, node) -> None:
         """Nothing past ``MAX_DEPTH`` is read: a file error says so (a launch there is unseen, never clean)."""
@@ -177,6 +198,13 @@ class Walker(Branches):
         if self.depth > MAX_DEPTH:
             self.too_deep(node)
             return
+        lazy, self.x.lazy = self.x.lazy, False
+        try:
+            self._touch(node)
+        finally:
+            self.x.lazy = lazy
+
+    def _touch(self, node) -> None:
         stack = [node]
         while stack:
             n = stack.pop()
@@ -193,7 +221,11 @@ class Walker(Branches):
 
     # -- statements ----------------------------------------------------------------
     def run(self, nodes) -> None:
+        scan = self.scan
         for n in nodes:
+            if n.type == "command" and self.depth <= MAX_DEPTH and n.child_count <= MAX_WORDS and self._inert(n):
+                scan.steps += 1  # most commands of a long script: nothing to follow, read without the rest
+                continue
             self.stmt(n)
 
     def stmt(self, n, stdin: Chars | None = None) -> None:
@@ -223,10 +255,12 @@ class Walker(Branches):
     def subshell(self, nodes) -> None:
         saved = self.env
         self.env = saved.copy()
+        lazy, self.x.lazy = self.x.lazy, False
         try:
             self.run(nodes)
         finally:
             self.env = saved
+            self.x.lazy = lazy
 
     def _subshell_node(self, n) -> None:
         self.subshell(n.named_children)
@@ -249,11 +283,12 @@ class Walker(Branches):
         conds = [k for k in n.children_by_field_name("condition") if k.is_named]
         self.run(conds)
         pre = self.env
+        mark = self._mark()
         self.env = pre.copy()
         body = self._loop_body(n)
         if body is not None:
             self.stmt(body)
-        self.env = merge_variables([pre, self.env])
+        self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
 
     def _for(self, n) -> None:
         var = n.child_by_field_name("variable")
@@ -266,19 +301,33 @@ class Walker(Branches):
         else:
             for v in values:
                 items.extend(self.x.fields(v))
-            if any(f.unknown for f in items) or len(items) > _MAX_LOOP_ITEMS or \
-                    self.scan.loop_mult * max(1, len(items)) > _MAX_LOOP_PRODUCT or self.scan.steps > _MAX_STEPS:
+            if any(f.unknown for f in items):
                 items = None
         pre = self.env
         if body is None or name is None:
             return
         if items is None:
+            mark = self._mark()
             self.env = pre.copy()
             self.bind(name, Binding(UNKNOWN, assign=Assignment(name, None)))
             self.stmt(body)
-            self.env = merge_variables([pre, self.env])
+            self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
             return
         if not items:
+            return
+        if len(items) > _MAX_LOOP_ITEMS or self.scan.loop_mult * len(items) > _MAX_LOOP_PRODUCT or \
+                self.scan.steps > MAX_STEPS:
+            # Walked once, the variable a choice of the items: a command that uses it is read once per item
+            # (every item runs: no condition), without walking the body once per item.
+            mark = self._mark()
+            self.env = pre.copy()
+            point = ChoicePoint()
+            for _ in items:
+                point.add("", {})
+            alts = [Binding(SCALAR, f.chars, assign=Assignment(name, f.anchor())) for f in items]
+            self.bind(name, Binding(CHOICE, assign=Assignment(name, None), alts=alts, point=point))
+            self.stmt(body)
+            self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
             return
         self.scan.loop_mult *= len(items)
         try:
@@ -291,10 +340,11 @@ class Walker(Branches):
 
     def _c_for(self, n) -> None:
         pre = self.env
+        mark = self._mark()
         self.env = pre.copy()
         body = self._loop_body(n)
         self.touch(n) if body is None else self.stmt(body)
-        self.env = merge_variables([pre, self.env])
+        self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
 
     def _function(self, n) -> None:
         name = n.child_by_field_name("name")
@@ -302,44 +352,35 @@ class Walker(Branches):
         if name is not None and body is not None:
             self.functions[self.src.nt(name)] = body
 
-    def call(self, name: str, args: list[Field] | None = None) -> None:
-        body = self.functions[name]
-        self.called.add(name)
-        if name in self.call_stack or self.scan.steps > _MAX_STEPS or len(self.call_stack) > 8:
-            return
-        self.call_stack.append(name)
-        self.frames.append({})
-        saved_positional = self.positional
-        self.positional = None if args is None else elements(args)
-        try:
-            self.stmt(body)
-        finally:
-            self.positional = saved_positional
-            frame = self.frames.pop()
-            for k, old in frame.items():
-                if old is None:
-                    self.env.vars.pop(k, None)
-                else:
-                    self.env.vars[k] = old
-            self.call_stack.pop()
-
-    def finish_functions(self) -> None:
-        """Functions never called by name (dispatched through "$@", or a library): walk them once."""
-        for name in list(self.functions):
-            if name not in self.called:
-                self.call(name)
-
     # -- assignments ----------------------------------------------------------------
     def _assignment(self, n, *, exported: bool = False, local: bool = False, stmt=None) -> None:
         value = n.child_by_field_name("value")
-        if value is None or "$" not in self.src.nt(value):  # no expansion: the same value on every path
-            self._assign(n, exported, local, stmt)
+        name_node = n.child_by_field_name("name")
+        old = self.env.vars.get(self.src.nt(name_node)) if name_node is not None and \
+            name_node.type != "subscript" else None
+        grows = old is not None and old.lazy and any(k.type == "+=" for k in n.children if not k.is_named)
+        if (value is None or "$" not in self.src.nt(value)) and not grows:
+            self._assign(n, exported, local, stmt)  # no expansion: the same value on every path
             return
-        probe = (lambda: self._array(value, Assignment("", None))) if value.type == "array" else \
-            (lambda: self.x.scalar(value))
-        self._per_path(probe, lambda _: self._assign(n, exported, local, stmt))
+        scan = self.scan
+        if value is not None and value.type != "array" and not scan.selection and not scan.partial:
+            # A value built from choices (ARGS="$ARGS --tp 8") refers to them, read on the path chosen when a
+            # command uses it: no reading per path here, and no value multiplied out per combination.
+            outer, scan.seen = scan.seen, []
+            try:
+                got = self.x.lazy_scalar(value, self.src.nt(name_node) if name_node is not None else None)
+            finally:
+                scan.seen = outer
+            # Choices met only inside command substitutions or arithmetic give an unknown value on every path.
+            if not self.x.lazy_unresolved:
+                self._assign(n, exported, local, stmt, got)
+                return
+        probe = (lambda: self._array(value, Assignment("", None))) if value is not None and value.type == "array" \
+            else (lambda: self.x.scalar(value) if value is not None else Chars())
+        self._per_path(probe, lambda got: self._assign(n, exported, local, stmt, got), n)
 
-    def _assign(self, n, exported: bool, local: bool, stmt) -> None:
+    def _assign(self, n, exported: bool, local: bool, stmt, got=False) -> None:
+        """Bind an assignment's name; ``got``: its value read already (False: read it here)."""
         name_node = n.child_by_field_name("name")
         value = n.child_by_field_name("value")
         if name_node is None:
@@ -353,24 +394,39 @@ class Walker(Branches):
         a = Assignment(name, span, exported)
         old = self.env.vars.get(name)
         if value is not None and value.type == "array":
-            elems = self._array(value, a)
-            if append and old is not None and old.kind == ARRAY:
-                elems = list(old.elems or []) + elems
-            elif append and old is not None and old.kind == SCALAR and old.chars is not None:
-                elems = [Element(old.chars, False, None, old.assign)] + elems
-            b = Binding(ARRAY, elems=elems, assign=a)
+            elems = self._array(value, a) if got is False else \
+                [Element(el.chars, el.splat, el.remove, a) for el in got]
+            if append and old is not None and old.lazy:  # appended to a choice: read on the path chosen
+                b = Binding(CONCAT, elems=[], parts=[Ref(old), *elems], assign=a)
+            else:
+                if append and old is not None and old.kind == ARRAY:
+                    elems = list(old.elems or []) + elems
+                elif append and old is not None and old.kind == SCALAR and old.chars is not None:
+                    elems = [Element(old.chars, False, None, old.assign)] + elems
+                b = Binding(ARRAY, elems=elems, assign=a)
         else:
-            chars = self.x.scalar(value) if value is not None else Chars()
-            if append and old is not None:
-                if old.kind == SCALAR and old.chars is not None and chars is not None:
-                    chars = old.chars + chars
-                elif old.kind == ARRAY and chars is not None:
-                    b = Binding(ARRAY, elems=list(old.elems or []) + [Element(chars, False, None, a)], assign=a)
-                    self.bind(name, b, local=local)
-                    return
-                elif old.kind != UNSET:
-                    chars = None
-            b = Binding(SCALAR, chars, assign=a) if chars is not None else Binding(UNKNOWN, assign=a)
+            chars = got if got is not False else self.x.scalar(value) if value is not None else Chars()
+            if isinstance(chars, list) or (append and old is not None and old.lazy):
+                pieces = chars if isinstance(chars, list) else [chars]
+                if append and old is not None:
+                    if old.lazy:
+                        pieces = [Ref(old), *pieces]
+                    elif old.kind == SCALAR and old.chars is not None:
+                        pieces = [old.chars, *pieces]
+                    elif old.kind != UNSET:
+                        pieces = [None, *pieces]
+                b = Binding(CONCAT, parts=pieces, assign=a)
+            else:
+                if append and old is not None:
+                    if old.kind == SCALAR and old.chars is not None and chars is not None:
+                        chars = old.chars + chars
+                    elif old.kind == ARRAY and chars is not None:
+                        b = Binding(ARRAY, elems=list(old.elems or []) + [Element(chars, False, None, a)], assign=a)
+                        self.bind(name, b, local=local)
+                        return
+                    elif old.kind != UNSET:
+                        chars = None
+                b = Binding(SCALAR, chars, assign=a) if chars is not None else Binding(UNKNOWN, assign=a)
         self.bind(name, b, local=local)
         self.scan.machine.note(name, self.src.nt(value) if value is not None else "")
         if exported:
@@ -400,7 +456,7 @@ class Walker(Branches):
 
     def _array(self, node, a: Assignment) -> list[Element]:
         kids = node.children
-        if not self.scan.charge(len(kids), self.src.line(self.src.c(node.start_byte))):
+        if not self.scan.charge(len(kids), lambda: self.src.line(self.src.c(node.start_byte))):
             return [Element(None, True, None, a)]  # not read: unknown elements
         elems = []
         for i, k in enumerate(kids):
@@ -467,11 +523,18 @@ class Walker(Branches):
         body = n.child_by_field_name("body")
         stdin: Chars | None = None
         after = []
+        docs = [k for k in n.children if k.type == "heredoc_redirect"]
+        if docs and body is not None and body.type == "command" and not any(
+                c.type in _AFTER for k in docs for c in k.named_children) and self._inert(body):
+            # (cat > config.yaml <<EOF ... EOF): runs nothing, its here-document read only for its expansions
+            for k in n.children:
+                if k.type == "heredoc_redirect" or k.type == "file_redirect":
+                    self.touch(k)
+            return
         for k in n.children:
             if k.type == "heredoc_redirect":
                 stdin = self._heredoc(k)
-                after.extend(c for c in k.named_children if c.type in ("pipeline", "list", "command",
-                                                                       "redirected_statement"))
+                after.extend(c for c in k.named_children if c.type in _AFTER)
             elif k.type == "herestring_redirect":
                 word = [c for c in k.named_children]
                 if word:
@@ -555,7 +618,7 @@ class Walker(Branches):
             k = kids[i]
             if k.type == "command_name":
                 j = i + 1
-                while j < len(kids) and kids[j].type in _WORDISH:
+                while j < len(kids) and kids[j].type in WORDISH:
                     j += 1
                 self._words_command(kids[i:j])
                 i = j
@@ -566,9 +629,12 @@ class Walker(Branches):
 
     # -- commands -----------------------------------------------------------------
     def command(self, n, stdin: Chars | None = None) -> None:
-        if not self.scan.charge(n.child_count, self.src.line(self.src.c(n.start_byte))):
+        if not self.scan.charge(n.child_count, lambda: self.src.line(self.src.c(n.start_byte))):
             return
-        self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words))
+        if stdin is None and self._inert(n):
+            return
+        self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words), n,
+                       self._varies)
 
     def _command_words(self, n, stdin: Chars | None):
         """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
@@ -615,9 +681,10 @@ class Walker(Branches):
             return words
 
         node = _FakeNode(nodes[0].start_byte, nodes[-1].end_byte)
-        if not self.scan.charge(len(nodes), self.src.line(self.src.c(node.start_byte))):
+        if not self.scan.charge(len(nodes), lambda: self.src.line(self.src.c(node.start_byte))):
             return
-        self._per_path(expand, lambda words: self._run_words(node, words, [], None))
+        self._per_path(expand, lambda words: self._run_words(node, words, [], None), node,
+                       lambda words: self._varies((words,)))
 
     def _run_words(self, n, words: list[Field], prefix: list, stdin: Chars | None) -> None:
         if not words:
@@ -631,7 +698,7 @@ class Walker(Branches):
         if head == "shift" or (head == "set" and len(words) > 1 and words[1].text == "--"):
             self._set_positional(words)
             return
-        if head in _READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
+        if head in READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
             self._reader(words)
             return
         if head in ("source", ".") and len(words) > 1:
@@ -786,7 +853,10 @@ class Walker(Branches):
         inner = ShellText(chars.text, pos, list(chars.res), fallback or (field.anchor() if field else None))
         sub = Walker(self.scan, inner, self._child_env(ex), self._outer_hints(ex), depth=self.depth + 1,
                      disabled=self._disabled(n))
-        sub.walk()
+        try:
+            sub.walk()
+        finally:
+            sub.close()
 
     def _inner_python(self, n, ex: _Exec, chars: Chars, fallback: Span) -> None:
         if "sglang" not in chars.text.lower() and "kv_cache" not in chars.text:
@@ -835,7 +905,8 @@ class Walker(Branches):
         argv = ex.cmd.words[m.start:]
         # Judging a launch costs ~0.1 ms a word: the launches of one text read at most MAX_WORDS in all.
         self.scan.launch_words += len(argv)
-        if not self.scan.charge(self.scan.launch_words, self.src.line(self.src.c(n.start_byte)), launches=True):
+        if not self.scan.charge(self.scan.launch_words, lambda: self.src.line(self.src.c(n.start_byte)),
+                                launches=True):
             return
         first, last = entry[0], entry[-1]
         if first.src is last.src and first.s <= last.e:
@@ -860,6 +931,11 @@ class Walker(Branches):
         return frozenset(out)
 
     # -- the walk --------------------------------------------------------------------------
+    def close(self) -> None:
+        """Let go of the walk (the expander refers back to its walker): freed as soon as it is dropped, not by
+        the cyclic collector (which walked a 2 MB script's whole state again: a fifth of its time)."""
+        self.x.w = None
+
     def walk(self, root=None) -> None:
         if root is None:
             self.src, tree = parse_shell(self.src)
@@ -892,9 +968,6 @@ class _FakeNode:
         self.end_byte = end_byte
 
 
-_WORDISH = {"word", "string", "raw_string", "concatenation", "expansion", "simple_expansion", "number",
-            "ansi_c_string", "command_substitution", "translated_string"}
-
 _STMT: dict[str, Callable] = {
     "command": Walker.command,
     "variable_assignment": Walker._assignment,
@@ -918,96 +991,6 @@ _STMT: dict[str, Callable] = {
     "test_command": Walker.touch,
     "ERROR": Walker._error,
 }
-
-
-# ===========================================================================
-# The launch builder
-
-
-def _to_value(f: Field) -> Value:
-    """An argv token as a model Value: text, span, provenance, use, shared, remove."""
-    if f.unknown:
-        use = None
-        if f.src.fspan(f.s, f.e) is None:  # in a re-parsed text: report at the unknown part itself
-            use = next((r.use for c, r in zip(f.full.text, f.full.res) if c == HOLE and r is not None), None)
-        return Value(None, None, Provenance.UNKNOWN, use=use or f.anchor(), splat=f.splat, remove=f.rm)
-    chars = f.chars
-    span = chars.span()
-    res = chars.res
-    if any(r is not None for r in res):
-        assigns: set = set()
-        uses = set()
-        for r in res:
-            if r is not None:
-                assigns |= r.assigns
-                uses.add(r.use)
-            else:
-                uses.add(None)
-        use = next(iter(uses)) if len(uses) == 1 and None not in uses else f.anchor()
-        shared = any(a.shared for a in assigns)
-        paths = {next((a.path for a in r.assigns if a.path), None) if r is not None else None for r in res}
-        if paths != {None}:  # written (in part) in a sourced file: editable there only when all of it is
-            path = next(iter(paths)) if len(paths) == 1 else None
-            return Value(chars.text, span if path else None, Provenance.RESOLVED, use=use, shared=True,
-                         remove=f.rm, quote=f.quote, path=path)
-        return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
-                     offsets=_offsets(chars))
-    # Not written verbatim (an escape of the outer format): reported where it is written, never edited.
-    return Value(chars.text, span, Provenance.LITERAL, use=None if span is not None else f.anchor(), remove=f.rm,
-                 quote=f.quote, offsets=_offsets(chars))
-
-
-def _offsets(chars: Chars) -> tuple[int, ...] | None:
-    """Per-character file offsets, for editing part of a word (``--flag="value"``)."""
-    pos = chars.pos
-    if pos is None or chars.span() is not None or any(p is None for p in pos):
-        return None
-    return tuple(pos)
-
-
-def _through(v: Value, through: dict) -> Value:
-    """A Python frontend's value whose characters this shell expanded from a variable: mark it resolved."""
-    if v.span is None or v.span.start == v.span.end:
-        return v
-    rs = [through.get(p) for p in range(v.span.start, v.span.end)]
-    if any(r is None for r in rs) or len({id(r.use) if r.use is None else r.use for r in rs}) != 1:
-        return v
-    assigns = set().union(*(r.assigns for r in rs))
-    return replace(v, provenance=Provenance.RESOLVED, use=rs[0].use or v.use,
-                   shared=v.shared or any(a.shared for a in assigns))
-
-
-def _mark_resolved(launch: Launch, through: dict) -> None:
-    launch.argv = [_through(v, through) for v in launch.argv]
-    launch.positional = [_through(v, through) for v in launch.positional]
-    launch.kwargs = {k: _through(v, through) for k, v in launch.kwargs.items()}
-
-
-def _build(scan: _Scan, path: str) -> list[Launch]:
-    out: list[Launch] = []
-    seen: dict = {}
-    conds: dict = {}
-    for p in scan.pending:
-        argv = [_to_value(f) for f in p.argv]
-        key = (p.span, p.entry, tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in argv))
-        if key in seen:
-            # The same launch on several paths: it runs when any of them does (and only the guards all share hold).
-            launch = seen[key]
-            launch.hints = [h for h in launch.hints if h.scope != "guard" or h in p.hints]
-            if launch.condition is not None:
-                conds[key].append(p.condition)
-                launch.condition = None if None in conds[key] else " or ".join(dict.fromkeys(conds[key]))
-            continue
-        conds[key] = [p.condition]
-        seen[key] = launch = Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
-                                    hints=p.hints, language="shell", disabled=p.disabled, condition=p.condition)
-        out.append(launch)
-    for launch, through in scan.other:
-        if through:
-            _mark_resolved(launch, through)
-        out.append(launch)
-    out.sort(key=lambda launch: (launch.span.start, launch.anchor.start))
-    return out
 
 
 # ===========================================================================
@@ -1106,18 +1089,20 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
             genv.vars[name] = Binding(SCALAR, setting_chars(name, value, seeded=True),
                                       assign=Assignment(name, None, seeded=True))
             genv.exported.add(name)
-        src, tree = parse_shell(src)
         walker = Walker(scan, src, genv, list(hints or []))
-        root = tree.root_node
-        if root.has_error:
-            _syntax_error(root, src, scan, origin)
-        walker.walk(root)
+        for piece, root, statements in parse_pieces(src):
+            walker.src = walker.x.src = piece  # (a repair may rearrange a short text: parse.parse_shell)
+            if root is not None and root.has_error:
+                _syntax_error(root, piece, scan, origin)
+            walker.run(statements)
+        walker.finish_functions()
+        walker.close()
     except RecursionError:
         scan.errors.append(FileError(path, "shell text too deeply nested to scan fully"))
     except Exception as e:  # never let one file stop the run
         scan.errors.append(internal_error.scan_error(path, "in the shell frontend", e))
     try:
-        result.launches = _build(scan, path)
+        result.launches = build_launches(scan.pending, scan.other, path)
         if "#SBATCH" in text:  # the file's Slurm request: after every hint nearer the launch
             file_hints = header_hints(ShellText(text, list(origin.outer) if origin is not None else None))
             for launch in result.launches:
@@ -1191,6 +1176,6 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
                 if len(fs) == 1:
                     fs[0].rm = walker._remove(kids, i, _SEP_CMD)
                 fields.extend(fs)
-        return [_to_value(f) for f in fields]
+        return [to_value(f) for f in fields]
     except Exception:
         return []

@@ -1,0 +1,186 @@
+"""Commands that run nothing kv4lint follows whatever their words hold, decided on their words as written.
+
+Most commands of a long script are ``echo "$X"``, ``git clone URL``, ``uv pip install "torch==$V"``: they launch
+nothing, run no code kv4lint reads and set no variable, whatever their expansions give. :class:`Inert` (mixed
+into :class:`~kv4lint.frontends.shell.walk.Walker`) tells them apart before their words are built: only their
+expansions are read then (for the variables they use and the command substitutions they run). The literal words
+go to :func:`~kv4lint.sglang.commands.unwrap` as they are; a word with expansions is a :class:`Probe` that notes
+when ``unwrap`` looks at it (what the command runs may then depend on its value: it is read in full).
+A command read per path of the choices it uses (:meth:`Inert._varies`) is read once when no path could make it do
+more.
+"""
+
+from __future__ import annotations
+
+from kv4lint.frontends.shell.expand import SCALAR, UNKNOWN
+from kv4lint.frontends.shell.parse import ShellText
+from kv4lint.model import Span
+from kv4lint.sglang.commands import could_start_command, is_recorder, unwrap
+
+READERS = {"read", "mapfile", "readarray", "getopts"}
+PATH_BUILTINS = {"shift", "set", "source", ".", *READERS}  # builtins whose effect depends on their words
+WORDISH = {"word", "string", "raw_string", "concatenation", "expansion", "simple_expansion", "number",
+           "ansi_c_string", "command_substitution", "translated_string"}
+_LITERAL = {"word", "number", "raw_string", "comment"}
+_RECORDERS: dict[str, bool] = {}
+
+
+def recorder(name: str) -> bool:
+    r = _RECORDERS.get(name)
+    if r is None:
+        r = is_recorder(name)
+        if len(_RECORDERS) < 4096:
+            _RECORDERS[name] = r
+    return r
+
+
+class Inert:
+    """Mixed into the Walker: needs ``src``, ``env``, ``functions`` and ``touch``."""
+
+    def _inert(self, n) -> bool:
+        """A command that runs nothing kv4lint follows whatever its words hold (``echo "$X"``, ``git clone URL``,
+        ``uv pip install "torch==$V"``): only its expansions are read, for the variables they use and the command
+        substitutions they run; its words are not built (most commands of a long script are these).
+
+        Decided on its words as written: :func:`unwrap` reads the literal ones, and the command is inert when it
+        runs nothing without reading any of the others (:class:`_Probe`)."""
+        kids = n.children
+        if not kids or kids[0].type != "command_name" or kids[0].child_count != 1:
+            return False
+        src = self.src
+        w0 = kids[0].children[0]
+        if w0.type == "word":
+            head = src.nt(w0)
+            if "$" in head or "`" in head or "\\" in head or head in self.functions or head in PATH_BUILTINS:
+                return False
+            if head == "printf" and (len(kids) < 2 or kids[1].type not in ("word", "raw_string") or
+                                     src.nt(kids[1]).lstrip("'").startswith("-v")):
+                return False  # printf -v NAME: sets a variable
+            if recorder(head):
+                for k in kids[1:]:
+                    if k.is_named and k.type not in _LITERAL:
+                        self.touch(k)
+                return True
+        probes: list[Probe] = []
+        later: list = []
+        read = [False]
+        for k in kids:
+            t = k.type
+            if t == "command_name":
+                k = k.children[0]
+                t = k.type
+            elif t == "comment":
+                continue
+            if t == "word" or t == "number" or t == "raw_string":
+                text = src.nt(k)
+                if t == "raw_string":
+                    text = text[1:-1] if len(text) >= 2 and text[-1] == "'" else None
+                elif "$" in text or "`" in text or "\\" in text:
+                    text = None
+                if text is not None:
+                    probes.append(Probe(text, read, src, k))
+                    continue
+            if t not in WORDISH:
+                return False  # an assignment before the command, a here-string, ...: read it whole
+            probes.append(self._unknown_probe(k, t, read))
+            later.append(k)
+        head = probes[0].text if probes else None
+        if head is None or head in self.functions or head in PATH_BUILTINS or head == "printf":
+            return False
+        cmd = unwrap(probes)
+        if read[0] or (cmd is not None and (cmd.runs or cmd.match is not None)):
+            return False
+        for k in later:
+            self.touch(k)
+        return True
+
+    def _unknown_probe(self, k, t: str, read: list) -> "Probe":
+        """A word with expansions: ``"$NAME"`` or ``$NAME`` of a variable known as one word, or unknown (from the
+        environment), is what expanding it would give; any other is a probe that notes when it is read."""
+        inner = k
+        quoted = t == "string"
+        if quoted and k.named_child_count == 1 and k.child_count == 3:
+            inner = k.named_children[0]
+        if inner.type == "simple_expansion" and inner.named_child_count == 1 and \
+                inner.named_children[0].type == "variable_name":
+            b = self.env.vars.get(self.src.nt(inner.named_children[0]))
+            if b is None or b.kind == UNKNOWN:
+                return Probe(None, None, self.src, k, splat=not quoted)
+            if b.kind == SCALAR and b.chars is not None and (quoted or b.chars.text.split() == [b.chars.text]):
+                return Probe(b.chars.text, None, self.src, k)
+        return Probe(None, read, self.src, k)
+
+    def _varies(self, got) -> bool:
+        """Whether a command read once per path of the choices it uses may do more than when read once: run a
+        launch or code, call a function, or set variables (``echo "$KV"`` does nothing whatever KV holds)."""
+        words = got[0]
+        if not words:
+            return False
+        head = words[0].text
+        if head is None or head in self.functions or head in PATH_BUILTINS or (
+                head == "printf" and len(words) > 1 and words[1].text in ("-v", None)):
+            return True
+        cmd = unwrap(words)
+        if cmd is not None and (cmd.runs or cmd.match is not None):
+            return True
+        return any(w.text is None and could_start_command(w.prefix) for w in words)
+
+
+class Probe:
+    """A word of a command as written, for :meth:`Walker._inert`: its text when literal; a word that is not
+    notes in ``read`` when :func:`unwrap` looks at it (what it runs may then depend on its value)."""
+
+    __slots__ = ("_text", "_read", "_src", "_node", "_splat")
+
+    def __init__(self, text: str | None, read: list | None, src: ShellText, node, splat: bool = False):
+        self._text = text
+        self._read = read  # None: an unknown word as its expansion gives it (a variable of the environment)
+        self._src = src
+        self._node = node
+        self._splat = splat
+
+    def _look(self) -> None:
+        if self._text is None and self._read is not None:
+            self._read[0] = True
+
+    @property
+    def text(self) -> str | None:
+        self._look()
+        return self._text
+
+    @property
+    def prefix(self) -> str:
+        self._look()
+        return self._text or ""
+
+    @property
+    def raw(self) -> str:
+        self._look()
+        return self._src.nt(self._node)
+
+    @property
+    def unknown(self) -> bool:
+        self._look()
+        return self._text is None
+
+    @property
+    def splat(self) -> bool:
+        self._look()
+        return self._splat
+
+    def tail(self, k: int) -> "Probe":
+        self._look()
+        return Probe(self._text[k:] if self._text is not None else None, self._read or [False], self._src,
+                     self._node)
+
+    def synth(self, text: str) -> "Probe":
+        return Probe(text, self._read, self._src, self._node)
+
+    def concat(self, words) -> "Probe":
+        for w in words:
+            w._look()
+        text = None if any(w._text is None for w in words) else " ".join(w._text for w in words)
+        return Probe(text, self._read, self._src, self._node)
+
+    def anchor(self) -> Span:
+        return self._src.fanchor(*self._src.ns(self._node))

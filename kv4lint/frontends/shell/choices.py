@@ -151,7 +151,11 @@ def describe(text: str) -> tuple[str, str]:
         return stated
     one = " ".join(text.split()).replace("`", "'")  # one backtick span (kv4lint.conditions)
     if len(one) > 50:
-        one = one[:47] + "..."
+        # A pipeline's last command decides its status (``nvidia-smi ... | grep -q H100``): it stays whole.
+        first, _, last = one.partition(" | ")
+        last = last.rsplit(" | ", 1)[-1]
+        head = first.split(" ", 1)[0]
+        one = f"{head} ... | {last}" if last and len(head) + len(last) <= 41 else one[:47] + "..."
     return f"`{one}` succeeds", f"`{one}` fails"
 
 

@@ -263,19 +263,22 @@ def test_weights_min_capability(version):
     asks of it on CUDA (``get_min_capability()`` of the class ``BASE_QUANTIZATION_METHODS`` names), and a method
     the table leaves out asks for no more than sm80; the loader raises below it."""
     from conformance import quantization
-    from kv4lint.sglang.quantization import MIN_CAPABILITY, min_capability
+    from kv4lint.sglang.quantization import CONFIG_CLASS, MIN_CAPABILITY, REQUANTIZATION_METHODS, min_capability
 
     n = releases.release(version)
     assert quantization.loader_refuses(version)
     caps = quantization.min_capability(version)
+    classes = quantization.config_classes(version)
     for method, cap in caps.items():
         if method in MIN_CAPABILITY:
             assert min_capability(method, n) == cap, (method, cap)
+            assert classes[method] == CONFIG_CLASS[method], method
         else:
             assert cap <= 80, (method, cap)
     for method in MIN_CAPABILITY:
         if method not in caps:
             assert min_capability(method, n) is None, method
+    assert set(quantization.requantization(version)) <= set(REQUANTIZATION_METHODS)
 
 
 @pytest.mark.parametrize("version", WHEEL_RELEASES)

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import re
 
-# method -> ((first 0.5.N, minimum compute capability), ...) from 0.5.6 (0.5.6.post2, the oldest wheel read on):
-# ``get_min_capability()`` of the class
-# ``BASE_QUANTIZATION_METHODS`` maps the method to, on CUDA. A method absent here asks for at most 80 (sm80, the
-# oldest candidate) in every release kv4lint knows, or SGLang has no such method: it narrows nothing. So does a
-# method in a release before its first entry (SGLang refuses a method it does not have on every GPU alike).
+# method -> ((first 0.5.N, minimum compute capability), ...), from 0.5.6 (0.5.6.post2, the oldest wheel read) on:
+# ``get_min_capability()`` of the class ``BASE_QUANTIZATION_METHODS`` maps the method to, on CUDA. A method absent
+# here asks for at most 80 (sm80, the oldest candidate) in every release kv4lint knows, or SGLang has no such
+# method: it narrows nothing. So does a method in a release before its first entry (SGLang refuses a method it does
+# not have on every GPU alike).
 MIN_CAPABILITY: dict[str, tuple[tuple[int, int], ...]] = {
     "modelopt": ((6, 89),),  # ModelOptFp8Config (modelopt_quant.py): "modelopt" auto-detects, FP8 by default
     "modelopt_fp8": ((6, 89),),  # ModelOptFp8Config

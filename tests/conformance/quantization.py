@@ -51,7 +51,7 @@ CUDA_STUBS: dict[str, Any] = {
 }
 
 
-def _methods(version: str) -> dict[str, str]:
+def config_classes(version: str) -> dict[str, str]:
     """``BASE_QUANTIZATION_METHODS``: method -> config class name."""
     node = extract.find_assign(version, INIT, "BASE_QUANTIZATION_METHODS")
     assert node is not None and isinstance(node.value, ast.Dict), version
@@ -97,7 +97,7 @@ def _find_method(version: str, member: str, cls: str, name: str) -> tuple[str, a
 def min_capability(version: str) -> dict[str, int]:
     """Every method's minimum compute capability on CUDA, from its class's ``get_min_capability()``."""
     out = {}
-    for method, cls in _methods(version).items():
+    for method, cls in config_classes(version).items():
         out[method] = _run_min_capability(version, _class_module(version, cls), cls, method == "mxfp8")
     return out
 
@@ -140,7 +140,7 @@ def _registry(version: str) -> dict[str, Any]:
     shared = extract.find_def(version, BASE_CONFIG, "_modelopt_override_quantization_method",
                               cls="QuantizationConfig")
     assert shared is not None, version
-    model_config_stub = types.SimpleNamespace(REQUANTIZATION_METHODS=_requantization(version))
+    model_config_stub = types.SimpleNamespace(REQUANTIZATION_METHODS=requantization(version))
     stubs = dict(CUDA_STUBS)
     canonical = extract.find_def(version, MODELOPT_UTILS, "canonicalize_modelopt_quant_algo")
     if canonical is not None:  # 0.5.23: ModelOpt's quant_algo names, an exact list
@@ -156,7 +156,7 @@ def _registry(version: str) -> dict[str, Any]:
         mixed_fn = classmethod(extract.compile_defs(version, MODELOPT, [mixed], dict(CUDA_STUBS))[mixed.name]
                                ).__get__(None, object)
     out = {}
-    for method, cls in _methods(version).items():
+    for method, cls in config_classes(version).items():
         if cls in ("ModelOptFp8Config", "ModelOptFp4Config"):
             out[method] = _Method(modelopt)
         elif cls == "ModelOptMixedPrecisionConfig" and mixed_fn is not None:
@@ -166,7 +166,8 @@ def _registry(version: str) -> dict[str, Any]:
     return out
 
 
-def _requantization(version: str) -> list[str]:
+def requantization(version: str) -> list[str]:
+    """``REQUANTIZATION_METHODS`` of ``configs/model_config.py`` (0.5.17 on; none before)."""
     found, value = extract.module_literal(version, MODEL_CONFIG, "REQUANTIZATION_METHODS")
     return list(value) if found else []
 
@@ -184,7 +185,7 @@ def _model_config_class(version: str) -> type:
     names = ["_verify_quantization", "_parse_quant_hf_config", "_parse_modelopt_quant_config"]
     stubs = dict(CUDA_STUBS)
     stubs.update({
-        "QUANTIZATION_METHODS": _registry(version), "REQUANTIZATION_METHODS": _requantization(version),
+        "QUANTIZATION_METHODS": _registry(version), "REQUANTIZATION_METHODS": requantization(version),
         "get_platform": lambda: types.SimpleNamespace(is_sm100=False, is_blackwell=False),
         "is_sm100_supported": lambda *a: False, "is_qwen3_5_mtp_draft": lambda cfg: False,
         "_quant_config_to_dict": lambda q: q if q is None or isinstance(q, dict) else q.to_dict(),

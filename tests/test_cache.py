@@ -391,6 +391,21 @@ def test_a_reported_launch_is_judged_again_when_its_model_config_changes(counted
     assert _codes(counted(".", "--gpu", "b200")) == ["KV401"]  # MLA: trtllm_mla refuses it
 
 
+def test_a_reported_launch_is_judged_again_when_its_checkpoint_quantization_appears(counted):
+    """Issue 35: a local model's hf_quant_config.json says where its weights load; the report depends on it
+    (absent too: one that appears changes the GPU candidates)."""
+    model = counted.work / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["DeepseekV3ForCausalLM"]}))
+    (counted.work / "serve.sh").write_text("python -m sglang.launch_server --model-path ./model "
+                                           "--attention-backend trtllm_mla --kv-cache-dtype fp4_e2m1\n")
+    assert _codes(counted(".", "--sglang-version", "0.5.9")) == ["KV407"]  # trtllm_mla on Ampere/Ada and Hopper
+    assert _codes(counted(".", "--sglang-version", "0.5.9")) == ["KV407"]  # from the index
+    (model / "hf_quant_config.json").write_text(json.dumps(
+        {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}}))
+    assert _codes(counted(".", "--sglang-version", "0.5.9")) == []  # NVFP4 weights load on sm100 and newer only
+
+
 def test_an_edited_file_is_read_again_even_with_its_old_size_and_time(reads):
     _tree(reads.work)
     p = reads.work / "plain.py"

@@ -218,3 +218,90 @@ def test_launches_with_no_gpu_stated(request):
     request.node.user_properties.append(("conformance", line))
     assert {"error", "warning", "clean"} <= set(tally), tally
     assert differ == [], "\n".join(differ[:12])
+
+
+# ---------------------------------------------------------------------------------------------
+# The weights narrow the machine: kv4lint.sglang.quantization against SGLang's loader and ModelConfig
+
+WHEEL_RELEASES = list(releases.WHEEL_RELEASES)
+
+# Checkpoints as written to disk: (config.json, hf_quant_config.json or None). ModelOpt's forms (where the config
+# lives, NVFP4, FP8, MXFP8, MIXED_PRECISION with and without NVFP4 layers, Nemotron-H or not), the forms of other
+# producers (DeepSeek's fp8, gpt-oss' mxfp4, compressed-tensors, a w4afp8 checkpoint), and none.
+_MODELOPT = {"producer": {"name": "modelopt", "version": "0.29.0"}}
+_NVFP4_LAYERS = {"quantized_layers": {"model.layers.0.mlp.experts.0": {"quant_algo": "NVFP4", "group_size": 16}}}
+_FP8_LAYERS = {"quantized_layers": {"model.layers.0.mlp.experts.0": {"quant_algo": "FP8"}}}
+
+
+def _weights_checkpoints() -> list[tuple[dict, dict | None]]:
+    from kv4lint.sglang.quantization import named_checkpoints
+
+    out: list[tuple[dict, dict | None]] = [({"model_type": "llama"}, None)]
+    for model_type, archs in (("llama", ["LlamaForCausalLM"]), ("nemotron_h", ["NemotronHForCausalLM"])):
+        base = {"model_type": model_type, "architectures": archs}
+        for algo in ({"quant_algo": "NVFP4", "group_size": 16}, {"quant_algo": "FP8"}, {"quant_algo": "MXFP8"},
+                     {"quant_algo": "W4A16_NVFP4"}, {"quant_algo": "NVFP4_AWQ"}, {"quant_algo": "W4A8_NVFP4_FP8"},
+                     {"quant_algo": "MIXED_PRECISION", **_NVFP4_LAYERS},
+                     {"quant_algo": "MIXED_PRECISION", **_FP8_LAYERS}):
+            out.append((base, {**_MODELOPT, "quantization": dict(algo)}))
+            out.append(({**base, "quantization_config": {"quant_method": "modelopt", **algo}}, None))
+            out.append(({**base, "quantization_config": dict(algo)}, None))
+    for method in ("fp8", "mxfp4", "w4afp8", "compressed-tensors"):
+        out.append(({"model_type": "llama", "quantization_config": {"quant_method": method}}, None))
+    out.append(({"model_type": "llama", "compression_config": {"quant_method": "compressed-tensors"}}, None))
+    out += list(named_checkpoints("nvidia/Llama-3.3-70B-Instruct-FP4") or ())
+    return out
+
+
+_STATED = (None, "modelopt", "modelopt_fp4", "modelopt_fp8", "modelopt_mixed", "fp8", "mxfp8", "w4afp8",
+           "nvfp4_online", "quark_mxfp4")
+
+
+@pytest.mark.parametrize("version", WHEEL_RELEASES)
+def test_weights_min_capability(version):
+    """The minimum compute capability kv4lint's table gives each quantization method is the one SGLang's loader
+    asks of it on CUDA (``get_min_capability()`` of the class ``BASE_QUANTIZATION_METHODS`` names), and a method
+    the table leaves out asks for no more than sm80; the loader raises below it."""
+    from conformance import quantization
+    from kv4lint.sglang.quantization import CONFIG_CLASS, MIN_CAPABILITY, REQUANTIZATION_METHODS, min_capability
+
+    n = releases.release(version)
+    assert quantization.loader_refuses(version)
+    caps = quantization.min_capability(version)
+    classes = quantization.config_classes(version)
+    for method, cap in caps.items():
+        if method in MIN_CAPABILITY:
+            assert min_capability(method, n) == cap, (method, cap)
+            assert classes[method] == CONFIG_CLASS[method], method
+        else:
+            assert cap <= 80, (method, cap)
+    for method in MIN_CAPABILITY:
+        if method not in caps:
+            assert min_capability(method, n) is None, method
+    assert set(quantization.requantization(version)) <= set(REQUANTIZATION_METHODS)
+
+
+@pytest.mark.parametrize("version", WHEEL_RELEASES)
+def test_weights_method(version, request):
+    """The method kv4lint says a checkpoint loads with (its config read as SGLang reads it, reconciled with
+    ``--quantization``) is the one SGLang's ``ModelConfig._verify_quantization`` settles on, run from the wheel on
+    the checkpoint written to a directory; where SGLang refuses the pair on every GPU, kv4lint may say anything."""
+    from conformance import quantization
+    from kv4lint.sglang.quantization import checkpoint_method, launch_method
+
+    n = releases.release(version)
+    compared, refused, differ = 0, 0, []
+    for config, hf_quant in _weights_checkpoints():
+        for stated in _STATED:
+            want = quantization.verify(version, config, hf_quant, stated)
+            if isinstance(want, Exception):
+                refused += 1
+                continue
+            compared += 1
+            got = launch_method(checkpoint_method(config, hf_quant, n), stated, n)
+            if (got or None) != (want or None):
+                differ.append(f"{config} {hf_quant} --quantization {stated}: SGLang {want!r}, kv4lint {got!r}")
+    line = (f"conformance weights sglang=={version}: {compared} checkpoint x --quantization pairs compared, "
+            f"{refused} refused by SGLang, {len(differ)} differ")
+    request.node.user_properties.append(("conformance", line))
+    assert differ == [], "\n".join(differ[:12])

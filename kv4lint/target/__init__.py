@@ -129,6 +129,25 @@ def model_from_architecture(arch: str | None, source: str, *, config: dict | Non
     return ModelInfo(arch, mla, dsa, source)
 
 
+def model_dirs(model_path: str, base_dir: str | None) -> list[str]:
+    """Where a model path may be on disk: beside the file that names it first (``base_dir``), then as written."""
+    return ([os.path.join(base_dir, model_path)] if base_dir and not os.path.isabs(model_path) else []) + [model_path]
+
+
+def read_json(path: str) -> dict | None:
+    """A JSON object of the scanned tree (a model's ``config.json``), read as text only and recorded as a file the
+    report depends on; None when it is absent, too big, unreadable or no object."""
+    look(path)
+    try:
+        if os.path.isfile(path) and os.path.getsize(path) < 5_000_000:
+            with open_file(path, "r", encoding="utf-8") as f:
+                data = json.load(f)
+            return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def infer_model(model_path: str | None, *, base_dir: str | None = None) -> ModelInfo:
     """Infer the model's architecture and attention from ``--model-path``.
 
@@ -137,24 +156,16 @@ def infer_model(model_path: str | None, *, base_dir: str | None = None) -> Model
     """
     if not model_path:
         return ModelInfo()
-    candidates = [model_path]
-    if base_dir and not os.path.isabs(model_path):
-        candidates.insert(0, os.path.join(base_dir, model_path))
-    for cand in candidates:
-        cfg_path = look(os.path.join(cand, "config.json"))
-        try:
-            if os.path.isfile(cfg_path) and os.path.getsize(cfg_path) < 5_000_000:
-                with open_file(cfg_path, "r", encoding="utf-8") as f:
-                    cfg = json.load(f)
-                archs = cfg.get("architectures") or []
-                if archs and isinstance(archs, list):
-                    found = recognise_architectures(archs, cfg)
-                    if found is not None:
-                        return _special(found, f"{cfg_path} architectures")
-                    mla_arch = next((a for a in archs if a in MLA_ARCHITECTURES), None)
-                    return model_from_architecture(mla_arch or archs[0], f"{cfg_path} architectures", config=cfg)
-        except (OSError, ValueError):
-            pass
+    for cand in model_dirs(model_path, base_dir):
+        cfg_path = os.path.join(cand, "config.json")
+        cfg = read_json(cfg_path)
+        archs = cfg.get("architectures") if cfg is not None else None
+        if archs and isinstance(archs, list):
+            found = recognise_architectures(archs, cfg)
+            if found is not None:
+                return _special(found, f"{cfg_path} architectures")
+            mla_arch = next((a for a in archs if a in MLA_ARCHITECTURES), None)
+            return model_from_architecture(mla_arch or archs[0], f"{cfg_path} architectures", config=cfg)
     name = model_path.rstrip("/")
     found = recognise_path(name)
     if found is not None:
@@ -175,7 +186,8 @@ class Target:
 
     ``archs`` is the GPU's candidate set (CUDA archs, :data:`kv4lint.sglang.gpus.ARCHS` order): one arch when
     stated or when the file names one, several when the file names several or a guard leaves several, every arch
-    kv4lint knows when nothing says; empty off CUDA, and when the launch runs only on GPUs the target is not (a
+    kv4lint knows when nothing says, less those SGLang refuses the checkpoint's weights on
+    (:mod:`kv4lint.target.weights`); empty off CUDA, and when the launch runs only on GPUs the target is not (a
     branch that tests for a B200 on an H100). ``arch`` is the one GPU, when there is one.
 
     ``sources`` maps each part (``"platform"``, ``"gpu"``, ``"model_attention"``, ``"sglang_version"``) to

@@ -20,11 +20,13 @@ from typing import Callable, Protocol
 
 from kv4lint.model import Hint, Launch
 from kv4lint.settings import Settings
-from kv4lint.sglang.gpus import normalise_gpu
+from kv4lint.sglang.gpus import describe, normalise_gpu
 from kv4lint.sglang.options import Args, normalise
-from kv4lint.sglang.releases import BEYOND_NEWEST_NOTE, NEWEST_LABEL, beyond_newest, nightly_between, parse
+from kv4lint.sglang.releases import (BEYOND_NEWEST_NOTE, NEWEST, NEWEST_LABEL, beyond_newest, nightly_between, parse,
+                                     release)
 from kv4lint.target import ModelInfo, Target, infer_model, normalise_platform
 from kv4lint.target.gpu import choose
+from kv4lint.target.weights import weights
 
 
 class Inference(Protocol):
@@ -52,6 +54,8 @@ def resolve(launch: Launch, settings: Settings, *, infer: Infer, base_dir: str |
     version, args, inferred, evidence, words = _release(launch, settings, first, infer, sources)
     platform, reason, detected = _platform(args, settings, first, sources)
     gpu = _gpu(launch.hints, settings, platform, detected, sources, line_of)
+    if platform == "cuda" and gpu[0]:
+        gpu = _weights(gpu, args, _judged_release(version, inferred, evidence), base_dir, sources)
     model = _model(args, settings, base_dir, sources)
     target = Target(platform=platform, archs=gpu[0], model=model, sglang_version=version, strict=settings.strict,
                     sources=sources, platform_reason=reason, gpu_level=gpu[1], version_inferred=inferred,
@@ -180,6 +184,33 @@ def _gpu(hints: list[Hint], settings: Settings, platform: str, detected, sources
     choice = choose(stated, hints, where=where)
     sources["gpu"] = choice.source
     return choice.archs, choice.level
+
+
+def _judged_release(version: str | None, inferred: bool, evidence: tuple[str, ...]) -> int | None:
+    """The release (0.5.N) a launch is judged by, where kv4lint knows it: None for a build it does not know (no
+    release takes the launch, a development image), a version newer than every release it knows, or none at all."""
+    if version is None:
+        return NEWEST if inferred and not evidence else None
+    try:
+        return None if beyond_newest(parse(version)) else release(version)
+    except ValueError:
+        return None
+
+
+def _weights(gpu: tuple[tuple[str, ...], str], args: Args, n: int | None, base_dir: str | None,
+             sources: dict) -> tuple[tuple[str, ...], str]:
+    """The GPU candidates narrowed to where the weights load (:mod:`kv4lint.target.weights`). A GPU that is stated
+    or named stays the target where they do not load there: that refusal is not kv4lint's to report."""
+    found = weights(args, n, base_dir) if n is not None else None
+    if found is None or set(gpu[0]) <= found.archs:
+        return gpu
+    kept = tuple(a for a in gpu[0] if a in found.archs)
+    if not kept:
+        sources["gpu"] += f"; the weights do not load there: {found.why}; SGLang refuses them at load, which " \
+                          "kv4lint does not judge"
+        return gpu
+    sources["gpu"] += f"; the weights narrow it to {describe(kept)}: {found.why}"
+    return kept, gpu[1]
 
 
 # ---------------------------------------------------------------------------

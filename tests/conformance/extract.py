@@ -93,6 +93,8 @@ def free_names(func: ast.FunctionDef, *, lazy_annotations: bool = False) -> set[
             local.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.arg):
             local.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            local.add(node.name)
     # annotations are evaluated at definition time, unless the module defers them
     if lazy_annotations:
         return loads - local - _annotation_only_names(func)

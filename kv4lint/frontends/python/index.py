@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from kv4lint.prefilter import screened_tree
 from kv4lint.sglang.commands import HELPERS
 from kv4lint.source import LineIndex
 
@@ -655,12 +656,15 @@ class Positions:
                     self.first[id(st.body[0])] = self.starts[k]
 
     def _starts(self) -> list[int] | None:
-        import ast
+        tree = screened_tree(self.text)  # the pre-filter's screen (or flake8) parsed this text already
+        if tree is None:
+            import ast
 
-        try:
-            body = ast.parse(self.text).body
-        except Exception:  # noqa: BLE001 - syntax this Python does not know, too deep, ...
-            return None
+            try:
+                tree = ast.parse(self.text)
+            except Exception:  # noqa: BLE001 - syntax this Python does not know, too deep, ...
+                return None
+        body = tree.body
         lines = LineIndex(self.text)
         starts = []
         j = 0

@@ -64,10 +64,17 @@ def chosen(path: str) -> tuple[bool, str | None]:
     will, once read)?  One rule for a walk and for the files named on the command line (pre-commit names every
     text file: the hook sees what ``kv4lint check .`` sees): a file whose name or directory tells its language,
     or one without an extension (its shebang decides); never one whose extension names another format."""
-    lang = language_of(path)
-    if lang is None and "." in os.path.basename(path):
-        return False, None  # the extension says it is something else (notes.txt, setup.cfg)
-    return True, lang
+    return _chosen(path, os.path.basename(path))
+
+
+def _chosen(path: str, name: str) -> tuple[bool, str | None]:
+    """:func:`chosen` for a walk, which has the file's ``name`` already (a walk's cost is per entry)."""
+    lang = _language_of_name(name)
+    if lang is not None:
+        return True, lang
+    if name.endswith((".conf", ".ini")) and _SUPERVISOR_DIR.search(path):
+        return True, "supervisord"  # as language_of
+    return "." not in name, None  # an extension that names something else (notes.txt, setup.cfg): not read
 
 
 def _language_of_name(name: str) -> str | None:
@@ -484,7 +491,7 @@ def _walk(root: str, excl: list[str], respect_gitignore: bool, out: Discovery, s
                 if not link:
                     recorded += ("d", "", name)
             elif is_file:
-                wanted, lang = chosen(p)
+                wanted, lang = _chosen(p, name)
                 if not wanted:
                     continue  # extension says it is something else
                 try:

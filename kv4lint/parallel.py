@@ -93,10 +93,10 @@ class _ParentOnly:
         return None
 
 
-def _one(path: str, language: str | None, settings: Settings) -> FileReport:
+def _one(path: str, language: str | None, settings: Settings, walked=None) -> FileReport:
     internal_error.current_file = path
     try:
-        return lint_file(path, settings, language)
+        return lint_file(path, settings, language, walked)
     except Exception as e:  # never let one file stop the run; a bug is not a finding (exit 2)
         rep = FileReport(path, language)
         rep.errors.append(internal_error.file_error(path, e))
@@ -139,7 +139,8 @@ def _context():
 
 def lint_many(files: list[tuple[str, str | None]], settings: Settings | Sequence[Settings], *, jobs: int = 0,
               progress=None) -> list[FileReport]:
-    """Lint ``files`` (path, language or None) and return one report per file, in order.
+    """Lint ``files`` (path, language or None[, the walk's ``stat`` of the file]) and return one report per file,
+    in order.
 
     ``settings``: one for every file, or a sequence with each file's own.  ``jobs``: processes
     (0: :func:`default_jobs`).  ``progress``: called with the number of files finished, as they finish.
@@ -152,12 +153,18 @@ def lint_many(files: list[tuple[str, str | None]], settings: Settings | Sequence
     jobs = min(jobs, max(1, len(files) // 32))  # no idle workers on small inputs
     if jobs <= 1 or len(files) < SEQUENTIAL_BELOW:
         out = []
-        for (path, language), s in zip(files, per_file):
-            out.append(_one(path, language, s))
+        for f, s in zip(files, per_file):
+            out.append(_one(f[0], f[1], s, _walked(f)))
             if progress is not None:
                 progress(1)
         return out
     return _pool(files, per_file, jobs, progress)
+
+
+def _walked(f: tuple):
+    """The walk's ``stat`` of a file of :func:`lint_many`, where it has one (it stands for the ``stat`` before the
+    open: :func:`kv4lint.regular_file.open_regular`)."""
+    return f[2] if len(f) > 2 else None
 
 
 def _chunks(n_files: int, jobs: int) -> list[range]:
@@ -182,10 +189,11 @@ def _pool(files, per_file: list[Settings], jobs, progress) -> list[FileReport]:
     else:
         _executor(files, per_file, jobs, take)
     reports: list[FileReport] = []
-    for i, (path, language) in enumerate(files):
+    for i, f in enumerate(files):
+        path, language = f[0], f[1]
         r = results[i]
         if not done[i]:  # a worker died with it
-            r = _one(path, language, per_file[i])
+            r = _one(path, language, per_file[i], _walked(f))
             if progress is not None:
                 progress(1)
         elif not isinstance(r, FileReport):
@@ -218,7 +226,7 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
 
     def payload(i: int) -> object:
         try:
-            return _payload(_one(files[i][0], files[i][1], per_file[i]))
+            return _payload(_one(files[i][0], files[i][1], per_file[i], _walked(files[i])))
         except _Deferred:  # a child met a file for the parent's parsers
             return _DEFERRED
 

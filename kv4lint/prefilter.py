@@ -371,27 +371,35 @@ def python_may_launch(text: str, tree=None) -> bool:
     frontend decides and reports.
 
     The answer for the last text is remembered (by identity: the same string
-    object): the flake8 plugin asks with flake8's tree of the text, then the
-    Python frontend asks again without a tree, and the text is not parsed again.
+    object), with the tree it was read from: the flake8 plugin asks with
+    flake8's tree of the text, then the Python frontend asks again without a
+    tree, and its statement offsets read the same tree (:func:`screened_tree`):
+    the text is parsed by ``ast`` once.
     """
     if _last_screen[0] is text and (tree is None or tree is _last_screen[1]):
         return _last_screen[2]
-    answer = _python_may_launch(text, tree)
-    _last_screen[:] = [text, tree, answer]
-    return answer
-
-
-_last_screen: list = [None, None, False]  # [text, the tree it was given, python_may_launch(text, tree)]
-
-
-def _python_may_launch(text: str, tree) -> bool:
     if tree is None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-            return True
+            tree = None
+    answer = True if tree is None else _python_may_launch(text, tree)
+    _last_screen[:] = [text, tree, answer]
+    return answer
+
+
+_last_screen: list = [None, None, False]  # [text, its tree (None: ast cannot parse it), python_may_launch(text)]
+
+
+def screened_tree(text: str):
+    """The ``ast`` tree :func:`python_may_launch` last read ``text`` with (by identity), or None: a reader of the
+    same text needs not parse it again."""
+    return _last_screen[1] if _last_screen[0] is text else None
+
+
+def _python_may_launch(text: str, tree) -> bool:
     imports: dict[str, set[str]] = {}  # local name -> the qualified names it may stand for
     sglang_star = False
     calls = []

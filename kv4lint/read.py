@@ -22,11 +22,13 @@ from kv4lint.source import DecodeError, decode, wide_encoding
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 
 
-def read_file(path: str, settings: Settings, language: str | None = None) -> tuple[FileReport, bytes | None]:
-    """Read a file's bytes with the checks every reader needs (regular file, size)."""
+def read_file(path: str, settings: Settings, language: str | None = None,
+              walked: os.stat_result | None = None) -> tuple[FileReport, bytes | None]:
+    """Read a file's bytes with the checks every reader needs (regular file, size); ``walked``: the walk's
+    ``stat`` of it (:func:`kv4lint.regular_file.open_regular`)."""
     rep = FileReport(path, language)
     try:
-        fd, st = open_regular(path)  # stat, open, fstat: never a FIFO or device, even one swapped in
+        fd, st = open_regular(path, walked)  # stat, open, fstat: never a FIFO or device, even one swapped in
     except NotRegularFile as e:
         if e.opened:  # swapped in after the stat: refused, unread
             rep.errors.append(FileError(path, f"cannot read: {e.strerror}"))
@@ -55,10 +57,11 @@ def read_file(path: str, settings: Settings, language: str | None = None) -> tup
     return rep, data
 
 
-def lint_file(path: str, settings: Settings, language: str | None = None) -> FileReport:
+def lint_file(path: str, settings: Settings, language: str | None = None,
+              walked: os.stat_result | None = None) -> FileReport:
     """The whole pipeline for the file at ``path`` (``language``: as discovery told it, else from its name
-    and first bytes)."""
-    rep, data = read_file(path, settings, language)
+    and first bytes; ``walked``: the walk's ``stat`` of it)."""
+    rep, data = read_file(path, settings, language, walked)
     if data is None:
         return rep
     if rep.language is None:

@@ -7,7 +7,8 @@ and read, it would never end (or wait for a writer forever).  Every read of a
 file kv4lint did not write goes through :func:`read_bytes` (or
 :func:`open_regular`):
 
-- ``stat`` first: anything but a regular file is refused without being opened;
+- ``stat`` first: anything but a regular file is refused without being opened (a walk's ``stat`` of the file,
+  when the caller has one: :func:`open_regular`'s ``walked``);
 - then ``open`` with ``O_NONBLOCK`` (a FIFO swapped in after the ``stat`` does
   not block the open) and ``O_NOCTTY``, and ``fstat`` on the open file: if it is
   not the regular file, it is closed unread.
@@ -32,9 +33,12 @@ class NotRegularFile(OSError):
         self.opened = opened  # False: the stat before the open said so; True: the fstat after it (a swap)
 
 
-def open_regular(path: str) -> tuple[int, os.stat_result]:
-    """A read-only descriptor of ``path`` and its ``fstat``, or :class:`NotRegularFile` / ``OSError``."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
+def open_regular(path: str, walked: os.stat_result | None = None) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of ``path`` and its ``fstat``, or :class:`NotRegularFile` / ``OSError``.
+
+    ``walked``: the ``stat`` a directory walk took of ``path`` just before, which stands for the ``stat`` before
+    the open (one system call less per file of a tree); the ``fstat`` after it is taken all the same."""
+    if not stat.S_ISREG((walked or os.stat(path)).st_mode):
         raise NotRegularFile(path)
     fd = os.open(path, _FLAGS)
     try:

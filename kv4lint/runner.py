@@ -107,10 +107,12 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
         if any(notes):
             rep.targets[-1]["note"] = "; ".join(n for n in notes if n)
         found = []
-        identity = launch_identity(text[launch.span.start:launch.span.end])
+        identity = None  # hashed for the launch's first finding (hashlib: 3 ms to import)
         for rf in judge(launch, args, target, fix_dtype=settings.fix_dtype, strict=settings.strict):
             f = _to_finding(rf, launch, args, path, index)
             f.target = target.describe()
+            if identity is None:
+                identity = launch_identity(text[launch.span.start:launch.span.end])
             f.fingerprint = fingerprint(f, identity)
             if f.span is not None:
                 f.cell = frontends.cell_position(language, text, f.span.start)

@@ -25,11 +25,7 @@ import ast
 import os
 
 from kv4lint.depends import look
-from kv4lint.frontends.makefile import parse as parse_makefile
-from kv4lint.frontends.makefile import scan_makefile
-from kv4lint.frontends.python import scan_python
-from kv4lint.frontends.shell import scan_shell, shell_variables
-from kv4lint.frontends.yaml import scan_yaml
+from kv4lint import frontends  # the frontends through the registry: each loads when a file refers to another
 from kv4lint.ignore import repository_root
 from kv4lint.model import ForeignString, ScanResult
 from kv4lint.regular_file import read_bytes
@@ -115,7 +111,7 @@ def _shown(path: str) -> str:
 
 def _makefile_settings(text: str, path: str, nested: dict) -> tuple[dict[str, ForeignString | None], list[str]]:
     refs: list[str] = []
-    variables = parse_makefile(text, nested, refs)[0]
+    variables = frontends.settings_reader("makefile")(text, nested, refs)[0]
     return {name: v.value if v.value is None or v.foreign else ForeignString(v.value, path, v.value_start)
             for name, v in variables.items()}, refs
 
@@ -242,7 +238,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
                 files[ref] = dotenv(target)
         if not any(files.values()):
             return scan
-        again = scan_yaml(text, path, env_files=files)
+        again = frontends.again("yaml")(text, path, env_files=files)
         return again
     if language == "makefile":
         root = _root(path)
@@ -253,7 +249,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
                 files[ref] = _settings(target, root, {os.path.realpath(path)}, _makefile_settings)
         if not any(files.values()):
             return scan
-        return scan_makefile(text, path, included=files)
+        return frontends.again("makefile")(text, path, included=files)
     if language == "python":
         root = _root(path)
         modules = {}
@@ -263,7 +259,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
                 modules[ref.partition(":")[2]] = python_constants(target)
         if not any(modules.values()):
             return scan
-        return scan_python(text, path, imported=modules)
+        return frontends.again("python")(text, path, imported=modules)
     if language != "shell":
         return scan
     root = _root(path)
@@ -273,11 +269,11 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
         target = resolve(ref, path, root)
         if target is not None and target != me:
             values = dotenv(target, compose=False) if ref.startswith("dockerenv:") else \
-                _settings(target, root, {me}, shell_variables)
+                _settings(target, root, {me}, frontends.settings_reader("shell"))
             if values:
                 sourced[ref] = values
     if not sourced:
         return scan
-    again = scan_shell(text, path, sourced=sourced)
+    again = frontends.again("shell")(text, path, sourced=sourced)
     again.errors = scan.errors if not again.errors else again.errors
     return again

@@ -271,9 +271,9 @@ def reads(counted, monkeypatch):
     got = []
     real = reading.open_regular  # every file read is opened here first
 
-    def read(path):
+    def read(path, *walked):
         got.append(os.path.relpath(path, counted.work))
-        return real(path)
+        return real(path, *walked)
 
     monkeypatch.setattr(reading, "open_regular", read)
     counted.reads = got

@@ -165,3 +165,110 @@ def test_duplicate_keys_in_a_kubernetes_manifest_written_in_json_keep_the_last(t
     path.write_text(pod % ("nvfp4", "fp8_e4m3"))
     code, doc = check(path, tmp_path)
     assert (code, doc["findings"], doc["errors"]) == (0, [], [])
+
+
+# ---------------------------------------------------------------------------
+# The token reader (issue 37) against the reference reader it falls back to
+
+
+def _tree(n) -> tuple:
+    """A node as plain data: every kind, offset, value and character offset."""
+    if n.kind == "obj":
+        value = tuple((k, _tree(kn), _tree(v)) for k, kn, v in n.value)
+    elif n.kind == "arr":
+        value = tuple(_tree(v) for v in n.value)
+    else:
+        value = n.value
+    return n.kind, n.start, n.end, value, tuple(n.outer)
+
+
+def _reference(text: str) -> tuple:
+    """What the reference reader makes of ``text``: its tree and end, or its error (words and offset)."""
+    from kv4lint.frontends import json_
+
+    p = json_._Parser(text)
+    try:
+        node, end = p.value(0, 0)
+    except JSONError as e:
+        return "error", str(e), e.offset
+    return "tree", _tree(node), end
+
+
+def _token_reader(text: str) -> tuple | None:
+    """What the token reader makes of ``text`` (None: it leaves the text to the reference reader)."""
+    from kv4lint.frontends import json_
+
+    try:
+        node, end = json_._value(text, 0)
+    except json_._Slow:
+        return None
+    return "tree", _tree(node), end
+
+
+_READER_CASES = [
+    '{"a": [1, -2.5e+3, true, false, null, "x\\u0034y\\n", {}], "b": {"c": []}}',
+    '// a comment\n{ /* here */ "args": ["--kv-cache-dtype", "fp4_e2m1",], }  // and here\n',
+    '\ufeff{"a": "\\ud83d\\ude00 \\"q\\" \\\\ \\/"}',
+    '[[[[[]]]]]', '"just a string"', "  42  ", "-0", "[1,]", "{}",
+]
+
+
+def test_the_token_reader_reads_every_json_fixture_as_the_reference_reader():
+    """Every JSON fixture, and the cases above: the token reader reads them (no fallback), node for node,
+    offset for offset, as the reference reader does."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*.json"))] + _READER_CASES
+    for text in texts:
+        assert _token_reader(text) == _reference(text), text[:80]
+
+
+_BROKEN = ['[1: ]', '{"a" 1}', '{"a": 1 "b": 2}', '[1 2]', '{1: 2}', '[,]', '{,}', '["a",,]', '{"a":}', '[}', '{]',
+           '"unterminated', '[tru]', '{"a": 1,, }', '/* x', '[-]', '{"a": 1]', '{"a": [1}', '{"a"}', '[{]', '{{}: 1}']
+
+
+@pytest.mark.parametrize("text", _BROKEN)
+def test_the_token_reader_leaves_broken_json_to_the_reference(text: str):
+    """Broken text: the token reader gives up, and parse() says what the reference reader says."""
+    ref = _reference(text)
+    assert _token_reader(text) is None
+    with pytest.raises(JSONError) as e:
+        parse(text)
+    if ref[0] == "error":
+        assert (str(e.value), e.value.offset) == ref[1:]
+
+
+def test_the_token_reader_agrees_with_the_reference_on_broken_json():
+    """Mutants of the fixtures (a character deleted, doubled or replaced by a JSON metacharacter): where the token
+    reader reads one, it reads what the reference reads; where it gives up, parse() says the reference's error."""
+    import random
+
+    rnd = random.Random(37)
+    seeds = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*.json"))] + _READER_CASES
+    read = 0
+    for _ in range(1500):
+        text = rnd.choice(seeds)
+        k = rnd.randrange(len(text))
+        op = rnd.randrange(3)
+        if op == 0:
+            text = text[:k] + text[k + 1:]
+        elif op == 1:
+            text = text[:k] + text[k] + text[k:]
+        else:
+            text = text[:k] + rnd.choice('{}[]:,"\\/* \n0e-tn') + text[k + 1:]
+        ref, mine = _reference(text), _token_reader(text)
+        if mine is not None:
+            read += 1
+            assert mine == ref, text
+        elif ref[0] == "error":
+            with pytest.raises(JSONError) as e:
+                parse(text)
+            assert (str(e.value), e.value.offset) == ref[1:], text
+    assert read > 300  # most mutants are still JSON (inside a string, a blank): the fast path is exercised
+
+
+def test_the_token_reader_leaves_the_depth_bound_to_the_reference():
+    deep = "[" * 202 + "]" * 202  # the 202nd is past the bound (depth 201)
+    assert _token_reader(deep) is None
+    with pytest.raises(JSONError, match="nested too deeply") as e:
+        parse(deep)
+    assert e.value.offset == _reference(deep)[2]
+    assert _token_reader("[" * 150 + "]" * 150) == _reference("[" * 150 + "]" * 150)

@@ -120,12 +120,12 @@ def test_a_dead_worker_does_not_lose_files(tmp_path, monkeypatch):
     died = tmp_path / "died"
     wait = _waits_once_for(died)
 
-    def dying(path, settings, language=None):
+    def dying(path, settings, language=None, walked=None):
         if os.getpid() != parent:
             died.touch()
             os._exit(3)  # as a crash or the OOM killer would: the chunk it took is not reported
         wait()
-        return real(path, settings, language)
+        return real(path, settings, language, walked)
 
     monkeypatch.setattr(parallel, "lint_file", dying)
     reports = parallel.lint_many(files, Settings(), jobs=2)
@@ -169,7 +169,7 @@ def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, m
     parent = os.getpid()
     real = parallel.lint_file
 
-    def recording(path, settings, language=None):
+    def recording(path, settings, language=None, walked=None):
         if os.getpid() == parent:
             wait()
         else:
@@ -179,7 +179,7 @@ def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, m
             os.write(fd, f"{os.getpid()} {path}\n".encode())
         finally:
             os.close(fd)
-        return real(path, settings, language)
+        return real(path, settings, language, walked)
 
     monkeypatch.setattr(parallel, "lint_file", recording)
     reports = parallel.lint_many(files, Settings(), jobs=2)
@@ -209,14 +209,14 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
         files = [tuple(f) for f in json.load(open({str(listing)!r}))]
         parent, real = os.getpid(), parallel.lint_file
         handed_back, waited = {str(tmp_path / "handed-back")!r}, []
-        def recording(path, settings, language=None):
+        def recording(path, settings, language=None, walked=None):
             if os.getpid() == parent and not waited:  # the children first, so that one surely meets a launch
                 waited.append(True)
                 end = time.monotonic() + 60
                 while not os.path.exists(handed_back) and time.monotonic() < end:
                     time.sleep(0.005)
             try:
-                rep = real(path, settings, language)
+                rep = real(path, settings, language, walked)
             except BaseException:
                 open(handed_back, "w").close()
                 raise

@@ -830,3 +830,21 @@ def test_star_arguments_and_dict_merges_are_read():
     assert set(a.kwargs) == {"model_path", "kv_cache_dtype", "tp_size"} and not a.unknown_kwargs
     assert set(b.kwargs) == {"model_path", "kv_cache_dtype"} and not b.unknown_kwargs
     assert at(src, a.kwargs["kv_cache_dtype"].span) == "nvfp4"
+
+
+def test_a_launch_file_is_parsed_by_ast_once(monkeypatch):
+    """The pre-filter's screen and the statement offsets (index.py) read one ``ast`` tree of the text (issue 37)."""
+    import ast
+
+    parsed = []
+    real = ast.parse
+
+    def counting(text, *a, **k):
+        parsed.append(len(text))
+        return real(text, *a, **k)
+
+    monkeypatch.setattr(ast, "parse", counting)
+    text = "import sglang as sgl\n\nx = 1\nengine = sgl.Engine(model_path='m', kv_cache_dtype='fp4_e2m1')\n"
+    result = scan_python(text, "serve.py")
+    assert len(result.launches) == 1 and result.errors == []
+    assert parsed == [len(text)]

@@ -118,6 +118,38 @@ def test_a_fifo_swapped_in_after_the_stat_is_not_opened(tmp_path):
     assert cp.stdout.splitlines() == ["['cannot read: not a regular file']", "refused: not a regular file"]
 
 
+def test_the_walks_stat_stands_for_the_stat_before_the_open(tmp_path, monkeypatch):
+    """A walk's ``stat`` of a file (``walked``) is the check before the open: no second ``stat``; the ``fstat``
+    after the open still refuses a FIFO swapped in since the walk, and a walked ``stat`` that is not a regular
+    file is refused unopened."""
+    from kv4lint import read, regular_file
+    from kv4lint.settings import Settings
+
+    script = tmp_path / "serve.sh"
+    script.write_text("echo hello\n")
+    walked = os.stat(script)
+    fifo = tmp_path / "swapped.sh"
+    os.mkfifo(fifo)
+    fifo_st = os.stat(fifo)
+    real = os.stat
+
+    def no_stat(p, *a, **k):
+        if str(p) in (str(script), str(fifo)):
+            raise AssertionError(f"stat({p}) again")
+        return real(p, *a, **k)
+
+    monkeypatch.setattr(os, "stat", no_stat)
+    rep = read.lint_file(str(script), Settings(), "shell", walked)
+    assert rep.errors == [] and rep.scanned
+    rep = read.lint_file(str(fifo), Settings(), "shell", walked)  # regular when walked, a FIFO when opened
+    assert [e.message for e in rep.errors] == ["cannot read: not a regular file"]
+    opened = []
+    monkeypatch.setattr(os, "open", lambda *a, **k: opened.append(a) or -1)
+    with pytest.raises(regular_file.NotRegularFile) as e:
+        regular_file.open_regular(str(fifo), fifo_st)
+    assert not e.value.opened and opened == []
+
+
 def test_messages_quote_no_line_of_a_file_outside_the_repository(tree):
     """A --config that is not a configuration file, and a launch's --config outside the repository
     that is not YAML: the messages name the file and the position, never its lines."""

@@ -35,6 +35,26 @@ class _Parser(argparse.ArgumentParser):
         usage_error(message.removeprefix("argument "), command)
         self.exit(EXIT_ERROR)
 
+    def _get_formatter(self):
+        """argparse makes a formatter for every option it adds (to check its metavar); the default one asks
+        ``shutil`` for the terminal's width, a 2 ms import (bz2, lzma) in every run: the width is asked here."""
+        return self.formatter_class(prog=self.prog, width=_width())
+
+
+def _width() -> int:
+    """``shutil.get_terminal_size().columns - 2``, as argparse's help is wrapped: ``$COLUMNS``, else the terminal's,
+    else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
 
 def usage_error(message: str, command: str | None = None) -> None:
     """``kv4lint: error: MESSAGE; see 'kv4lint COMMAND --help'`` on stderr."""

@@ -24,7 +24,6 @@ from kv4lint.progress import Progress
 from kv4lint.reporters import RunResult, render
 from kv4lint.reporters.text import summary, unsafe_hint
 from kv4lint.settings import Settings
-from kv4lint.sglang.gpus import every
 
 
 def resolver_for(ns: argparse.Namespace) -> ConfigResolver:
@@ -166,7 +165,7 @@ def lint_files(files, settings, index, jobs: int, progress) -> list:
     if index is None:
         from kv4lint.parallel import lint_many
 
-        return lint_many([(c.path, c.language) for c in files], per_file, jobs=jobs, progress=progress)
+        return lint_many([(c.path, c.language, c.stat) for c in files], per_file, jobs=jobs, progress=progress)
     from kv4lint.cache import settings_key  # the index is there: kv4lint.cache is loaded already
 
     keys: dict[int, str | None] = {}  # id(settings) -> settings_key: files of one configuration share one
@@ -194,7 +193,7 @@ def lint_files(files, settings, index, jobs: int, progress) -> list:
     if todo:  # the readers, the pre-filter and the parsers: for the files that changed only
         from kv4lint.parallel import is_empty, lint_many
 
-        for i, rep in zip(todo, lint_many([(files[i].path, files[i].language) for i in todo],
+        for i, rep in zip(todo, lint_many([(files[i].path, files[i].language, files[i].stat) for i in todo],
                                           [per_file[i] for i in todo], jobs=jobs, progress=progress)):
             reports[i] = rep
             if is_empty(rep) or (not rep.scanned and rep.language is None and not rep.errors):
@@ -322,6 +321,8 @@ def _gpus(t: dict) -> str:
     gpus = t.get("gpus")
     if gpus is None:  # a description cached before the candidate sets
         return str(t.get("gpu"))
+    from kv4lint.sglang.gpus import every  # the GPU tables: for --show-target only
+
     return "any" if every(gpus) else ",".join(gpus) or "none"
 
 

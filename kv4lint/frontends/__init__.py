@@ -44,6 +44,14 @@ NESTED: dict[str, str] = {
     "yaml": "kv4lint.frontends.yaml:scan_yaml",  # a Kubernetes manifest written in JSON (JSON is YAML)
 }
 
+# What kv4lint.sourced reads the settings of another file with (a Makefile's variables, a shell script's:
+# ``f(text, path, nested)``); it scans a file again, with those settings, through SCANNERS.  Loaded when a file
+# refers to another, not with the stage (most launches refer to none).
+SETTINGS: dict[str, str] = {
+    "makefile": "kv4lint.frontends.makefile:parse",
+    "shell": "kv4lint.frontends.shell:shell_variables",
+}
+
 # language -> "module:function" placing a file offset in the file's own units: ``f(text, offset)`` -> (cell,
 # line in the cell), or None.
 CELLS: dict[str, str] = {
@@ -51,13 +59,28 @@ CELLS: dict[str, str] = {
 }
 
 
-def nested(kind: str):
-    """The reader of a nested language (a key of :data:`NESTED`); raises ImportError when it cannot be loaded."""
-    mod, func = NESTED[kind].split(":")
+def _load(target: str):
+    mod, func = target.split(":")
     try:
         return getattr(importlib.import_module(mod), func)
     except AttributeError as e:
-        raise ImportError(f"{NESTED[kind]} not found") from e
+        raise ImportError(f"{target} not found") from e
+
+
+def nested(kind: str):
+    """The reader of a nested language (a key of :data:`NESTED`); raises ImportError when it cannot be loaded."""
+    return _load(NESTED[kind])
+
+
+def again(language: str):
+    """The scanner of ``language`` (a key of :data:`SCANNERS`) for a scan with another file's settings
+    (kv4lint.sourced); raises ImportError when it cannot be loaded."""
+    return _load(SCANNERS[language])
+
+
+def settings_reader(language: str):
+    """The reader of another file's settings (a key of :data:`SETTINGS`); raises ImportError as :func:`nested`."""
+    return _load(SETTINGS[language])
 
 
 def scanner(language: str):

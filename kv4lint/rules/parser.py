@@ -13,7 +13,6 @@ Pure: (launch, normalised arguments, target) -> findings.  No I/O.
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass, replace
 
@@ -185,6 +184,8 @@ def _closest(word: str, candidates, *, look: bool = True) -> str:
     if not look:
         return ""
     opposite = {word.replace("--enable-", "--disable-", 1), word.replace("--disable-", "--enable-", 1)} - {word}
+    import difflib  # 'did you mean': a refused word only
+
     near = difflib.get_close_matches(word, [c for c in candidates if c not in opposite], n=1, cutoff=0.75)
     return near[0] if near else ""
 

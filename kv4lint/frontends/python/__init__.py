@@ -42,7 +42,7 @@ import warnings
 from kv4lint import internal_error
 from kv4lint.frontends.python.literals import decode_body, decode_literal, split_literal
 from kv4lint.model import FileError, ScanResult
-from kv4lint.prefilter import python_may_launch
+from kv4lint.prefilter import python_may_launch, screened_tree
 from kv4lint.source import OffsetMap
 
 # A launch needs one of these words in the text (an import from sglang, a module
@@ -169,7 +169,9 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     if len(text) > MAX_BYTES:
         return ScanResult(errors=[_error(path, f"a Python text of more than {MAX_BYTES // (1024 * 1024)} MB that "
                                                "names SGLang (the limit kv4lint reads): not scanned", None, origin)])
-    tree = _ast(text)
+    tree = screened_tree(text)  # the pre-filter's screen (or flake8's tree) parsed this text already
+    if tree is None:
+        tree = _ast(text)
     if not python_may_launch(text, tree):
         return ScanResult()  # no launch call with a KV option (stdlib ast: ~6x cheaper than the libcst parse)
     # Where the top-level statements start, from the same parse (Positions), and the tree let go before libcst's.

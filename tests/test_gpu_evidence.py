@@ -256,8 +256,10 @@ def test_kubernetes_node_selection(placement, value, reason):
 def test_node_affinity_terms_are_ored_and_a_term_without_a_gpu_lets_any_node_in():
     two = ("      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n"
            "            nodeSelectorTerms:\n"
-           "              - matchExpressions: [{key: cloud.google.com/gke-accelerator, operator: In, values: [nvidia-h100-80gb]}]\n"
-           "              - matchExpressions: [{key: cloud.google.com/gke-accelerator, operator: In, values: [nvidia-b200]}]")
+           "              - matchExpressions: [{key: cloud.google.com/gke-accelerator, operator: In,"
+           " values: [nvidia-h100-80gb]}]\n"
+           "              - matchExpressions: [{key: cloud.google.com/gke-accelerator, operator: In,"
+           " values: [nvidia-b200]}]")
     assert [v for v, *_ in gpu_hints(POD.format(placement=two), "d.yaml", "yaml")[0]] == ["sm90 sm100"]
     any_node = two.rsplit("\n", 1)[0] + "\n              - matchExpressions: [{key: zone, operator: In, values: [a]}]"
     assert gpu_hints(POD.format(placement=any_node), "d.yaml", "yaml") == [[]]
@@ -268,7 +270,8 @@ def test_node_affinity_terms_are_ored_and_a_term_without_a_gpu_lets_any_node_in(
 def test_a_runtime_affinity_reaches_the_runner_below_it():
     text = ("spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
             "        nodeSelectorTerms:\n          - matchExpressions:\n"
-            "              - {key: node.kubernetes.io/instance-type, operator: In, values: [BM.GPU.A100-v2.8, BM.GPU.H100.8]}\n"
+            "              - {key: node.kubernetes.io/instance-type, operator: In,"
+            " values: [BM.GPU.A100-v2.8, BM.GPU.H100.8]}\n"
             "  engineConfig:\n    runner:\n      image: lmsysorg/sglang:v0.5.23\n"
             "      command: [python3, -m, sglang.launch_server, --kv-cache-dtype, nvfp4]\n")
     assert [v for v, *_ in gpu_hints(text, "rt.yaml", "yaml")[0]] == ["sm80 sm90"]
@@ -379,10 +382,12 @@ def test_a_name_test_guards_only_where_it_is_exact():
 
 def test_a_skip_decorator_guards_the_class_it_is_on():
     text = ("import unittest\nfrom sglang.srt.utils import is_blackwell\nfrom sglang.test.test_utils import "
-            "popen_launch_server\n\n@unittest.skipIf(not is_blackwell(), 'needs Blackwell')\nclass T(unittest.TestCase):\n"
+            "popen_launch_server\n\n@unittest.skipIf(not is_blackwell(), 'needs Blackwell')\n"
+            "class T(unittest.TestCase):\n"
             "    def test(self):\n        popen_launch_server('m', 'u', other_args=['--kv-cache-dtype', 'nvfp4'])\n")
     assert gpu_hints(text, "test_x.py", "python") == [[
-        ("sm100 sm103 sm110 sm120 sm121", "guard", "skipIf(not is_blackwell())", "@unittest.skipIf(not is_blackwell(), 'needs Blackwell')"[1:])]]
+        ("sm100 sm103 sm110 sm120 sm121", "guard", "skipIf(not is_blackwell())",
+         "@unittest.skipIf(not is_blackwell(), 'needs Blackwell')"[1:])]]
 
 
 # ---------------------------------------------------------------------------
@@ -405,7 +410,8 @@ def test_the_nearest_section_that_names_a_gpu_decides():
     ('<Tabs>\n  <TabItem value="b200" label="B200">\n\n```bash\n' + LAUNCH + '\n```\n\n  </TabItem>\n</Tabs>\n',
      "x.mdx", "tab '<TabItem value=\"b200\" label=\"B200\">'"),
     ('=== "B200"\n\n    ```bash\n    ' + LAUNCH + '\n    ```\n', "x.md", "tab '=== \"B200\"'"),
-    ('!!! note "B200 only"\n\n    ```bash\n    ' + LAUNCH + '\n    ```\n', "x.md", "admonition '!!! note \"B200 only\"'"),
+    ('!!! note "B200 only"\n\n    ```bash\n    ' + LAUNCH + '\n    ```\n', "x.md",
+     "admonition '!!! note \"B200 only\"'"),
     (':::tip[B200]\n\n```bash\n' + LAUNCH + '\n```\n\n:::\n', "x.md", "admonition ':::tip[B200]'"),
     (':::{tab-item} B200\n\n```bash\n' + LAUNCH + '\n```\n\n:::\n', "x.md", "tab ':::{tab-item} B200'"),
     ('.. tab:: B200\n\n   .. code-block:: bash\n\n      ' + LAUNCH + '\n', "x.rst", "tab '.. tab:: B200'"),
@@ -436,7 +442,8 @@ def test_a_lead_in_names_a_candidate_set_and_is_nearer_than_a_heading():
 def test_a_lead_in_naming_a_family_under_a_tab_naming_a_gpu_is_that_gpu():
     """SGLang's cookbook pages: "FP4 KV cache (Blackwell):" under a B200 tab runs on the B200, not on every
     Blackwell (Thor refuses an nvfp4 KV cache); a lead-in the tab does not agree with names its own GPUs."""
-    tab = '<Tabs>\n  <TabItem value="b200" label="B200">\n\n{}:\n\n```bash\n' + LAUNCH + '\n```\n\n  </TabItem>\n</Tabs>\n'
+    tab = ('<Tabs>\n  <TabItem value="b200" label="B200">\n\n{}:\n\n```bash\n' + LAUNCH
+           + '\n```\n\n  </TabItem>\n</Tabs>\n')
     ((got,),) = gpu_hints(tab.format("FP4 KV cache (Blackwell)"), "x.mdx", "markdown")
     assert got[:3] == ("sm100", "section", "lead-in 'FP4 KV cache (Blackwell):' under tab "
                                            "'<TabItem value=\"b200\" label=\"B200\">'")
@@ -450,7 +457,8 @@ def test_prose_names_nothing():
 
 
 def test_a_section_on_another_platform_than_the_launch_says_nothing():
-    text = "## H100\n\n```bash\ndocker run --device /dev/kfd lmsysorg/sglang:v0.5.23-rocm700-mi30x " + LAUNCH + "\n```\n"
+    text = ("## H100\n\n```bash\ndocker run --device /dev/kfd lmsysorg/sglang:v0.5.23-rocm700-mi30x " + LAUNCH
+            + "\n```\n")
     assert gpu_hints(text, "x.md", "markdown") == [[]]
     assert platforms(text, "x.md", "markdown") == [["rocm", "rocm"]]
 
@@ -510,7 +518,9 @@ def _page_of_sections(n: int) -> str:
 
 def _nested_containers(n: int) -> str:
     """MkDocs tabs nested as deep as they go, many times over, and unclosed tabs (hostile)."""
-    block = "".join(f"{'    ' * d}=== \"B200 {d}\"\n\n" for d in range(12)) + "    " * 12 + f"```bash\n{'    ' * 12}{LAUNCH}\n{'    ' * 12}```\n\n"
+    pad = "    " * 12
+    tabs = "".join(f"{'    ' * d}=== \"B200 {d}\"\n\n" for d in range(12))
+    block = tabs + pad + f"```bash\n{pad}{LAUNCH}\n{pad}```\n\n"
     return block * n + "<Tab label=\"H100\">\n" * n + "</TabItem>\n" * n
 
 

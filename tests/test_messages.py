@@ -347,7 +347,6 @@ def test_a_headline_never_cuts_a_test_a_backtick_span_or_a_quoted_value():
     assert _brief("MODE='a b c d e f g h' and FP4=1 and BIG=1 and X=2") == "MODE='a b c d e f g h' and FP4=1..."
 
 
-
 def test_a_long_pipeline_test_keeps_the_command_that_decides_it():
     """`nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100`: the grep decides, and stays whole."""
     from kv4lint.frontends.shell.choices import describe
@@ -356,6 +355,7 @@ def test_a_long_pipeline_test_keeps_the_command_that_decides_it():
     assert (ok, fails) == ("`nvidia-smi ... | grep -q H100` succeeds", "`nvidia-smi ... | grep -q H100` fails")
     assert describe("some_long_command --with-many --options --that-go-on-and-on --forever")[0] == \
         "`some_long_command --with-many --options --that-...` succeeds"
+
 
 # Unpinned launches with no GPU stated, over the backends and models: the headlines that say the most (a release's
 # lead, the GPUs that refuse, what decides). Each stays within about HEADLINE characters: the scope in fewer

@@ -501,9 +501,8 @@ def _node_hints(pod: Node) -> list[Hint]:
         return list(n.value) if n is not None and n.kind == "arr" else []
 
     sel = obj(pod, "nodeSelector")
-    selector = [(k, v.value, Span(kn.start, v.end)) for k, kn, v in (sel.members() if sel is not None and
-                                                                       sel.kind == "obj" else [])
-                if v.kind in ("str", "num")]
+    members = sel.members() if sel is not None and sel.kind == "obj" else []
+    selector = [(k, v.value, Span(kn.start, v.end)) for k, kn, v in members if v.kind in ("str", "num")]
     required = obj(obj(obj(pod, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution")
     terms = [[(str(obj(e, "key").value) if obj(e, "key") is not None else "",
                str(obj(e, "operator").value) if obj(e, "operator") is not None else "",

@@ -294,8 +294,12 @@ def scan_markdown(text: str, path: str) -> ScanResult:
             _block(sub, block, path, text)
             if sub.launches:
                 if parts is None:
-                    parts = sections.Around(sections.rst_sections(index) if rst else sections.headings(
-                        index, outline.headings, len(index.starts)) + sections.containers(index, outline.code.__contains__))
+                    if rst:
+                        found = sections.rst_sections(index)
+                    else:
+                        found = (sections.headings(index, outline.headings, len(index.starts))
+                                 + sections.containers(index, outline.code.__contains__))
+                    parts = sections.Around(found)
                 named = parts.at(block.line, sections.lead_in(index, block.line - 1) if not rst else None)
                 for launch in sub.launches:  # after the launch's own hints: the section is farther
                     launch.hints = dedupe_hints(list(launch.hints) + sections.agrees(launch.hints, named))

@@ -75,7 +75,8 @@ def headings(index: LineIndex, found: list[tuple[int, int, str]], last_line: int
             for (line, level, title), end in zip(found, ends)]
 
 
-_MKDOCS = re.compile(r"^([ \t]*)(===[+!]?|(?:!!!|\?\?\?)\+?[ \t]+[\w-]+(?:[ \t]+[\w-]+)*)[ \t]*(?:\"([^\"]*)\")?[ \t]*$")
+_MKDOCS = re.compile(r"^([ \t]*)(===[+!]?|(?:!!!|\?\?\?)\+?[ \t]+[\w-]+(?:[ \t]+[\w-]+)*)"
+                     r"[ \t]*(?:\"([^\"]*)\")?[ \t]*$")
 _JSX_OPEN = re.compile(r"<(TabItem|Tab)\b([^>]*?)(/?)>")
 _JSX_CLOSE = re.compile(r"</(TabItem|Tab)\s*>")
 _JSX_ATTR = re.compile(r"\b(label|title|value)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|\{\s*[\"']([^\"']*)[\"']\s*\})")

@@ -67,8 +67,8 @@ def accelerator_hints(names: list[tuple[str, Span | None]], how: str = "accelera
     return scheduler_hints([n for n, _ in names], short(reason, 70), names[0][1])
 
 
-_DSTACK_NOT_A_NAME = re.compile(r"^(?:\d+(?:\.\.\d*)?|\.\.\d+|\d*(?:gb|mb)?\.\.\d*(?:gb|mb)?|\d+(?:gb|mb)|nvidia|amd|tpu|intel"
-                                r"|tenstorrent)$", re.I)
+_DSTACK_NOT_A_NAME = re.compile(r"^(?:\d+(?:\.\.\d*)?|\.\.\d+|\d*(?:gb|mb)?\.\.\d*(?:gb|mb)?|\d+(?:gb|mb)"
+                                r"|nvidia|amd|tpu|intel|tenstorrent)$", re.I)
 
 
 def dstack_gpu_names(node) -> list[tuple[str, Span | None]]:

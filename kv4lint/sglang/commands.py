@@ -325,7 +325,7 @@ _GROUPS = itertools.count(1)
 
 # Slurm's options that request GPUs (their values are read by kv4lint.frontends.hints.slurm_hints).
 SLURM_GPU_OPTIONS = frozenset({"--gres", "--gpus", "-G", "--gpus-per-node", "--gpus-per-task", "--gpus-per-socket",
-                        "--tres-per-task", "--constraint", "-C", "--cluster-constraint"})
+                               "--tres-per-task", "--constraint", "-C", "--cluster-constraint"})
 
 
 def _slurm_gpu(ex: "Command", prog: str, opt: str, v) -> None:

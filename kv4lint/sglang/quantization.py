@@ -59,7 +59,8 @@ CONFIG_JSON_MODELOPT_METHOD = 10  # ... and one whose quant_method is "modelopt"
 MIXED_NEMOTRON_H = 10  # MIXED_PRECISION is modelopt_mixed for Nemotron-H (before: w4afp8 always); its override
 MIXED_NVFP4_LAYERS = 15  # ... for any checkpoint with NVFP4 layers (quantized_layers' quant_algo)
 MODELOPT_EXACT_FP8 = 18  # quant_algo "FP8" exactly is modelopt_fp8, "MXFP8" mxfp8 (before: "FP8" in quant_algo)
-MODELOPT_UNWRAP = 20  # hf_quant_config.json's "quantization" may be flat or nested (unwrap_modelopt_quantization_config)
+# hf_quant_config.json's "quantization" may be flat or nested (unwrap_modelopt_quantization_config)
+MODELOPT_UNWRAP = 20
 REQUANTIZE = 18  # a requantization (quark_mxfp4) or nvfp4_online is not overridden by a ModelOpt checkpoint
 PARSED_ALGO = 10  # hf_quant_config.json's parsed config keeps quant_algo (before: the method alone)
 

@@ -51,4 +51,15 @@ def pytest_configure(config):
     import tempfile
 
     if "KV4LINT_CACHE_DIR" not in os.environ:
-        os.environ["KV4LINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kv4lint-test-cache-")
+        os.environ["KV4LINT_CACHE_DIR"] = config._kv4lint_cache_dir = tempfile.mkdtemp(prefix="kv4lint-test-cache-")
+
+
+def pytest_unconfigure(config):
+    """The session's cache directory goes with the session (xdist's workers inherit it and leave it be)."""
+    import shutil
+
+    made = getattr(config, "_kv4lint_cache_dir", None)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+        if os.environ.get("KV4LINT_CACHE_DIR") == made:
+            del os.environ["KV4LINT_CACHE_DIR"]

@@ -1,12 +1,12 @@
 """The ``kv4lint`` command (and ``python -m kv4lint``): check, fix, explain, matrix.
 
-- :mod:`kv4lint.cli.options` -- the one table of options (argparse, flake8, the codemod and the
+- :mod:`kv4lint.settings.options` -- the one table of options (argparse, flake8, the codemod and the
   ``[tool.kv4lint]`` keys are built from it) and the check of every value;
 - :mod:`kv4lint.cli.app` -- the argument parser, the commands' dispatch and the exit status;
 - :mod:`kv4lint.cli.check` -- ``kv4lint check``: discover, lint each file with its own settings,
   report;
 - :mod:`kv4lint.cli.fix` -- ``kv4lint fix`` (``check --fix``, ``--diff``) over the fix engine
-  (:mod:`kv4lint.fixer`), which imports nothing of this package.
+  (:mod:`kv4lint.pipeline.fix_engine`), which imports nothing of this package.
 
 Exit status: 0 -- everything named was checked and nothing was found; 1 -- findings, or a file
 that could not be read or parsed; 2 -- usage errors (an unknown option or command, a bad
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 
-from kv4lint.version import VERSION_LINE
+from kv4lint.base.version import VERSION_LINE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from kv4lint.base.source import LineIndex
 from kv4lint.sglang.commands import HELPERS
-from kv4lint.source import LineIndex
 
 if TYPE_CHECKING:
     from kv4lint.frontends.python.evaluate import Evaluator

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from kv4lint.base.model import ForeignString, Span
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, contiguous_span
-from kv4lint.model import ForeignString, Span
 
 if TYPE_CHECKING:
     from kv4lint.frontends.shell.walk import Walker
@@ -67,7 +67,7 @@ def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
 
 
 def setting_chars(name: str, value: str, *, exported: bool = True, seeded: bool = False) -> Chars:
-    """A variable's value that another file may set (:class:`~kv4lint.model.ForeignString`): its characters
+    """A variable's value that another file may set (:class:`~kv4lint.base.model.ForeignString`): its characters
     at their offsets in that file, resolved through an assignment that names the file, so that a launch
     using it is fixed there (as an unsafe fix: other scripts read that file too).  A plain ``str``: its
     characters written nowhere."""

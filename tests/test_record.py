@@ -9,7 +9,8 @@ import pickle
 
 import pytest
 
-from kv4lint.base.file_report import FileError, FileReport
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
 from kv4lint.base.record import Frozen, Record, fields
 from kv4lint.base.settings import Settings
 from kv4lint.base.source import Text

@@ -10,7 +10,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kv4lint.base.model import Edit, FileError, Finding, Fix, Position, Severity, Span
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Edit, Finding, Fix, Position, Severity, Span
 from kv4lint.base.source import LineIndex
 from kv4lint.cli.progress import Progress
 from kv4lint.reporters import RunResult, render

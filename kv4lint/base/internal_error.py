@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 
 from kv4lint.base.exit_status import EXIT_ERROR
-from kv4lint.base.file_report import FileError
+from kv4lint.base.file_error import FileError
 from kv4lint.base.version import __version__
 
 # Where to report a bug when the installed metadata names no tracker (``[project.urls]`` "Issues").

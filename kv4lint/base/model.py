@@ -5,8 +5,9 @@
 Frontends produce :class:`Launch` records (and know nothing of rules); rules turn a
 Launch plus a :class:`~kv4lint.target.Target` into :class:`Finding` records (and
 know nothing of parsing); the fix engine turns a Finding's :class:`Fix` into text
-edits on the original file.  A file's report and errors (:class:`FileReport`, :class:`FileError`) are in
-:mod:`kv4lint.base.file_report`: every run makes them, while this model loads only when a file is parsed.
+edits on the original file.  A file's report and errors (:class:`~kv4lint.base.file_report.FileReport`,
+:class:`~kv4lint.base.file_error.FileError`) are apart: every run makes them, while this model loads only when
+a file is parsed.
 
 Offsets are *character* offsets into the decoded text of the file (``str``
 indices).  The fix engine edits the decoded text and re-encodes it with the
@@ -19,8 +20,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Literal
 
-# The per-file records live apart, on the start-up path (kv4lint.base.file_report); named here too for the frontends.
-from kv4lint.base.file_report import FileError, FileReport  # noqa: F401
+from kv4lint.base.file_error import FileError
 
 # The words of one command or array (shell) or one argument list given as data (YAML, JSON, exec form).
 # Reading a launch costs about 0.1 ms and a few kB a word; a real one has at most a few hundred.  Past

@@ -14,7 +14,8 @@ import os
 import sys
 
 from kv4lint.base.exit_status import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
-from kv4lint.base.file_report import FileError, FileReport
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
 from kv4lint.base.internal_error import has_internal
 from kv4lint.base.printable import printable
 from kv4lint.base.settings import Settings

@@ -19,7 +19,7 @@ from kv4lint.settings.options import UsageError
 from kv4lint.cli.check import emit, emit_fixed, exit_status, note_versions, settings_of, writing, \
     _excluded_by_config
 from kv4lint.base.exit_status import EXIT_OK
-from kv4lint.base.model import FileError
+from kv4lint.base.file_error import FileError
 from kv4lint.base.source import DecodeError, decode
 from kv4lint.files.discover import language_of
 from kv4lint.files.ignore import GitIgnore

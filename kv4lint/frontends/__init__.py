@@ -13,7 +13,8 @@ import contextlib
 import gc
 import importlib
 
-from kv4lint.base.model import FileError, ScanResult
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import ScanResult
 from kv4lint.frontends import budget
 
 # language -> "module:function"; every function is ``f(text: str, path: str) -> ScanResult``.

@@ -19,7 +19,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
-from kv4lint.base.model import MAX_WORDS, FileError, ScanResult
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import MAX_WORDS, ScanResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

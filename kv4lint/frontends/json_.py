@@ -32,7 +32,8 @@ import gc
 import re
 from dataclasses import dataclass
 
-from kv4lint.base.model import FileError, Hint, Provenance, ScanResult, Span, Value
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Hint, Provenance, ScanResult, Span, Value
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import file_codes
 from kv4lint.frontends import argv_lists, budget, embedded, nested

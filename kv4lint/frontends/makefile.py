@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 from kv4lint.base import internal_error
-from kv4lint.base.model import FileError, ForeignString, Hint, ScanResult, Span
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import ForeignString, Hint, ScanResult, Span
 from kv4lint.frontends import embedded
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints

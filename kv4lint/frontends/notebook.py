@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, field
 
 from kv4lint.base import internal_error
-from kv4lint.base.model import FileError, Hint, ScanResult, Span
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Hint, ScanResult, Span
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes, trailing_codes
 from kv4lint.files.discover import language_of

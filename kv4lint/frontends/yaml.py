@@ -26,7 +26,8 @@ from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image
     scheduler_hints, short
 from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_scalar, is_seq, items, key_node, \
     node_span, scalar_map, scalar_text, sequence_words
-from kv4lint.base.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.sglang.commands import SHELLS, unwrap
 from kv4lint.sglang.launchers import profile_arg_key

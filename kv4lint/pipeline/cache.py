@@ -27,7 +27,7 @@ import sys
 import time
 from importlib.machinery import PathFinder  # loaded at start-up by Python itself
 
-from kv4lint.base import file_report
+from kv4lint.base import file_error, file_report
 from kv4lint.base.record import Record, fields
 from kv4lint.base.version import __version__
 
@@ -364,9 +364,10 @@ def settings_key(settings) -> str | None:
 
 
 # ---------------------------------------------------------------------------
-# JSON for kv4lint's records (only those: decoding builds nothing else): a file's errors (kv4lint.base.file_report)
-# and the rich model's records (kv4lint.base.model), which loads when the first of them is met (a stored report
-# with findings, a parse), not for a run whose files held nothing.
+# JSON for kv4lint's records (only those: decoding builds nothing else): a file's report and errors
+# (kv4lint.base.file_report, kv4lint.base.file_error) and the rich model's records (kv4lint.base.model), which
+# loads when the first of them is met (a stored report with findings, a parse), not for a run whose files held
+# nothing.
 
 _classes: dict[str, tuple[type, tuple[str, ...] | None]] | None = None  # name -> (class, fields; None: an enum)
 
@@ -379,7 +380,7 @@ def _records() -> dict[str, tuple[type, tuple[str, ...] | None]]:
         from kv4lint.base import model
 
         out: dict[str, tuple[type, tuple[str, ...] | None]] = {}
-        for module in (model, file_report):
+        for module in (model, file_report, file_error):
             for c in vars(module).values():
                 if not isinstance(c, type) or c.__module__ != module.__name__:
                     continue

@@ -31,7 +31,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kv4lint.base import internal_error
-from kv4lint.base.model import Edit, FileError, FileReport, Finding, Span
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
+from kv4lint.base.model import Edit, Finding, Span
 from kv4lint.base.settings import Settings
 from kv4lint.base.source import DecodeError, Text, decode
 from kv4lint.files.discover import language_of

@@ -12,7 +12,8 @@ from __future__ import annotations
 import codecs
 import os
 
-from kv4lint.base.file_report import FileError, FileReport
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
 from kv4lint.base.settings import Settings
 from kv4lint.base.source import DecodeError, decode, wide_encoding
 from kv4lint.files.discover import language_of

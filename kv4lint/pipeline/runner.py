@@ -17,7 +17,9 @@ from fnmatch import fnmatch
 from kv4lint import frontends
 from kv4lint.base import internal_error, suppression
 from kv4lint.base.conditions import brief, decisive
-from kv4lint.base.model import FileError, FileReport, Finding, Launch, ScanResult
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
+from kv4lint.base.model import Finding, Launch, ScanResult
 from kv4lint.base.settings import Settings
 from kv4lint.base.source import LineIndex
 from kv4lint.files.depends import recording

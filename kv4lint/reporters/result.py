@@ -6,7 +6,7 @@ from kv4lint.base.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kv4lint.base.file_report import FileError
+    from kv4lint.base.file_error import FileError
     from kv4lint.base.model import Finding
 
 

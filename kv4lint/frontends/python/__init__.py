@@ -40,7 +40,8 @@ import re
 import warnings
 
 from kv4lint.base import internal_error
-from kv4lint.base.model import FileError, ScanResult
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import ScanResult
 from kv4lint.base.source import OffsetMap
 from kv4lint.files.prefilter import python_may_launch, screened_tree
 from kv4lint.frontends.python.literals import decode_body, decode_literal, split_literal
@@ -158,7 +159,7 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     ``origin`` maps offsets in ``text`` to offsets in the enclosing file when
     the Python is embedded (a notebook cell, a Markdown fence, a ``python -``
     heredoc): spans are then file spans.  Never raises: a syntax error or an
-    input too deep to parse is a :class:`~kv4lint.base.model.FileError` (its line is
+    input too deep to parse is a :class:`~kv4lint.base.file_error.FileError` (its line is
     the line in ``text``; for embedded text it is given in the message only).
     ``imported`` gives the module-level constants of the sibling modules the
     code imports (read by :mod:`kv4lint.pipeline.sourced`, keyed as ``ScanResult.sources``

@@ -28,7 +28,8 @@ from kv4lint.frontends.python.paths import MAX_CANDIDATES, condition, selections
 from kv4lint.frontends.python.values import LITERAL, ConstValue, DictValue, ListItem, ListValue, StrValue, \
     UnknownValue, \
     call_argument, chars_of, contiguous_span, ipython_expand, origin_of, split_on_whitespace, truth_of, where_of
-from kv4lint.base.model import FileError, Hint, Launch, ScanResult, Span, Value
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Hint, Launch, ScanResult, Span, Value
 from kv4lint.files.prefilter import shell_may_launch
 from kv4lint.sglang.commands import ASYNC_EXEC, CONFIG_ENTRIES, CONFIG_HELPERS, EXEC_L, EXEC_V, HELPERS, SHELL_ONLY, \
     SUBPROCESS_ARGV, TEST_BASES, unwrap

@@ -10,7 +10,7 @@ or on statements walked, a call is not walked, and the file says so (a bound is 
 
 from __future__ import annotations
 
-from kv4lint.base.model import FileError
+from kv4lint.base.file_error import FileError
 from kv4lint.frontends.shell.expand import Field, elements
 
 MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded

@@ -25,7 +25,8 @@ from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hi
 from kv4lint.frontends.shell.choices import ChoicePoint
 from kv4lint.frontends.shell.expand import ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, \
     Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
-from kv4lint.base.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, ScanResult, Span, Value
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import MAX_WORDS, ForeignString, Hint, Launch, ScanResult, Span, Value
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes
 from kv4lint.frontends.shell import parse as shell_parse

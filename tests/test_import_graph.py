@@ -1,11 +1,12 @@
-"""kv4lint's modules import one way: no cycles, frontends that only read, leaves that import nothing of kv4lint's.
+"""kv4lint's modules import one way: down the stage folders, no cycles, frontends that only read, leaves that
+import nothing of kv4lint's.
 
-The graph is read from the source (``import`` statements, module-level and
-inside functions; ``if TYPE_CHECKING:`` blocks do not count), and every
-module is imported once to show the graph is the real one.  A function-level
-import is allowed only where it keeps something off the start-up path: a
-kv4lint module in ``LAZY_ALLOWED``, another package in ``HEAVY``, each with
-its reason.
+The graph is read from the source (``import`` statements, module-level,
+inside functions and under ``if TYPE_CHECKING:``: an annotation is the same
+dependency as a call), and every module is imported once to show the graph is
+the real one.  A function-level import is allowed only where it keeps
+something off the start-up path: a kv4lint module in ``LAZY_ALLOWED``, another
+package in ``HEAVY``, each with its reason.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from kv4lint import frontends
 
 PACKAGE = Path(kv4lint.__file__).parent
 
+# kv4lint/'s folders (and its top-level modules, the front doors) in pipeline order, leaves first: every import
+# between two of them, module-level, inside a function or for type checkers only, points down this list
+# (docs/architecture.md, "How modules import").
+LAYERS = ("base", "sglang", "files", "frontends", "target", "rules", "fixes", "settings", "pipeline", "reporters",
+          "api", "flake8_plugin", "codemod", "cli", "__main__", "__init__")
 # Leaf modules: one model of a concept each, imported by everyone, importing nothing of kv4lint's.
 LEAVES = {"kv4lint.sglang.commands", "kv4lint.sglang.gpus", "kv4lint.base.suppression", "kv4lint.base.version",
           "kv4lint.base.printable"}
@@ -140,14 +146,12 @@ def _targets(module: str, node: ast.AST) -> list[str]:
 
 
 def _imports(module: str) -> tuple[set[str], set[str]]:
-    """(module-level imports, function-level imports) of kv4lint modules."""
+    """(module-level imports, type-only ones included; function-level imports) of kv4lint modules."""
     top: set[str] = set()
     lazy: set[str] = set()
 
     def walk(node, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                continue
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 (lazy if in_function else top).update(_targets(module, child))
             else:
@@ -233,7 +237,7 @@ def test_every_module_imports(module):
     importlib.import_module(module)
 
 
-def test_no_cycle_among_kv4lint_modules_counting_function_level_imports():
+def test_no_cycle_among_kv4lint_modules_counting_function_level_and_type_only_imports():
     assert _cycles({m: top | lazy for m, (top, lazy) in GRAPH.items()}) == []
 
 
@@ -293,12 +297,29 @@ def test_rules_never_import_frontends():
     assert bad == []
 
 
-def test_nothing_imports_the_command_line_but_its_option_table():
-    """The fix engine, the reporters, the plugin, the codemod and the configuration never import a command;
-    ``python -m kv4lint`` runs it."""
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    return LAYERS.index(parts[1] if len(parts) > 1 else "__init__")
+
+
+def test_the_top_level_holds_the_front_doors_and_one_folder_per_stage():
+    top = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"}
+    assert top == {"py.typed", *(n if (PACKAGE / n).is_dir() else f"{n}.py" for n in LAYERS)}
+
+
+def test_every_import_between_folders_points_down_the_pipeline():
+    """A folder imports only from itself and from the folders before it in LAYERS: the records and SGLang's
+    knowledge first, the command line last, so that a stage never needs a later one."""
+    up = sorted((m, t) for m, (top, lazy) in GRAPH.items() for t in top | lazy if _layer(t) > _layer(m))
+    assert up == []
+
+
+def test_nothing_imports_the_command_line():
+    """The fix engine, the reporters, the plugin, the codemod and the configuration never import a command (the
+    option table is kv4lint.settings.options); ``python -m kv4lint`` runs it."""
     def cli(m: str) -> bool:
         return m == "kv4lint.cli" or m.startswith("kv4lint.cli.")
 
     bad = sorted((m, t) for m, (top, lazy) in GRAPH.items() if not cli(m) and m != "kv4lint.__main__"
-                 for t in top | lazy if cli(t) and t != "kv4lint.settings.options")
+                 for t in top | lazy if cli(t))
     assert bad == []

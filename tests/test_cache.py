@@ -466,6 +466,27 @@ def test_an_index_of_other_code_or_corrupt_is_ignored(reads, monkeypatch):
     assert reads(".") == first and len(reads.reads) == 5 and "plain.py" not in reads.reads
 
 
+def test_the_code_fingerprint_covers_every_source_file_of_the_package(monkeypatch):
+    """An editable install changes without a new version: a change to any of kv4lint's modules, in whichever
+    folder, makes the stored entries another code's."""
+    import kv4lint
+
+    package = Path(kv4lint.__file__).resolve().parent
+    stated = set()
+    real = os.stat
+
+    def stat(p, *a, **k):
+        stated.add(str(p))
+        return real(p, *a, **k)
+
+    monkeypatch.setattr(cache, "_fingerprint", None)
+    monkeypatch.setattr(os, "stat", stat)
+    cache.code_fingerprint()
+    monkeypatch.undo()
+    stated = {Path(p).resolve() for p in stated}
+    assert sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py") if p not in stated) == []
+
+
 def test_a_file_grown_past_the_size_limit_is_reported(tmp_path, monkeypatch):
     from kv4lint.base.settings import Settings
     from kv4lint.cli.check import lint_files as _lint

@@ -61,7 +61,7 @@ def code_fingerprint() -> str:
     global _fingerprint
     if _fingerprint is None:
         h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version}".encode())
-        pkg = os.path.dirname(os.path.abspath(__file__))
+        pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # kv4lint/, above pipeline/
         for d, dirs, files in sorted(os.walk(pkg)):
             dirs[:] = sorted(x for x in dirs if x != "__pycache__")
             for name in sorted(files):

@@ -212,7 +212,8 @@ def test_python_api(trees):
 # The modules that run before sys.path is clean
 
 
-@pytest.mark.parametrize("module", ["kv4lint/__init__.py", "kv4lint/__main__.py", "kv4lint/files/isolation.py",
+@pytest.mark.parametrize("module", ["kv4lint/__init__.py", "kv4lint/__main__.py", "kv4lint/files/__init__.py",
+                                    "kv4lint/files/isolation.py", "kv4lint/base/__init__.py",
                                     "kv4lint/base/version.py"])
 def test_nothing_is_imported_before_sys_path_is_clean(module):
     """Under `python -m kv4lint` these run with the working directory first on sys.path: they may import

@@ -9,7 +9,7 @@ from its wheel, the Python standard library, and kv4lint's fixtures, so that
 there is real work), then measures in one run, with the repetitions of all
 cases interleaved so that a noisy machine slows them alike:
 
-- the floor: ``grep -rlE GREP_PATTERN`` (kv4lint.prefilter) over the tree;
+- the floor: ``grep -rlE GREP_PATTERN`` (kv4lint.files.prefilter) over the tree;
 - ``kv4lint check`` over the tree with 1 job and with all cores;
 - flake8 ``--select E9`` in a venv without kv4lint and in this one (with the
   plugin), i.e. the plugin's overhead;
@@ -88,8 +88,8 @@ PARSE_SNIPPETS = {
 
 try:
     import kv4lint
-    from kv4lint.discover import DEFAULT_EXCLUDES, discover, excluded, language_of
-    from kv4lint.prefilter import GREP_PATTERN, might_launch_bytes
+    from kv4lint.files.discover import DEFAULT_EXCLUDES, discover, excluded, language_of
+    from kv4lint.files.prefilter import GREP_PATTERN, might_launch_bytes
 except ImportError:  # pragma: no cover - message for a fresh clone
     sys.exit("bench/run.py: kv4lint is not importable; run it with the project's venv "
              "(python -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python bench/run.py)")
@@ -279,8 +279,8 @@ def flake8_tree(out: Path, tree: Path, candidates: list[str], target: int,
 
 PLUGIN_SNIPPET = textwrap.dedent("""
     import json, os, sys, time
+    from kv4lint.files.prefilter import might_launch
     from kv4lint.flake8_plugin import Plugin
-    from kv4lint.prefilter import might_launch
     root = sys.argv[1]
     paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".py"))
     files = []

@@ -8,20 +8,20 @@ Python API (no files needed; for launch templates)::
 """
 
 # No imports here (not even ``from __future__``): under ``python -m kv4lint`` this runs while the
-# working directory is still first on sys.path (kv4lint.isolation).
+# working directory is still first on sys.path (kv4lint.files.isolation).
 
 __all__ = ["check_argv", "check_server_args", "__version__"]
 
 
 def __getattr__(name: str):
-    if name == "__version__":  # kv4lint.version, a leaf: read on use, so that ``import kv4lint`` imports nothing
-        from kv4lint.version import __version__
+    if name == "__version__":  # kv4lint.base.version, a leaf: read on use, so that ``import kv4lint`` imports nothing
+        from kv4lint.base.version import __version__
 
         return __version__
     # The API pulls in the rules and SGLang's option tables: imported on first
     # use, so that ``import kv4lint`` (every CLI start, the flake8 plugin) stays cheap.
     if name in ("check_argv", "check_server_args"):
-        from kv4lint.isolation import trusted_imports
+        from kv4lint.files.isolation import trusted_imports
 
         with trusted_imports():
             from kv4lint import api

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from kv4lint.cli.options import check_attention, check_fix_dtype, check_gpu, check_platform, check_version
-from kv4lint.isolation import trusted_imports
-from kv4lint.model import Finding, Launch, Provenance, Span, Value
-from kv4lint.runner import resolve_target
+from kv4lint.base.model import Finding, Launch, Provenance, Span, Value
+from kv4lint.base.settings import DEFAULT_FIX_DTYPE, Settings
+from kv4lint.files.isolation import trusted_imports
+from kv4lint.pipeline.runner import resolve_target
 from kv4lint.rules.parser import judge
-from kv4lint.settings import DEFAULT_FIX_DTYPE, Settings
+from kv4lint.settings.options import check_attention, check_fix_dtype, check_gpu, check_platform, check_version
 
 _NOWHERE = Span(0, 0)
 

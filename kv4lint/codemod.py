@@ -10,7 +10,7 @@ keeps libcst from running a formatter over the whole file; see
 
 The command does exactly what ``kv4lint fix`` does to a Python file: it lints
 the module's code with kv4lint's pipeline, applies the safe fixes as text
-edits through the same engine (:func:`kv4lint.fixer.fix_text`: whole fixes,
+edits through the same engine (:func:`kv4lint.pipeline.fix_engine.fix_text`: whole fixes,
 re-lint until stable, fixes that break parsing rolled back), and returns the
 re-parsed module; a file with nothing to fix is skipped.  Only the characters
 of the fixed values change.
@@ -24,8 +24,8 @@ import os
 import libcst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
-from kv4lint.isolation import trusted_imports
-from kv4lint.settings import Settings
+from kv4lint.base.settings import Settings
+from kv4lint.files.isolation import trusted_imports
 
 
 class FixKV4Cache(CodemodCommand):
@@ -35,16 +35,16 @@ class FixKV4Cache(CodemodCommand):
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
         with trusted_imports():  # libcst.tool runs in the repository: kv4lint's imports must not come from it
-            from kv4lint.cli.options import CODEMOD, add_to_parser
+            from kv4lint.settings.options import CODEMOD, add_to_parser
 
         g = arg_parser.add_argument_group("kv4lint")
         add_to_parser(g, CODEMOD)
 
     def __init__(self, context: CodemodContext, settings: Settings | None = None, **options) -> None:
-        """``options``: the values of the codemod's options (:data:`kv4lint.cli.options.CODEMOD_OPTIONS`,
+        """``options``: the values of the codemod's options (:data:`kv4lint.settings.options.CODEMOD_OPTIONS`,
         by their argparse names: ``sglang_version="0.5.21"``, ``isolated=True`` ...)."""
         with trusted_imports():
-            from kv4lint.cli.options import CODEMOD_OPTIONS
+            from kv4lint.settings.options import CODEMOD_OPTIONS
 
         super().__init__(context)
         known = {o.key for o in CODEMOD_OPTIONS}
@@ -58,8 +58,8 @@ class FixKV4Cache(CodemodCommand):
     def _settings_for(self, path: str | None) -> Settings:
         if self._settings is not None:
             return self._settings
-        from kv4lint.cli.options import CODEMOD, ConfigError, Overrides
-        from kv4lint.config import ConfigResolver
+        from kv4lint.settings.config import ConfigResolver
+        from kv4lint.settings.options import CODEMOD, ConfigError, Overrides
 
         try:
             if self._resolver is None:
@@ -71,13 +71,13 @@ class FixKV4Cache(CodemodCommand):
 
     def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
         # libcst.tool runs in the repository (``python -m`` puts it first on sys.path): kv4lint's own
-        # imports (the shell parser, packaging, ...) must not come from there (kv4lint.isolation).
+        # imports (the shell parser, packaging, ...) must not come from there (kv4lint.files.isolation).
         path = self.context.filename
         with trusted_imports([os.path.dirname(os.path.abspath(path))] if path else []):
             return self._transform(tree, path)
 
     def _transform(self, tree: libcst.Module, path: str | None) -> libcst.Module:
-        from kv4lint.fixer import fix_text
+        from kv4lint.pipeline.fix_engine import fix_text
 
         code = tree.code
         tf = fix_text(path or "<stdin>.py", code, self._settings_for(path), "python", unsafe=False)

@@ -9,7 +9,7 @@ Configuration: each file is judged with the nearest ``kv4lint.toml`` /
 ``pyproject.toml [tool.kv4lint]`` above it, as ``kv4lint check`` judges it, and
 flake8's options override it (command line, or ``[flake8]`` in setup.cfg /
 tox.ini / .flake8), built from kv4lint's one option table
-(:mod:`kv4lint.cli.options`)::
+(:mod:`kv4lint.settings.options`)::
 
     --kv4-sglang-version 0.5.23   the SGLang release the launches run on
     --kv4-platform rocm           cuda, rocm, xpu, cpu, npu, ... (default: hints, then cuda)
@@ -36,7 +36,7 @@ A file with a syntax error never reaches the plugin: flake8 reports E999.
 flake8 runs in the repository it checks, and ``python -m flake8`` puts that
 directory first on ``sys.path``: the plugin does its work with it (and any
 entry inside it) removed, so a ``libcst.py`` of the repository is never
-imported (:mod:`kv4lint.isolation`).
+imported (:mod:`kv4lint.files.isolation`).
 Any other internal failure becomes one ``KV400`` finding on line 1.
 """
 
@@ -47,8 +47,8 @@ import sys
 import types
 from typing import Any, Iterator
 
-from kv4lint.isolation import trusted_imports
-from kv4lint.version import __version__  # a leaf (no import): not the distribution's metadata, a search of sys.path
+from kv4lint.base.version import __version__  # a leaf: not the distribution's metadata, a search of sys.path
+from kv4lint.files.isolation import trusted_imports
 
 
 # What the plugin loaded under trusted_imports(), for the files after the first: the pre-filter, which a file
@@ -71,7 +71,7 @@ class Plugin:
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
         with trusted_imports():
-            from kv4lint.cli.options import FLAKE8_OPTIONS, FLAKE8_PREFIX
+            from kv4lint.settings.options import FLAKE8_OPTIONS, FLAKE8_PREFIX
 
         for opt in FLAKE8_OPTIONS:
             flag = f"--{FLAKE8_PREFIX}{opt.name}"
@@ -85,8 +85,8 @@ class Plugin:
     def parse_options(cls, options: Any) -> None:
         """Check every kv4 option once; a bad one stops flake8 (exit 2), whatever ``select`` says."""
         with trusted_imports():
-            from kv4lint.cli.options import FLAKE8, FLAKE8_OPTIONS, FLAKE8_PREFIX, ConfigError, Overrides
-            from kv4lint.config import ConfigResolver
+            from kv4lint.settings.config import ConfigResolver
+            from kv4lint.settings.options import FLAKE8, FLAKE8_OPTIONS, FLAKE8_PREFIX, ConfigError, Overrides
 
         ns = types.SimpleNamespace(**{opt.key: _option_value(options, opt) for opt in FLAKE8_OPTIONS})
         try:
@@ -104,7 +104,7 @@ class Plugin:
         if screen is not None and not screen(text, "python"):
             return  # no launch: the pre-filter's cost, nothing else (it imports nothing once loaded)
         with trusted_imports():
-            from kv4lint.cli.options import ConfigError
+            from kv4lint.settings.options import ConfigError
 
         try:
             with trusted_imports(self._roots()):
@@ -112,7 +112,7 @@ class Plugin:
         except ConfigError:
             raise  # a bad kv4lint configuration file: flake8 fails, whatever select says
         except Exception as e:  # noqa: BLE001 - never raise into flake8
-            from kv4lint.internal_error import describe
+            from kv4lint.base.internal_error import describe
 
             yield 1, 0, f"KV400 kv4lint {describe(e, hint=False)}", type(self)
             return
@@ -122,7 +122,7 @@ class Plugin:
         return [os.path.dirname(os.path.abspath(self.filename))] if self.filename not in ("stdin", "-") else []
 
     def _run(self, text: str) -> list[tuple[int, int, str, type]]:
-        from kv4lint.prefilter import might_launch, python_may_launch
+        from kv4lint.files.prefilter import might_launch, python_may_launch
 
         _loaded["might_launch"] = might_launch
         if not might_launch(text, "python"):  # the test lint_text applies to Python
@@ -134,7 +134,7 @@ class Plugin:
         return list(self._check(text, self._settings()))
 
     def _settings(self):
-        from kv4lint.config import ConfigResolver
+        from kv4lint.settings.config import ConfigResolver
 
         cls = type(self)
         if cls._resolver is None:  # run without flake8's option parsing (tests, the API)
@@ -143,7 +143,7 @@ class Plugin:
         return cls._resolver.settings_for(name)
 
     def _check(self, text: str, settings) -> Iterator[tuple[int, int, str, type]]:
-        from kv4lint.runner import lint_text
+        from kv4lint.pipeline.runner import lint_text
 
         report = lint_text(self.filename, text, settings, language="python")
         problems = [e for e in report.errors if not e.message.startswith("syntax error")]
@@ -158,7 +158,7 @@ class Plugin:
 
 
 def _option_value(options: Any, opt) -> Any:
-    from kv4lint.cli.options import FLAKE8_PREFIX
+    from kv4lint.settings.options import FLAKE8_PREFIX
 
     value = getattr(options, (FLAKE8_PREFIX + opt.name).replace("-", "_"), None)
     if value is None or (isinstance(value, str) and not value.strip()):

@@ -18,7 +18,8 @@ import os
 import re
 
 from kv4lint import frontends
-from kv4lint.model import FileError, Launch, ScanResult, Span, Value
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Launch, ScanResult, Span, Value
 
 _ENTRY = re.compile(r"python3? -m sglang\.launch_server")
 BREAK_ON: str | None = None  # a regex: text matching it gets a syntax error (tests monkeypatch it)

@@ -60,8 +60,8 @@ def assert_linear(make: Callable[[int], str], run: Callable[[str], object], n: i
 def lint(language: str, path: str = "input") -> Callable[[str], object]:
     """The route every command shares: one file's text through the pipeline (frontend, target, rules), with
     the parse cache off and the release and GPU stated."""
-    from kv4lint.runner import lint_text
-    from kv4lint.settings import Settings
+    from kv4lint.base.settings import Settings
+    from kv4lint.pipeline.runner import lint_text
 
     settings = Settings(sglang_version="0.5.23", gpu="b200", cache_dir=None)
 

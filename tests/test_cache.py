@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kv4lint import cache, frontends
+from kv4lint import frontends
+from kv4lint.base.source import decode
 from kv4lint.cli import main
-from kv4lint.discover import language_of
-from kv4lint.source import decode
+from kv4lint.files.discover import language_of
+from kv4lint.pipeline import cache
 
 from conftest import FIXTURES
 
@@ -121,7 +122,8 @@ def test_a_config_file_that_appears_later_is_seen(counted):
     assert _codes(counted(*B200)) == []
     (counted.work / "cfg.yaml").write_text("model-path: Qwen/Qwen3-8B\nkv-cache-dtype: fp4_mx_block16\n")
     assert _codes(counted(*B200)) == ["KV401"]
-    # --config files are read after the cache (kv4lint.launch_configs): run.py's entry, keyed on its text, is reused.
+    # --config files are read after the cache (kv4lint.pipeline.launch_configs): run.py's entry, keyed on its text,
+    # is reused.
     assert counted.calls.count("run.py") == 1
 
 
@@ -266,7 +268,7 @@ def test_the_default_directory_is_the_users_cache(monkeypatch, tmp_path):
 @pytest.fixture
 def reads(counted, monkeypatch):
     """``counted``, also counting the files read."""
-    from kv4lint import read as reading
+    from kv4lint.pipeline import read as reading
 
     got = []
     real = reading.open_regular  # every file read is opened here first
@@ -320,7 +322,7 @@ def test_a_second_walk_opens_no_file_and_imports_no_parser(tmp_path):
     (work / "notes.md").write_text("```bash\n" + LAUNCH.format("fp8_e4m3") + "```\n")
     script = (
         "import builtins, io, json, os, sys\n"
-        "from kv4lint import cache, runner\n"
+        "from kv4lint.pipeline import cache, runner\n"
         "cache.RACY_S = 0.0\n"  # ctime cannot be aged: trust every signature
         "from kv4lint.cli import main\n"
         "args = ['check', '.', '--isolated', '-j', '1', '--format', 'json', '--output-file', sys.argv[2],\n"
@@ -367,7 +369,7 @@ def test_a_second_walk_opens_no_file_and_imports_no_parser(tmp_path):
                     "'--attention-backend', 'flashinfer'])\n"),
 ])
 def test_a_reported_launch_is_judged_again_when_a_file_it_reads_settings_from_changes(counted, sourced, launch):
-    """kv4lint.sourced reads settings from other files (``source``, sibling modules): the index's report of
+    """kv4lint.pipeline.sourced reads settings from other files (``source``, sibling modules): the index's report of
     the launching file depends on them."""
     (counted.work / ".git").mkdir()  # the repository root: sourced files are read inside it only
     (counted.work / ("serve.sh" if sourced == "env.sh" else "serve.py")).write_text(launch)
@@ -464,10 +466,31 @@ def test_an_index_of_other_code_or_corrupt_is_ignored(reads, monkeypatch):
     assert reads(".") == first and len(reads.reads) == 5 and "plain.py" not in reads.reads
 
 
+def test_the_code_fingerprint_covers_every_source_file_of_the_package(monkeypatch):
+    """An editable install changes without a new version: a change to any of kv4lint's modules, in whichever
+    folder, makes the stored entries another code's."""
+    import kv4lint
+
+    package = Path(kv4lint.__file__).resolve().parent
+    stated = set()
+    real = os.stat
+
+    def stat(p, *a, **k):
+        stated.add(str(p))
+        return real(p, *a, **k)
+
+    monkeypatch.setattr(cache, "_fingerprint", None)
+    monkeypatch.setattr(os, "stat", stat)
+    cache.code_fingerprint()
+    monkeypatch.undo()
+    stated = {Path(p).resolve() for p in stated}
+    assert sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py") if p not in stated) == []
+
+
 def test_a_file_grown_past_the_size_limit_is_reported(tmp_path, monkeypatch):
+    from kv4lint.base.settings import Settings
     from kv4lint.cli.check import lint_files as _lint
-    from kv4lint.discover import discover
-    from kv4lint.settings import Settings
+    from kv4lint.files.discover import discover
 
     monkeypatch.setattr(cache, "RACY_S", 0.0)
     monkeypatch.chdir(tmp_path)

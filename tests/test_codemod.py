@@ -6,8 +6,8 @@ import pytest
 from libcst.codemod import CodemodContext, CodemodTest
 
 import fakefront
+from kv4lint.base.settings import Settings
 from kv4lint.codemod import FixKV4Cache
-from kv4lint.settings import Settings
 
 # The release is stated: a KV406 spelling fix is never safe while it is inferred (issue 22).
 S23 = Settings(sglang_version="0.5.23")

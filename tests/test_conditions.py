@@ -1,11 +1,11 @@
-"""The grammar of the conditions that select a launch's paths (kv4lint/conditions.py): atoms, which exclude each
+"""The grammar of the conditions that select a launch's paths (kv4lint/base/conditions.py): atoms, which exclude each
 other, the condition that names only what decides a finding, and the headline's short form."""
 
 from __future__ import annotations
 
 import pytest
 
-from kv4lint.conditions import brief, conflict, contradictory, decisive, split_top, terms
+from kv4lint.base.conditions import brief, conflict, contradictory, decisive, split_top, terms
 
 
 def test_atoms_are_split_outside_backticks_quotes_and_brackets():

@@ -6,9 +6,9 @@ import argparse
 
 import pytest
 
+from kv4lint.base.settings import DEFAULT_FIX_DTYPE, MAX_FILE_BYTES
 from kv4lint.cli import build_parser, main
-from kv4lint.config import ConfigError, build_settings, find_config, settings_from_mapping
-from kv4lint.settings import DEFAULT_FIX_DTYPE, MAX_FILE_BYTES
+from kv4lint.settings.config import ConfigError, build_settings, find_config, settings_from_mapping
 
 FULL = """\
 sglang-version = "0.5.21"
@@ -278,9 +278,9 @@ def test_mapping_from_flake8_strings():
 
 def test_per_file_ignores_from_config_suppress_findings(repo, monkeypatch):
     """End to end through the runner's suppression, with a hand-made launch (no frontend needed)."""
-    from kv4lint.model import Finding, Launch, ScanResult, Severity, Span
-    from kv4lint.runner import _suppressed
-    from kv4lint.source import LineIndex
+    from kv4lint.base.model import Finding, Launch, ScanResult, Severity, Span
+    from kv4lint.base.source import LineIndex
+    from kv4lint.pipeline.runner import _suppressed
 
     monkeypatch.chdir(repo)
     (repo / "kv4lint.toml").write_text('[per-file-ignores]\n"examples/*" = ["KV401"]\n')

@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from kv4lint import launch_configs
+from kv4lint.base.model import Span, Value
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.frontends import argv_lists, embedded
 from kv4lint.frontends.argv_lists import Word
-from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.dockerfile import docker_words, parse, scan_dockerfile
-from kv4lint.model import Span, Value
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
-from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.frontends.embedded import TextBuilder
+from kv4lint.pipeline import launch_configs
+from kv4lint.pipeline.runner import lint_text
 
 S23 = Settings(sglang_version="0.5.23")
 
@@ -181,7 +181,8 @@ def test_shell_form_with_env_resolved_to_the_env_line():
 
 
 def test_a_launch_whose_options_come_from_the_environment_is_still_parsed():
-    # Embedded shell goes through the pre-filter with its environment's values (kv4lint.prefilter.shell_may_launch).
+    # Embedded shell goes through the pre-filter with its environment's values
+    # (kv4lint.files.prefilter.shell_may_launch).
     text = ("FROM lmsysorg/sglang:v0.5.23\n"
             "ENV SGLANG_ARGS=\"--model-path Qwen/Qwen3-8B --kv-cache-dtype fp4_mx_block16 "
             "--attention-backend flashinfer\"\n"

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, strategies as st
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from kv4lint.fix import apply_edits
+from kv4lint.base.model import Span
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import LineIndex, OffsetMap
+from kv4lint.fixes.edits import apply_edits
 from kv4lint.frontends.markdown import markdown_blocks, rst_blocks, scan_markdown
 from kv4lint.frontends.notebook import cell_position, read_cells, scan_notebook, split_ipython
-from kv4lint.model import Span
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
-from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.pipeline.runner import lint_text
 
 S23 = Settings(sglang_version="0.5.23")
 ROCM = "lmsysorg/sglang:v0.5.23-rocm700-mi30x"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from kv4lint.fix import apply_edits
+from kv4lint.base.model import Span
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import LineIndex
+from kv4lint.fixes.edits import apply_edits
 from kv4lint.frontends.makefile import parse, scan_makefile
-from kv4lint.model import Span
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
-from kv4lint.source import LineIndex
+from kv4lint.pipeline.runner import lint_text
 
 S23 = Settings(sglang_version="0.5.23")
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from kv4lint import launch_configs
+from kv4lint.base.model import Span
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import LineIndex
 from kv4lint.frontends import sglang_config
 from kv4lint.frontends.yaml import compose, items, scalar_map, scan_yaml
-from kv4lint.model import Span
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
+from kv4lint.pipeline import launch_configs
+from kv4lint.pipeline.runner import lint_text
 from kv4lint.sglang.options import in_any_release, known_releases, table
-from kv4lint.source import LineIndex
 
 S23 = Settings(sglang_version="0.5.23")
 
@@ -289,7 +289,7 @@ def test_config_file_is_a_launch_and_its_fix_edits_in_place():
     got, rep = lint(doc, "serve.yaml", Settings(sglang_version="0.5.23", gpu="h100"))
     assert got == [("KV404", "nvfp4   # FP")]
     (f,) = rep.findings
-    from kv4lint.fix import apply_edits
+    from kv4lint.fixes.edits import apply_edits
 
     fixed, skipped = apply_edits(doc, list(f.fix.edits))
     assert skipped == []

@@ -20,7 +20,7 @@ import pytest
 import kv4lint.frontends.argv_lists as argv_lists
 import kv4lint.frontends.python as python_frontend
 import kv4lint.frontends.shell.walk as walk
-from kv4lint import model
+from kv4lint.base import model
 from kv4lint.cli import main
 
 TARGET = ["--isolated", "--no-cache", "--jobs", "1", "--sglang-version", "0.5.23", "--gpu", "b200"]

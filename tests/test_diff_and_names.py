@@ -17,9 +17,9 @@ import subprocess
 
 import pytest
 
+from kv4lint.base.printable import printable
 from kv4lint.cli import main
-from kv4lint.fixer import git_quote
-from kv4lint.printable import printable
+from kv4lint.pipeline.fix_engine import git_quote
 
 TARGET = ["--isolated", "--no-cache", "--sglang-version", "0.5.23"]
 LAUNCH = "python -m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1 --port 1"

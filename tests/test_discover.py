@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kv4lint.discover import DEFAULT_EXCLUDES, discover, excluded, language_of
+from kv4lint.files.discover import DEFAULT_EXCLUDES, discover, excluded, language_of
 from kv4lint.sglang.commands import SHELLS
 
 

@@ -1,4 +1,5 @@
-"""The fix engine (kv4lint.fixer): rounds, rollback, overlaps, other files, the CLI's outputs and exit codes.
+"""The fix engine (kv4lint.pipeline.fix_engine): rounds, rollback, overlaps, other files, the CLI's outputs and exit
+codes.
 
 Most tests run the engine over a tiny stand-in scanner (tests/fakefront.py) so that
 they test the engine alone; tests through the real frontends are at the end.
@@ -14,12 +15,13 @@ import sys
 import pytest
 
 import fakefront
-from kv4lint import fixer, writer
+from kv4lint.base.model import Edit, Finding, Fix, Severity, Span
+from kv4lint.base.settings import Settings
 from kv4lint.cli import main
-from kv4lint.fix import apply_edits
-from kv4lint.model import Edit, Finding, Fix, Severity, Span
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
+from kv4lint.fixes import writer
+from kv4lint.fixes.edits import apply_edits
+from kv4lint.pipeline import fix_engine
+from kv4lint.pipeline.runner import lint_text
 
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
 HEAD = f"#!/bin/bash\npython -m sglang.launch_server --model-path {LLAMA}"
@@ -90,7 +92,7 @@ def test_fix_is_idempotent_and_leaves_nothing_fixable(fake, tmp_path):
     assert p.read_bytes() == once
     assert os.stat(p).st_mtime_ns == st.st_mtime_ns  # not even rewritten
     rep = lint_text(str(p), p.read_text(), Settings(gpu="h100"), "shell")
-    assert not [f for f in rep.findings if fixer.fixable(f, unsafe=True)]
+    assert not [f for f in rep.findings if fix_engine.fixable(f, unsafe=True)]
 
 
 def test_several_launches_in_one_file(fake, tmp_path):
@@ -103,7 +105,7 @@ def test_several_launches_in_one_file(fake, tmp_path):
 
 def test_fix_text_in_memory(fake):
     text = HEAD + " --kv-cache-dtype fp4_e2m1\n"
-    tf = fixer.fix_text("x.sh", text, Settings(sglang_version="0.5.23"), "shell")
+    tf = fix_engine.fix_text("x.sh", text, Settings(sglang_version="0.5.23"), "shell")
     assert tf.changed and tf.new_text == text.replace("fp4_e2m1", "fp8_e4m3")
     assert [f.code for f in tf.fixed] == ["KV406"]
     assert tf.remaining == [] and tf.errors == []
@@ -124,7 +126,7 @@ def test_select_takes_whole_fixes_without_overlap():
     b = _finding("KV402", [Edit(Span(3, 5), "zz")])  # overlaps a's first edit
     c = _finding("KV403", [Edit(Span(8, 9), "c")])
     same = _finding("KV406", [Edit(Span(2, 4), "ab")])  # identical edit: shares a's, no conflict
-    chosen, edits = fixer._select(text, [b, c, a, same], "x.sh", False, set(), False)
+    chosen, edits = fix_engine._select(text, [b, c, a, same], "x.sh", False, set(), False)
     assert chosen == [a, same, c]
     new, skipped = apply_edits(text, edits)
     assert skipped == [] and new == "01ab45789"[:4] + "45" + "7c9"
@@ -133,14 +135,14 @@ def test_select_takes_whole_fixes_without_overlap():
 def test_select_skips_unsafe_unless_asked():
     text = "0123456789"
     u = _finding("KV401", [Edit(Span(1, 2), "x")], applicability="unsafe")
-    assert fixer._select(text, [u], "x.sh", False, set(), False) == ([], [])
-    assert fixer._select(text, [u], "x.sh", True, set(), False)[0] == [u]
+    assert fix_engine._select(text, [u], "x.sh", False, set(), False) == ([], [])
+    assert fix_engine._select(text, [u], "x.sh", True, set(), False)[0] == [u]
 
 
 def test_edits_in_another_file_are_not_local():
     f = _finding("KV401", [Edit(Span(1, 2), "x", path="cfg.yaml"), Edit(Span(5, 6), "", path=None)])
-    assert fixer._local_edits(f, "x.sh") == [Edit(Span(5, 6), "", None)]
-    assert fixer._external_edits(f, "x.sh") == [Edit(Span(1, 2), "x", "cfg.yaml")]
+    assert fix_engine._local_edits(f, "x.sh") == [Edit(Span(5, 6), "", None)]
+    assert fix_engine._external_edits(f, "x.sh") == [Edit(Span(1, 2), "x", "cfg.yaml")]
 
 
 # ---------------------------------------------------------------------------
@@ -396,7 +398,7 @@ def test_shell_forms(tmp_path, opts, before, after):
     assert run(*opts, p) == 0  # idempotent
     assert p.read_bytes() == after.encode()
     rep = lint_text(str(p), after, Settings(gpu=opts[1] if opts else None, sglang_version="0.5.23"), "shell")
-    assert rep.errors == [] and not [f for f in rep.findings if fixer.fixable(f, unsafe=True)]
+    assert rep.errors == [] and not [f for f in rep.findings if fix_engine.fixable(f, unsafe=True)]
 
 
 def test_shell_shared_variable_is_unsafe(tmp_path, capsys):
@@ -436,7 +438,7 @@ PY_CASES = [
      'engine = sgl.Engine(model_path="M", kv_cache_dtype="fp8_e4m3")\n'),
     (["--gpu", "h100"], 'os.system("python -m sglang.launch_server --kv-cache-dtype=nvfp4 --port 1")\n',
      'os.system("python -m sglang.launch_server --kv-cache-dtype=fp8_e4m3 --port 1")\n'),
-    # Removing the last elements of a list: no separator left behind (kv4lint.fix.tidy_removals) ...
+    # Removing the last elements of a list: no separator left behind (kv4lint.fixes.edits.tidy_removals) ...
     (["--gpu", "rtx5090"],
      'subprocess.Popen(["sglang", "serve", "--kv-cache-dtype", "nvfp4", '
      '"--prefill-kv-cache-dequant-dtype", "nvfp4"])\n',
@@ -471,7 +473,7 @@ def test_python_forms(tmp_path, opts, before, after):
     assert run(*opts, p) == 0
     assert p.read_bytes() == (PY_HEAD + after).encode()
     rep = lint_text(str(p), PY_HEAD + after, Settings(gpu=opts[1] if opts else None, sglang_version="0.5.23"), "python")
-    assert rep.errors == [] and not [f for f in rep.findings if fixer.fixable(f, unsafe=True)]
+    assert rep.errors == [] and not [f for f in rep.findings if fix_engine.fixable(f, unsafe=True)]
 
 
 def test_python_removal_from_a_multiline_argv_list(tmp_path):
@@ -532,7 +534,7 @@ def test_symlink_out_of_tree_named_on_the_command_line_is_refused(fake, tmp_path
 
 
 def _tidy(text: str, *spans: tuple[int, int]) -> str:
-    from kv4lint.fix import tidy_removals
+    from kv4lint.fixes.edits import tidy_removals
 
     return apply_edits(text, tidy_removals(text, [Edit(Span(a, b), "") for a, b in spans]))[0]
 
@@ -558,7 +560,7 @@ def test_tidy_removals(text, parts, after):
 
 
 def test_tidy_removals_keeps_replacements_and_other_files():
-    from kv4lint.fix import tidy_removals
+    from kv4lint.fixes.edits import tidy_removals
 
     text = '["a", "b", "c"]'
     edits = [Edit(Span(1, 4), '"x"'), Edit(Span(6, 11), "", "other.yaml"), Edit(Span(11, 14), "")]

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kv4lint.fixer import fix_text, fixable
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
-from kv4lint.source import decode
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import decode
+from kv4lint.pipeline.fix_engine import fix_text, fixable
+from kv4lint.pipeline.runner import lint_text
 
 OLD, NEW = "fp4_e2m1", "fp8_e4m3"
 SETTINGS = Settings(sglang_version="0.5.23", cache_dir=None)

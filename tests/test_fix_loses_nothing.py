@@ -19,8 +19,8 @@ import pytest
 
 import hostile
 from hostile import CLI_TARGET, GOOD_SH, GOOD_SH_FIXED, LAUNCH
-from kv4lint import writer
 from kv4lint.cli import main
+from kv4lint.fixes import writer
 
 
 def _temp_files(root) -> list[str]:

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from hypothesis import given, strategies as st
 
-from kv4lint.fixer import fix_text, fixable
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
-from kv4lint.source import decode
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import decode
+from kv4lint.pipeline.fix_engine import fix_text, fixable
+from kv4lint.pipeline.runner import lint_text
 
 
 @dataclass

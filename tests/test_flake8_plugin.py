@@ -107,9 +107,9 @@ def test_syntax_error_is_flake8s_e999_only(tmp_path):
 
 def test_file_without_launch_is_not_parsed(monkeypatch):
     called = []
-    import kv4lint.runner
+    import kv4lint.pipeline.runner
 
-    monkeypatch.setattr(kv4lint.runner, "lint_text", lambda *a, **k: called.append(a))
+    monkeypatch.setattr(kv4lint.pipeline.runner, "lint_text", lambda *a, **k: called.append(a))
     p = Plugin(None, ["import os\n", "print('kv_cache_dtype')\n"], "x.py")
     assert list(p.run()) == [] and called == []
 
@@ -156,7 +156,7 @@ def test_a_file_with_a_launch_is_screened_once(monkeypatch, tmp_path):
 
 
 def test_the_isolation_resolves_sys_path_once_per_process(monkeypatch, tmp_path):
-    from kv4lint import isolation
+    from kv4lint.files import isolation
 
     resolved = []
     real = isolation._real
@@ -175,19 +175,19 @@ def test_the_isolation_resolves_sys_path_once_per_process(monkeypatch, tmp_path)
 
 
 def test_internal_failure_is_one_kv400_on_line_1(monkeypatch):
-    import kv4lint.runner
+    import kv4lint.pipeline.runner
 
     def boom(*a, **k):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(kv4lint.runner, "lint_text", boom)
+    monkeypatch.setattr(kv4lint.pipeline.runner, "lint_text", boom)
     lines = LAUNCH.format(noqa="").splitlines(keepends=True)
     out = list(Plugin(None, lines, "x.py").run())
     assert len(out) == 1
     line, col, msg, _cls = out[0]
     assert (line, col) == (1, 0) and msg.startswith("KV400 kv4lint internal error (RuntimeError: boom): a bug in "
                                                     "kv4lint ")
-    from kv4lint.internal_error import report_to
+    from kv4lint.base.internal_error import report_to
 
     assert report_to() in msg and "--verbose" not in msg
 
@@ -308,9 +308,10 @@ def test_the_plugin_agrees_with_kv4lint_check_on_sglangs_own_sources(monkeypatch
     import zipfile
 
     from conformance.wheels import wheel_path
-    from kv4lint import prefilter, runner
-    from kv4lint.config import ConfigResolver
-    from kv4lint.prefilter import might_launch
+    from kv4lint.files import prefilter
+    from kv4lint.files.prefilter import might_launch
+    from kv4lint.pipeline import runner
+    from kv4lint.settings.config import ConfigResolver
 
     with zipfile.ZipFile(wheel_path("0.5.23")) as z:
         files = {n: z.read(n).decode("utf-8", "replace") for n in z.namelist() if n.endswith(".py")}

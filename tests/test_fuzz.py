@@ -31,9 +31,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kv4lint
-from kv4lint.fixer import fix_text, fixable
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
+from kv4lint.base.settings import Settings
+from kv4lint.pipeline.fix_engine import fix_text, fixable
+from kv4lint.pipeline.runner import lint_text
 
 VERSIONS = ["0.5.7", "0.5.12", "0.5.15", "0.5.16", "0.5.19", "0.5.20", "0.5.21", "0.5.23"]
 GPUS = [None, "h100", "b200", "rtx5090", "a100", "gb10"]

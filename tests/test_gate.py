@@ -386,10 +386,10 @@ def test_every_front_door_takes_the_tables_options():
     import argparse
 
     from kv4lint.cli import build_parser
-    from kv4lint.cli.options import CLI, CODEMOD, FLAKE8, OPTIONS, TOML, TOML_KEYS
     from kv4lint.codemod import FixKV4Cache
-    from kv4lint.config import KEYS
     from kv4lint.flake8_plugin import Plugin
+    from kv4lint.settings.config import KEYS
+    from kv4lint.settings.options import CLI, CODEMOD, FLAKE8, OPTIONS, TOML, TOML_KEYS
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -416,8 +416,8 @@ def test_every_front_door_takes_the_tables_options():
 
     assert set(TOML_KEYS) == set(KEYS) == {o.name for o in OPTIONS if TOML in o.where}
 
-    from kv4lint.cli.options import BY_NAME
     from kv4lint.reporters import FORMATS
+    from kv4lint.settings.options import BY_NAME
 
     assert BY_NAME["format"].choices == FORMATS
 

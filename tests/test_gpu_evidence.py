@@ -534,9 +534,9 @@ def _script_of_guards(n: int) -> str:
 
 def _sections_of(text: str) -> int:
     """The section machinery alone: every block of a page asks for the sections around it."""
+    from kv4lint.base.source import LineIndex
     from kv4lint.frontends import sections
     from kv4lint.frontends.markdown import Outline, markdown_blocks
-    from kv4lint.source import LineIndex
 
     outline, index = Outline(), LineIndex(text)
     blocks = markdown_blocks(text, None, outline)
@@ -547,8 +547,8 @@ def _sections_of(text: str) -> int:
 
 def _many_sections(n: str) -> int:
     """``n`` sibling sections, each with a nested one, and a block asking in each: the sweep's own cost."""
+    from kv4lint.base.model import Span
     from kv4lint.frontends import sections
-    from kv4lint.model import Span
 
     k = int(n)
     found = [sections.Section(4 * i + 1, 4 * i + 3, "heading", "B200", "## B200", Span(0, 0), 2) for i in range(k)]

@@ -31,7 +31,7 @@ import pytest
 
 import hostile
 from hostile import CASES, CODE, CLI_TARGET, GOOD_PY_FIXED, GOOD_SH_FIXED, Case
-from kv4lint.printable import printable
+from kv4lint.base.printable import printable
 
 # Every entry point (CLI, flake8, fix) over each hostile tree, in subprocesses: minutes, so not in the fast loop.
 pytestmark = pytest.mark.slow

@@ -1,11 +1,12 @@
-"""kv4lint's modules import one way: no cycles, frontends that only read, leaves that import nothing of kv4lint's.
+"""kv4lint's modules import one way: down the stage folders, no cycles, frontends that only read, leaves that
+import nothing of kv4lint's.
 
-The graph is read from the source (``import`` statements, module-level and
-inside functions; ``if TYPE_CHECKING:`` blocks do not count), and every
-module is imported once to show the graph is the real one.  A function-level
-import is allowed only where it keeps something off the start-up path: a
-kv4lint module in ``LAZY_ALLOWED``, another package in ``HEAVY``, each with
-its reason.
+The graph is read from the source (``import`` statements, module-level,
+inside functions and under ``if TYPE_CHECKING:``: an annotation is the same
+dependency as a call), and every module is imported once to show the graph is
+the real one.  A function-level import is allowed only where it keeps
+something off the start-up path: a kv4lint module in ``LAZY_ALLOWED``, another
+package in ``HEAVY``, each with its reason.
 """
 
 from __future__ import annotations
@@ -21,60 +22,68 @@ from kv4lint import frontends
 
 PACKAGE = Path(kv4lint.__file__).parent
 
+# kv4lint/'s folders (and its top-level modules, the front doors) in pipeline order, leaves first: every import
+# between two of them, module-level, inside a function or for type checkers only, points down this list
+# (docs/architecture.md, "How modules import").
+LAYERS = ("base", "sglang", "files", "frontends", "target", "rules", "fixes", "settings", "pipeline", "reporters",
+          "api", "flake8_plugin", "codemod", "cli", "__main__", "__init__")
 # Leaf modules: one model of a concept each, imported by everyone, importing nothing of kv4lint's.
-LEAVES = {"kv4lint.sglang.commands", "kv4lint.sglang.gpus", "kv4lint.suppression", "kv4lint.version",
-          "kv4lint.printable"}
+LEAVES = {"kv4lint.sglang.commands", "kv4lint.sglang.gpus", "kv4lint.base.suppression", "kv4lint.base.version",
+          "kv4lint.base.printable"}
 # The reading layer: what turns a file's text into launches, and the stage that completes them.
-READERS = ("kv4lint.frontends", "kv4lint.sglang.commands", "kv4lint.suppression", "kv4lint.launch_configs",
-           "kv4lint.prefilter")
+READERS = ("kv4lint.frontends", "kv4lint.sglang.commands", "kv4lint.base.suppression",
+           "kv4lint.pipeline.launch_configs", "kv4lint.files.prefilter")
 # The only function-level imports of kv4lint's own modules: importer -> (what it may import inside a function,
 # why that waits).  The frontend registry loads the frontends by name, through importlib (kv4lint.frontends).
 LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
-    "kv4lint": ({"kv4lint.api", "kv4lint.isolation", "kv4lint.version"},
+    "kv4lint": ({"kv4lint.api", "kv4lint.files.isolation", "kv4lint.base.version"},
                 "`import kv4lint` imports nothing (it runs before sys.path is clean under python -m kv4lint); the "
                 "API (the rules, the option tables) and the version load on first use"),
-    "kv4lint.read": ({"kv4lint.runner"},
-                     "a tree's files mostly stop at the pre-filter: the frontends, the rules and the option tables "
-                     "load for the first file that may launch"),
-    "kv4lint.runner": ({"kv4lint.cache"}, "the parse cache is off with --no-cache and in the flake8 plugin"),
-    "kv4lint.target.resolve": ({"kv4lint.platform_detect"}, "the torch probe runs for --platform auto only"),
-    "kv4lint.config": ({"kv4lint.platform_detect"}, "the torch probe runs for --platform auto only"),
-    "kv4lint.cache": ({"kv4lint.writer", "kv4lint.model"},
-                      "a cached run over an unchanged tree writes nothing: the atomic writer (threading, signal) "
-                      "loads for the first entry written; the rich model (dataclasses) for the first stored "
-                      "finding or parse met"),
-    "kv4lint.discover": ({"kv4lint.sglang.commands"}, "the wrappers' model, for a file named only by its shebang"),
-    "kv4lint.source": ({"kv4lint.model"}, "every candidate is decoded before its parse: the rich model "
-                                          "(dataclasses) loads with the first line index or offset map"),
+    "kv4lint.pipeline.read": ({"kv4lint.pipeline.runner"},
+                              "a tree's files mostly stop at the pre-filter: the frontends, the rules and the option "
+                              "tables load for the first file that may launch"),
+    "kv4lint.pipeline.runner": ({"kv4lint.pipeline.cache"},
+                                "the parse cache is off with --no-cache and in the flake8 plugin"),
+    "kv4lint.target.resolve": ({"kv4lint.target.platform_detect"}, "the torch probe runs for --platform auto only"),
+    "kv4lint.settings.config": ({"kv4lint.target.platform_detect"}, "the torch probe runs for --platform auto only"),
+    "kv4lint.pipeline.cache": ({"kv4lint.fixes.writer", "kv4lint.base.model"},
+                               "a cached run over an unchanged tree writes nothing: the atomic writer (threading, "
+                               "signal) loads for the first entry written; the rich model (dataclasses) for the first "
+                               "stored finding or parse met"),
+    "kv4lint.files.discover": ({"kv4lint.sglang.commands"},
+                               "the wrappers' model, for a file named only by its shebang"),
+    "kv4lint.base.source": ({"kv4lint.base.model"}, "every candidate is decoded before its parse: the rich model "
+                                                    "(dataclasses) loads with the first line index or offset map"),
     "kv4lint.frontends.python": ({"kv4lint.frontends.python.scanner"},
                                  "the libcst half of the Python frontend, for a file that passes the ast screen"),
     "kv4lint.reporters": ({"kv4lint.reporters.json_", "kv4lint.reporters.sarif", "kv4lint.reporters.github",
-                           "kv4lint.reporters.gitlab",
-                           "kv4lint.reporters.text"}, "the format registry: the format asked for loads (sarif loads "
-                                                      "the rule docs)"),
+                           "kv4lint.reporters.gitlab", "kv4lint.reporters.text"},
+                          "the format registry: the format asked for loads (sarif loads the rule docs)"),
     "kv4lint.reporters.text": ({"kv4lint.rules.codes"}, "--statistics names each code's summary: the rule table "
                                                         "loads only when there are findings to count"),
-    "kv4lint.cli": ({"kv4lint.cli.app"}, "the flake8 plugin and the codemod import this package for its option "
-                                         "table in every run: the command line loads when it runs"),
+    "kv4lint.cli": ({"kv4lint.cli.app"}, "the console script's entry point: `kv4lint --version` loads only the "
+                                         "version, the command line loads when it runs"),
     "kv4lint.cli.app": ({"kv4lint.cli.check", "kv4lint.cli.fix", "kv4lint.cli.stdin", "kv4lint.cli.server.lsp",
-                         "kv4lint.rules.codes", "kv4lint.matrix"},
+                         "kv4lint.rules.codes", "kv4lint.cli.matrix"},
                         "the dispatcher: each command (check, fix, standard input, server, explain, matrix) loads "
                         "when run; --version and --help load none"),
-    "kv4lint.cli.check": ({"kv4lint.cache", "kv4lint.parallel", "kv4lint.suppress", "kv4lint.sglang.gpus"},
+    "kv4lint.cli.check": ({"kv4lint.pipeline.cache", "kv4lint.pipeline.parallel", "kv4lint.fixes.add_suppressions",
+                           "kv4lint.sglang.gpus"},
                           "the file index only when the cache is on (not --no-cache); the readers, the pre-filter "
                           "and the workers only for files to read (a second run over an unchanged tree has none); "
                           "--add-suppressions only; the GPU tables (3 ms) for --show-target's lines only"),
-    "kv4lint.cli.options": ({"kv4lint.rules.codes", "kv4lint.sglang.gpus", "kv4lint.sglang.releases",
-                             "kv4lint.target"},
-                            "flake8 imports the option table in every run: the checks of option values load the "
-                            "rule table and the release data when called"),
-    "kv4lint.flake8_plugin": ({"kv4lint.cli.options", "kv4lint.config", "kv4lint.internal_error",
-                               "kv4lint.prefilter", "kv4lint.runner"},
+    "kv4lint.settings.options": ({"kv4lint.rules.codes", "kv4lint.sglang.gpus", "kv4lint.sglang.releases",
+                                  "kv4lint.target"},
+                                 "flake8 imports the option table in every run: the checks of option values load the "
+                                 "rule table and the release data when called"),
+    "kv4lint.flake8_plugin": ({"kv4lint.settings.options", "kv4lint.settings.config", "kv4lint.base.internal_error",
+                               "kv4lint.files.prefilter", "kv4lint.pipeline.runner"},
                               "flake8 imports the plugin in the scanned repository: kv4lint's modules load inside "
-                              "trusted_imports() (kv4lint.isolation), the pipeline for a file that passes the screen"),
-    "kv4lint.codemod": ({"kv4lint.cli.options", "kv4lint.config", "kv4lint.fixer"},
+                              "trusted_imports() (kv4lint.files.isolation), the pipeline for a file that passes the "
+                              "screen"),
+    "kv4lint.codemod": ({"kv4lint.settings.options", "kv4lint.settings.config", "kv4lint.pipeline.fix_engine"},
                         "libcst.tool imports the codemod in the scanned repository: kv4lint's modules load inside "
-                        "trusted_imports() (kv4lint.isolation)"),
+                        "trusted_imports() (kv4lint.files.isolation)"),
 }
 # Other packages a module may import inside a function: heavy ones, or ones few runs need.
 HEAVY = {
@@ -94,12 +103,13 @@ HEAVY = {
     "tempfile": "imports shutil (bz2, lzma ...): only a run that writes a file needs it",
     "hashlib": "3 ms (OpenSSL): a finding's fingerprint, only when there are findings",
     "traceback": "2 ms (textwrap, linecache): an internal error's traceback, only with --verbose",
-    "dataclasses": "11 ms (inspect, ast, dis, tokenize): the rich model's records, loaded with it (kv4lint.cache)",
-    "typing": "the shape check of a stored entry or report (kv4lint.cache), loaded with the rich model anyway",
-    "types": "the shape check of a stored entry or report (kv4lint.cache): union types",
+    "dataclasses": "11 ms (inspect, ast, dis, tokenize): the rich model's records, loaded with it "
+                   "(kv4lint.pipeline.cache)",
+    "typing": "the shape check of a stored entry or report (kv4lint.pipeline.cache), loaded with the rich model anyway",
+    "types": "the shape check of a stored entry or report (kv4lint.pipeline.cache): union types",
     "multiprocessing": "the process pool, only for large trees",
-    "pickle": "the forked workers' results (kv4lint.parallel), only for large trees",
-    "signal": "the forked workers' signal handling (kv4lint.parallel), only for large trees",
+    "pickle": "the forked workers' results (kv4lint.pipeline.parallel), only for large trees",
+    "signal": "the forked workers' signal handling (kv4lint.pipeline.parallel), only for large trees",
     "concurrent": "the process pool, only for large trees",
 }
 
@@ -136,14 +146,12 @@ def _targets(module: str, node: ast.AST) -> list[str]:
 
 
 def _imports(module: str) -> tuple[set[str], set[str]]:
-    """(module-level imports, function-level imports) of kv4lint modules."""
+    """(module-level imports, type-only ones included; function-level imports) of kv4lint modules."""
     top: set[str] = set()
     lazy: set[str] = set()
 
     def walk(node, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                continue
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 (lazy if in_function else top).update(_targets(module, child))
             else:
@@ -229,7 +237,7 @@ def test_every_module_imports(module):
     importlib.import_module(module)
 
 
-def test_no_cycle_among_kv4lint_modules_counting_function_level_imports():
+def test_no_cycle_among_kv4lint_modules_counting_function_level_and_type_only_imports():
     assert _cycles({m: top | lazy for m, (top, lazy) in GRAPH.items()}) == []
 
 
@@ -289,12 +297,29 @@ def test_rules_never_import_frontends():
     assert bad == []
 
 
-def test_nothing_imports_the_command_line_but_its_option_table():
-    """The fix engine, the reporters, the plugin, the codemod and the configuration never import a command;
-    ``python -m kv4lint`` runs it."""
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    return LAYERS.index(parts[1] if len(parts) > 1 else "__init__")
+
+
+def test_the_top_level_holds_the_front_doors_and_one_folder_per_stage():
+    top = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"}
+    assert top == {"py.typed", *(n if (PACKAGE / n).is_dir() else f"{n}.py" for n in LAYERS)}
+
+
+def test_every_import_between_folders_points_down_the_pipeline():
+    """A folder imports only from itself and from the folders before it in LAYERS: the records and SGLang's
+    knowledge first, the command line last, so that a stage never needs a later one."""
+    up = sorted((m, t) for m, (top, lazy) in GRAPH.items() for t in top | lazy if _layer(t) > _layer(m))
+    assert up == []
+
+
+def test_nothing_imports_the_command_line():
+    """The fix engine, the reporters, the plugin, the codemod and the configuration never import a command (the
+    option table is kv4lint.settings.options); ``python -m kv4lint`` runs it."""
     def cli(m: str) -> bool:
         return m == "kv4lint.cli" or m.startswith("kv4lint.cli.")
 
     bad = sorted((m, t) for m, (top, lazy) in GRAPH.items() if not cli(m) and m != "kv4lint.__main__"
-                 for t in top | lazy if cli(t) and t != "kv4lint.cli.options")
+                 for t in top | lazy if cli(t))
     assert bad == []

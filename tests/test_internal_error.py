@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hostile
 from kv4lint import __version__
-from kv4lint.internal_error import report_to
+from kv4lint.base.internal_error import report_to
 
 # Run as a user runs it (a subprocess), with a bug planted: the launcher below makes linting
 # good.sh raise (kv4lint has no switch for that), then calls the CLI's main as the console script does.
 LAUNCHER = """
 import sys
-import kv4lint.runner as runner
+import kv4lint.pipeline.runner as runner
 
 real = runner.lint_text
 
@@ -77,13 +77,13 @@ def test_a_crash_outside_any_file_is_one_line_and_exit_2(monkeypatch, capsys, tm
 
 
 def test_a_crash_while_fixing_names_the_file(monkeypatch, capsys, tmp_path):
-    from kv4lint import fixer
     from kv4lint.cli import main
+    from kv4lint.pipeline import fix_engine
 
     def boom(*a, **k):
         raise KeyError("planted")
 
-    monkeypatch.setattr(fixer, "fix_text", boom)
+    monkeypatch.setattr(fix_engine, "fix_text", boom)
     root = hostile.good_tree(tmp_path / "t")
     (root / "good.py").unlink()
     assert main(["fix", *hostile.CLI_TARGET, "--no-cache", "--jobs", "1", str(root)]) == 2
@@ -117,7 +117,7 @@ def test_a_crash_in_one_block_of_a_document_exits_2(monkeypatch, capsys, tmp_pat
 def test_report_to_names_the_tracker_the_metadata_declares(monkeypatch):
     import importlib.metadata as md
 
-    from kv4lint import internal_error
+    from kv4lint.base import internal_error
 
     class Meta:
         def get_all(self, key):
@@ -132,7 +132,7 @@ def test_report_to_names_the_tracker_the_metadata_declares(monkeypatch):
 def test_a_crash_reading_one_python_launch_prints_its_traceback_with_verbose(monkeypatch, capsys, tmp_path):
     """The Python frontend's own guard (one launch raised; issue 34, item 8: a KeyError there printed no traceback
     with --verbose): the other launches are still read, exit 2, and --verbose shows where it failed."""
-    from kv4lint import internal_error
+    from kv4lint.base import internal_error
     from kv4lint.cli import main
     from kv4lint.frontends.python.scanner import Scanner
 

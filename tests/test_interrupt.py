@@ -26,9 +26,9 @@ import pytest
 
 import hostile
 from hostile import CLI_TARGET, GOOD_SH, GOOD_SH_FIXED
-from kv4lint import writer
 from kv4lint.cli import main
-from kv4lint.parallel import READY_FD_ENV
+from kv4lint.fixes import writer
+from kv4lint.pipeline.parallel import READY_FD_ENV
 
 TMP_SUFFIX = writer.TEMP_SUFFIX
 
@@ -131,10 +131,10 @@ def test_modified_between_read_and_write(tmp_path, monkeypatch, capsys, how):
 
 def test_modified_after_lint_before_fix_read(tmp_path, monkeypatch, capsys):
     """Changed after it was linted and before the fix engine reads it: fixed from the new content, or refused."""
-    from kv4lint import fixer
+    from kv4lint.pipeline import fix_engine
 
     p = hostile.write(tmp_path / "serve.sh", GOOD_SH)
-    real_fix_text = fixer.fix_text
+    real_fix_text = fix_engine.fix_text
     seen = []
 
     def fix_text(path, text, *a, **k):
@@ -143,7 +143,7 @@ def test_modified_after_lint_before_fix_read(tmp_path, monkeypatch, capsys):
             Path(path).write_text(GOOD_SH + "echo later edit\n")  # after fix_text read its text
         return real_fix_text(path, text, *a, **k)
 
-    monkeypatch.setattr(fixer, "fix_text", fix_text)
+    monkeypatch.setattr(fix_engine, "fix_text", fix_text)
     rc = _fix_in_process(p)
     out = capsys.readouterr()
     assert p.read_text() in (GOOD_SH + "echo later edit\n", GOOD_SH_FIXED + "echo later edit\n"), "edit lost"
@@ -156,7 +156,7 @@ def test_modified_after_lint_before_fix_read(tmp_path, monkeypatch, capsys):
 # Ctrl-C
 #
 # kv4lint runs in its own process group with its output drained by threads (a full pipe never blocks it).  It
-# tells the harness when its scan begins through a pipe named by KV4LINT_TEST_READY_FD (kv4lint.parallel); the
+# tells the harness when its scan begins through a pipe named by KV4LINT_TEST_READY_FD (kv4lint.pipeline.parallel); the
 # harness sends SIGINT to the group at that moment, or at the first file written.  A 1,500-file tree takes
 # seconds to scan and write, so the signal lands mid-run; should the run still end before the signal arrives
 # (exit 0/1, the normal report), that attempt is retried on a fresh tree, ATTEMPTS times at most, and then the

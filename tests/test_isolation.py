@@ -212,8 +212,9 @@ def test_python_api(trees):
 # The modules that run before sys.path is clean
 
 
-@pytest.mark.parametrize("module", ["kv4lint/__init__.py", "kv4lint/__main__.py", "kv4lint/isolation.py",
-                                    "kv4lint/version.py"])
+@pytest.mark.parametrize("module", ["kv4lint/__init__.py", "kv4lint/__main__.py", "kv4lint/files/__init__.py",
+                                    "kv4lint/files/isolation.py", "kv4lint/base/__init__.py",
+                                    "kv4lint/base/version.py"])
 def test_nothing_is_imported_before_sys_path_is_clean(module):
     """Under `python -m kv4lint` these run with the working directory first on sys.path: they may import
     only os and sys (loaded by every interpreter before any code of kv4lint's runs) and kv4lint's own
@@ -230,13 +231,13 @@ def test_nothing_is_imported_before_sys_path_is_clean(module):
         if isinstance(node, ast.Import):
             bad += [a.name for a in node.names if a.name not in ("os", "sys")]
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            if node.module != "kv4lint.isolation":
+            if node.module != "kv4lint.files.isolation":
                 bad.append(node.module)
     assert bad == [], f"{module} imports {bad} before sys.path is clean"
 
 
 def test_untrusted_entries(tmp_path, monkeypatch):
-    from kv4lint import isolation
+    from kv4lint.files import isolation
 
     tree = tmp_path / "repo"
     (tree / "src").mkdir(parents=True)
@@ -250,7 +251,7 @@ def test_untrusted_entries(tmp_path, monkeypatch):
 
 
 def test_trusted_imports_restores_the_callers_path(tmp_path, monkeypatch):
-    from kv4lint.isolation import trusted_imports
+    from kv4lint.files.isolation import trusted_imports
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", ["", str(tmp_path), *sys.path])
@@ -266,7 +267,7 @@ def test_trusted_imports_restores_the_callers_path(tmp_path, monkeypatch):
 
 def test_a_virtual_environment_inside_the_tree_is_kept(tmp_path, monkeypatch):
     """Running from REPO/.venv: its site-packages is the installation, not the scanned code."""
-    from kv4lint import isolation
+    from kv4lint.files import isolation
 
     site = next(p for p in sys.path if p.endswith("site-packages"))
     monkeypatch.chdir(Path(site).parent)
@@ -274,7 +275,7 @@ def test_a_virtual_environment_inside_the_tree_is_kept(tmp_path, monkeypatch):
 
 
 def test_path_arguments_are_the_named_directories(tmp_path, monkeypatch):
-    from kv4lint.isolation import path_arguments
+    from kv4lint.files.isolation import path_arguments
 
     monkeypatch.chdir(tmp_path)
     hostile.write(tmp_path / "a" / "b.sh", "")

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from kv4lint import prefilter
+from kv4lint.files import prefilter
 from kv4lint.frontends.hints import image_hints
 from kv4lint.sglang.commands import DOC_HELPERS, HELPERS, PY_API, SERVER_MODULES
 from kv4lint.sglang.gpus import GPU_ARCH

@@ -1,12 +1,14 @@
-"""The --config stage (kv4lint.launch_configs): frontends read their text only; files launches name are read after."""
+"""The --config stage (kv4lint.pipeline.launch_configs): frontends read their text only; files launches name are read
+after."""
 
 from __future__ import annotations
 
 import pytest
 
-from kv4lint import frontends, launch_configs
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
+from kv4lint import frontends
+from kv4lint.base.settings import Settings
+from kv4lint.pipeline import launch_configs
+from kv4lint.pipeline.runner import lint_text
 
 S23 = Settings(sglang_version="0.5.23")
 CFG = "model-path: Qwen/Qwen3-8B\nkv-cache-dtype: fp4_mx_block16\n"

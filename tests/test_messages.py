@@ -337,7 +337,7 @@ def test_a_long_condition_is_cut_in_the_headline_and_whole_in_the_detail(tmp_pat
 
 
 def test_a_headline_never_cuts_a_test_a_backtick_span_or_a_quoted_value():
-    from kv4lint.runner import _brief
+    from kv4lint.pipeline.runner import _brief
 
     long_test = 'os.environ.get("SERVE_WITH_FP4_KV_CACHE_ON_BLACKWELL") == "yes"'
     assert _brief(long_test) == long_test  # one test longer than the limit: whole

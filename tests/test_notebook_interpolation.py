@@ -14,9 +14,9 @@ import json
 
 import pytest
 
+from kv4lint.base.source import OffsetMap
 from kv4lint.cli import main
 from kv4lint.frontends.ipython import interpolate, python_strings
-from kv4lint.source import OffsetMap
 
 TARGET = ["--isolated", "--no-cache", "--sglang-version", "0.5.23", "--gpu", "b200"]
 SERVE = "python -m sglang.launch_server --model-path m"

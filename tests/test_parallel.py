@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from kv4lint import parallel
-from kv4lint.settings import Settings
+from kv4lint.base.settings import Settings
+from kv4lint.pipeline import parallel
 
 LAUNCH = ("#!/usr/bin/env bash\nexport HIP_VISIBLE_DEVICES=0\n"
           "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
@@ -143,12 +143,12 @@ def test_non_candidates_do_not_import_parsers(tmp_path):
     script.write_text("#!/bin/sh\necho sglang is installed\n")
     code = textwrap.dedent(f"""
         import sys
-        from kv4lint.read import lint_file
-        from kv4lint.settings import Settings
+        from kv4lint.base.settings import Settings
+        from kv4lint.pipeline.read import lint_file
         for path, lang in [({str(plain)!r}, "python"), ({str(script)!r}, "shell")]:
             rep = lint_file(path, Settings(), lang)
             assert not rep.findings and not rep.errors, rep
-        later = ("kv4lint.runner", "kv4lint.frontends", "kv4lint.rules", "kv4lint.sglang.options")
+        later = ("kv4lint.pipeline.runner", "kv4lint.frontends", "kv4lint.rules", "kv4lint.sglang.options")
         heavy = sorted(m for m in sys.modules
                        if m.split(".")[0] in ("libcst", "tree_sitter", "tree_sitter_bash", "ruamel", "nbformat")
                        or m.startswith(later))
@@ -204,8 +204,8 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
     listing.write_text(json.dumps(files))
     code = textwrap.dedent(f"""
         import json, os, sys, time
-        from kv4lint import parallel
-        from kv4lint.settings import Settings
+        from kv4lint.base.settings import Settings
+        from kv4lint.pipeline import parallel
         files = [tuple(f) for f in json.load(open({str(listing)!r}))]
         parent, real = os.getpid(), parallel.lint_file
         handed_back, waited = {str(tmp_path / "handed-back")!r}, []

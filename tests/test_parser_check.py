@@ -19,8 +19,8 @@ from kv4lint.rules.codes import RULES
 from kv4lint.rules.engine import (
     DEFAULTS, FIRST_KV4, fa4_mha_list, fa4_mla_list, kv4_dtypes, mha_list, mla_list, release,
 )
+from kv4lint.base.settings import DEFAULT_FIX_DTYPE
 from kv4lint.rules.check import FP4_ONLY_FIELDS
-from kv4lint.settings import DEFAULT_FIX_DTYPE
 from kv4lint.sglang.options import flag_for, known_releases, literal_tokens, normalise_argv, table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ import io
 
 import pytest
 
-from kv4lint.model import Launch, Span
+from kv4lint.base.model import Launch, Span
 from kv4lint.rules.parser import refused
 from kv4lint.sglang.options import literal_tokens, normalise_argv, table
 

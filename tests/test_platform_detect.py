@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from kv4lint import platform_detect
-from kv4lint.platform_detect import Detected, detect, detect_from
+from kv4lint.target import platform_detect
+from kv4lint.target.platform_detect import Detected, detect, detect_from
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +114,7 @@ def _ns(**kw):
 
 
 def test_platform_auto_in_settings_uses_detection(monkeypatch, tmp_path):
-    from kv4lint.config import build_settings
+    from kv4lint.settings.config import build_settings
 
     (tmp_path / ".git").mkdir()
     monkeypatch.setitem(sys.modules, "torch", _fake_torch(cuda="12.9", cuda_available=True, capability=(9, 0),
@@ -130,10 +130,10 @@ def test_platform_auto_in_settings_uses_detection(monkeypatch, tmp_path):
 
 @pytest.mark.slow  # imports the real torch
 def test_platform_auto_with_real_cpu_torch_makes_kv4_a_kv402(tmp_path):
-    from kv4lint.config import build_settings
-    from kv4lint.model import Launch, Span, Value
+    from kv4lint.base.model import Launch, Span, Value
+    from kv4lint.pipeline.runner import resolve_target
     from kv4lint.rules.check import check
-    from kv4lint.runner import resolve_target
+    from kv4lint.settings.config import build_settings
 
     (tmp_path / ".git").mkdir()
     s = build_settings(_ns(platform="auto", sglang_version="0.5.23"), [str(tmp_path)])
@@ -153,7 +153,7 @@ def test_platform_auto_with_real_cpu_torch_makes_kv4_a_kv402(tmp_path):
 
 
 def test_platform_auto_without_torch_is_a_usage_error(monkeypatch, tmp_path):
-    from kv4lint.config import build_settings
+    from kv4lint.settings.config import build_settings
 
     (tmp_path / ".git").mkdir()
     monkeypatch.setattr(platform_detect, "_import_torch", lambda: (_ for _ in ()).throw(ImportError("no torch")))

@@ -14,8 +14,8 @@ import test_fuzz  # the property tests' generators of launches (tests/test_fuzz.
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kv4lint.discover import language_of
-from kv4lint.prefilter import GREP_PATTERN, NEEDLES, SPEC, might_launch, might_launch_bytes, python_may_launch
+from kv4lint.files.discover import language_of
+from kv4lint.files.prefilter import GREP_PATTERN, NEEDLES, SPEC, might_launch, might_launch_bytes, python_may_launch
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -27,7 +27,7 @@ NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs"
 
 # (language, text): launches with a KV cache option, which must all pass.
 MUST_PASS = [
-    # a shell script whose options come from a file it sources (kv4lint.sourced)
+    # a shell script whose options come from a file it sources (kv4lint.pipeline.sourced)
     ("shell", "source ./env.sh\npython -m sglang.launch_server --model-path m $EXTRA\n"),
     ("shell", ". \"$(dirname \"$0\")/env.sh\" && sglang serve $ARGS\n"),
     ("shell", "docker run --env-file prod.env img python3 -m sglang.launch_server $ARGS\n"),
@@ -236,8 +236,8 @@ def test_every_fixture_with_findings_passes(path):
 
 def test_every_helper_of_the_python_frontend_is_an_entry_point():
     """The Python frontend's helper table and the pre-filter's names must not drift apart."""
+    from kv4lint.files.prefilter import PY_ENTRY_WORDS
     from kv4lint.frontends.python import scanner as _pycst
-    from kv4lint.prefilter import PY_ENTRY_WORDS
 
     names = set(_pycst.HELPERS) | {"launch_server_cmd", "prepare_server_args", "ServerArgs", "Engine", "Runtime"}
     assert names <= set(PY_ENTRY_WORDS), sorted(names - set(PY_ENTRY_WORDS))
@@ -251,8 +251,8 @@ def test_every_helper_of_the_python_frontend_is_an_entry_point():
 
 
 def _python_texts_with_findings():
-    from kv4lint.runner import lint_text
-    from kv4lint.settings import Settings
+    from kv4lint.base.settings import Settings
+    from kv4lint.pipeline.runner import lint_text
 
     out = [(f"case{i}", text) for i, (lang, text) in enumerate(MUST_PASS) if lang == "python"]
     for p in sorted(FIXTURES.rglob("*.py")) if FIXTURES.is_dir() else []:
@@ -363,8 +363,8 @@ def test_the_tree_test_changes_no_findings(path, monkeypatch, tmp_path):
     """Every stage of the filter at once, wherever Python is scanned (files, Markdown fences, notebook cells,
     Python run from shell): with the syntax-tree screen, a fixture with findings reports exactly what it
     reports when the screen lets everything through (``kv4lint check`` with the snapshot's options)."""
-    from kv4lint import prefilter
     from kv4lint.cli import main
+    from kv4lint.files import prefilter
 
     answers = []
 
@@ -378,7 +378,7 @@ def test_the_tree_test_changes_no_findings(path, monkeypatch, tmp_path):
               "--output-file", str(out), *snapshots.read(path).args, str(path)])
         return [(f["line"], f["column"], f["code"], f["message"]) for f in json.loads(out.read_text())["findings"]]
 
-    def use(fn):  # wherever the screen is bound (``from kv4lint.prefilter import python_may_launch``)
+    def use(fn):  # wherever the screen is bound (``from kv4lint.files.prefilter import python_may_launch``)
         for m in holders:
             monkeypatch.setattr(m, "python_may_launch", fn)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kv4lint import project
-from kv4lint.project import find_sglang_pin, image_version, sglang_pins
+from kv4lint.settings import project
+from kv4lint.settings.project import find_sglang_pin, image_version, sglang_pins
 
 REPOS = Path(__file__).resolve().parents[1] / "fixtures" / "repos"
 
@@ -158,9 +158,9 @@ def _ns(**kw):
 
 
 def test_build_settings_fills_the_repository_pin_and_it_reaches_the_target(tmp_path):
-    from kv4lint.config import build_settings
-    from kv4lint.model import Launch, Span, Value
-    from kv4lint.runner import resolve_target
+    from kv4lint.base.model import Launch, Span, Value
+    from kv4lint.pipeline.runner import resolve_target
+    from kv4lint.settings.config import build_settings
 
     repo = tmp_path / "repo"
     shutil.copytree(REPOS / "dockerfile", repo)
@@ -182,7 +182,7 @@ def test_build_settings_fills_the_repository_pin_and_it_reaches_the_target(tmp_p
 
 
 def test_repository_is_the_config_files_directory(tmp_path):
-    from kv4lint.config import build_settings
+    from kv4lint.settings.config import build_settings
 
     (tmp_path / ".git").mkdir()
     (tmp_path / "requirements.txt").write_text("sglang==0.5.10\n")

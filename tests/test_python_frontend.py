@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
+from kv4lint.base.model import Provenance
+from kv4lint.base.source import OffsetMap
 from kv4lint.frontends.python import complexity_error, decode_literal, scan_python
-from kv4lint.model import Provenance
-from kv4lint.source import OffsetMap
 
 
 def scan(src: str, path: str = "t.py"):

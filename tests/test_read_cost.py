@@ -7,14 +7,15 @@ import os
 
 import pytest
 
-from kv4lint import discover as discover_mod
-from kv4lint import read, regular_file
-from kv4lint.ignore import GitIgnore
-from kv4lint.settings import Settings
+from kv4lint.base.settings import Settings
+from kv4lint.files import discover as discover_mod
+from kv4lint.files import regular_file
+from kv4lint.files.ignore import GitIgnore
+from kv4lint.pipeline import read
 
 
 class _Counting:
-    """``os`` for kv4lint.regular_file and kv4lint.read, counting the system calls made through it."""
+    """``os`` for kv4lint.files.regular_file and kv4lint.pipeline.read, counting the system calls made through it."""
 
     def __init__(self):
         self.calls: dict[str, int] = {}

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from kv4lint.base.settings import Settings
 from kv4lint.cli import main
 from kv4lint.frontends.python import scan_python
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
+from kv4lint.pipeline.runner import lint_text
 
 
 def src_of(code: str) -> str:
@@ -188,7 +188,7 @@ def test_a_value_of_a_stock_option_marked_as_the_forks_is_unknown():
             "--attention-backend kt_flash\n")
     (f,) = lint(text, "run.sh").findings
     assert f.code == "KV409" and "fork-options = [\"--attention-backend=kt_flash\"]" in f.message + f.detail
-    from kv4lint.cli.options import check_fork_options
+    from kv4lint.settings.options import check_fork_options
 
     for glob in ("--attention-backend=kt_*", "attention-backend=kt_*"):  # the dashes may be left out
         assert lint(text, "run.sh", fork_options=check_fork_options([glob])).findings == []
@@ -209,7 +209,7 @@ def test_fork_options_in_every_route(tmp_path: Path, capsys):
     (tmp_path / "pyproject.toml").write_text('[tool.kv4lint]\nfork-options = ["="]\n')
     assert main(["check", "--no-cache", "-j", "1", str(tmp_path)]) == 2
     assert "fork-options: expected option globs" in capsys.readouterr().err
-    from kv4lint.cli.options import BY_NAME, CODEMOD, FLAKE8, TOML
+    from kv4lint.settings.options import BY_NAME, CODEMOD, FLAKE8, TOML
 
     assert {TOML, FLAKE8, CODEMOD} <= BY_NAME["fork-options"].where
 
@@ -363,7 +363,7 @@ def test_only_sglangs_own_test_bases_with_attributes_set_are_launches(src):
 
 
 def test_a_test_class_file_passes_the_prefilter():
-    from kv4lint.prefilter import might_launch, python_may_launch
+    from kv4lint.files.prefilter import might_launch, python_may_launch
 
     src = DEFAULT_BASE + "\n\nclass T(DefaultServerBase):\n    other_args = ['--kv-cache-dtype', 'nvfp4']\n"
     assert might_launch(src, "python") and python_may_launch(src)

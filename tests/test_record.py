@@ -1,4 +1,4 @@
-"""The plain records of the start-up path (kv4lint.record) behave as the dataclasses they replaced: equal field by
+"""The plain records of the start-up path (kv4lint.base.record) behave as the dataclasses they replaced: equal field by
 field, printed with their fields, frozen ones unchangeable and hashable, and all of them survive pickling (a
 process pool's workers send reports back, with their decoded text) and the cache's JSON."""
 
@@ -9,13 +9,14 @@ import pickle
 
 import pytest
 
-from kv4lint import cache
-from kv4lint.cli.options import BY_NAME
-from kv4lint.file_report import FileError, FileReport
-from kv4lint.project import Pin
-from kv4lint.record import Frozen, Record, fields
-from kv4lint.settings import Settings
-from kv4lint.source import Text
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
+from kv4lint.base.record import Frozen, Record, fields
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import Text
+from kv4lint.pipeline import cache
+from kv4lint.settings.options import BY_NAME
+from kv4lint.settings.project import Pin
 
 
 def test_records_compare_and_print_field_by_field():
@@ -79,8 +80,8 @@ def test_every_records_init_takes_its_fields_in_order():
     import importlib
     import inspect
 
-    for module in ("config", "discover", "file_report", "project", "reporters.result", "settings", "source",
-                   "writer", "cli.options"):
+    for module in ("settings.config", "files.discover", "base.file_report", "settings.project", "reporters.result",
+                   "base.settings", "base.source", "fixes.writer", "settings.options"):
         importlib.import_module(f"kv4lint.{module}")
     found = {c.__name__: c for c in _records(Record)}
     assert {"FileError", "FileReport", "Settings", "Option", "Overrides", "Pin", "ConfigFile", "Candidate",

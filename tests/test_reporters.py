@@ -10,12 +10,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kv4lint.model import Edit, FileError, Finding, Fix, Position, Severity, Span
-from kv4lint.progress import Progress
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Edit, Finding, Fix, Position, Severity, Span
+from kv4lint.base.source import LineIndex
+from kv4lint.cli.progress import Progress
 from kv4lint.reporters import RunResult, render
 from kv4lint.reporters.github import escape_data, escape_property
 from kv4lint.rules.codes import RULES
-from kv4lint.source import LineIndex
 
 SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
 

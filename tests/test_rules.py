@@ -177,8 +177,8 @@ def test_unknown_values_never_fire_alone():
 
 def test_strict_names_the_backend_values_that_fail(tmp_path):
     # A backend kv4lint cannot read ($BACKEND): refused for some of its values only, so nothing by default ...
-    from kv4lint.runner import lint_text
-    from kv4lint.settings import Settings
+    from kv4lint.base.settings import Settings
+    from kv4lint.pipeline.runner import lint_text
 
     text = ("#!/bin/bash\npython -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B "
             "--kv-cache-dtype fp4_mx_block16 --attention-backend $BACKEND\n")

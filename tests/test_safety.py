@@ -327,8 +327,8 @@ def test_yaml_python_tags_construct_nothing_in_process(tmp_path, monkeypatch):
     called = []
     monkeypatch.setattr(os_mod, "system", lambda *a: called.append(a) or 0)
     monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: called.append(a))
-    from kv4lint.runner import lint_text
-    from kv4lint.settings import Settings
+    from kv4lint.base.settings import Settings
+    from kv4lint.pipeline.runner import lint_text
 
     text = ("a: !!python/object/apply:os.system [\"echo hi\"]\n"
             "b: !!python/object/new:subprocess.Popen [[\"echo\"]]\n"

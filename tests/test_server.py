@@ -204,7 +204,7 @@ def test_the_fix_is_offered_on_the_refused_values_and_between(tmp_path):
                             '"--kv-cache-dtype", "fp4_e2m1"]}]}\n', "  // kv4lint: disable=KV406"),
 ])
 def test_disable_for_this_line_writes_the_formats_comment(tmp_path, name, text, comment):
-    """The comment each format takes (kv4lint.suppress, the one writer): applied, the finding is gone."""
+    """The comment each format takes (kv4lint.fixes.add_suppressions, the one writer): applied, the finding is gone."""
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     path = tmp_path / name
     path.parent.mkdir(exist_ok=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kv4lint.cli import main
-from kv4lint.discover import language_of
+from kv4lint.files.discover import language_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "services"
 ARGS = ["--isolated", "--jobs", "1", "--sglang-version", "0.5.23", "--gpu", "b200"]

@@ -1,5 +1,5 @@
 """``--severity {warning,error}`` (issue 26): the least severity reported, applied where ``select``/``ignore``
-are (kv4lint.settings.Settings.enabled), so every output, the summary, the exit status, the fixes and
+are (kv4lint.base.settings.Settings.enabled), so every output, the summary, the exit status, the fixes and
 ``--add-suppressions`` agree; also ``severity =`` in ``[tool.kv4lint]`` / kv4lint.toml and flake8's
 ``--kv4-severity``.
 
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from kv4lint.base.model import Severity
+from kv4lint.base.settings import SEVERITIES, Settings
 from kv4lint.cli import main
-from kv4lint.cli.options import BY_NAME, FLAKE8, TOML, TOML_KEYS
-from kv4lint.model import Severity
-from kv4lint.settings import SEVERITIES, Settings
+from kv4lint.settings.options import BY_NAME, FLAKE8, TOML, TOML_KEYS
 
 LAUNCH = "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype {}\n"
 PY_LAUNCH = ('import subprocess\n\nsubprocess.run(["python", "-m", "sglang.launch_server", "--model-path",\n'
@@ -109,7 +109,7 @@ def test_statistics_count_the_reported_findings_only(tree, capsys):
 
 
 def test_a_cached_run_does_not_reuse_another_severitys_report(tree, capsys, tmp_path_factory, monkeypatch):
-    from kv4lint import cache as kv4lint_cache
+    from kv4lint.pipeline import cache as kv4lint_cache
 
     monkeypatch.setattr(kv4lint_cache, "RACY_S", 0.0)  # the files are seconds old: their reports are kept
     cache = str(tmp_path_factory.mktemp("cache"))

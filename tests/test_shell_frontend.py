@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kv4lint.base.model import Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.frontends.hints import device_hints, env_hints, image_hints
 from kv4lint.frontends.shell import scan_shell, split_words
-from kv4lint.model import Hint, Launch, Provenance, ScanResult, Span, Value
-from kv4lint.source import LineIndex, OffsetMap
 
 
 # ---------------------------------------------------------------------------

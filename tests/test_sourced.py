@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kv4lint import sourced
 from kv4lint.cli import main
+from kv4lint.pipeline import sourced
 
 ARGS = ["--jobs", "1", "--sglang-version", "0.5.23", "--gpu", "b200"]
 # A compose service that reads B_KV from conf/b.env (`env_file:`) in its `sh -c` command.
@@ -133,7 +133,7 @@ def test_a_file_outside_the_repository_is_not_read(tmp_path: Path):
 
 
 def test_outside_git_the_project_bounds_what_is_read(tmp_path: Path):
-    """Not under git: the nearest ``pyproject.toml`` marks the repository (kv4lint.ignore.repository_root)."""
+    """Not under git: the nearest ``pyproject.toml`` marks the repository (kv4lint.files.ignore.repository_root)."""
     proj = tmp_path / "proj"
     (proj / "scripts").mkdir(parents=True)
     (proj / "pyproject.toml").write_text("[project]\nname = 'p'\n")
@@ -280,7 +280,7 @@ def test_env_file_values_and_where_they_are_written(tmp_path: Path):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 def test_a_fifo_is_never_read_as_a_settings_file(tmp_path: Path):
-    """Settings files are read through kv4lint.regular_file: a FIFO is refused before it is opened, even with
+    """Settings files are read through kv4lint.files.regular_file: a FIFO is refused before it is opened, even with
     a writer waiting on it (a plain ``open`` would read what the writer writes, or wait for one forever)."""
     fifo = tmp_path / "serve.env"
     os.mkfifo(fifo)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kv4lint.version import __version__
+from kv4lint.base.version import __version__
 
 PARSERS = ("libcst", "tree_sitter", "tree_sitter_bash", "ruamel", "markdown_it", "nbformat")
 
@@ -46,7 +46,7 @@ def _python_alone(cwd: Path) -> set[str]:
 
 # What no run over files without launches uses: dataclasses (inspect, ast, dis, tokenize ...) and typing cost
 # ~12 ms a start, the rich model loads with them; traceback and difflib serve an error and a typo only.
-UNUSED = ("dataclasses", "typing", "inspect", "traceback", "difflib", "kv4lint.model")
+UNUSED = ("dataclasses", "typing", "inspect", "traceback", "difflib", "kv4lint.base.model")
 
 
 def _top(modules: list[str], names) -> list[str]:
@@ -115,7 +115,7 @@ def test_a_walk_looks_for_configuration_files_only_where_its_listings_show_one(t
     real = os.path.isfile
 
     def isfile(p):
-        if sys._getframe(1).f_code.co_filename.endswith(os.path.join("kv4lint", "config.py")):  # the search
+        if sys._getframe(1).f_code.co_filename.endswith(os.path.join("kv4lint", "settings", "config.py")):  # the search
             looked[os.path.relpath(str(p), tmp_path)] += 1
         return real(p)
 
@@ -157,7 +157,7 @@ def test_a_walk_resolves_settings_once_per_directory(tmp_path, monkeypatch):
     from collections import Counter
 
     from kv4lint.cli import main
-    from kv4lint.config import ConfigResolver
+    from kv4lint.settings.config import ConfigResolver
 
     for d in ("a", "b", "a/c"):
         (tmp_path / d).mkdir()
@@ -192,21 +192,21 @@ def test_a_run_over_files_without_launches_imports_neither_dataclasses_nor_typin
     tree.mkdir()
     _tree_without_launches(tree)
     alone = _python_alone(tree)
-    # The files were written just now: the index records them all the same (kv4lint.cache.RACY_S).
-    prelude = "import kv4lint.cache\nkv4lint.cache.RACY_S = -60\n"
+    # The files were written just now: the index records them all the same (kv4lint.pipeline.cache.RACY_S).
+    prelude = "import kv4lint.pipeline.cache\nkv4lint.pipeline.cache.RACY_S = -60\n"
     runs = {"cold": ("--no-cache",), "first cached": ("--cache-dir", str(tmp_path / "cache")),
             "second cached": ("--cache-dir", str(tmp_path / "cache"))}
     for name, options in runs.items():
         code, modules = _run(tree, "check", "--isolated", "-j", "1", *options, ".", prelude=prelude)
         assert code == 0, name
-        assert ("kv4lint.read" in modules) == (name != "second cached"), name  # the files were read, then stat-ed
-        assert ("kv4lint.writer" in modules) == (name == "first cached"), name  # the index written once
+        assert ("kv4lint.pipeline.read" in modules) == (name != "second cached"), name  # read, then stat-ed
+        assert ("kv4lint.fixes.writer" in modules) == (name == "first cached"), name  # the index written once
         assert sorted(set(UNUSED) & (set(modules) - alone)) == [], name
 
 
 # What a second run over an unchanged tree does not use (issue 37): the readers, the pre-filter (and the ``ast``
 # it imports), the workers, git's pattern matching.
-NOT_WARM = ("kv4lint.read", "kv4lint.prefilter", "kv4lint.parallel", "ast", "pathspec")
+NOT_WARM = ("kv4lint.pipeline.read", "kv4lint.files.prefilter", "kv4lint.pipeline.parallel", "ast", "pathspec")
 
 
 def test_a_second_run_imports_only_what_a_stat_walk_needs(tmp_path):
@@ -217,7 +217,7 @@ def test_a_second_run_imports_only_what_a_stat_walk_needs(tmp_path):
     (tree / ".gitignore").write_text("*.log\nbuild/\n")
     (tree / "src" / ".gitignore").write_text("generated.py\n")
     (tree / "src" / "generated.py").write_text("import sglang\n")
-    prelude = "import kv4lint.cache\nkv4lint.cache.RACY_S = -60\n"
+    prelude = "import kv4lint.pipeline.cache\nkv4lint.pipeline.cache.RACY_S = -60\n"
     for name in ("first", "second"):
         code, modules = _run(tree, "check", "--isolated", "-j", "1", "--cache-dir", str(tmp_path / "cache"), ".",
                              prelude=prelude)
@@ -232,7 +232,8 @@ def test_a_second_run_imports_only_what_a_stat_walk_needs(tmp_path):
 def test_version_imports_next_to_nothing(tmp_path):
     code, modules = _run(tmp_path, "--version")
     assert code == 0
-    assert sorted(set(modules) - _python_alone(tmp_path)) == ["kv4lint", "kv4lint.cli", "kv4lint.version"]
+    assert sorted(set(modules) - _python_alone(tmp_path)) == ["kv4lint", "kv4lint.base", "kv4lint.base.version",
+                                                              "kv4lint.cli"]
     for argv in (["--version"], ["--version", "--version"]):  # the second through the argument parser
         cp = subprocess.run([sys.executable, "-m", "kv4lint", *argv], cwd=tmp_path, capture_output=True, text=True,
                             timeout=60)

@@ -1,4 +1,4 @@
-"""kv4lint check --add-suppressions (kv4lint.suppress)."""
+"""kv4lint check --add-suppressions (kv4lint.fixes.add_suppressions)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import stat
 import pytest
 
 import fakefront
+from kv4lint.base.model import Finding, Position, Severity, Span
+from kv4lint.base.source import LineIndex
 from kv4lint.cli import main
-from kv4lint.model import Finding, Position, Severity, Span
-from kv4lint.source import LineIndex
-from kv4lint.suppress import add_suppressions, suppress_text
+from kv4lint.fixes.add_suppressions import add_suppressions, suppress_text
 
 
 def at(text: str, needle: str, code: str = "KV401", path: str = "x", nth: int = 0) -> Finding:
@@ -388,7 +388,7 @@ def test_strict_json_already_holding_comments_takes_them(tmp_path, monkeypatch):
                                          ("a.jsonc", "//"), ("ecs/task-definition.json", None),
                                          ("inspect.json", None)])
 def test_json_leader(path, leader):
-    from kv4lint.suppression import leader_for
+    from kv4lint.base.suppression import leader_for
 
     assert leader_for("json", path) == leader
     assert leader_for("shell", path) == "#"

@@ -9,8 +9,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
+from kv4lint.base.settings import Settings
+from kv4lint.pipeline.runner import lint_text
 from test_wrapped_launches import FORMATS, LAUNCH
 
 S23 = Settings(sglang_version="0.5.23")
@@ -115,7 +115,7 @@ def test_other_codes_do_not_suppress(fmt, comment):
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "notebook"])  # notebooks are left alone
 @pytest.mark.parametrize("wrapped", [False, True])
 def test_what_add_suppressions_writes_is_read_back(fmt, wrapped):
-    from kv4lint.suppress import suppress_text
+    from kv4lint.fixes.add_suppressions import suppress_text
 
     path, language, build = FORMATS[fmt]
     text = build((["srun", "-N1"] if wrapped else []) + LAUNCH)

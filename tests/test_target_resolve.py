@@ -1,5 +1,5 @@
 """Issue 33: the target is decided in one place (kv4lint/target/), axis by axis, from the evidence the frontends
-report as :class:`kv4lint.model.Hint` records.
+report as :class:`kv4lint.base.model.Hint` records.
 
 The GPU axis: what the user states > the file's own GPU hints, where the GPUs one scope names together are a
 candidate set and a nearer scope (launch > section > file) narrows a farther one's set where they agree and
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import pytest
 
-from kv4lint.model import Hint, Launch, Provenance, Span, Value
+from kv4lint.base.model import Hint, Launch, Provenance, Span, Value
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import LineIndex
+from kv4lint.pipeline.runner import resolve_target
 from kv4lint.rules.parser import judge
-from kv4lint.runner import resolve_target
-from kv4lint.settings import Settings
 from kv4lint.sglang.gpus import ARCHS, CLASSES, describe, normalise_gpu, representatives
-from kv4lint.source import LineIndex
 from kv4lint.target import Target
 from kv4lint.target.gpu import candidates, choose
 

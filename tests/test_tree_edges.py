@@ -100,8 +100,8 @@ def test_a_fifo_swapped_in_after_the_stat_is_not_opened(tmp_path):
     os.mkfifo(fifo)
     code = (
         "import os, stat, sys\n"
-        "from kv4lint import read, regular_file\n"
-        "from kv4lint.settings import Settings\n"
+        "from kv4lint.pipeline import read; from kv4lint.files import regular_file\n"
+        "from kv4lint.base.settings import Settings\n"
         "real = os.stat\n"
         "def lying_stat(p, *a, **k):\n"
         "    st = real(p, *a, **k)\n"
@@ -122,8 +122,9 @@ def test_the_walks_stat_stands_for_the_stat_before_the_open(tmp_path, monkeypatc
     """A walk's ``stat`` of a file (``walked``) is the check before the open: no second ``stat``; the ``fstat``
     after the open still refuses a FIFO swapped in since the walk, and a walked ``stat`` that is not a regular
     file is refused unopened."""
-    from kv4lint import read, regular_file
-    from kv4lint.settings import Settings
+    from kv4lint.base.settings import Settings
+    from kv4lint.files import regular_file
+    from kv4lint.pipeline import read
 
     script = tmp_path / "serve.sh"
     script.write_text("echo hello\n")
@@ -166,7 +167,7 @@ def test_messages_quote_no_line_of_a_file_outside_the_repository(tree):
 
 @pytest.mark.parametrize("size", [0, 1, 5, 1000, 3 << 20])
 def test_read_bytes_reads_the_whole_file_or_one_byte_over_the_limit(tmp_path, size):
-    from kv4lint.regular_file import read_bytes
+    from kv4lint.files.regular_file import read_bytes
 
     p = hostile.write(tmp_path / "f.sh", b"x" * size)
     assert read_bytes(str(p)) == b"x" * size

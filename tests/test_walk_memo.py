@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from kv4lint import discover as walk
-from kv4lint.config import CONFIG_NAMES
-from kv4lint.discover import WalkMemo, discover
+from kv4lint.files import discover as walk
+from kv4lint.files.discover import WalkMemo, discover
+from kv4lint.settings.config import CONFIG_NAMES
 
 HOUR_AGO = time.time() - 3600
 

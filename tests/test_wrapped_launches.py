@@ -9,9 +9,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
-from kv4lint.source import LineIndex
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import LineIndex
+from kv4lint.pipeline.runner import lint_text
 
 S23 = Settings(sglang_version="0.5.23")
 LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--kv-cache-dtype", "fp4_e2m1",

@@ -1,4 +1,4 @@
-"""kv4lint.writer: atomic, lossless file writing, and every refusal."""
+"""kv4lint.fixes.writer: atomic, lossless file writing, and every refusal."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import stat
 
 import pytest
 
-from kv4lint import writer
-from kv4lint.fix import apply_edits
-from kv4lint.model import Edit, Span
-from kv4lint.source import decode
-from kv4lint.writer import WriteError
+from kv4lint.base.model import Edit, Span
+from kv4lint.base.source import decode
+from kv4lint.fixes import writer
+from kv4lint.fixes.edits import apply_edits
+from kv4lint.fixes.writer import WriteError
 
 OLD, NEW = "fp4_e2m1", "fp8_e4m3"
 
@@ -70,7 +70,7 @@ def test_bytes_outside_the_edit_are_kept(tmp_path, name):
 def test_utf16_and_utf32_without_a_bom_are_told_by_their_nul_bytes():
     """Issue 34: such text read as UTF-8 decodes (NUL is UTF-8) to characters between NULs, with no option in
     it to find; its NUL bytes tell the encoding. Binary data, UTF-8 with a stray NUL, do not."""
-    from kv4lint.source import DecodeError, wide_encoding
+    from kv4lint.base.source import DecodeError, wide_encoding
 
     text = "a: [sglang, --kv-cache-dtype, fp4_e2m1]  # caf\u00e9\n"
     for enc in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):
@@ -260,7 +260,7 @@ def test_sigterm_during_a_write_ends_the_process_after_it(tmp_path):
     code = ("import os, signal, sys\n"
             "sys.path.insert(0, sys.argv[2])\n"
             "import test_writer as t\n"
-            "from kv4lint import writer\n"
+            "from kv4lint.fixes import writer\n"
             "writer._before_replace = lambda real: os.kill(os.getpid(), signal.SIGTERM)\n"
             "t.fix_file(sys.argv[1])\n"
             "print('went on after SIGTERM')\n")

@@ -1,34 +1,32 @@
 """The ``kv4lint`` command (and ``python -m kv4lint``): check, fix, explain, matrix.
 
-- :mod:`kv4lint.cli.options` -- the one table of options (argparse, flake8, the codemod and the
-  ``[tool.kv4lint]`` keys are built from it) and the check of every value;
 - :mod:`kv4lint.cli.app` -- the argument parser, the commands' dispatch and the exit status;
 - :mod:`kv4lint.cli.check` -- ``kv4lint check``: discover, lint each file with its own settings,
   report;
 - :mod:`kv4lint.cli.fix` -- ``kv4lint fix`` (``check --fix``, ``--diff``) over the fix engine
-  (:mod:`kv4lint.fixer`), which imports nothing of this package.
+  (:mod:`kv4lint.pipeline.fix_engine`), which imports nothing of this package.
 
 Exit status: 0 -- everything named was checked and nothing was found; 1 -- findings, or a file
 that could not be read or parsed; 2 -- usage errors (an unknown option or command, a bad
 configuration, a named path that does not exist) and internal errors.
 
-Importing this package costs nothing: the flake8 plugin and the codemod import the option table
-in every run, the commands are imported when called.
+The argument parser is built from the one table of options (:mod:`kv4lint.settings.options`, which
+the flake8 plugin, the codemod and ``[tool.kv4lint]`` read too).  Importing this package costs
+nothing: ``kv4lint --version`` loads only the version, the commands are imported when called.
 """
 
 from __future__ import annotations
 
 import sys
 
-from kv4lint.version import VERSION_LINE
+from kv4lint.base.version import VERSION_LINE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 
-# The commands are imported when run (kv4lint.cli.app): the flake8 plugin and the codemod import this package
-# for its option table in every run.
+# The commands are imported when run (kv4lint.cli.app): `kv4lint --version` needs none of them.
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script's entry point (``kv4lint = kv4lint.cli:main``)."""
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # the parser and the commands not needed

@@ -1,4 +1,4 @@
-"""The argument parser (built from :mod:`kv4lint.cli.options`), the commands' dispatch, the exit status."""
+"""The argument parser (built from :mod:`kv4lint.settings.options`), the commands' dispatch, the exit status."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import argparse
 import os
 import sys
 
-from kv4lint.cli.options import CLI, ConfigError, UsageError, add_to_parser
-from kv4lint.exit_status import EXIT_ERROR, EXIT_OK
-from kv4lint.internal_error import guarded
-from kv4lint.isolation import path_arguments, trusted_imports
-from kv4lint.version import VERSION_LINE
+from kv4lint.base.exit_status import EXIT_ERROR, EXIT_OK
+from kv4lint.base.internal_error import guarded
+from kv4lint.base.version import VERSION_LINE
+from kv4lint.files.isolation import path_arguments, trusted_imports
+from kv4lint.settings.options import CLI, ConfigError, UsageError, add_to_parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def _command_argv(argv: list[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script (and ``python -m kv4lint``): no module of the scanned tree is importable while
-    it runs (kv4lint.isolation), and an unexpected exception exits 2 (kv4lint.internal_error)."""
+    it runs (kv4lint.files.isolation), and an unexpected exception exits 2 (kv4lint.base.internal_error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     with trusted_imports(path_arguments(argv)):
         return guarded(_main, argv)
@@ -221,7 +221,7 @@ def _explain(ns: argparse.Namespace) -> int:
 
 
 def _matrix(ns: argparse.Namespace) -> int:
-    from kv4lint.matrix import matrix
+    from kv4lint.cli.matrix import matrix
 
     try:
         print(matrix(ns.sglang_version, gpus=ns.gpu, fmt=ns.format), end="")

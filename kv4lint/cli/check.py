@@ -1,7 +1,7 @@
 """``kv4lint check``: discover the files, lint each with its own settings, report, and say by the
 exit status whether everything named was checked.
 
-Each file is judged with the nearest configuration above it (:class:`kv4lint.config.ConfigResolver`),
+Each file is judged with the nearest configuration above it (:class:`kv4lint.settings.config.ConfigResolver`),
 the command line over it, so the findings do not depend on the order of the paths or on how
 pre-commit batches them.  ``PATH`` ``-`` (with ``--stdin-filename``) reads one file from stdin.
 """
@@ -13,24 +13,25 @@ import contextlib
 import os
 import sys
 
-from kv4lint.cli.options import ConfigError, Overrides, UsageError, version_note
-from kv4lint.config import CONFIG_NAMES, ConfigResolver
-from kv4lint.discover import WalkMemo, discover, excluded
-from kv4lint.exit_status import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
-from kv4lint.internal_error import has_internal
-from kv4lint.file_report import FileError, FileReport
-from kv4lint.printable import printable
-from kv4lint.progress import Progress
+from kv4lint.base.exit_status import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
+from kv4lint.base.internal_error import has_internal
+from kv4lint.base.printable import printable
+from kv4lint.base.settings import Settings
+from kv4lint.cli.progress import Progress
+from kv4lint.files.discover import WalkMemo, discover, excluded
 from kv4lint.reporters import RunResult, render
 from kv4lint.reporters.text import summary, unsafe_hint
-from kv4lint.settings import Settings
+from kv4lint.settings.config import CONFIG_NAMES, ConfigResolver
+from kv4lint.settings.options import ConfigError, Overrides, UsageError, version_note
 
 
 def resolver_for(ns: argparse.Namespace) -> ConfigResolver:
     """The settings of every file of this run: configuration files, then the command line."""
     cache_dir = None
     if not (ns.no_cache or os.environ.get("KV4LINT_NO_CACHE", "") not in ("", "0")):
-        from kv4lint.cache import default_dir
+        from kv4lint.pipeline.cache import default_dir
 
         cache_dir = ns.cache_dir or os.environ.get("KV4LINT_CACHE_DIR") or default_dir()
     try:
@@ -93,7 +94,7 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver, *,
     index = memo = None
     cache_dir = resolver.cache_dir
     if cache_dir and any(os.path.isdir(p) for p in paths):  # a walk, not files named (pre-commit)
-        from kv4lint import cache
+        from kv4lint.pipeline import cache
 
         index = cache.FileIndex(cache_dir, list(paths), reuse_reports=reuse_reports)
         memo = WalkMemo(index.old_walk, cache.RACY_S)  # a second walk lists only the directories that changed
@@ -163,10 +164,10 @@ def lint_files(files, settings, index, jobs: int, progress) -> list:
     file of a second run, which then costs a look-up each), and the index learns this run's."""
     per_file = [settings] * len(files) if isinstance(settings, Settings) else list(settings)
     if index is None:
-        from kv4lint.parallel import lint_many
+        from kv4lint.pipeline.parallel import lint_many
 
         return lint_many([(c.path, c.language, c.stat) for c in files], per_file, jobs=jobs, progress=progress)
-    from kv4lint.cache import settings_key  # the index is there: kv4lint.cache is loaded already
+    from kv4lint.pipeline.cache import settings_key  # the index is there: kv4lint.pipeline.cache is loaded already
 
     keys: dict[int, str | None] = {}  # id(settings) -> settings_key: files of one configuration share one
 
@@ -191,7 +192,7 @@ def lint_files(files, settings, index, jobs: int, progress) -> list:
     if len(todo) < len(files):
         progress(len(files) - len(todo))
     if todo:  # the readers, the pre-filter and the parsers: for the files that changed only
-        from kv4lint.parallel import is_empty, lint_many
+        from kv4lint.pipeline.parallel import is_empty, lint_many
 
         for i, rep in zip(todo, lint_many([(files[i].path, files[i].language, files[i].stat) for i in todo],
                                           [per_file[i] for i in todo], jobs=jobs, progress=progress)):
@@ -248,7 +249,8 @@ def _drop_stdout() -> None:
 
 def open_output_file(path: str, newline: str | None = None, *, binary: bool = False):
     """``--output-file``, opened for writing (``binary``: bytes); a file that cannot be written is a usage error
-    (exit 2), never an internal one (its folder is checked before the run: kv4lint.cli.options.check_output_file)."""
+    (exit 2), never an internal one (its folder is checked before the run:
+    kv4lint.settings.options.check_output_file)."""
     try:
         if binary:
             return open(path, "wb")
@@ -363,7 +365,7 @@ def run_check(ns: argparse.Namespace, resolver: ConfigResolver) -> int:
     result, _ = collect(ns, resolver, reuse_reports=not getattr(ns, "add_suppressions", False))
     note_versions(resolver, result)
     if getattr(ns, "add_suppressions", False):
-        from kv4lint.suppress import add_suppressions
+        from kv4lint.fixes.add_suppressions import add_suppressions
 
         left: list = []
         n = add_suppressions(result.findings, left=left)

@@ -1,5 +1,5 @@
 """``kv4lint fix`` (and ``kv4lint check --fix`` / ``--diff``): the command over the fix engine
-(:func:`kv4lint.fixer.fix_files`), with the same exit status as ``check``: 0 nothing remains, 1
+(:func:`kv4lint.pipeline.fix_engine.fix_files`), with the same exit status as ``check``: 0 nothing remains, 1
 findings remain or a file could not be read, parsed or written (or, with ``--exit-non-zero-on-fix``,
 a file changed; with ``--diff``, there is a diff), 2 usage errors.
 """
@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kv4lint import writer
+from kv4lint.fixes import writer
 from kv4lint.cli.check import collect, emit_fixed, exit_status, note_versions, open_output_file, quiet, \
     reads_stdin, resolver_for, settings_of, writing
+from kv4lint.base.model import Finding
+from kv4lint.base.printable import printable
 from kv4lint.cli.stdin import fix_stdin
-from kv4lint.fixer import FixInterrupted, fix_files
-from kv4lint.model import Finding
-from kv4lint.printable import printable
+from kv4lint.pipeline.fix_engine import FixInterrupted, fix_files
 
 
 def run_fix(ns: argparse.Namespace) -> int:

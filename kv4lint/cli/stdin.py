@@ -15,18 +15,18 @@ import argparse
 import os
 import sys
 
-from kv4lint.cli.options import UsageError
+from kv4lint.settings.options import UsageError
 from kv4lint.cli.check import emit, emit_fixed, exit_status, note_versions, settings_of, writing, \
     _excluded_by_config
-from kv4lint.config import ConfigResolver
-from kv4lint.discover import language_of
-from kv4lint.exit_status import EXIT_OK
-from kv4lint.fixer import fix_text, unified_diff
-from kv4lint.ignore import GitIgnore
-from kv4lint.model import FileError
+from kv4lint.base.exit_status import EXIT_OK
+from kv4lint.base.file_error import FileError
+from kv4lint.base.source import DecodeError, decode
+from kv4lint.files.discover import language_of
+from kv4lint.files.ignore import GitIgnore
+from kv4lint.pipeline.fix_engine import fix_text, unified_diff
+from kv4lint.pipeline.runner import lint_text
 from kv4lint.reporters import RunResult
-from kv4lint.runner import lint_text
-from kv4lint.source import DecodeError, decode
+from kv4lint.settings.config import ConfigResolver
 
 
 def _read(ns: argparse.Namespace, resolver: ConfigResolver):

@@ -13,8 +13,9 @@ import contextlib
 import gc
 import importlib
 
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import ScanResult
 from kv4lint.frontends import budget
-from kv4lint.model import FileError, ScanResult
 
 # language -> "module:function"; every function is ``f(text: str, path: str) -> ScanResult``.
 SCANNERS: dict[str, str] = {
@@ -44,7 +45,7 @@ NESTED: dict[str, str] = {
     "yaml": "kv4lint.frontends.yaml:scan_yaml",  # a Kubernetes manifest written in JSON (JSON is YAML)
 }
 
-# What kv4lint.sourced reads the settings of another file with (a Makefile's variables, a shell script's:
+# What kv4lint.pipeline.sourced reads the settings of another file with (a Makefile's variables, a shell script's:
 # ``f(text, path, nested)``); it scans a file again, with those settings, through SCANNERS.  Loaded when a file
 # refers to another, not with the stage (most launches refer to none).
 SETTINGS: dict[str, str] = {
@@ -74,7 +75,7 @@ def nested(kind: str):
 
 def again(language: str):
     """The scanner of ``language`` (a key of :data:`SCANNERS`) for a scan with another file's settings
-    (kv4lint.sourced); raises ImportError when it cannot be loaded."""
+    (kv4lint.pipeline.sourced); raises ImportError when it cannot be loaded."""
     return _load(SCANNERS[language])
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import MAX_WORDS, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.base.source import OffsetMap
 from kv4lint.frontends import budget
 from kv4lint.frontends.embedded import EnvDef, merge, scan_shell_text, with_prelude
 from kv4lint.frontends.hints import fact_hints
-from kv4lint.model import MAX_WORDS, FileError, Hint, Launch, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import unwrap
-from kv4lint.source import OffsetMap
 
 # ---------------------------------------------------------------------------
 # Words: argv tokens that are data (exec-form arrays, YAML lists)

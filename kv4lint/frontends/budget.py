@@ -2,10 +2,10 @@
 
 A container (a Dockerfile's instructions, a README's fences, a notebook's cells, a Makefile's recipes, a YAML
 or JSON file's commands) hands each block to the shell or Python frontend as a text of its own, and each
-text's launches are bounded (:data:`~kv4lint.model.MAX_WORDS` words).  Reading and judging a launch costs
+text's launches are bounded (:data:`~kv4lint.base.model.MAX_WORDS` words).  Reading and judging a launch costs
 about 0.1 ms a word and a few tenths of a millisecond a launch, so a 10 MB file of many blocks, each under the
 bound, took minutes (issue 34: 2 MB of Dockerfile stages, 30 s).  The registry opens a budget per file
-(:func:`opened`) of :data:`MAX_LAUNCHES` launches and :data:`~kv4lint.model.MAX_WORDS` words of their
+(:func:`opened`) of :data:`MAX_LAUNCHES` launches and :data:`~kv4lint.base.model.MAX_WORDS` words of their
 arguments; the embedded readers charge each block's launches to it (:func:`charge`), and once it is spent the
 file gets one error naming the limit and its other blocks are not scanned (:func:`spent`): never a file read
 for minutes, never one passed as clean.  Real files hold a few launches; the bounds cost about 2 s (launches)
@@ -19,7 +19,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
-from kv4lint.model import MAX_WORDS, FileError, ScanResult
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import MAX_WORDS, ScanResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Where a text's comments are, for the suppression grammar (:func:`kv4lint.suppression.file_codes`).
+"""Where a text's comments are, for the suppression grammar (:func:`kv4lint.base.suppression.file_codes`).
 
 A ``# kv4lint: disable-file`` line inside a string literal, a here-document or a
 YAML value is data, not a comment: each reader tells which offsets start a

@@ -4,7 +4,7 @@ The instruction splitter is line based, as Docker's own parser is: parser
 directives (``# escape=``), continuation lines (the escape character at the
 end of a line; comment and empty lines inside a continuation are dropped),
 heredocs (``RUN <<EOF``).  Each instruction's arguments become one text with
-an :class:`~kv4lint.source.OffsetMap` back to the file, so the shell
+an :class:`~kv4lint.base.source.OffsetMap` back to the file, so the shell
 frontend's spans land on the Dockerfile's characters.
 
 * Shell form (``RUN``/``CMD``/``ENTRYPOINT`` followed by text) is scanned as
@@ -27,16 +27,17 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from kv4lint import internal_error
+from kv4lint.base import internal_error
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Hint, Provenance, ScanResult, Span, Value
+from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.frontends import argv_lists, budget, embedded
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.env_launchers import Setting, env_launch
 from kv4lint.frontends.hints import env_hints, image_hints
-from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import SHELLS
-from kv4lint.source import LineIndex, OffsetMap
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(.*?)[ \t]*$")
 _INSTR = re.compile(r"^[ \t]*([A-Za-z]+)(?=[ \t]|$)[ \t]*")

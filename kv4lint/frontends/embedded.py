@@ -2,7 +2,7 @@
 
 Each container format (Dockerfile, YAML, Markdown, notebooks, Makefiles)
 finds the shell or Python text embedded in it, builds an
-:class:`~kv4lint.source.OffsetMap` from the embedded text to the file
+:class:`~kv4lint.base.source.OffsetMap` from the embedded text to the file
 (:class:`TextBuilder`, JSON strings with positions), and hands the text to
 the shell or Python frontend (:func:`scan_shell_text`,
 :func:`scan_python_text`), with the environment the outer format sets
@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from kv4lint import internal_error
+from kv4lint.base import internal_error
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Hint, ScanResult, Span, Value
+from kv4lint.base.source import LineIndex, OffsetMap
+from kv4lint.base.suppression import codes_above, file_codes
+from kv4lint.files.prefilter import shell_may_launch
 from kv4lint.frontends import budget, nested
-from kv4lint.model import FileError, Hint, ScanResult, Span, Value
-from kv4lint.prefilter import shell_may_launch
-from kv4lint.source import LineIndex, OffsetMap
-from kv4lint.suppression import codes_above, file_codes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ class TextBuilder:
     character stands in for something: a folded line break, a removed prompt),
     and never extend a verbatim run, so no span that covers them is editable.
     The map is kept as its pieces (a range for a verbatim one) until it is read
-    (:meth:`kv4lint.source.OffsetMap.of_parts`).
+    (:meth:`kv4lint.base.source.OffsetMap.of_parts`).
     """
 
     def __init__(self) -> None:
@@ -199,7 +200,7 @@ def _error(path: str, what: str, e: BaseException, line: int | None) -> FileErro
 def scan_shell_text(text: str, path: str, origin: OffsetMap | None, *, env: dict[str, str] | None = None,
                     hints: list[Hint] | None = None, what: str = "embedded shell",
                     line: int | None = None, file_text: str | None = None) -> ScanResult:
-    """Scan embedded shell text (none that fails :func:`kv4lint.prefilter.shell_may_launch`); a failure is
+    """Scan embedded shell text (none that fails :func:`kv4lint.files.prefilter.shell_may_launch`); a failure is
     reported as a FileError, never raised."""
     if not shell_may_launch(text, env) or budget.spent():
         return ScanResult()
@@ -302,7 +303,7 @@ def apply_disabled(result: ScanResult, text: str, index: LineIndex | None = None
                    comments=None) -> None:
     """Mark launches with the directives right above them, or above the line that opens their block
     (``opener``: a Dockerfile instruction, a YAML key, a Markdown fence); and the file's ``disable-file``
-    (``comments``: the container's test of where its comments are, :func:`kv4lint.suppression.file_codes`)."""
+    (``comments``: the container's test of where its comments are, :func:`kv4lint.base.suppression.file_codes`)."""
     if not _mentions_kv4lint(text):
         return
     index = index or LineIndex(text)

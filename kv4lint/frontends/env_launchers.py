@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kv4lint.model import Hint, Launch, Provenance, Span, Value
+from kv4lint.base.model import Hint, Launch, Provenance, Span, Value
 from kv4lint.sglang.launchers import TRUTHY, env_launcher
 
 

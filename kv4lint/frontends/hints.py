@@ -5,7 +5,7 @@ Markdown): each finds the text (an image reference, an ``export``, a
 ``--device`` option, a scheduler's GPU request, a heading) and asks here what
 it says about the machine.  GPU names mean what :mod:`kv4lint.sglang.gpus`
 says they mean: a ``gpu`` hint's value is a candidate set of archs
-(:class:`~kv4lint.model.Hint`), with the platform the names imply beside it.
+(:class:`~kv4lint.base.model.Hint`), with the platform the names imply beside it.
 
 A hint only says what a launch *targets*; the rules decide what follows.
 Nothing here guesses: a tag or variable that says nothing yields no hint.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from kv4lint.model import Hint, Span
+from kv4lint.base.model import Hint, Span
 from kv4lint.sglang.gpus import GPU_ARCH, NODE_LABELS, ArchSet, GpuName, archs_named, by_capability, find_gpus, \
     parse_gpu
 from kv4lint.sglang.launchers import env_launcher

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kv4lint.base.model import Span
+from kv4lint.base.source import OffsetMap
 from kv4lint.frontends.embedded import TextBuilder
-from kv4lint.model import Span
-from kv4lint.source import OffsetMap
 
 _ASSIGN_BANG = re.compile(r"^([ \t]*[A-Za-z_][A-Za-z0-9_., \t]*=[ \t]*)([!%])")
 _ENV_MAGIC = re.compile(r"^[ \t]*%env[ \t]+([A-Za-z_][A-Za-z0-9_]*)(?:[ \t]*=[ \t]*|[ \t]+)(\S.*?)[ \t]*$")

@@ -32,15 +32,16 @@ import gc
 import re
 from dataclasses import dataclass
 
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Hint, Provenance, ScanResult, Span, Value
+from kv4lint.base.source import LineIndex, OffsetMap
+from kv4lint.base.suppression import file_codes
 from kv4lint.frontends import argv_lists, budget, embedded, nested
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.env_launchers import Setting, env_launch
 from kv4lint.frontends.hints import dedupe_hints, env_hints, image_hints, node_hints, scheduler_hints, short
-from kv4lint.model import FileError, Hint, Provenance, ScanResult, Span, Value
 from kv4lint.sglang.commands import unwrap
 from kv4lint.sglang.launchers import profile_arg_key
-from kv4lint.source import LineIndex, OffsetMap
-from kv4lint.suppression import file_codes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -22,11 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from kv4lint import internal_error
+from kv4lint.base import internal_error
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import ForeignString, Hint, ScanResult, Span
 from kv4lint.frontends import embedded
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
-from kv4lint.model import FileError, ForeignString, Hint, ScanResult, Span
 
 _ASSIGN = re.compile(r"^[ \t]*((?:(?:export|override|private)[ \t]+)*)([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*"
                      r"(::=|:::=|:=|\?=|\+=|!=|=)[ \t]*")
@@ -47,7 +48,7 @@ class MakeVar:
     span: Span | None = None  # the assignment line
     exported: bool = False
     uses: int = 0
-    foreign: bool = False  # set by an included makefile (kv4lint.sourced): reported, not edited here
+    foreign: bool = False  # set by an included makefile (kv4lint.pipeline.sourced): reported, not edited here
 
 
 @dataclass
@@ -86,7 +87,7 @@ def parse(text: str, included: dict[str, dict[str, ForeignString | None]] | None
     """Variables, recipe lines and whether ``.ONESHELL`` is set.
 
     ``include FILE`` lines are appended to ``includes`` (as ``makeinclude:FILE``); ``included`` gives the
-    variables of those files when the pipeline read them (:mod:`kv4lint.sourced`), set where the line stands.
+    variables of those files when the pipeline read them (:mod:`kv4lint.pipeline.sourced`), set where the line stands.
     """
     lines = _physical(text)
     variables: dict[str, MakeVar] = {}

@@ -27,14 +27,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kv4lint import internal_error
+from kv4lint.base import internal_error
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import ScanResult
+from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.frontends import budget, embedded, sections
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import dedupe_hints
 from kv4lint.frontends.ipython import interpolate, python_strings, split_ipython
-from kv4lint.model import FileError, ScanResult
-from kv4lint.source import LineIndex, OffsetMap
 
 SHELL = {"bash", "sh", "shell", "zsh", "ksh", "dash", "shellscript", "bash-script", "sh-script"}
 CONSOLE = {"console", "shell-session", "shellsession", "sh-session", "bash-session", "terminal", "shell-console"}

@@ -19,16 +19,17 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from kv4lint import internal_error
-from kv4lint.discover import language_of
+from kv4lint.base import internal_error
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Hint, ScanResult, Span
+from kv4lint.base.source import LineIndex, OffsetMap
+from kv4lint.base.suppression import codes_above, file_codes, trailing_codes
+from kv4lint.files.discover import language_of
 from kv4lint.frontends import budget, embedded
 from kv4lint.frontends.comments import python_comments
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
 from kv4lint.frontends.ipython import interpolate, python_strings, split_ipython
-from kv4lint.model import FileError, Hint, ScanResult, Span
-from kv4lint.source import LineIndex, OffsetMap
-from kv4lint.suppression import codes_above, file_codes, trailing_codes
 
 _DEC = json.JSONDecoder()
 _WS = re.compile(r"[ \t\r\n]*")

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
+from kv4lint.base.model import Hint, Span
+from kv4lint.base.source import LineIndex
 from kv4lint.frontends.hints import short, text_hints
-from kv4lint.model import Hint, Span
 from kv4lint.sglang.gpus import ArchSet, arch_set
-from kv4lint.source import LineIndex
 
 # Words that name a vendor's platform as a whole label (a tab "AMD", a heading "NVIDIA GPUs").
 VENDORS = {"nvidia": "cuda", "cuda": "cuda", "amd": "rocm", "rocm": "rocm", "amd instinct": "rocm",

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import re
 
+from kv4lint.base.model import Hint, Provenance, ScanResult, Span, Value
+from kv4lint.base.source import LineIndex
 from kv4lint.frontends import argv_lists, embedded
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints
-from kv4lint.model import Hint, Provenance, ScanResult, Span, Value
-from kv4lint.source import LineIndex
 
 
 def _lines(text: str) -> list[tuple[int, int]]:

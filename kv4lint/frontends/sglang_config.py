@@ -21,7 +21,7 @@ option, its whole ``key: value`` line (:func:`config_tokens`).  Two uses:
   option with a value SGLang accepts): a launch of its own, entry
   ``"sglang config"``.
 * a launch that passes ``--config FILE`` gets that file's arguments: the
-  pipeline stage :mod:`kv4lint.launch_configs` reads the file after the parse
+  pipeline stage :mod:`kv4lint.pipeline.launch_configs` reads the file after the parse
   cache (frontends read only the text they are given).
 """
 
@@ -31,7 +31,7 @@ import re
 
 from kv4lint.frontends.yaml_nodes import is_map, is_scalar, is_seq, items, mapping_entry_removal, node_span, \
     scalar_map
-from kv4lint.model import Launch, Provenance, Span, Value
+from kv4lint.base.model import Launch, Provenance, Span, Value
 from kv4lint.sglang.options import in_any_release
 
 # PyYAML (YAML 1.1, as SGLang reads the file) resolution of plain scalars.

@@ -4,7 +4,7 @@ workflows, SkyPilot/dstack tasks, srt-slurm recipes, and SGLang ``--config`` fil
 The YAML is *composed* (ruamel.yaml, pure Python), never constructed: the node
 graph gives every scalar's style and its start/end offsets in the text, and
 no tag can make kv4lint build an object.  Each scalar that kv4lint reads gets
-an :class:`~kv4lint.source.OffsetMap` from its value to the file, so that
+an :class:`~kv4lint.base.source.OffsetMap` from its value to the file, so that
 findings point at the value's characters and fixes replace them in place,
 comments and layout untouched.  Where the value is not written verbatim
 (escapes, folded lines) the map keeps positions for reporting but no span
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kv4lint import internal_error
+from kv4lint.base import internal_error
 from kv4lint.frontends import argv_lists, embedded, sglang_config
 from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.comments import outside
@@ -26,10 +26,11 @@ from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image
     scheduler_hints, short
 from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_scalar, is_seq, items, key_node, \
     node_span, scalar_map, scalar_text, sequence_words
-from kv4lint.model import FileError, ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import ForeignString, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.sglang.commands import SHELLS, unwrap
 from kv4lint.sglang.launchers import profile_arg_key
-from kv4lint.source import LineIndex, OffsetMap
 
 # ---------------------------------------------------------------------------
 # Hints from YAML structures
@@ -820,7 +821,7 @@ def scan_yaml(text: str, path: str, *, env_files: dict[str, dict[str, ForeignStr
     """Launches in a YAML file (see the module docstring); a syntax error is a FileError, never raised.
 
     ``env_files`` gives the variables of the files compose reads (``env_file:``, ``.env``), keyed as
-    ``ScanResult.sources`` names them (``envfile:NAME``); read by :mod:`kv4lint.sourced` after the cache.
+    ``ScanResult.sources`` names them (``envfile:NAME``); read by :mod:`kv4lint.pipeline.sourced` after the cache.
     """
     result = ScanResult()
     docs, errors = compose(text, path)

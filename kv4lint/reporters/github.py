@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 
-from kv4lint.model import Severity
-from kv4lint.printable import printable
-from kv4lint.reporters.result import RunResult
+from kv4lint.base.model import Severity
+from kv4lint.base.printable import printable
 from kv4lint.reporters.paths import relative, repository_root
+from kv4lint.reporters.result import RunResult
 
 
 def escape_data(s: str) -> str:

@@ -20,8 +20,8 @@ import hashlib
 import json
 import os
 
-from kv4lint.model import Severity
-from kv4lint.printable import json_text
+from kv4lint.base.model import Severity
+from kv4lint.base.printable import json_text
 from kv4lint.reporters.paths import relative, repository_root
 from kv4lint.reporters.result import RunResult
 

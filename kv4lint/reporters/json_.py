@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kv4lint.printable import json_text
+from kv4lint.base.printable import json_text
 from kv4lint.reporters.result import RunResult
 
 

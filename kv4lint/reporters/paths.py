@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from kv4lint.ignore import repository_root as top
+from kv4lint.files.ignore import repository_root as top
 
 
 def relative(path: str, root: str | None) -> str | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from kv4lint.record import Record
+from kv4lint.base.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kv4lint.file_report import FileError
-    from kv4lint.model import Finding
+    from kv4lint.base.file_error import FileError
+    from kv4lint.base.model import Finding
 
 
 class RunResult(Record):

@@ -26,11 +26,11 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from kv4lint.version import __version__
-from kv4lint.model import Finding, Position, Severity
-from kv4lint.printable import json_text
-from kv4lint.reporters.result import RunResult
+from kv4lint.base.model import Finding, Position, Severity
+from kv4lint.base.printable import json_text
+from kv4lint.base.version import __version__
 from kv4lint.reporters.paths import relative, repository_root
+from kv4lint.reporters.result import RunResult
 from kv4lint.reporters.ruledoc import rule_markdown, rule_text
 from kv4lint.rules.codes import RULES
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kv4lint.printable import printable
+from kv4lint.base.printable import printable
 from kv4lint.reporters.result import RunResult
 
 _RED, _YELLOW, _BOLD, _DIM, _RESET = "\033[31m", "\033[33m", "\033[1m", "\033[2m", "\033[0m"

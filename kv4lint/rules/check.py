@@ -13,7 +13,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
-from kv4lint.model import Fix, Severity, Value
+from kv4lint.base.model import Fix, Severity, Value
 from kv4lint.rules.codes import RULES, Context, kv406
 from kv4lint.rules.codes.base import FP4_ONLY_FIELDS, HEADLINE, Said, fp8_fix, join_sentences
 from kv4lint.rules.engine import (

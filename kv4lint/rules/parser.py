@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 
-from kv4lint.model import Fix, Launch, Value
+from kv4lint.base.model import Fix, Launch, Value
 from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
-from kv4lint.model import Launch, Provenance, Span, Value
+from kv4lint.base.model import Launch, Provenance, Span, Value
 from kv4lint.sglang.commands import HYDRA_ENTRIES, PREFIXED_ENTRIES
 from kv4lint.sglang.releases import parse as parse_version
 

@@ -14,8 +14,8 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from kv4lint.depends import look
-from kv4lint.regular_file import open_file
+from kv4lint.files.depends import look
+from kv4lint.files.regular_file import open_file
 from kv4lint.sglang.gpus import ARCHS, representatives
 from kv4lint.sglang.models import SpecialModel, recognise_architectures, recognise_path
 

@@ -1,8 +1,8 @@
 """The GPU axis of the target: the candidate set of archs, and the evidence that chose it.
 
 Precedence: what the user states (``--gpu``, ``gpu`` in the configuration, ``--platform auto`` on a host with a GPU)
-> what the file itself says (its ``"gpu"`` hints: :class:`kv4lint.model.Hint`) > every arch kv4lint knows. Among the
-file's hints the GPUs named within one scope together are a candidate set (a list ``In [H100, H200]``, or two
+> what the file itself says (its ``"gpu"`` hints: :class:`kv4lint.base.model.Hint`) > every arch kv4lint knows.
+Among the file's hints the GPUs named within one scope together are a candidate set (a list ``In [H100, H200]``, or two
 comments above one launch), and a nearer scope (``launch`` > ``section`` > ``file``) narrows the set of a farther
 one where they agree (a lead-in naming "Blackwell" under a "B200" tab: the B200) and overrides it where they do not
 (a comment naming an H100 in a file named for a B200: the H100). Every ``guard`` hint around the launch (a branch
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from kv4lint.model import Hint
+from kv4lint.base.model import Hint
 from kv4lint.sglang.gpus import ARCHS, arch_set, describe, normalise_gpu, ordered
 
 SCOPES = ("launch", "section", "file")  # nearest first

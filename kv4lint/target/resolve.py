@@ -18,8 +18,8 @@ from __future__ import annotations
 from fnmatch import fnmatch
 from typing import Callable, Protocol
 
-from kv4lint.model import Hint, Launch
-from kv4lint.settings import Settings
+from kv4lint.base.model import Hint, Launch
+from kv4lint.base.settings import Settings
 from kv4lint.sglang.gpus import describe, normalise_gpu
 from kv4lint.sglang.options import Args, normalise
 from kv4lint.sglang.releases import (BEYOND_NEWEST_NOTE, NEWEST, NEWEST_LABEL, beyond_newest, nightly_between, parse,
@@ -141,7 +141,7 @@ def _platform(args: Args, settings: Settings, first: dict[str, Hint], sources: d
         platform = normalise_platform(settings.platform)
         reason = settings.sources.get("platform", "--platform")
     elif settings.platform == "auto":
-        from kv4lint import platform_detect  # --platform auto only
+        from kv4lint.target import platform_detect  # --platform auto only
 
         det = platform_detect.detect()
         platform, reason = det.platform, det.reason

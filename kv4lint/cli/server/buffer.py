@@ -11,8 +11,8 @@ looks things up.
 - positions in LSP's terms (0-based lines, UTF-16 code units), for each finding: its range, where its
   actions are offered (its range, the values its fix edits, and, within one launch, the span between
   them: the dtype, the backend and what lies between), its fix's edits, and the edit that disables its code
-  for that line (:class:`kv4lint.suppress.Placer`, the one writer of suppression comments);
-- fix-all: the fix engine (:func:`kv4lint.fixer.fix_text`) with the safe fixes of errors only, never a
+  for that line (:class:`kv4lint.fixes.add_suppressions.Placer`, the one writer of suppression comments);
+- fix-all: the fix engine (:func:`kv4lint.pipeline.fix_engine.fix_text`) with the safe fixes of errors only, never a
   warning's.
 
 Nothing here imports pygls: the checking process never loads it.
@@ -24,17 +24,17 @@ import copy
 import os
 
 from kv4lint import frontends
+from kv4lint.base.model import Finding, Severity, Span
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import LineIndex
 from kv4lint.cli.check import _excluded_by_config
-from kv4lint.cli.options import Overrides
-from kv4lint.config import ConfigResolver
-from kv4lint.discover import chosen, language_of
-from kv4lint.fixer import fix_text
-from kv4lint.model import Finding, Severity, Span
+from kv4lint.files.discover import chosen, language_of
+from kv4lint.fixes.add_suppressions import Placer, no_comment_reason
+from kv4lint.pipeline.fix_engine import fix_text
+from kv4lint.pipeline.runner import lint_text
 from kv4lint.reporters.sarif import project_urls
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
-from kv4lint.source import LineIndex
-from kv4lint.suppress import Placer, no_comment_reason
+from kv4lint.settings.config import ConfigResolver
+from kv4lint.settings.options import Overrides
 
 Range = tuple[int, int, int, int]  # LSP: start line, start character, end line, end character (UTF-16)
 

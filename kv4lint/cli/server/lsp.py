@@ -29,16 +29,16 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 
-from kv4lint.cli.options import ConfigError, Overrides, UsageError
+from kv4lint.base.exit_status import EXIT_ERROR, EXIT_OK
+from kv4lint.base.source import DecodeError, decode
+from kv4lint.base.version import __version__
 from kv4lint.cli.server import answers
 from kv4lint.cli.server.buffer import Options, Positions
 from kv4lint.cli.server.schedule import DEBOUNCE, Checks, Outcome
 from kv4lint.cli.server.worker import Failed, Stopped, Worker
-from kv4lint.config import CONFIG_NAMES
-from kv4lint.discover import language_of
-from kv4lint.exit_status import EXIT_ERROR, EXIT_OK
-from kv4lint.source import DecodeError, decode
-from kv4lint.version import __version__
+from kv4lint.files.discover import language_of
+from kv4lint.settings.config import CONFIG_NAMES
+from kv4lint.settings.options import ConfigError, Overrides, UsageError
 
 
 class _Refused:

@@ -9,7 +9,7 @@ buffer.  The child never writes to the server's stdout (the LSP stream): its std
 :class:`Worker` is the parent's handle, called from one thread at a time (the server's checking thread):
 :meth:`Worker.call` sends a job and waits for its answer, :meth:`Worker.kill` (from any thread) stops the
 job in flight, which then raises :class:`Stopped`.  The child is started with ``spawn`` (no fork of a
-process that runs threads) and inherits ``PYTHONSAFEPATH=1`` from :mod:`kv4lint.isolation`, so that the
+process that runs threads) and inherits ``PYTHONSAFEPATH=1`` from :mod:`kv4lint.files.isolation`, so that the
 working directory's modules are never imported by it either.
 """
 
@@ -21,8 +21,8 @@ import sys
 import threading
 import traceback
 
-from kv4lint.cli.options import ConfigError, UsageError
 from kv4lint.cli.server import buffer
+from kv4lint.settings.options import ConfigError, UsageError
 
 # What a job asks for: (kind, path, text); kinds: "check" -> buffer.Judged, "fix-all" -> new text or None.
 JOBS = {"check": buffer.judge_buffer, "fix-all": buffer.fix_all}

@@ -1,6 +1,6 @@
 """The Python frontend: SGLang launches in Python code, found with libcst.
 
-Forms recognised (docs/sglang-rules.md §6), each becoming one :class:`~kv4lint.model.Launch`:
+Forms recognised (docs/sglang-rules.md §6), each becoming one :class:`~kv4lint.base.model.Launch`:
 
 * ``ServerArgs(...)``, ``sgl.Engine(...)`` / ``Engine(...)``, ``sgl.Runtime(...)``
   (imported from ``sglang``): ``form="kwargs"``, keyword names as written;
@@ -39,11 +39,12 @@ from __future__ import annotations
 import re
 import warnings
 
-from kv4lint import internal_error
+from kv4lint.base import internal_error
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import ScanResult
+from kv4lint.base.source import OffsetMap
+from kv4lint.files.prefilter import python_may_launch, screened_tree
 from kv4lint.frontends.python.literals import decode_body, decode_literal, split_literal
-from kv4lint.model import FileError, ScanResult
-from kv4lint.prefilter import python_may_launch, screened_tree
-from kv4lint.source import OffsetMap
 
 # A launch needs one of these words in the text (an import from sglang, a module
 # name in a command, or one of SGLang's helpers used without an import).
@@ -158,10 +159,10 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     ``origin`` maps offsets in ``text`` to offsets in the enclosing file when
     the Python is embedded (a notebook cell, a Markdown fence, a ``python -``
     heredoc): spans are then file spans.  Never raises: a syntax error or an
-    input too deep to parse is a :class:`~kv4lint.model.FileError` (its line is
+    input too deep to parse is a :class:`~kv4lint.base.file_error.FileError` (its line is
     the line in ``text``; for embedded text it is given in the message only).
     ``imported`` gives the module-level constants of the sibling modules the
-    code imports (read by :mod:`kv4lint.sourced`, keyed as ``ScanResult.sources``
+    code imports (read by :mod:`kv4lint.pipeline.sourced`, keyed as ``ScanResult.sources``
     names them without their ``pyimport:``).
     """
     if not might_hold_launch(text):
@@ -202,7 +203,7 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
     except Exception as e:  # noqa: BLE001 - a frontend bug must not stop the run
         err = _error(path, internal_error.scan_error(path, "in the Python frontend", e).message, None, origin)
-        err.internal = True  # a bug in kv4lint: the run exits 2 (kv4lint.internal_error)
+        err.internal = True  # a bug in kv4lint: the run exits 2 (kv4lint.base.internal_error)
         return ScanResult(errors=[err])
 
 

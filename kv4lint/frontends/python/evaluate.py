@@ -6,7 +6,7 @@ literals, concatenation, f-strings, ``" ".join``, ``str.split``,
 same scope, subscripts, conditional expressions, names resolved to their
 assignments (and class attributes), each with where it was written and how
 it reached the launch.  It also converts values to
-:class:`~kv4lint.model.Value` and computes removal spans for fixes.
+:class:`~kv4lint.base.model.Value` and computes removal spans for fixes.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from kv4lint.frontends.python.values import LITERAL, UNBOUND, ConstValue, Conver
     Hole, ListItem, ListValue, Origin, Segment, StrValue, UnknownValue, add_values, as_text, \
     call_argument, chars_of, const_offsets, contiguous_span, frame_relation, from_chars, join_values, \
     joined_value, origin_of, python_word, restamped, shares_loop, splatified, split_on_whitespace, where_of
-from kv4lint.model import ForeignString, Launch, Provenance, ScanResult, Span, Value
-from kv4lint.source import LineIndex, OffsetMap
+from kv4lint.base.model import ForeignString, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.base.source import LineIndex, OffsetMap
 
 
 # ---------------------------------------------------------------------------
@@ -63,7 +63,7 @@ class Evaluator:
     def __init__(self, text: str, path: str, module, origin: OffsetMap | None,
                  imported: dict[str, dict[str, object]] | None = None, *, top_lines: list[int] | None = None):
         self.top_lines = top_lines  # the line of each top-level statement, from CPython's parse (Positions)
-        # Module-level constants of sibling modules this one imports, read by kv4lint.sourced:
+        # Module-level constants of sibling modules this one imports, read by kv4lint.pipeline.sourced:
         # module name as written ("presets", ".presets") -> name -> a Python literal.
         self.imported = dict(imported or {})
         self.text = text

@@ -13,16 +13,12 @@ import dataclasses
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import libcst as cst
 
+from kv4lint.base.source import LineIndex
 from kv4lint.sglang.commands import HELPERS
-from kv4lint.source import LineIndex
-
-if TYPE_CHECKING:
-    from kv4lint.frontends.python.evaluate import Evaluator
-
 
 # How calls treat the names passed to them (what may change a value between its assignment and a launch).
 DISPLAY_CALLS = {"print", "print_highlight", "debug", "info", "warning", "warn", "error", "exception", "critical",
@@ -294,8 +290,15 @@ def _term(func) -> str | None:
     return None
 
 
+class Starts(Protocol):
+    """What a scope walk asks of the evaluator that runs it (kv4lint.frontends.python.evaluate): where a node
+    starts in the file.  The evaluator builds on this module, never the reverse."""
+
+    def start(self, node: cst.CSTNode) -> int: ...
+
+
 class ScopeWalk:
-    def __init__(self, scanner: "Evaluator", scope: Scope):
+    def __init__(self, scanner: Starts, scope: Scope):
         self.sc = scanner
         self.scope = scope
         self.t = ScopeTable()

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from kv4lint.base.model import Hint
 from kv4lint.frontends.hints import guard_hint, scheduler_hints, short
 from kv4lint.frontends.python.index import child_nodes
-from kv4lint.model import Hint
 from kv4lint.sglang.gpus import ArchSet, by_capability, compare_archs, match_archs
 
 # SGLang's own tests of the GPU (sglang.srt.utils; docs/sglang-rules.md §2.1): the compute capability majors each

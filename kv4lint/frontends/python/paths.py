@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 
-from kv4lint.conditions import contradictory, split_top
+from kv4lint.base.conditions import contradictory, split_top
 
 MAX_SELECTIONS = 64  # readings of one launch, every combination; more: one choice at a time
 MAX_CANDIDATES = 1024  # readings one choice at a time; more: the launch is a file error naming the bound
@@ -100,7 +100,7 @@ def chain_conditions(tests: list[str]) -> dict:
 
 
 def _atom(test_text: str) -> str:
-    """A test as one atom of a condition (kv4lint.conditions): ``a or b`` in parentheses."""
+    """A test as one atom of a condition (kv4lint.base.conditions): ``a or b`` in parentheses."""
     t = " ".join(test_text.split())
     return f"({t})" if len(split_top(t, " or ")) > 1 else t
 

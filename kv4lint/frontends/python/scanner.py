@@ -15,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from kv4lint import internal_error
+from kv4lint.base import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.argv_lists import Word as ArgWord
 from kv4lint.frontends.hints import dedupe_hints, env_hints, fact_hints
@@ -28,13 +28,14 @@ from kv4lint.frontends.python.paths import MAX_CANDIDATES, condition, selections
 from kv4lint.frontends.python.values import LITERAL, ConstValue, DictValue, ListItem, ListValue, StrValue, \
     UnknownValue, \
     call_argument, chars_of, contiguous_span, ipython_expand, origin_of, split_on_whitespace, truth_of, where_of
-from kv4lint.model import FileError, Hint, Launch, ScanResult, Span, Value
-from kv4lint.prefilter import shell_may_launch
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Hint, Launch, ScanResult, Span, Value
+from kv4lint.files.prefilter import shell_may_launch
 from kv4lint.sglang.commands import ASYNC_EXEC, CONFIG_ENTRIES, CONFIG_HELPERS, EXEC_L, EXEC_V, HELPERS, SHELL_ONLY, \
     SUBPROCESS_ARGV, TEST_BASES, unwrap
+from kv4lint.base.source import LineIndex
+from kv4lint.base.suppression import codes_above, file_codes, trailing_codes
 from kv4lint.frontends.comments import python_comments
-from kv4lint.source import LineIndex
-from kv4lint.suppression import codes_above, file_codes, trailing_codes
 
 
 def _walk(node):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kv4lint.model import Span, Value
+from kv4lint.base.model import Span, Value
 
 
 # ---------------------------------------------------------------------------

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable
 
-from kv4lint.conditions import AND, conflict, split_top
+from kv4lint.base.conditions import AND, conflict, split_top
 from kv4lint.frontends.shell.choices import MAX_CANDIDATES, MAX_READINGS, case_subject, consistent, describe, \
     merge_choices
+from kv4lint.base.file_error import FileError
 from kv4lint.frontends.shell.expand import Variables
-from kv4lint.model import FileError
 
 MAX_NAMED_TESTS = 3  # earlier tests an elif's condition names; more are counted ("the 12 tests before it fail")
 

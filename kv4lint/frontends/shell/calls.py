@@ -10,8 +10,8 @@ or on statements walked, a call is not walked, and the file says so (a bound is 
 
 from __future__ import annotations
 
+from kv4lint.base.file_error import FileError
 from kv4lint.frontends.shell.expand import Field, elements
-from kv4lint.model import FileError
 
 MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
 MAX_CALL_DEPTH = 8  # functions calling functions: deeper calls are not walked (a file error says so)

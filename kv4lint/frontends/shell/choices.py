@@ -128,7 +128,7 @@ def test_condition(text: str) -> tuple[str, str] | None:
             name, value = _var(b), _unquote(a)
         if name is not None and value is not None:
             if any(c.isspace() for c in value) or "|" in value:
-                value = f"'{value}'" if "'" not in value else f'"{value}"'  # one atom (kv4lint.conditions)
+                value = f"'{value}'" if "'" not in value else f'"{value}"'  # one atom (kv4lint.base.conditions)
             eq = "=" if op != "!=" else "!="
             out = (f"{name}{eq}{value}", f"{name}{_NEGATE[eq]}{value}")
     elif len(words) == 2 and words[0] in ("-n", "-z") and _var(words[1]):
@@ -149,7 +149,7 @@ def describe(text: str) -> tuple[str, str]:
     stated = test_condition(text)
     if stated is not None:
         return stated
-    one = " ".join(text.split()).replace("`", "'")  # one backtick span (kv4lint.conditions)
+    one = " ".join(text.split()).replace("`", "'")  # one backtick span (kv4lint.base.conditions)
     if len(one) > 50:
         # A pipeline's last command decides its status (``nvidia-smi ... | grep -q H100``): it stays whole.
         first, _, last = one.partition(" | ")

@@ -12,13 +12,10 @@ that depends on the environment or a command substitution is unknown.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from kv4lint.base.model import ForeignString, Span
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, contiguous_span
-from kv4lint.model import ForeignString, Span
-
-if TYPE_CHECKING:
-    from kv4lint.frontends.shell.walk import Walker
 
 MAX_DEPTH = 60  # nesting of statements / substitutions / bash -c levels
 
@@ -67,7 +64,7 @@ def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
 
 
 def setting_chars(name: str, value: str, *, exported: bool = True, seeded: bool = False) -> Chars:
-    """A variable's value that another file may set (:class:`~kv4lint.model.ForeignString`): its characters
+    """A variable's value that another file may set (:class:`~kv4lint.base.model.ForeignString`): its characters
     at their offsets in that file, resolved through an assignment that names the file, so that a launch
     using it is fixed there (as an unsafe fix: other scripts read that file too).  A plain ``str``: its
     characters written nowhere."""
@@ -412,10 +409,34 @@ _DEFAULT_OPS = {":-", "-", ":=", "=", ":+", "+", ":?", "?"}
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
+class ScanState(Protocol):
+    """What expansion reads and records of the file's scan (value sets: kv4lint.frontends.shell.choices)."""
+
+    selection: dict  # the path chosen at each join while a command is expanded once per path
+    seen: list  # the joins met by the expansion under way
+    partial: bool  # reading one choice at a time
+
+
+class WalkState(Protocol):
+    """What expanding a word reads and changes of the walk it is part of (the Walker,
+    kv4lint.frontends.shell.walk, which builds on this module, never the reverse)."""
+
+    src: ShellText
+    env: Variables
+    positional: list[Element] | None  # $1 $2 ...: None = unknown (the script's arguments)
+    scan: ScanState
+
+    def bind(self, name: str, b: Binding, *, local: bool = False) -> None: ...
+
+    def touch(self, node) -> None: ...
+
+    def subshell(self, nodes) -> None: ...
+
+
 class Expander:
     """Evaluates word nodes of one source the way bash expands them."""
 
-    def __init__(self, walker: "Walker"):
+    def __init__(self, walker: WalkState):
         self.w = walker
         self.src = walker.src
         # Reading an assignment's value: a variable whose value depends on the path (a choice) is kept as a

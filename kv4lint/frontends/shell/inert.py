@@ -12,9 +12,9 @@ more.
 
 from __future__ import annotations
 
+from kv4lint.base.model import Span
 from kv4lint.frontends.shell.expand import SCALAR, UNKNOWN
 from kv4lint.frontends.shell.parse import ShellText
-from kv4lint.model import Span
 from kv4lint.sglang.commands import could_start_command, is_recorder, unwrap
 
 READERS = {"read", "mapfile", "readarray", "getopts"}

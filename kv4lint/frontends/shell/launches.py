@@ -2,7 +2,7 @@
 
 The walker (:mod:`kv4lint.frontends.shell.walk`) collects the launches it meets with their words (Fields: the
 characters bash would produce, where each was written and which variables it came through); once the walk is over
-(so that every use of a variable has been counted, for ``shared``) they become :class:`~kv4lint.model.Launch`
+(so that every use of a variable has been counted, for ``shared``) they become :class:`~kv4lint.base.model.Launch`
 records here, the same launch on several paths of the script one record that runs when any of them does.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kv4lint.base.model import Launch, Provenance, Value
 from kv4lint.frontends.shell.expand import HOLE, Field
 from kv4lint.frontends.shell.parse import Chars
-from kv4lint.model import Launch, Provenance, Value
 
 
 def to_value(f: Field) -> Value:

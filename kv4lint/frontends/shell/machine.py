@@ -19,9 +19,9 @@ import re
 import shlex
 from contextlib import contextmanager
 
-from kv4lint.conditions import AND, split_top
+from kv4lint.base.conditions import AND, split_top
+from kv4lint.base.model import Hint
 from kv4lint.frontends.hints import guard_hint, short, slurm_hints, text_hints
-from kv4lint.model import Hint
 from kv4lint.sglang.commands import SLURM_GPU_OPTIONS
 from kv4lint.sglang.gpus import ArchSet, compare_archs, match_archs
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from array import array
 
-from kv4lint.model import Span
-from kv4lint.source import LineIndex
+from kv4lint.base.model import Span
+from kv4lint.base.source import LineIndex
 
 _PARSER = None
 

@@ -5,7 +5,7 @@ heredocs, pipelines), keeping the variables each assignment sets (branches
 merged: what differs is unknown).  A command's words, expanded by
 :class:`~kv4lint.frontends.shell.expand.Expander`, go through
 :func:`kv4lint.sglang.commands.unwrap`: an SGLang entry point becomes a
-:class:`~kv4lint.model.Launch` (with the hints its wrappers and the script's
+:class:`~kv4lint.base.model.Launch` (with the hints its wrappers and the script's
 environment give); a shell string (``bash -c``, ``ssh host CMD``) is walked in
 turn, and Python code (``python -c``, ``python -`` fed by a heredoc) goes to
 the Python frontend.
@@ -19,23 +19,24 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from kv4lint import internal_error
+from kv4lint.base import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.choices import ChoicePoint
 from kv4lint.frontends.shell.expand import ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, \
     Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import MAX_WORDS, ForeignString, Hint, Launch, ScanResult, Span, Value
+from kv4lint.base.source import LineIndex, OffsetMap
+from kv4lint.base.suppression import codes_above, file_codes
+from kv4lint.frontends.shell import parse as shell_parse
 from kv4lint.frontends.shell.branches import Branches
 from kv4lint.frontends.shell.calls import MAX_STEPS, Calls
 from kv4lint.frontends.shell.inert import READERS, WORDISH, Inert
 from kv4lint.frontends.shell.launches import build_launches, to_value
 from kv4lint.frontends.shell.machine import Machine, comment_hints, header_hints
-from kv4lint.frontends.shell import parse as shell_parse
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_pieces, parse_shell
-from kv4lint.model import MAX_WORDS, FileError, ForeignString, Hint, Launch, ScanResult, Span, Value
 from kv4lint.sglang.commands import Command, unwrap
-from kv4lint.source import LineIndex, OffsetMap
-from kv4lint.suppression import codes_above, file_codes
 
 __all__ = ["scan_shell", "split_words"]
 
@@ -730,7 +731,7 @@ class Walker(Branches, Calls, Inert):
 
     def _env_files(self, words: list[Field], cmd) -> list[tuple[str, Chars | None, Span | None]]:
         """``docker run --env-file FILE`` (and the other wrappers' ``--env-file``): the variables the pipeline
-        read from FILE (kv4lint.sourced), for the command inside."""
+        read from FILE (kv4lint.pipeline.sourced), for the command inside."""
         out: list[tuple[str, Chars | None, Span | None]] = []
         inner = cmd.words[0] if cmd.words else None
         for k, w in enumerate(words):
@@ -751,7 +752,7 @@ class Walker(Branches, Calls, Inert):
         return out
 
     def _source(self, word: Field) -> None:
-        """``source FILE`` / ``. FILE``: the variables it sets, when the pipeline read it (kv4lint.sourced)."""
+        """``source FILE`` / ``. FILE``: the variables it sets, when the pipeline read it (kv4lint.pipeline.sourced)."""
         ref = _source_ref(word)
         if ref is None:
             return
@@ -1068,7 +1069,7 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     container's own target hints: give env-var hints there, with their spans).
     ``file_text`` (the whole file, with ``origin``) lets syntax errors be
     reported at file lines.  ``sourced`` gives the variables each file the
-    script sources sets (read by :mod:`kv4lint.sourced`, keyed as
+    script sources sets (read by :mod:`kv4lint.pipeline.sourced`, keyed as
     ``ScanResult.sources`` names them).  Never raises.
     """
     result = ScanResult()
@@ -1117,7 +1118,7 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
 def shell_variables(text: str, path: str, sourced: dict | None = None) -> tuple[dict, list[str]]:
     """What a sourced settings file leaves set and the files it sources.
 
-    Each variable's value is a :class:`~kv4lint.model.ForeignString` (None: set, not known statically)
+    Each variable's value is a :class:`~kv4lint.base.model.ForeignString` (None: set, not known statically)
     with, when it is written verbatim, the file and offset it is written at (``path`` for this file's own).
     """
     scan = _Scan(path, None)

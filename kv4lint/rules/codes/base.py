@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kv4lint.model import Fix, Severity
+from kv4lint.base.model import Fix, Severity
 from kv4lint.sglang.options import flag_for
 
 # What every dtype fix's safety adds (a fix removes a refusal, never a choice that works where the launch runs).

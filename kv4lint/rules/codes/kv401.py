@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kv4lint.model import Severity
+from kv4lint.base.model import Severity
 from kv4lint.rules.codes.base import WARNING_FIX, Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import backend_phrase, derived_by, derived_note
 from kv4lint.sglang.releases import FIRST_KV4, label

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kv4lint.model import Severity
+from kv4lint.base.model import Severity
 from kv4lint.rules.codes.base import WARNING_FIX, Context, Example, Rule, Said, fp8_fix, join_sentences
 from kv4lint.rules.phrases import arch_name
 from kv4lint.sglang.gpus import arch_major

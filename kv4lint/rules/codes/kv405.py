@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kv4lint.model import Severity
+from kv4lint.base.model import Severity
 from kv4lint.rules.codes.base import WARNING_FIX, Context, Example, Rule, Said, fp8_fix
 from kv4lint.rules.phrases import feature_phrase
 from kv4lint.sglang.releases import PREFILL_ONLY_DISABLE_KV_CACHE, label

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kv4lint.model import Severity
+from kv4lint.base.model import Severity
 from kv4lint.rules.codes.base import Context, Example, Rule, Said, no_fix
 from kv4lint.rules.codes.kv404 import needs
 from kv4lint.rules.phrases import arch_name, feature_phrase

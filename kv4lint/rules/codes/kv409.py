@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kv4lint.model import Severity
+from kv4lint.base.model import Severity
 from kv4lint.rules.codes.base import Example, Rule, no_fix
 from kv4lint.sglang.releases import FIRST_KV4, label
 

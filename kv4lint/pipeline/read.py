@@ -2,7 +2,7 @@
 its bytes, decode it.
 
 Most files of a tree stop here, so this stage imports only what reading and
-the pre-filter need; a file that may launch goes on to :mod:`kv4lint.runner`,
+the pre-filter need; a file that may launch goes on to :mod:`kv4lint.pipeline.runner`,
 which is imported then (the frontends, the rules and SGLang's option tables
 load on the first such file, not at start-up).
 """
@@ -12,12 +12,13 @@ from __future__ import annotations
 import codecs
 import os
 
-from kv4lint.discover import language_of
-from kv4lint.file_report import FileError, FileReport
-from kv4lint.prefilter import might_launch, might_launch_bytes
-from kv4lint.regular_file import NotRegularFile, open_regular, read_open
-from kv4lint.settings import Settings
-from kv4lint.source import DecodeError, decode, wide_encoding
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import DecodeError, decode, wide_encoding
+from kv4lint.files.discover import language_of
+from kv4lint.files.prefilter import might_launch, might_launch_bytes
+from kv4lint.files.regular_file import NotRegularFile, open_regular, read_open
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 
@@ -25,7 +26,7 @@ _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, co
 def read_file(path: str, settings: Settings, language: str | None = None,
               walked: os.stat_result | None = None) -> tuple[FileReport, bytes | None]:
     """Read a file's bytes with the checks every reader needs (regular file, size); ``walked``: the walk's
-    ``stat`` of it (:func:`kv4lint.regular_file.open_regular`)."""
+    ``stat`` of it (:func:`kv4lint.files.regular_file.open_regular`)."""
     rep = FileReport(path, language)
     try:
         fd, st = open_regular(path, walked)  # stat, open, fstat: never a FIFO or device, even one swapped in
@@ -82,7 +83,7 @@ def lint_file(path: str, settings: Settings, language: str | None = None,
         return rep
     if wide and not might_launch(text.text, rep.language):
         return rep
-    from kv4lint import runner  # the stages past the pre-filter: loaded for a file that may launch
+    from kv4lint.pipeline import runner  # the stages past the pre-filter: loaded for a file that may launch
 
     out = runner.lint_text(path, text.text, settings, language=rep.language, flake8_noqa=True)
     out.text = text

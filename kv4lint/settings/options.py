@@ -24,9 +24,9 @@ import os
 import re
 from collections.abc import Mapping
 
-from kv4lint.isolation import trusted_imports
-from kv4lint.record import Frozen, Record
-from kv4lint.settings import SEVERITIES, Settings
+from kv4lint.base.record import Frozen, Record
+from kv4lint.base.settings import SEVERITIES, Settings
+from kv4lint.files.isolation import trusted_imports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

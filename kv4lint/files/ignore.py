@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from kv4lint.regular_file import read_text
+from kv4lint.files.regular_file import read_text
 
 
 def repository_root(directory: str, *, or_project: bool = False,
@@ -63,7 +63,7 @@ def _git_dir(root: str) -> str | None:
     if os.path.isdir(dot):
         return dot
 
-    try:  # never a FIFO or device (kv4lint.regular_file)
+    try:  # never a FIFO or device (kv4lint.files.regular_file)
         line = read_text(dot, 4096, errors="replace").split("\n", 1)[0].strip()
     except OSError:
         return None
@@ -88,7 +88,7 @@ def _below(full: str, directory: str) -> str:
 
 
 def _spec(path: str):
-    try:  # a .gitignore that is a FIFO or a link to /dev/zero is not read (kv4lint.regular_file)
+    try:  # a .gitignore that is a FIFO or a link to /dev/zero is not read (kv4lint.files.regular_file)
         lines = read_text(path, MAX_IGNORE_FILE, errors="replace")[:MAX_IGNORE_FILE].splitlines()
     except OSError:
         return None

@@ -12,7 +12,7 @@ is cached in ``__pycache__`` (issue 21).  So such a class is written out:
 - :class:`Record` compares and prints records field by field, as a dataclass does; :class:`Frozen`
   also refuses assignment after ``__init__`` (``AttributeError``, as a frozen dataclass) and is hashable.
 
-The rich model of a launch (:mod:`kv4lint.model`) stays made of dataclasses: it loads only with the
+The rich model of a launch (:mod:`kv4lint.base.model`) stays made of dataclasses: it loads only with the
 frontends, which use dataclasses themselves.  A leaf: it imports nothing.
 """
 

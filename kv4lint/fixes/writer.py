@@ -2,7 +2,7 @@
 
 The fix engine edits a file's *decoded* text (character offsets) and hands the
 new text here.  This module turns it back into bytes with the file's own
-encoding and BOM (:meth:`kv4lint.source.Text.encode`; line endings were never
+encoding and BOM (:meth:`kv4lint.base.source.Text.encode`; line endings were never
 translated, so they come back exactly), and replaces the file atomically:
 
 1. the new bytes go to a temporary file in the file's own directory
@@ -35,10 +35,10 @@ import stat
 import tempfile
 import threading
 
-from kv4lint.discover import inside, roots_of  # noqa: F401 - roots_of: the trees a run may write in
-from kv4lint.record import Frozen
-from kv4lint.regular_file import open_file
-from kv4lint.source import Text
+from kv4lint.base.record import Frozen
+from kv4lint.base.source import Text
+from kv4lint.files.discover import inside, roots_of  # noqa: F401 - roots_of: the trees a run may write in
+from kv4lint.files.regular_file import open_file
 
 TEMP_SUFFIX = ".kv4lint-tmp"
 
@@ -56,7 +56,7 @@ class Snapshot(Frozen):
     """What a file was when it was read: compared again just before it is replaced.
 
     ``path`` as given; ``real``: the file actually read (symlinks resolved); ``digest``: sha256 of the content.
-    A plain record (kv4lint.record): a cached run that writes its file index loads this module.
+    A plain record (kv4lint.base.record): a cached run that writes its file index loads this module.
     """
 
     __slots__ = ("path", "real", "size", "mtime_ns", "digest")

@@ -1,42 +1,20 @@
-"""What one file gave: its report and its errors.
+"""What one file gave: its report (its errors are :mod:`kv4lint.base.file_error`).
 
 Every run makes a :class:`FileReport` per file, and most files of a tree end with an empty one (the
-pre-filter found no launch in them), so these two classes are apart from the rich model of a launch
-(:mod:`kv4lint.model`: spans, values, launches, findings, fixes), which loads only when a file is
-parsed or a stored report with findings is decoded.  Plain records (:mod:`kv4lint.record`).
+pre-filter found no launch in them), so it is apart from the rich model of a launch
+(:mod:`kv4lint.base.model`: spans, values, launches, findings, fixes), which loads only when a file is
+parsed or a stored report with findings is decoded.  Plain records (:mod:`kv4lint.base.record`).
 """
 
 from __future__ import annotations
 
-from kv4lint.record import Record
+from kv4lint.base.file_error import FileError
+from kv4lint.base.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kv4lint.model import Finding
-    from kv4lint.source import Text
-
-
-class FileError(Record):
-    """A file kv4lint could not read or parse (fully); the run goes on.
-
-    ``internal``: a bug in kv4lint, not the file's fault: the run exits 2 (kv4lint.internal_error).
-    """
-
-    __slots__ = ("path", "message", "line", "internal")
-
-    def __init__(self, path: str, message: str, line: int | None = None, internal: bool = False):
-        self.path = path
-        self.message = message
-        self.line = line
-        self.internal = internal
-
-    def to_json(self) -> dict:
-        d = {"path": self.path, "message": self.message}
-        if self.line is not None:
-            d["line"] = self.line
-        if self.internal:
-            d["internal"] = True
-        return d
+    from kv4lint.base.model import Finding
+    from kv4lint.base.source import Text
 
 
 class FileReport(Record):
@@ -44,7 +22,7 @@ class FileReport(Record):
 
     ``text``: the decoded file (for the fix engine); ``targets``: per launch, for --show-target;
     ``scanned``: False when skipped before reading (size, not text); ``depends``: other files the report
-    read (kv4lint.depends).
+    read (kv4lint.files.depends).
     """
 
     __slots__ = ("path", "language", "findings", "errors", "launches", "text", "targets", "scanned", "depends")

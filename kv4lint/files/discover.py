@@ -1,6 +1,6 @@
 """Find the files to scan and their language.
 
-Walks the given paths, honours git's ignore rules (:mod:`kv4lint.ignore`) and configured excludes,
+Walks the given paths, honours git's ignore rules (:mod:`kv4lint.files.ignore`) and configured excludes,
 picks files by extension, name (Dockerfile, Makefile) and shebang, and never
 follows a symlink out of the tree it was given.
 """
@@ -15,8 +15,8 @@ import stat
 import time
 from fnmatch import translate
 
-from kv4lint.ignore import GitIgnore, _git_dir
-from kv4lint.record import Record
+from kv4lint.base.record import Record
+from kv4lint.files.ignore import GitIgnore, _git_dir
 
 _EXT = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -97,7 +97,7 @@ def _language_of_name(name: str) -> str | None:
 class Candidate(Record):
     """A file to read: its ``path`` as the user will see it (relative to cwd when given relatively), its
     ``language`` (None: decided from the shebang after reading) and its ``stat`` as the walk found it
-    (kv4lint.cache.FileIndex)."""
+    (kv4lint.pipeline.cache.FileIndex)."""
 
     __slots__ = ("path", "language", "stat")
 
@@ -120,7 +120,7 @@ class Discovery(Record):
 
 
 class _Ignore:
-    """git's ignore rules (:mod:`kv4lint.ignore`) for the entries of one walk."""
+    """git's ignore rules (:mod:`kv4lint.files.ignore`) for the entries of one walk."""
 
     def __init__(self, root: str, rules: GitIgnore):
         self.root = os.path.abspath(root)
@@ -220,7 +220,7 @@ def inside(real: str, trees: list[str]) -> bool:
 
 def roots_of(paths) -> list[str]:
     """The trees named by ``paths`` (resolved): each directory, and each file's directory.  A run reads
-    and writes only there (kv4lint.writer refuses the rest)."""
+    and writes only there (kv4lint.fixes.writer refuses the rest)."""
     out = []
     for p in paths:
         ap = os.path.abspath(p)
@@ -308,7 +308,7 @@ def _kind(mode: int) -> str:
 
 
 # ---------------------------------------------------------------------------
-# What a walk learned, for the next walk over the same paths (kv4lint.cache.FileIndex keeps it)
+# What a walk learned, for the next walk over the same paths (kv4lint.pipeline.cache.FileIndex keeps it)
 
 WALK_FORMAT = 1
 _GIT_NAMES = (".git", ".gitignore")

@@ -13,7 +13,7 @@ repository, not a regular file, too large or not text leaves its variables
 unknown, as before.
 
 A value from another file is reported at its use in the launch.  Each value
-is a :class:`~kv4lint.model.ForeignString` that knows where its characters
+is a :class:`~kv4lint.base.model.ForeignString` that knows where its characters
 are written in that file, when they are written there verbatim: the fix
 rewrites them there (inside their quotes, nothing else of the file touched),
 as an *unsafe* fix, because other scripts may source the same file.
@@ -24,12 +24,12 @@ from __future__ import annotations
 import ast
 import os
 
-from kv4lint.depends import look
 from kv4lint import frontends  # the frontends through the registry: each loads when a file refers to another
-from kv4lint.ignore import repository_root
-from kv4lint.model import ForeignString, ScanResult
-from kv4lint.regular_file import read_bytes
-from kv4lint.source import DecodeError, decode
+from kv4lint.base.model import ForeignString, ScanResult
+from kv4lint.base.source import DecodeError, decode
+from kv4lint.files.depends import look
+from kv4lint.files.ignore import repository_root
+from kv4lint.files.regular_file import read_bytes
 
 MAX_BYTES = 256 * 1024
 MAX_FILES = 32
@@ -40,7 +40,7 @@ def _root(path: str) -> str:
     here = os.path.dirname(os.path.abspath(path))
     root = repository_root(here, or_project=True) or here
     d = here
-    while True:  # the markers that decided it: dependencies of the report too (kv4lint.depends)
+    while True:  # the markers that decided it: dependencies of the report too (kv4lint.files.depends)
         look(os.path.join(d, ".git"))
         look(os.path.join(d, "pyproject.toml"))
         if d == root or os.path.dirname(d) == d:
@@ -65,7 +65,7 @@ def resolve(ref: str, script: str, root: str) -> str | None:
 
 def _read(path: str, *, python: bool = False) -> str | None:
     """The text of a settings file, decoded as the fix engine decodes it (so that offsets agree), or None:
-    not a regular file (never a FIFO or device: :mod:`kv4lint.regular_file`), too large, not text."""
+    not a regular file (never a FIFO or device: :mod:`kv4lint.files.regular_file`), too large, not text."""
     look(path)
     try:
         data = read_bytes(path, MAX_BYTES)
@@ -136,7 +136,7 @@ def _module_file(module: str, script: str, root: str) -> str | None:
 def python_constants(path: str) -> dict[str, object]:
     """Module-level ``NAME = <literal>`` of a Python file: parsed, never imported or run.
 
-    Strings are :class:`~kv4lint.model.ForeignString` s: with the file and offset their characters are
+    Strings are :class:`~kv4lint.base.model.ForeignString` s: with the file and offset their characters are
     written at when the literal is plain (``"nvfp4"``), so a fix can edit them there.
     """
     text = _read(path, python=True)
@@ -191,7 +191,7 @@ def dotenv(path: str, *, compose: bool = True) -> dict[str, ForeignString]:
     """``KEY=VALUE`` lines: ``compose`` as docker compose reads them (``export``, quotes and comments), else as
     ``docker run --env-file`` does (the value as written, quotes included).
 
-    Each value is a :class:`~kv4lint.model.ForeignString` with its offset in the file when its characters
+    Each value is a :class:`~kv4lint.base.model.ForeignString` with its offset in the file when its characters
     are the value (not one compose would expand further: ``$VAR``, escapes), so a fix edits them there,
     inside their quotes.
     """

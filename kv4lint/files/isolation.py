@@ -29,7 +29,7 @@ This module is a leaf, imported before ``sys.path`` is clean: it imports only
 ``os`` and ``sys``, which every interpreter has loaded before any of kv4lint's
 code runs (not even ``__future__``: a ``__future__.py`` in the working
 directory would be found first; ``tests/test_isolation.py`` keeps this so for
-``kv4lint/__init__.py``, ``kv4lint/__main__.py`` and this module).
+``kv4lint/__init__.py``, ``kv4lint/__main__.py``, this module and its package's ``__init__.py``).
 """
 
 import os

@@ -5,8 +5,9 @@
 Frontends produce :class:`Launch` records (and know nothing of rules); rules turn a
 Launch plus a :class:`~kv4lint.target.Target` into :class:`Finding` records (and
 know nothing of parsing); the fix engine turns a Finding's :class:`Fix` into text
-edits on the original file.  A file's report and errors (:class:`FileReport`, :class:`FileError`) are in
-:mod:`kv4lint.file_report`: every run makes them, while this model loads only when a file is parsed.
+edits on the original file.  A file's report and errors (:class:`~kv4lint.base.file_report.FileReport`,
+:class:`~kv4lint.base.file_error.FileError`) are apart: every run makes them, while this model loads only when
+a file is parsed.
 
 Offsets are *character* offsets into the decoded text of the file (``str``
 indices).  The fix engine edits the decoded text and re-encodes it with the
@@ -19,8 +20,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Literal
 
-# The per-file records live apart, on the start-up path (kv4lint.file_report); named here too for the frontends.
-from kv4lint.file_report import FileError, FileReport  # noqa: F401
+from kv4lint.base.file_error import FileError
 
 # The words of one command or array (shell) or one argument list given as data (YAML, JSON, exec form).
 # Reading a launch costs about 0.1 ms and a few kB a word; a real one has at most a few hundred.  Past
@@ -98,7 +98,7 @@ class Value:
 
 
 class ForeignString(str):
-    """A setting's text read from another file of the repository (:mod:`kv4lint.sourced`: a sourced script,
+    """A setting's text read from another file of the repository (:mod:`kv4lint.pipeline.sourced`: a sourced script,
     an env file, an included makefile, a sibling module's constant), and where it is written there.
 
     ``path`` and ``start``: the file and the offset at which the characters of the text are written
@@ -241,7 +241,7 @@ class Fix:
     ``set`` maps ServerArgs field names to new values (e.g. ``{"kv_cache_dtype":
     "fp8_e4m3"}``); ``remove`` names fields whose flags must go (flags that exist
     only for FP4).  ``edits`` realise them on the source text when the launch's
-    spans allow it (filled by :func:`kv4lint.fix.plan`); ``applicability`` is
+    spans allow it (filled by :func:`kv4lint.fixes.edits.plan`); ``applicability`` is
     ``"unsafe"`` when an edit changes text that other code also uses, or the
     value could not be edited at the launch site.
     """
@@ -328,5 +328,5 @@ class ScanResult:
     # (source, destination): where to look for a ``--config`` path named inside the image.
     copies: list[tuple[str, str]] = field(default_factory=list)
     # Files the text reads settings from (a shell ``source``), as written: ``script:env.sh`` (beside the
-    # script: ``$(dirname "$0")/env.sh``) or ``cwd:./env.sh``.  Read after the cache (kv4lint.sourced).
+    # script: ``$(dirname "$0")/env.sh``) or ``cwd:./env.sh``.  Read after the cache (kv4lint.pipeline.sourced).
     sources: list[str] = field(default_factory=list)

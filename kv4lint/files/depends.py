@@ -1,9 +1,9 @@
 """The files a file's report reads besides the file: ``--config`` files, a model's ``config.json``, the files
 settings are sourced from (``source env.sh``, ``env_file:``, a Makefile's ``include``, a sibling module).
 
-A cached report (:class:`kv4lint.cache.FileIndex`) is reused only while every one of them is unchanged, so
-whatever reads or tests another file while a file is judged says so with :func:`look` (kv4lint.launch_configs,
-kv4lint.sourced, kv4lint.target).  A leaf: it imports nothing of kv4lint.
+A cached report (:class:`kv4lint.pipeline.cache.FileIndex`) is reused only while every one of them is unchanged, so
+whatever reads or tests another file while a file is judged says so with :func:`look` (kv4lint.pipeline.launch_configs,
+kv4lint.pipeline.sourced, kv4lint.target).  A leaf: it imports nothing of kv4lint.
 """
 
 from __future__ import annotations

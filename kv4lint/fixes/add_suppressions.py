@@ -14,7 +14,7 @@ For adopting kv4lint on a repository with known findings:
   comments right above gets the new codes added.
 * Python code in Markdown: ``# kv4lint: disable=KV401`` at the end of the line.
 * JSON with comments (``.jsonc``, VS Code's ``launch.json``, devcontainers:
-  :func:`kv4lint.suppression.leader_for`), and a ``.json`` that already holds
+  :func:`kv4lint.base.suppression.leader_for`), and a ``.json`` that already holds
   comments or trailing commas: ``// kv4lint: disable=KV401`` at the end of the
   finding's line (a JSON string never spans lines).
 * Strict JSON (an ECS task definition, ``docker inspect`` output) has no
@@ -23,7 +23,7 @@ For adopting kv4lint on a repository with known findings:
   strings).
 
 Adding is idempotent: codes already there are not added again.  Files are
-written with :mod:`kv4lint.writer` (atomic, same encoding and line endings).
+written with :mod:`kv4lint.fixes.writer` (atomic, same encoding and line endings).
 """
 
 from __future__ import annotations
@@ -36,12 +36,14 @@ import sys
 import tokenize
 from collections import defaultdict
 
-from kv4lint import frontends, suppression, writer
-from kv4lint.discover import language_of
-from kv4lint.fix import apply_edits
-from kv4lint.printable import printable
-from kv4lint.model import Edit, Finding, Span
-from kv4lint.source import DecodeError, LineIndex, decode
+from kv4lint import frontends
+from kv4lint.base import suppression
+from kv4lint.base.model import Edit, Finding, Span
+from kv4lint.base.printable import printable
+from kv4lint.base.source import DecodeError, LineIndex, decode
+from kv4lint.files.discover import language_of
+from kv4lint.fixes import writer
+from kv4lint.fixes.edits import apply_edits
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*\{?\.?([\w+-]*)")
 _RST_CODE = re.compile(r"^\s*\.\.\s+(?:code-block|code|sourcecode)::\s*([\w+-]*)")
@@ -357,7 +359,7 @@ def add_suppressions(findings: list[Finding], *, roots: list[str] | None = None,
 
     A file that cannot be read or written, or whose format has no comments (strict JSON, a notebook), is
     reported on stderr and left alone; its findings are appended to ``left``.
-    ``roots`` are the trees that may be written (see :func:`kv4lint.writer.roots_of`); by
+    ``roots`` are the trees that may be written (see :func:`kv4lint.fixes.writer.roots_of`); by
     default a file reached through a symlink must lie under the link's directory.
     """
     by_path: dict[str, list[Finding]] = defaultdict(list)

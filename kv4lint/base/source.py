@@ -3,7 +3,7 @@
 Used by every stage that touches text: the frontends (positions, embedded
 languages), the reporters (line/column) and the fix engine (writing back with
 the same encoding, BOM and line endings).  Every candidate of a run is decoded here before any parse, so the
-positions' records (:class:`~kv4lint.model.Position`, :class:`~kv4lint.model.Span`: the rich model, with
+positions' records (:class:`~kv4lint.base.model.Position`, :class:`~kv4lint.base.model.Span`: the rich model, with
 dataclasses) load when the first LineIndex or OffsetMap is made, not with this module.
 """
 
@@ -13,21 +13,21 @@ import bisect
 import codecs
 import re
 
-from kv4lint.record import Frozen
+from kv4lint.base.record import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kv4lint.model import Position, Span
+    from kv4lint.base.model import Position, Span
 
-# kv4lint.model's Position and Span, bound when the first LineIndex or OffsetMap is made (module docstring).
+# kv4lint.base.model's Position and Span, bound when the first LineIndex or OffsetMap is made (module docstring).
 _Position = _Span = None
 
 
 def _bind_model() -> None:
     global _Position, _Span
-    from kv4lint.model import Position, Span
+    from kv4lint.base.model import Position, Span
 
     _Position, _Span = Position, Span
 

@@ -7,7 +7,7 @@ text, its language and the name it was given as (``Launch.path``; ``.rst``
 and ``.md`` read differently) -- nothing outside the file, not the current
 directory.  So an entry is keyed by a hash of these plus kv4lint's own code
 and its parsers' versions.  The files a launch refers to (``--config``) are
-read after the cache, on every run (:mod:`kv4lint.launch_configs`), and the
+read after the cache, on every run (:mod:`kv4lint.pipeline.launch_configs`), and the
 rules run afresh every time (settings, pins, the target machine are not part
 of the key).
 
@@ -27,13 +27,13 @@ import sys
 import time
 from importlib.machinery import PathFinder  # loaded at start-up by Python itself
 
-from kv4lint import file_report
-from kv4lint.record import Record, fields
-from kv4lint.version import __version__
+from kv4lint.base import file_error, file_report
+from kv4lint.base.record import Record, fields
+from kv4lint.base.version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kv4lint.model import ScanResult
+    from kv4lint.base.model import ScanResult
 
 FORMAT = 3
 RACY_S = 2.0  # do not trust a stat signature younger than this
@@ -61,7 +61,7 @@ def code_fingerprint() -> str:
     global _fingerprint
     if _fingerprint is None:
         h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version}".encode())
-        pkg = os.path.dirname(os.path.abspath(__file__))
+        pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # kv4lint/, above pipeline/
         for d, dirs, files in sorted(os.walk(pkg)):
             dirs[:] = sorted(x for x in dirs if x != "__pycache__")
             for name in sorted(files):
@@ -193,7 +193,7 @@ def _signatures(paths: list[str], now: int) -> list | None:
 
 def _write(path: str, data: str) -> None:
     """Write ``path`` whole or not at all (a reader never sees half of it, Ctrl-C leaves no temporary file)."""
-    from kv4lint.writer import signals_held  # a cached run over an unchanged tree writes nothing
+    from kv4lint.fixes.writer import signals_held  # a cached run over an unchanged tree writes nothing
 
     with signals_held():
         _write_held(path, data)
@@ -240,7 +240,7 @@ class FileIndex:
     launches, findings or not, with a digest of the settings it was judged with (:func:`settings_key`: each
     file has its own, from the nearest configuration) and the files the report read besides it
     (``--config`` files, the files its settings are sourced from, a model's ``config.json``:
-    :mod:`kv4lint.depends`) with their signatures: a second run over an unchanged tree then opens no file
+    :mod:`kv4lint.files.depends`) with their signatures: a second run over an unchanged tree then opens no file
     and imports no parser.  Such a record is used only under the same settings, and while every file it read
     is unchanged.
     """
@@ -255,7 +255,7 @@ class FileIndex:
         self.old_reports: dict[str, list] = {}
         self.new_reports: dict[str, list] = {}
         self.reports_intact = False  # the reports are as this code wrote them (their digest): no shape check
-        self.old_walk: dict | None = None  # what the walk learned (kv4lint.discover.WalkMemo), as it was saved
+        self.old_walk: dict | None = None  # what the walk learned (kv4lint.files.discover.WalkMemo), as it was saved
         self.new_walk: dict | None = None
         try:
             with open(self.path, encoding="utf-8") as f:
@@ -294,7 +294,7 @@ class FileIndex:
                               + " " + (language or ""))
 
     def report(self, path: str, language: str | None, st: os.stat_result | None, key: str | None) -> dict | None:
-        """The fields of the report recorded for ``path`` (a :class:`kv4lint.file_report.FileReport`) when the
+        """The fields of the report recorded for ``path`` (a :class:`kv4lint.base.file_report.FileReport`) when the
         file, its settings (``key``: :func:`settings_key`) and every file the report read are unchanged."""
         rec = self.old_reports.get(path)
         try:
@@ -364,9 +364,10 @@ def settings_key(settings) -> str | None:
 
 
 # ---------------------------------------------------------------------------
-# JSON for kv4lint's records (only those: decoding builds nothing else): a file's errors (kv4lint.file_report)
-# and the rich model's records (kv4lint.model), which loads when the first of them is met (a stored report
-# with findings, a parse), not for a run whose files held nothing.
+# JSON for kv4lint's records (only those: decoding builds nothing else): a file's report and errors
+# (kv4lint.base.file_report, kv4lint.base.file_error) and the rich model's records (kv4lint.base.model), which
+# loads when the first of them is met (a stored report with findings, a parse), not for a run whose files held
+# nothing.
 
 _classes: dict[str, tuple[type, tuple[str, ...] | None]] | None = None  # name -> (class, fields; None: an enum)
 
@@ -376,10 +377,10 @@ def _records() -> dict[str, tuple[type, tuple[str, ...] | None]]:
     if _classes is None:
         import dataclasses
 
-        from kv4lint import model
+        from kv4lint.base import model
 
         out: dict[str, tuple[type, tuple[str, ...] | None]] = {}
-        for module in (model, file_report):
+        for module in (model, file_report, file_error):
             for c in vars(module).values():
                 if not isinstance(c, type) or c.__module__ != module.__name__:
                     continue
@@ -394,7 +395,7 @@ def _records() -> dict[str, tuple[type, tuple[str, ...] | None]]:
 
 
 def _report_conforms(fields: dict) -> bool:
-    """Whether ``fields`` are arguments of :class:`kv4lint.file_report.FileReport` of the declared types."""
+    """Whether ``fields`` are arguments of :class:`kv4lint.base.file_report.FileReport` of the declared types."""
     hints = _hints(file_report.FileReport)
     return all(k in hints and conforms(v, hints[k]) for k, v in fields.items())
 
@@ -408,10 +409,10 @@ def _hints(cls: type) -> dict:
     if hints is None:
         import typing
 
-        from kv4lint import model
+        from kv4lint.base import model
 
         # file_report names the model's classes for type checkers only: resolve them here (a report's text,
-        # kv4lint.source.Text, is never stored).
+        # kv4lint.base.source.Text, is never stored).
         names = {**vars(model), "Text": object}
         hints = typing.get_type_hints(cls.__init__ if issubclass(cls, Record) else cls, localns=names)
         hints.pop("return", None)

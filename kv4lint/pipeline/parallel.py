@@ -31,10 +31,10 @@ from __future__ import annotations
 import os
 import sys
 
-from kv4lint import internal_error
-from kv4lint.file_report import FileReport
-from kv4lint.read import lint_file
-from kv4lint.settings import Settings
+from kv4lint.base import internal_error
+from kv4lint.base.file_report import FileReport
+from kv4lint.base.settings import Settings
+from kv4lint.pipeline.read import lint_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def lint_many(files: list[tuple[str, str | None]], settings: Settings | Sequence
 
 def _walked(f: tuple):
     """The walk's ``stat`` of a file of :func:`lint_many`, where it has one (it stands for the ``stat`` before the
-    open: :func:`kv4lint.regular_file.open_regular`)."""
+    open: :func:`kv4lint.files.regular_file.open_regular`)."""
     return f[2] if len(f) > 2 else None
 
 

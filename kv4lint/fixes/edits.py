@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import replace
 
-from kv4lint.model import Edit, Fix, Launch, Provenance, Span, Value
+from kv4lint.base.model import Edit, Fix, Launch, Provenance, Span, Value
 from kv4lint.sglang.options import Args
 
 

@@ -21,14 +21,15 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from kv4lint.depends import look
-from kv4lint.regular_file import open_file
+from kv4lint.base.file_error import FileError
+from kv4lint.base.model import Launch, ScanResult, Value
+from kv4lint.base.source import DecodeError, decode
+from kv4lint.files.depends import look
+from kv4lint.files.ignore import repository_root
+from kv4lint.files.regular_file import open_file
 from kv4lint.frontends.sglang_config import config_tokens
 from kv4lint.frontends.yaml_nodes import compose
-from kv4lint.ignore import repository_root
-from kv4lint.model import FileError, Launch, ScanResult, Value
 from kv4lint.sglang.commands import CONFIG_ENTRIES
-from kv4lint.source import DecodeError, decode
 
 __all__ = ["attach_configs", "config_token_index", "load_config_argv", "reads_config"]
 

@@ -10,7 +10,7 @@ for every path; ``--isolated`` reads none.  Command-line options override the
 file.  So two services of one repository, each with its own configuration, get
 the same findings whatever the order of the paths or the batch pre-commit makes.
 
-Every key is checked (:mod:`kv4lint.cli.options`, the one table of options): an
+Every key is checked (:mod:`kv4lint.settings.options`, the one table of options): an
 unknown key or a bad value is a :class:`ConfigError`
 ``"<file>: [tool.kv4lint] <key>: <problem>"`` (the CLI turns it into exit 2).
 """
@@ -20,13 +20,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from kv4lint.cli.options import (  # noqa: F401 - re-exported: the names readers of settings know
+from kv4lint.settings.options import (  # noqa: F401 - re-exported: the names readers of settings know
     ATTENTIONS, FIX_DTYPES, TOML_KEYS as KEYS, ConfigError, Overrides, settings_from_mapping)
-from kv4lint.ignore import repository_root
-from kv4lint.project import find_sglang_pin, sglang_source_installs
-from kv4lint.record import Frozen
-from kv4lint.regular_file import open_file
-from kv4lint.settings import Settings
+from kv4lint.base.record import Frozen
+from kv4lint.base.settings import Settings
+from kv4lint.files.ignore import repository_root
+from kv4lint.files.regular_file import open_file
+from kv4lint.settings.project import find_sglang_pin, sglang_source_installs
 
 CONFIG_NAMES = (".kv4lint.toml", "kv4lint.toml", "pyproject.toml")
 
@@ -76,7 +76,7 @@ def read_config(path: str, *, named: bool = False) -> ConfigFile | None:
 
     path = os.path.abspath(path)
     try:
-        with open_file(path) as f:  # never a FIFO or device (kv4lint.regular_file)
+        with open_file(path) as f:  # never a FIFO or device (kv4lint.files.regular_file)
             data = tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"{_rel(path)}: no such configuration file") from None
@@ -247,7 +247,7 @@ def _resolve_auto(s: Settings) -> None:
     """``platform = "auto"``: detect this machine through torch (once, not per launch)."""
     src = s.sources.get("platform", "--platform")
     said = f"{src} auto" if src.startswith("--") else f"{src}: platform = \"auto\""
-    from kv4lint import platform_detect  # --platform auto only
+    from kv4lint.target import platform_detect  # --platform auto only
 
     det = platform_detect.detect()
     if det.platform is None:

@@ -9,7 +9,7 @@ escapes: C0 controls and DEL (``\\t``, ``\\n``, ``\\r``, else ``\\xNN``), C1
 controls, the Unicode bidirectional overrides that reorder what a reader sees,
 and bytes that were not UTF-8 (kept by the file system as lone surrogates) as
 ``\\xNN``.  A backslash stays as it is: the output is for people, not a quoting
-to be read back (``--diff`` quotes names as git does, :mod:`kv4lint.fixer`).
+to be read back (``--diff`` quotes names as git does, :mod:`kv4lint.pipeline.fix_engine`).
 
 Every text format (text, full, concise, github, the ``--show-*`` listings and
 error lines) prints paths and messages through it.  The JSON formats (json,

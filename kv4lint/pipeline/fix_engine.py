@@ -5,9 +5,9 @@ One engine for every language.  Per file:
 
 1. take the fixable findings (safe fixes; unsafe ones too with ``--unsafe-fixes``);
 2. choose fixes whose edits do not overlap (a fix is taken whole or not at all),
-   apply their edits to the decoded text (:func:`kv4lint.fix.apply_edits`);
+   apply their edits to the decoded text (:func:`kv4lint.fixes.edits.apply_edits`);
 3. re-lint the result in memory with the same settings and language
-   (:func:`kv4lint.runner.lint_text`); if the frontend reports a syntax error
+   (:func:`kv4lint.pipeline.runner.lint_text`); if the frontend reports a syntax error
    it did not report before, the round is rolled back (retried one fix at a
    time, and a fix that still breaks the file is reported and left out);
 4. repeat until nothing fixable remains (at most :data:`MAX_ROUNDS` rounds that
@@ -15,7 +15,7 @@ One engine for every language.  Per file:
 
 Edits whose ``Edit.path`` names another file (a ``--config`` YAML read by the
 launch) are applied to that file in the same run.  Files are written by
-:mod:`kv4lint.writer` (atomic, same encoding, BOM and line endings, same
+:mod:`kv4lint.fixes.writer` (atomic, same encoding, BOM and line endings, same
 mode), or shown as a unified diff with ``--diff`` (nothing written).
 
 This module imports nothing of the command line (:mod:`kv4lint.cli`).
@@ -30,14 +30,17 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kv4lint import internal_error, writer
-from kv4lint.discover import language_of
-from kv4lint.fix import apply_edits, merge_overlapping_removals, tidy_removals
-from kv4lint.model import Edit, FileError, FileReport, Finding, Span
-from kv4lint.regular_file import open_file
-from kv4lint.runner import lint_text
-from kv4lint.settings import Settings
-from kv4lint.source import DecodeError, Text, decode
+from kv4lint.base import internal_error
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
+from kv4lint.base.model import Edit, Finding, Span
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import DecodeError, Text, decode
+from kv4lint.files.discover import language_of
+from kv4lint.files.regular_file import open_file
+from kv4lint.fixes import writer
+from kv4lint.fixes.edits import apply_edits, merge_overlapping_removals, tidy_removals
+from kv4lint.pipeline.runner import lint_text
 
 MAX_ROUNDS = 5  # rounds that change the text; real launches need one, a fix that exposes another two
 
@@ -349,7 +352,7 @@ def fix_files(reports: list[FileReport], settings_of, *, unsafe: bool = False, d
               roots: list[str] | None = None) -> FixRun:
     """Fix the files of a run's ``reports`` (their findings and decoded text): plan every file's
     fixes, apply edits in other files (``--config`` YAMLs) once, and write each changed file
-    (:mod:`kv4lint.writer`), or with ``diff_only`` only describe the changes.
+    (:mod:`kv4lint.fixes.writer`), or with ``diff_only`` only describe the changes.
 
     ``settings_of(path)``: the settings that file is judged with (for re-linting).  Raises
     :class:`FixInterrupted` on Ctrl-C during the writes.
@@ -361,7 +364,7 @@ def fix_files(reports: list[FileReport], settings_of, *, unsafe: bool = False, d
     external: dict[str, list[tuple[str, list[Finding], list[Edit]]]] = {}
 
     for rep in reports:
-        internal_error.current_file = rep.path  # named by an exception that escapes (kv4lint.internal_error)
+        internal_error.current_file = rep.path  # named by an exception that escapes (kv4lint.base.internal_error)
         if rep.text is None or not any(fixable(f, unsafe) for f in rep.findings):
             remaining.extend(rep.findings)
             continue

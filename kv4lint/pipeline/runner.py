@@ -1,10 +1,10 @@
 """The pipeline for one file's text past the pre-filter: frontend -> --config files -> target -> rules ->
 findings (suppressions applied).
 
-Used by :mod:`kv4lint.read` (a file on disk that passed the pre-filter), the
+Used by :mod:`kv4lint.pipeline.read` (a file on disk that passed the pre-filter), the
 flake8 plugin, the fix engine and the Python API (:func:`resolve_target`).
 Importing it loads the frontends' registry, the rules and SGLang's option
-tables: the cheap stages before it (:mod:`kv4lint.read`, the flake8 plugin's
+tables: the cheap stages before it (:mod:`kv4lint.pipeline.read`, the flake8 plugin's
 screen) import it only for a file that may launch.
 """
 
@@ -14,22 +14,25 @@ import dataclasses
 import os
 from fnmatch import fnmatch
 
-from kv4lint import frontends, internal_error, suppression
-from kv4lint.conditions import brief, decisive
-from kv4lint.depends import recording
-from kv4lint.discover import language_of
+from kv4lint import frontends
+from kv4lint.base import internal_error, suppression
+from kv4lint.base.conditions import brief, decisive
+from kv4lint.base.file_error import FileError
+from kv4lint.base.file_report import FileReport
+from kv4lint.base.model import Finding, Launch, ScanResult
+from kv4lint.base.settings import Settings
+from kv4lint.base.source import LineIndex
+from kv4lint.files.depends import recording
+from kv4lint.files.discover import language_of
+from kv4lint.files.prefilter import might_launch
+from kv4lint.fixes.edits import plan
 from kv4lint.frontends.hints import dedupe_hints, path_hints
-from kv4lint.fix import plan
-from kv4lint.launch_configs import attach_configs
-from kv4lint.model import FileError, FileReport, Finding, Launch, ScanResult
-from kv4lint.prefilter import might_launch
+from kv4lint.pipeline.launch_configs import attach_configs
+from kv4lint.pipeline.sourced import attach_sourced
 from kv4lint.rules.check import RuleFinding
 from kv4lint.rules.codes.base import join_sentences
 from kv4lint.rules.parser import dummy_model, infer_release, judge
-from kv4lint.settings import Settings
 from kv4lint.sglang.options import Args, fork_own
-from kv4lint.source import LineIndex
-from kv4lint.sourced import attach_sourced
 from kv4lint.target import Target
 from kv4lint.target.resolve import resolve
 
@@ -49,7 +52,8 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
         return FileReport(path, language)
     if flake8_noqa and language == "python" and suppression.flake8_skips_file(text):
         return FileReport(path, language)
-    with recording() as looked_at, frontends.gc_paused():  # the files the report reads (kv4lint.cache.FileIndex)
+    # the files the report reads (kv4lint.pipeline.cache.FileIndex)
+    with recording() as looked_at, frontends.gc_paused():
         rep = _lint_text(path, text, settings, language)
     rep.depends = list(dict.fromkeys(looked_at))
     return rep
@@ -59,7 +63,7 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
     rep = FileReport(path, language)
     try:
         if settings.cache_dir:
-            from kv4lint.cache import cached_scan  # off with --no-cache and in the flake8 plugin
+            from kv4lint.pipeline.cache import cached_scan  # off with --no-cache and in the flake8 plugin
 
             scan = cached_scan(settings.cache_dir, path, text, language, frontends.scan)
         else:
@@ -130,7 +134,7 @@ def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Fin
 
     A command whose values differ between paths is one Launch per path (each with its ``condition``). One cause
     is one finding: a finding several paths share is reported once, and one every path has holds for every run
-    and names none. The condition names only what decides the finding (:func:`kv4lint.conditions.decisive`):
+    and names none. The condition names only what decides the finding (:func:`kv4lint.base.conditions.decisive`):
     of six knobs that each add an option, ``when FP4=1``, not every knob of the readings that have it.
     """
     readings: dict[tuple, list[str]] = {}

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import sys
 
-from kv4lint.exit_status import EXIT_ERROR
-from kv4lint.file_report import FileError
-from kv4lint.version import __version__
+from kv4lint.base.exit_status import EXIT_ERROR
+from kv4lint.base.file_error import FileError
+from kv4lint.base.version import __version__
 
 # Where to report a bug when the installed metadata names no tracker (``[project.urls]`` "Issues").
 REPORT_FALLBACK = "the issue tracker of the repository kv4lint was installed from"

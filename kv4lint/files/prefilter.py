@@ -126,7 +126,7 @@ SPEC = {
     "sglang_word": r"sglang(?![\w.])|sglang\.cli\b",
     "serve_string": r"[\"'}][ \t]*serve\b",
     # A shell script that reads settings from another file (``source env.sh``, ``. ./env.sh``,
-    # ``docker run --env-file``): its launch may take every option from there (kv4lint.sourced).  Shell
+    # ``docker run --env-file``): its launch may take every option from there (kv4lint.pipeline.sourced).  Shell
     # files only: an embedded snippet (a doc's code block) is not followed to other files.
     # (with an SGLang command, ``command`` or ``sglang_word`` + ``serve_string``).
     "sources": r"(?m)(?:^|[;&|({]|\s)(?:source|\.)[ \t]+[^\s=;&|]|--env-file",

@@ -25,8 +25,8 @@ import os
 import re
 import sys
 
-from kv4lint.record import Frozen
-from kv4lint.regular_file import open_file
+from kv4lint.base.record import Frozen
+from kv4lint.files.regular_file import open_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

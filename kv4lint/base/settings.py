@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from kv4lint.record import Record
+from kv4lint.base.record import Record
 
 DEFAULT_FIX_DTYPE = "fp8_e4m3"
 MAX_FILE_BYTES = 10 * 1024 * 1024  # files larger than this are skipped with a notice
-# The severities of findings (kv4lint.model.Severity's values), least severe first: ``severity`` is the least
+# The severities of findings (kv4lint.base.model.Severity's values), least severe first: ``severity`` is the least
 # one reported.
 SEVERITIES = ("warning", "error")
 
 
 class Settings(Record):
-    """What one file is judged with: the command line over the nearest configuration (kv4lint.config).
+    """What one file is judged with: the command line over the nearest configuration (kv4lint.settings.config).
 
     - ``platform``: a platform name, "auto" (detect via torch), or None (hints, then cuda);
       ``model_attention``: "mha" | "mla" | None; ``model_overrides``: model path glob -> "mha"/"mla";
@@ -26,7 +26,7 @@ class Settings(Record):
       adds (``--attention-backend=kt_*``): kv4lint neither refuses them nor takes them as evidence of a build it
       does not know (the options are left out of the launch, the values are unknown to it);
     - ``root``: the project root (where the config was found), for relative paths; ``cache_dir``:
-      kv4lint.cache's directory (None: no cache; the CLI turns it on); ``config_file``: the configuration file
+      kv4lint.pipeline.cache's directory (None: no cache; the CLI turns it on); ``config_file``: the configuration file
       these settings came from (--show-target); ``rule_docs_url``: SARIF helpUri base (None: the project's
       docs/rules/).
     """
@@ -73,9 +73,9 @@ class Settings(Record):
         self.fork_options = [] if fork_options is None else fork_options
 
     def enabled(self, code: str, severity: str | None = None) -> bool:
-        """Whether a finding of ``code`` (and ``severity``, a :class:`kv4lint.model.Severity` value) is reported:
+        """Whether a finding of ``code`` (and ``severity``, a :class:`kv4lint.base.model.Severity` value) is reported:
         its code is selected and not ignored, and it is at least as severe as ``self.severity``.  The one
-        test every output, the exit status, the fixes and ``--add-suppressions`` go by (kv4lint.runner)."""
+        test every output, the exit status, the fixes and ``--add-suppressions`` go by (kv4lint.pipeline.runner)."""
         if severity is not None and SEVERITIES.index(severity) < SEVERITIES.index(self.severity):
             return False
 

@@ -1,0 +1,1 @@
+"""The run's settings: the option table, configuration files, the release a repository pins."""

@@ -4,11 +4,13 @@ Every frontend and route keeps its cost linear in the input. A test names a *sha
 of size ``n``) and a *route* (how the input reaches kv4lint), and :func:`assert_linear` runs the route on the
 shapes of size ``n`` and ``2 * n`` and compares. A linear cost gives a ratio near 2, a quadratic one near 4:
 the bound :data:`RATIO` lies between. Nothing is timed against the clock's seconds (the machine is shared and
-noisy): the CPU time of this process is taken as the least of :data:`REPS` runs, and the memory is the peak
-that ``tracemalloc`` sees during one more run.
+noisy): the CPU time of this process is taken as the least of :data:`REPS` runs (both sizes measured again, up
+to :data:`ROUNDS` rounds, where a pause of the machine made the ratio look too high: a quadratic cost stays
+high in every round), and the memory is the peak that ``tracemalloc`` sees during one more run.
 
 Keep ``n`` small enough for the fast loop (a shape's 2n run well under a second) and large enough that the
-work, not kv4lint's fixed cost per file, dominates (check that the n run takes some tens of milliseconds).
+work, not kv4lint's fixed cost per file, dominates (check that the n run takes some tens of milliseconds; on a
+faster machine, an n run under :data:`FLOOR_S` is repeated with n doubled, up to :data:`GROW` times).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import Callable
 
 RATIO = 3.0  # 2n over n: linear is about 2, quadratic about 4
 REPS = 3
+ROUNDS = 3  # a ratio over RATIO is measured again, up to this many rounds in all (the least time of each size)
 FLOOR_S = 0.02  # below this the n run is noise: the shape's n is too small to say anything
+GROW = 3  # below FLOOR_S, n is doubled up to this many times before the shape is said to be too small
 
 
 def cost(run: Callable[[str], object], text: str) -> tuple[float, int]:
@@ -47,8 +51,20 @@ def assert_linear(make: Callable[[int], str], run: Callable[[str], object], n: i
     gc.collect()
     gc.freeze()  # what the session holds (parsers, other tests' objects) is not collected again at every rep
     try:
-        t1, m1 = cost(run, make(n))
-        t2, m2 = cost(run, make(2 * n))
+        small = make(n)
+        t1, m1 = cost(run, small)
+        for _ in range(GROW):  # a faster machine than the one n was chosen on: a larger n, until it measures
+            if t1 >= FLOOR_S:
+                break
+            n *= 2
+            small = make(n)
+            t1, m1 = cost(run, small)
+        large = make(2 * n)
+        t2, m2 = cost(run, large)
+        for _ in range(ROUNDS - 1):  # a pause of the shared machine in one round: measure both sizes again
+            if t2 <= RATIO * t1:
+                break
+            t1, t2 = min(t1, cost(run, small)[0]), min(t2, cost(run, large)[0])
     finally:
         gc.unfreeze()
     label = what or getattr(make, "__name__", "shape")

@@ -63,13 +63,17 @@ def _plain(args: Args, open_ended: bool) -> dict:
 # ---------------------------------------------------------------------------
 
 
-def check(args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3", strict: bool | None = None) -> list[RuleFinding]:
+def check(args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3", strict: bool | None = None,
+          replay_fixes: bool = True) -> list[RuleFinding]:
+    """The KV cache rules' findings on the launch. ``replay_fixes=False``: an error's fix is not replayed to
+    settle whether it is safe (:func:`_verified`), for callers that read only each finding's code and severity,
+    which the replay never changes."""
     strict = target.strict if strict is None else strict
     dtype_v = args.get("kv_cache_dtype")
     if dtype_v is None or not dtype_v.known:
         # No (known) dtype: only the dequant flag can be wrong on its own.
         if dtype_v is None and "prefill_kv_cache_dequant_dtype" in args.values:
-            return _simulated(args, target, fix_dtype, strict)
+            return _simulated(args, target, fix_dtype, strict, replay_fixes)
         return []
     found = _dtype_name(args, target, fix_dtype)
     if found:
@@ -77,7 +81,7 @@ def check(args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3", strict: bo
     dequant = args.get("prefill_kv_cache_dequant_dtype")
     if dtype_v.text in kv4_dtypes(release(target.sglang_version)) or (
             dequant is not None and dequant.text != "auto"):
-        return _simulated(args, target, fix_dtype, strict)
+        return _simulated(args, target, fix_dtype, strict, replay_fixes)
     return []  # not an FP4 launch: SGLang's other checks are not kv4lint's business
 
 
@@ -133,7 +137,8 @@ class Verdicts:
         return [c for c in self.candidates if c not in self.refused_by]
 
 
-def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list[RuleFinding]:
+def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool,
+               replay_fixes: bool = True) -> list[RuleFinding]:
     """The verdict over the targets the launch can be for.
 
     A *candidate* is one machine and model the evidence leaves (the GPU archs of the target, one of each kind
@@ -155,7 +160,10 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool) -> list
     if len(v.refused_by) == len(v.candidates):
         found += _refused_everywhere(args, target, fix_dtype, poss, v, plain, n)
         for f in found:
-            f.fix = _verified(f.fix, poss, target) if f.severity == Severity.ERROR else _opt_in(f.fix, target, v)
+            if f.severity != Severity.ERROR:
+                f.fix = _opt_in(f.fix, target, v)
+            elif replay_fixes:
+                f.fix = _verified(f.fix, poss, target)
     elif v.refused_by:
         found += _refused_somewhere(args, target, fix_dtype, v, n)
     elif strict and any(r[3] for r in v.results):

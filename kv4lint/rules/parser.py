@@ -490,7 +490,8 @@ def _since(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: 
         last_taken = r
         if not open_:
             continue  # only how far back the launch is taken is left to know
-        held = {_key(g) for g in check(args, target.with_(sglang_version=r), fix_dtype=fix_dtype, strict=strict)}
+        held = {_key(g) for g in check(args, target.with_(sglang_version=r), fix_dtype=fix_dtype, strict=strict,
+                                       replay_fixes=False)}
         open_ = {k for k in open_ if k in held}
         since.update((k, r) for k in open_)
     return tuple((k, first, _ranges(releases[releases.index(last_taken):releases.index(first)]))

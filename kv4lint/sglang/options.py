@@ -211,6 +211,7 @@ def option_strings_for(field_name: str, version: str | None) -> list[str]:
     return [o for o, opt in table(version).items() if opt.dest == field_name]
 
 
+@functools.lru_cache(maxsize=None)  # as table(): asked per finding and release, it scans the whole table
 def flag_for(field_name: str, version: str | None = None) -> str:
     """The canonical spelling of a field's option (``kv_cache_dtype`` -> ``--kv-cache-dtype``)."""
     opts = option_strings_for(field_name, version)

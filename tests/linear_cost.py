@@ -59,6 +59,7 @@ def assert_linear(make: Callable[[int], str], run: Callable[[str], object], n: i
             n *= 2
             small = make(n)
             t1, m1 = cost(run, small)
+        measured = t1  # the n run as the floor judged it (a later round's minimum may be lower)
         large = make(2 * n)
         t2, m2 = cost(run, large)
         for _ in range(ROUNDS - 1):  # a pause of the shared machine in one round: measure both sizes again
@@ -68,7 +69,7 @@ def assert_linear(make: Callable[[int], str], run: Callable[[str], object], n: i
     finally:
         gc.unfreeze()
     label = what or getattr(make, "__name__", "shape")
-    assert t1 >= FLOOR_S, f"{label}: n={n} takes {t1 * 1000:.1f} ms of CPU, too little to measure; raise n"
+    assert measured >= FLOOR_S, f"{label}: n={n} takes {measured * 1000:.1f} ms of CPU, too little to measure; raise n"
     assert t2 <= RATIO * t1, f"{label}: CPU time grows {t2 / t1:.1f}x when the input doubles ({t1:.3f}s -> {t2:.3f}s)"
     assert m2 <= RATIO * m1, f"{label}: memory grows {m2 / m1:.1f}x when the input doubles ({m1} -> {m2} bytes)"
 

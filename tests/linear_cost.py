@@ -4,9 +4,10 @@ Every frontend and route keeps its cost linear in the input. A test names a *sha
 of size ``n``) and a *route* (how the input reaches kv4lint), and :func:`assert_linear` runs the route on the
 shapes of size ``n`` and ``2 * n`` and compares. A linear cost gives a ratio near 2, a quadratic one near 4:
 the bound :data:`RATIO` lies between. Nothing is timed against the clock's seconds (the machine is shared and
-noisy): the CPU time of this process is taken as the least of :data:`REPS` runs (both sizes measured again, up
-to :data:`ROUNDS` rounds, where a pause of the machine made the ratio look too high: a quadratic cost stays
-high in every round), and the memory is the peak that ``tracemalloc`` sees during one more run.
+noisy): the CPU time of this process is taken as the least of :data:`REPS` runs, the two sizes run in turn
+(both measured again, up to :data:`ROUNDS` rounds, where a pause of the machine made the ratio look too high:
+a quadratic cost stays high in every round), and the memory is the peak that ``tracemalloc`` sees during one
+more run.
 
 Keep ``n`` small enough for the fast loop (a shape's 2n run well under a second) and large enough that the
 work, not kv4lint's fixed cost per file, dominates (check that the n run takes some tens of milliseconds; on a
@@ -27,22 +28,33 @@ FLOOR_S = 0.02  # below this the n run is noise: the shape's n is too small to s
 GROW = 3  # below FLOOR_S, n is doubled up to this many times before the shape is said to be too small
 
 
-def cost(run: Callable[[str], object], text: str) -> tuple[float, int]:
-    """(least CPU seconds over REPS runs, peak traced bytes of one run) of ``run(text)``."""
-    best = float("inf")
-    for _ in range(REPS):
-        gc.collect()
-        t = time.process_time()
-        run(text)
-        best = min(best, time.process_time() - t)
+def _cpu(run: Callable[[str], object], text: str) -> float:
+    gc.collect()
+    t = time.process_time()
+    run(text)
+    return time.process_time() - t
+
+
+def _peak(run: Callable[[str], object], text: str) -> int:
+    """The peak bytes that ``tracemalloc`` sees during one ``run(text)``."""
     gc.collect()
     tracemalloc.start()
     try:
         run(text)
-        peak = tracemalloc.get_traced_memory()[1]
+        return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    return best, peak
+
+
+def _times(run: Callable[[str], object], small: str, large: str) -> tuple[float, float]:
+    """The least CPU seconds of ``run`` on each text over REPS runs, the two taken in turn: a busy spell of the
+    shared machine (a neighbour's memory traffic slows this process's every step) falls on both sizes, not on
+    one of them, so it moves the ratio less than it moves the times."""
+    t1 = t2 = float("inf")
+    for _ in range(REPS):
+        t1 = min(t1, _cpu(run, small))
+        t2 = min(t2, _cpu(run, large))
+    return t1, t2
 
 
 def assert_linear(make: Callable[[int], str], run: Callable[[str], object], n: int, *, what: str = "") -> None:
@@ -52,20 +64,21 @@ def assert_linear(make: Callable[[int], str], run: Callable[[str], object], n: i
     gc.freeze()  # what the session holds (parsers, other tests' objects) is not collected again at every rep
     try:
         small = make(n)
-        t1, m1 = cost(run, small)
+        measured = min(_cpu(run, small) for _ in range(REPS))
         for _ in range(GROW):  # a faster machine than the one n was chosen on: a larger n, until it measures
-            if t1 >= FLOOR_S:
+            if measured >= FLOOR_S:
                 break
             n *= 2
             small = make(n)
-            t1, m1 = cost(run, small)
-        measured = t1  # the n run as the floor judged it (a later round's minimum may be lower)
+            measured = min(_cpu(run, small) for _ in range(REPS))
         large = make(2 * n)
-        t2, m2 = cost(run, large)
+        t1, t2 = _times(run, small, large)
         for _ in range(ROUNDS - 1):  # a pause of the shared machine in one round: measure both sizes again
             if t2 <= RATIO * t1:
                 break
-            t1, t2 = min(t1, cost(run, small)[0]), min(t2, cost(run, large)[0])
+            a, b = _times(run, small, large)
+            t1, t2 = min(t1, a), min(t2, b)
+        m1, m2 = _peak(run, small), _peak(run, large)
     finally:
         gc.unfreeze()
     label = what or getattr(make, "__name__", "shape")

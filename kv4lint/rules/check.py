@@ -122,7 +122,7 @@ def _possibilities(target: Target, plain: dict):
 # every older release that takes it too (kv4lint.rules.parser._since), again once that is known, and a file
 # repeats launches: each reads the verdicts from here. Held for the process, up to MAX_VERDICTS (then emptied).
 _VERDICTS: dict[tuple, tuple[Outcome, list[Event]]] = {}
-MAX_VERDICTS = 20_000
+MAX_VERDICTS = 8192
 
 
 def verdict(version, a: dict, m: Machine, model: ModelInfo) -> tuple[Outcome, list[Event]]:

@@ -476,7 +476,7 @@ def _key(f: RuleFinding) -> tuple:
 # each may expand to several), the target, the keys of the verdict and the settings. The same launch, in a file
 # that repeats it, is judged by every older release once. Held for the process, up to MAX_SINCE (then emptied).
 _SINCE: dict[tuple, tuple] = {}
-MAX_SINCE = 4096
+MAX_SINCE = 1024
 
 
 def _fields_of(record) -> tuple:

@@ -227,6 +227,9 @@ def dotenv(path: str, *, compose: bool = True) -> dict[str, ForeignString]:
     return out
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a word as a shell variable's name is spelled
+
+
 def _may_read(text: str, sourced: dict[str, dict]) -> bool:
     """Whether a script may read a variable the files it sources set: it names one (a whole word, continued
     lines joined: a use, an assignment, a string an inner script or Python code reads it by), or one is a
@@ -237,8 +240,7 @@ def _may_read(text: str, sourced: dict[str, dict]) -> bool:
     if not names.isdisjoint(PLATFORM_ENV) or not names.isdisjoint(PLATFORM_SWITCH_ENV):
         return True
     joined = text.replace("\\\r\n", "").replace("\\\n", "")
-    words = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
-    return re.search(rf"(?<![A-Za-z_])(?:{words})(?![A-Za-z0-9_])", joined) is not None
+    return not names.isdisjoint(_NAME.findall(joined))  # the script's words once: linear in it, whatever names
 
 
 def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> ScanResult:

@@ -124,6 +124,26 @@ def test_a_long_shell_script_is_read_a_piece_at_a_time(monkeypatch):
         [["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "nvfp4", "--port", "1"]]
 
 
+def sourced_settings(n: int) -> str:
+    """A script of ``n`` lines that sources a settings file of ``n`` variables (made from the script's length by
+    the route below: ``SETTING_k_OF_THE_SWEEP``) and reads none of them, only longer names that start alike."""
+    return "#!/bin/bash\n. ./env.sh\n" + "".join(f"echo step {k}: ${{SETTING_{k}_OF_THE_SWEEP_DIR}}/run.log\n"
+                                                    for k in range(n))
+
+
+def test_deciding_whether_a_script_reads_what_it_sources_is_linear():
+    """``attach_sourced`` reads a script again only when it names a sourced variable: deciding that reads the
+    script's words once, whatever the number of names (an alternation of every name at every character of the
+    script would cost their product)."""
+    from kv4lint.pipeline.sourced import _may_read
+
+    def run(text: str) -> None:
+        names = {f"SETTING_{k}_OF_THE_SWEEP": None for k in range(text.count("\n"))}
+        assert not _may_read(text, {"script:env.sh": names})
+
+    assert_linear(sourced_settings, run, 4000, what="sourced_settings")
+
+
 # ---------------------------------------------------------------------------
 # Python
 

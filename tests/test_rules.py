@@ -380,3 +380,25 @@ def test_the_api_refuses_a_mapping_that_is_not_one_and_a_target_that_is_not_a_st
     # what the command line accepts, the API accepts: a tuple, a GPU name, "auto", an upper-case platform
     assert codes(kv4lint.check_argv(("--kv-cache-dtype", "fp4_e2m1"), sglang_version="0.5.23", gpu="H100",
                                     platform="CUDA")) == ["KV406"]
+
+
+def test_the_engines_verdicts_are_shared_only_for_the_same_release_machine_model_and_values():
+    """kv4lint.rules.check.verdict holds the engine's verdict on a possibility for the process: each answer is
+    what the engine gives on those inputs, whatever was asked before (the release's rules, the machine, the
+    model, the values: every part of its key)."""
+    from kv4lint.rules import check
+    from kv4lint.rules.engine import Machine, simulate
+    from kv4lint.target import ModelInfo
+
+    cases = [(version, {"model_path": "m", "kv_cache_dtype": dtype, "attention_backend": backend},
+              Machine("cuda", arch), ModelInfo(mla=mla))
+             for version in ("0.5.7", "0.5.10", "0.5.10.post1", "0.5.23") for arch in ("sm90", "sm100")
+             for mla in (False, True) for dtype in ("fp4_e2m1", "nvfp4") for backend in ("trtllm_mha", "triton")]
+    check._VERDICTS.clear()
+    seen = set()
+    for _ in range(2):
+        for version, a, m, model in cases:
+            fresh = simulate(version, a, m, model)
+            assert check.verdict(version, a, m, model) == (fresh, check.refusals(version, a, m, model, fresh))
+            seen.add((tuple(fresh.events), fresh.backends))
+    assert len(seen) > 8  # the cases differ: a key that left a part out would answer one with another's verdict

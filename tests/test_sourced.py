@@ -310,3 +310,37 @@ def test_options_that_come_whole_from_a_sourced_file(tmp_path: Path):
     found = check(r / "scripts", tmp_path, *cache)
     assert [(f["path"].endswith("serve.sh"), f["line"], f["code"]) for f in found] == [(True, 3, "KV401")]
     assert found[0]["message"].startswith("--kv-cache-dtype nvfp4 is refused with --attention-backend triton")
+
+
+
+def test_a_script_is_read_again_only_when_it_may_read_what_it_sources(tmp_path: Path, monkeypatch):
+    """The script is read again with the sourced values bound only where it may read one: it names one (here
+    only inside the Python code of a here-document), or one is a variable the shell frontend reads from a launch's
+    environment by itself (HIP_VISIBLE_DEVICES: the platform). A file that sets only what the script never reads
+    (a virtualenv's activate script) leaves the first reading as it was."""
+    from kv4lint import frontends
+
+    again = []
+    real = frontends.again
+    monkeypatch.setattr(frontends, "again", lambda language: again.append(language) or real(language))
+    r = repo(tmp_path)
+    script, env = r / "scripts" / "serve.sh", r / "scripts" / "env.sh"
+
+    def found() -> list[tuple[str, str]]:
+        out = tmp_path / "out.json"
+        main(["check", "--format", "json", "--jobs", "1", "--isolated", "--sglang-version", "0.5.10", str(script),
+              "--output-file", str(out)])
+        return [(f["code"], f["message"].split(";")[0]) for f in json.loads(out.read_text())["findings"]]
+
+    env.write_text('export VIRTUAL_ENV=/opt/venv\nexport PATH="$VIRTUAL_ENV/bin:$PATH"\nMODEL_PATH_OLD=x\n')
+    script.write_text(". ./env.sh\nMODEL_PATH=m\n" + LAUNCH.replace('"$KV"', "fp4_e2m1"))
+    assert found() == [("KV401", "for an MLA model: --kv-cache-dtype fp4_e2m1 is refused with triton")]
+    assert again == []
+    env.write_text("export HIP_VISIBLE_DEVICES=0\n")
+    assert found() == [("KV402", "--kv-cache-dtype fp4_e2m1 needs CUDA, not rocm (HIP_VISIBLE_DEVICES=0)")]
+    assert again == ["shell"]
+    env.write_text("export KV=fp4_e2m1\n")
+    script.write_text(". ./env.sh\npython - <<EOF\nimport subprocess\nsubprocess.run(['python', '-m', "
+                      "'sglang.launch_server', '--kv-cache-dtype', '$KV', '--attention-backend', 'triton'])\nEOF\n")
+    assert found() == [("KV401", "for an MLA model: --kv-cache-dtype fp4_e2m1 is refused with triton")]
+    assert again == ["shell", "shell"]

@@ -29,3 +29,32 @@ def test_checks_without_the_fix_replay_keep_every_code_and_severity(monkeypatch)
     for path in sorted((ROOT / "fixtures").rglob("*.sh")):
         lint_text(str(path), path.read_text(encoding="utf-8", errors="replace"), Settings(), language="shell")
     assert calls  # the fixtures hold unpinned launches whose verdict depends on the release
+
+
+
+def test_the_walk_is_shared_only_for_the_same_words_and_target():
+    """``_since`` holds each walk for the process (a file that repeats a launch walks it once): each answer is the
+    walk of those words on that target, whatever was asked before. Each pair below has the same verdict on its
+    inferred release and another walk: an option older releases lack, the model's attention, the GPU."""
+    from kv4lint.base.model import Launch, Span
+    from kv4lint.sglang.options import literal_tokens, normalise
+    from kv4lint.target import ModelInfo, Target
+
+    fp4 = ["--kv-cache-dtype", "fp4_e2m1", "--attention-backend"]
+    pairs = [((fp4 + ["triton"], Target()), (fp4 + ["triton", "--disable-priority-preemption"], Target())),
+             ((fp4 + ["fa4"], Target()), (fp4 + ["fa4"], Target(model=ModelInfo(mla=True)))),
+             ((fp4 + ["trtllm_mla"], Target(archs=("sm100",))), (fp4 + ["trtllm_mla"], Target(archs=("sm110",))))]
+    parser._SINCE.clear()
+    for pair in pairs:
+        walks = []
+        for words, target in pair:
+            launch = Launch("x.sh", "argv", "sglang.launch_server", Span(0, 1), Span(0, 1),
+                            argv=literal_tokens(["--model-path", "m", *words]))
+            inferred = parser.infer_release(launch, normalise(launch, None))
+            target = target.with_(sglang_version=inferred.version, version_inferred=True)
+            found = parser._checked(launch, inferred.args, [], target, "fp8_e4m3", None)
+            walks.append((parser._since(launch, target, found, "fp8_e4m3", None),
+                          parser._judged_since(launch, target, found, "fp8_e4m3", None), found))
+        (first, want_first, found_first), (second, want_second, found_second) = walks
+        assert [parser._key(f) for f in found_first] == [parser._key(f) for f in found_second]
+        assert (first, second) == (want_first, want_second) and first != second

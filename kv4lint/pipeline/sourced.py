@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from kv4lint import frontends  # the frontends through the registry: each loads when a file refers to another
 from kv4lint.base.model import ForeignString, ScanResult
@@ -30,6 +31,7 @@ from kv4lint.base.source import DecodeError, decode
 from kv4lint.files.depends import look
 from kv4lint.files.ignore import repository_root
 from kv4lint.files.regular_file import read_bytes
+from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV
 
 MAX_BYTES = 256 * 1024
 MAX_FILES = 32
@@ -225,6 +227,22 @@ def dotenv(path: str, *, compose: bool = True) -> dict[str, ForeignString]:
     return out
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a word as a shell variable's name is spelled
+
+
+def _may_read(text: str, sourced: dict[str, dict]) -> bool:
+    """Whether a script may read a variable the files it sources set: it names one (a whole word, continued
+    lines joined: a use, an assignment, a string an inner script or Python code reads it by), or one is a
+    variable the shell frontend reads from a launch's environment without its name in the script
+    (:data:`~kv4lint.frontends.hints.PLATFORM_ENV`, :data:`~kv4lint.frontends.hints.PLATFORM_SWITCH_ENV`).
+    Where it reads none, reading the script again with them bound gives what its first reading gave."""
+    names = {name for values in sourced.values() for name in values}
+    if not names.isdisjoint(PLATFORM_ENV) or not names.isdisjoint(PLATFORM_SWITCH_ENV):
+        return True
+    joined = text.replace("\\\r\n", "").replace("\\\n", "")
+    return not names.isdisjoint(_NAME.findall(joined))  # the script's words once: linear in it, whatever names
+
+
 def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> ScanResult:
     """``scan`` read again with the variables of the files it reads settings from (or ``scan`` itself)."""
     if not scan.sources or not path or path.startswith("<"):
@@ -272,7 +290,7 @@ def attach_sourced(scan: ScanResult, path: str, text: str, language: str) -> Sca
                 _settings(target, root, {me}, frontends.settings_reader("shell"))
             if values:
                 sourced[ref] = values
-    if not sourced:
+    if not sourced or not _may_read(text, sourced):
         return scan
     again = frontends.again("shell")(text, path, sourced=sourced)
     again.errors = scan.errors if not again.errors else again.errors

@@ -117,6 +117,27 @@ def _possibilities(target: Target, plain: dict):
     return out
 
 
+# The engine's verdict on one possibility, keyed on everything it reads: the release's rules (its number: the
+# engine reads nothing else of the version), the field values, the machine and the model. A launch is judged by
+# every older release that takes it too (kv4lint.rules.parser._since), again once that is known, and a file
+# repeats launches: each reads the verdicts from here. Held for the process, up to MAX_VERDICTS (then emptied).
+_VERDICTS: dict[tuple, tuple[Outcome, list[Event]]] = {}
+MAX_VERDICTS = 8192
+
+
+def verdict(version, a: dict, m: Machine, model: ModelInfo) -> tuple[Outcome, list[Event]]:
+    """:func:`~kv4lint.rules.engine.simulate` and :func:`refusals` on one possibility (shared: never mutate them)."""
+    key = (release(version), frozenset(a.items()), m, model)
+    hit = _VERDICTS.get(key)
+    if hit is None:
+        out = simulate(version, a, m, model)
+        hit = (out, refusals(version, a, m, model, out))
+        if len(_VERDICTS) >= MAX_VERDICTS:
+            _VERDICTS.clear()
+        _VERDICTS[key] = hit
+    return hit
+
+
 class Verdicts:
     """The engine's verdict on every possibility, and the candidates (a machine and a model) they belong to.
 
@@ -126,8 +147,7 @@ class Verdicts:
     def __init__(self, version, poss) -> None:
         self.results: list[tuple[Machine, ModelInfo, Outcome, list[Event]]] = []
         for m, model, a in poss:
-            out = simulate(version, a, m, model)
-            self.results.append((m, model, out, refusals(version, a, m, model, out)))
+            self.results.append((m, model) + verdict(version, a, m, model))
         self.candidates: dict[tuple, list[int]] = {}
         for i, (m, model, _, _) in enumerate(self.results):
             self.candidates.setdefault((m, model.mla), []).append(i)

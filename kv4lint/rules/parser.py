@@ -14,7 +14,7 @@ Pure: (launch, normalised arguments, target) -> findings.  No I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from kv4lint.base.model import Fix, Launch, Value
 from kv4lint.rules.check import RuleFinding, check
@@ -472,8 +472,50 @@ def _key(f: RuleFinding) -> tuple:
     return f.code, f.severity.value
 
 
+# What _since found, by everything it reads: the launch's words as the parser reads them (their text, and whether
+# each may expand to several), the target, the keys of the verdict and the settings. The same launch, in a file
+# that repeats it, is judged by every older release once. Held for the process, up to MAX_SINCE (then emptied).
+_SINCE: dict[tuple, tuple] = {}
+MAX_SINCE = 1024
+
+
+def _fields_of(record) -> tuple:
+    """A dataclass record's fields, in order (every field: one added later is part of the key too)."""
+    return tuple(getattr(record, f.name) for f in fields(record))
+
+
+def _words(values) -> tuple:
+    return tuple((v.text, v.splat) for v in values)
+
+
+def _since_key(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: str, strict: bool | None):
+    """The key of :data:`_SINCE`: what :func:`normalise`, :func:`_rejections` and :func:`check` read of a launch and
+    its target (each value's text, whether it is a splat; never where it is written: that decides only where a
+    finding is reported, and _since keeps no finding)."""
+    return (launch.form, launch.entry, _words(launch.argv), _words(launch.config_argv), _words(launch.positional),
+            tuple((k, v.text, v.splat) for k, v in launch.kwargs.items()), launch.unknown_kwargs,
+            tuple(tuple(sorted(v.items())) if isinstance(v, dict) else v for v in _fields_of(target)),
+            tuple(_key(f) for f in found), fix_dtype, strict)
+
+
 def _since(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: str,
            strict: bool | None) -> tuple:
+    """:func:`_judged_since`, read from :data:`_SINCE` when the same launch was judged so before."""
+    key = _since_key(launch, target, found, fix_dtype, strict)
+    try:
+        hit = _SINCE.get(key)
+    except TypeError:  # a part that is no key (a list in a record): judged without the memo
+        return _judged_since(launch, target, found, fix_dtype, strict)
+    if hit is None:
+        hit = _judged_since(launch, target, found, fix_dtype, strict)
+        if len(_SINCE) >= MAX_SINCE:
+            _SINCE.clear()
+        _SINCE[key] = hit
+    return hit
+
+
+def _judged_since(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: str,
+                  strict: bool | None) -> tuple:
     """A launch whose release was inferred is judged by the newest release that takes its options; where an older
     one that takes them too judges it otherwise, the verdict depends on the release. For each such finding: its
     key (code, severity), the first release it holds for, and the older releases that take the launch

@@ -512,6 +512,17 @@ class Expander:
     # -- word splitting -------------------------------------------------------
     def split(self, parts: list, s: int, e: int) -> list[Field]:
         src = self.src
+        if parts and all(type(p) is _Lit and not p.split for p in parts):
+            # Known text, not split (a literal or quoted word): one field of all of it, as the loop below makes it.
+            if len(parts) == 1:
+                c = parts[0].chars
+                text, pos, res = c.text, c.pos, c.res
+            else:
+                text = "".join([p.chars.text for p in parts])
+                pos = [x for p in parts for x in p.chars.pos]
+                res = [x for p in parts for x in p.chars.res]
+            return [Field(Chars(text, pos[:], res[:]), False, False, src, s, e, None,
+                          full=Chars(text, pos[:], res[:]))]
         fields: list[Field] = []
         cur: _Acc | None = None
 

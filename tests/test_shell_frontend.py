@@ -488,6 +488,42 @@ serve fp8
     assert at(text, value(launch, "--x").span) == (6, 7, "fp8")
 
 
+def test_a_helper_that_changed_nothing_is_walked_again_only_where_what_it_reads_differs():
+    """A call that found and changed nothing is counted, not walked again, where the same values are passed and the
+    variables its body names hold the same bindings: any other call is walked (a launch there is found)."""
+    text = """\
+run() { $CMD "$@" --kv-cache-dtype fp4_e2m1; }
+CMD=echo
+run -m sglang.launch_server
+run -m sglang.launch_server
+CMD=python
+run -m sglang.launch_server
+"""
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]  # CMD differs: walked again
+    text = """\
+run() { "$@" --kv-cache-dtype fp4_e2m1; }
+run echo a
+run echo a
+run python -m sglang.launch_server
+"""
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]  # the words differ: walked again
+
+
+def test_a_helper_called_alike_from_many_places_is_walked_once_or_twice(monkeypatch):
+    """An install script computes versions through ``$(helper "$PLATFORM" "$V")`` from hundreds of places: a call
+    with the values of an earlier one that found and changed nothing is counted instead of walked."""
+    from kv4lint.frontends.shell.walk import Walker
+
+    walked = []  # the joins after the helper's case statement
+    real = Walker._join
+    monkeypatch.setattr(Walker, "_join", lambda self, *a: (walked.append(a), real(self, *a))[1])
+    text = 'version_of() {\n  case "$1" in\n    a) echo 2.6 ;;\n    *) echo "${2:-}" ;;\n  esac\n}\n' + "".join(
+        f'V{k}="x-$(version_of nvidia "$(uname -r)")"\n' for k in range(50)) + \
+        'python -m sglang.launch_server --x "$V0" --kv-cache-dtype fp8_e4m3\n'
+    assert texts(one(text)) == ["--x", None, "--kv-cache-dtype", "fp8_e4m3"]
+    assert 1 <= len(walked) <= 2
+
+
 def test_function_dispatched_through_args_is_walked_with_the_final_state():
     text = 'start() { python -m sglang.launch_server --kv-cache-dtype $D; }\nD=nvfp4\n"$@"\n'
     assert value(one(text), "--kv-cache-dtype").text == "nvfp4"

@@ -444,6 +444,7 @@ class Expander:
         self.lazy = False
         self.lazy_target: str | None = None  # the variable the value is assigned to
         self.lazy_unresolved = False  # the value depends on a choice in a way only a reading per path can tell
+        self.lazy_reads = 0  # lazy_scalar calls so far (a walk that made none left lazy_target as it was)
 
     # -- public entry points ------------------------------------------------
     def fields(self, node) -> list[Field]:
@@ -463,6 +464,7 @@ class Expander:
         """An assignment's value (to ``target``): Chars, None when unknown, or the pieces of a CONCAT (Chars,
         Ref, None) when it uses a variable whose value depends on the path."""
         self.lazy, self.lazy_target, self.lazy_unresolved = True, target, False
+        self.lazy_reads += 1
         try:
             parts = self.parts(node, False)
         finally:

@@ -109,16 +109,19 @@ def _comment(src, at: int, text: str) -> list[Hint]:
 class Machine:
     """One scan's state: the variables that read the GPU, the guards around the walk, a guard per path condition."""
 
-    __slots__ = ("gpu_vars", "active", "by_condition")
+    __slots__ = ("gpu_vars", "active", "by_condition", "changes")
 
     def __init__(self):
         self.gpu_vars: dict[str, str] = {}  # name -> how it reads the GPU: name, lname, cc, major, sm
         self.active: list[Hint] = []  # the guards of the branches being walked
         self.by_condition: dict[str, list[Hint] | None] = {}  # a path's condition -> its guard (None: ambiguous)
+        self.changes = 0  # how often gpu_vars or by_condition changed (a walk that changed neither)
 
     def note(self, name: str, raw: str) -> None:
         """``NAME=RAW`` was assigned: remember whether it reads the GPU (and forget an earlier reading)."""
         kind = _reading(raw, self.gpu_vars)
+        if self.gpu_vars.get(name) != kind:
+            self.changes += 1
         if kind is None:
             self.gpu_vars.pop(name, None)
         else:
@@ -164,8 +167,10 @@ class Machine:
         """``condition`` (a path condition in the user's terms, :func:`~kv4lint.frontends.shell.choices.describe`)
         stands for ``hints``; two tests written alike that mean different things stand for nothing."""
         if condition in self.by_condition and self.by_condition[condition] != hints:
+            self.changes += self.by_condition[condition] is not None
             self.by_condition[condition] = None
         else:
+            self.changes += condition not in self.by_condition
             self.by_condition[condition] = hints
 
     def around(self, conditions: list[str]) -> list[Hint]:

@@ -170,6 +170,11 @@ class Walker(Branches, Calls, Inert):
         self.called: set[str] = set()
         self._memo: dict[tuple, list] = {}  # calls that found nothing: the variables before and after
         self.call_stack: list[str] = []
+        self._alike: dict[tuple, list] = {}  # calls that found and changed nothing, by the values they were given
+        self._names: dict[int, tuple] = {}  # a function body's node id -> (the node, its text, the names in it)
+        self.calls_begun = 0  # calls begun (one that begins none has no calls within it)
+        self.defined = 0  # functions defined or unset (the table of functions changed)
+        self.escapes = 0  # commands that read or run something beyond the words (read, source, wrappers, code)
         self.frames: list[dict] = []
         self.chain: list[int] = []
         self.positional: list[Element] | None = None  # $1 $2 ...: None = unknown (the script's arguments)
@@ -352,6 +357,7 @@ class Walker(Branches, Calls, Inert):
         body = n.child_by_field_name("body")
         if name is not None and body is not None:
             self.functions[self.src.nt(name)] = body
+            self.defined += 1
 
     # -- assignments ----------------------------------------------------------------
     def _assignment(self, n, *, exported: bool = False, local: bool = False, stmt=None) -> None:
@@ -516,6 +522,7 @@ class Walker(Branches, Calls, Inert):
                 continue
             elif func:
                 self.functions.pop(t, None)
+                self.defined += 1
             elif NAME.match(t):
                 self.bind(t, Binding(UNSET, assign=Assignment(t, None)))
                 self.env.exported.discard(t)
@@ -700,9 +707,11 @@ class Walker(Branches, Calls, Inert):
             self._set_positional(words)
             return
         if head in READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
+            self.escapes += 1
             self._reader(words)
             return
         if head in ("source", ".") and len(words) > 1:
+            self.escapes += 1
             self._source(words[1])
             return
         penv: list[tuple[str, Chars | None, Span | None]] = []
@@ -713,6 +722,7 @@ class Walker(Branches, Calls, Inert):
         cmd = unwrap(words)
         if cmd is None or not cmd.runs:
             return
+        self.escapes += 1
         ex = _Exec(cmd, penv + self._env_files(words, cmd) +
                    [(name, None if v is None else v.chars, at.anchor()) for name, v, at in cmd.env],
                    phints + fact_hints(cmd.facts, Field.anchor))

@@ -524,6 +524,16 @@ def test_a_helper_called_alike_from_many_places_is_walked_once_or_twice(monkeypa
     assert 1 <= len(walked) <= 2
 
 
+def test_a_helper_counted_again_still_meets_the_depth_bound_where_a_walk_would():
+    """A helper walked first near the top is walked again (not counted) where its body would go past the depth
+    kv4lint reads: the file says so, as when every call is walked."""
+    helper = "helper() {\n" + "{ " * 35 + 'echo "$1"' + " ; }" * 35 + "\n}\n"
+    deep = "if true; then " * 25 + 'helper "$V"' + "; fi" * 25 + "\n"
+    found = scan(helper + 'helper "$V"\n' + deep + "python -m sglang.launch_server --kv-cache-dtype fp8_e4m3\n")
+    assert [e.message for e in found.errors] == \
+        ["shell text nested more than 60 levels deep near line 2: not scanned further"]
+
+
 def test_function_dispatched_through_args_is_walked_with_the_final_state():
     text = 'start() { python -m sglang.launch_server --kv-cache-dtype $D; }\nD=nvfp4\n"$@"\n'
     assert value(one(text), "--kv-cache-dtype").text == "nvfp4"

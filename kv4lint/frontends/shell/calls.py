@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from kv4lint.base.file_error import FileError
-from kv4lint.frontends.shell.expand import Field, elements
+from kv4lint.frontends.shell.expand import MAX_DEPTH, Field, elements
 
 MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
 MAX_CALL_DEPTH = 8  # functions calling functions: deeper calls are not walked (a file error says so)
@@ -101,7 +101,8 @@ class Calls:
     # A call that read only the variables its body names, ran nothing and changed nothing (a helper that echoes a
     # version for ``$(...)``) walks the same way wherever the same values are passed, on the same values of those
     # variables: it is counted (its statements, the names it wrote and restored) instead of walked again, where
-    # the walk could meet no bound the first walk did not (no deeper, no further past MAX_STEPS).
+    # the walk could meet no bound the first walk did not (as deep below the call within MAX_DEPTH, no further past
+    # MAX_STEPS).
     def _alike_key(self, name: str, body, args: list[Field] | None):
         scan = self.scan
         if scan.partial:
@@ -118,14 +119,17 @@ class Calls:
             names = self._names[body.id] = (body, self.src, tuple(sorted(set(_IDENT.findall(self.src.nt(body))))))
         scan = self.scan
         env = self.env
-        return ([(n, env.vars.get(n)) for n in names[2]], set(env.exported), scan.save(), scan.steps,
+        deepest, self.deepest = self.deepest, self.depth
+        return ([(n, env.vars.get(n)) for n in names[2]], set(env.exported), scan.save(), scan.steps, deepest,
                 self._mark(), (self.defined, self.calls_begun, self.escapes, scan.machine.changes, len(scan.sources),
                                len(scan.seen), self.x.lazy_reads))
 
     def _remember_alike(self, key, quiet: tuple) -> None:
-        read, exported, saved, steps, mark, marks = quiet
+        read, exported, saved, steps, deepest, mark, marks = quiet
         scan = self.scan
         env = self.env
+        below = self.deepest - self.depth  # how much deeper than the call its walk went
+        self.deepest = max(deepest, self.deepest)
         if scan.save() != saved or scan.steps > MAX_STEPS or scan.too_deep or marks != (
                 self.defined, self.calls_begun, self.escapes, scan.machine.changes, len(scan.sources), len(scan.seen),
                 self.x.lazy_reads) or env.exported != exported or any(env.vars.get(n) is not b for n, b in read):
@@ -135,13 +139,13 @@ class Calls:
             return
         entries = self._alike.setdefault(key, [])
         if len(entries) < 4:
-            entries.append((self.src, read, exported, written, scan.steps - steps, self.depth))
+            entries.append((self.src, read, exported, written, scan.steps - steps, below))
 
     def _replay_alike(self, key) -> bool:
         scan = self.scan
         env = self.env
-        for _src, read, exported, written, steps, depth in self._alike.get(key, ()):
-            if self.depth <= depth and scan.steps + steps <= MAX_STEPS and env.exported == exported and \
+        for _src, read, exported, written, steps, below in self._alike.get(key, ()):
+            if self.depth + below <= MAX_DEPTH and scan.steps + steps <= MAX_STEPS and env.exported == exported and \
                     all(env.vars.get(n) is b for n, b in read):
                 scan.journal.extend(written)
                 scan.steps += steps

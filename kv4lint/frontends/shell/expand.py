@@ -423,6 +423,8 @@ class WalkState(Protocol):
 
     src: ShellText
     env: Variables
+    depth: int  # statements and expansions being read around the word
+    deepest: int  # the greatest depth reached
     positional: list[Element] | None  # $1 $2 ...: None = unknown (the script's arguments)
     scan: ScanState
 
@@ -598,6 +600,8 @@ class Expander:
             w.too_deep(node)
             return [_Unk(not quoted)]
         w.depth += 1
+        if w.depth > w.deepest:
+            w.deepest = w.depth
         try:
             return self._parts(node, quoted, oper)
         finally:

@@ -115,7 +115,9 @@ class Machine:
         self.gpu_vars: dict[str, str] = {}  # name -> how it reads the GPU: name, lname, cc, major, sm
         self.active: list[Hint] = []  # the guards of the branches being walked
         self.by_condition: dict[str, list[Hint] | None] = {}  # a path's condition -> its guard (None: ambiguous)
-        self.changes = 0  # how often gpu_vars or by_condition changed (a walk that changed neither)
+        # How often gpu_vars changed (naming a condition again as it was named is no change: a walk that named
+        # conditions and changed no variable that reads the GPU leaves the machine as walking it again would).
+        self.changes = 0
 
     def note(self, name: str, raw: str) -> None:
         """``NAME=RAW`` was assigned: remember whether it reads the GPU (and forget an earlier reading)."""
@@ -167,10 +169,8 @@ class Machine:
         """``condition`` (a path condition in the user's terms, :func:`~kv4lint.frontends.shell.choices.describe`)
         stands for ``hints``; two tests written alike that mean different things stand for nothing."""
         if condition in self.by_condition and self.by_condition[condition] != hints:
-            self.changes += self.by_condition[condition] is not None
             self.by_condition[condition] = None
         else:
-            self.changes += condition not in self.by_condition
             self.by_condition[condition] = hints
 
     def around(self, conditions: list[str]) -> list[Hint]:

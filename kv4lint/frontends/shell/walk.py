@@ -164,6 +164,7 @@ class Walker(Branches, Calls, Inert):
         self.env = env
         self.hints = hints
         self.depth = depth
+        self.deepest = depth  # the deepest the walk has been (how deep a call's walk went: Calls._quiet)
         self.inherited_disabled = disabled
         self.x = Expander(self)
         self.functions: dict[str, object] = {}
@@ -216,6 +217,8 @@ class Walker(Branches, Calls, Inert):
             n = stack.pop()
             if n.type in ("simple_expansion", "expansion"):
                 self.depth += 1
+                if self.depth > self.deepest:
+                    self.deepest = self.depth
                 try:
                     self.x.expand(n, True)
                 finally:
@@ -240,6 +243,8 @@ class Walker(Branches, Calls, Inert):
             self.too_deep(n)
             return
         self.depth += 1
+        if self.depth > self.deepest:
+            self.deepest = self.depth
         # The chain of statements a command starts (``a && b``, ``a | b``, ``a > log``): a
         # suppression comment above the chain applies to its commands; one above an ``if`` does not.
         saved = self.chain

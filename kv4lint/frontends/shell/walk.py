@@ -179,6 +179,7 @@ class Walker(Branches, Calls, Inert):
         self.frames: list[dict] = []
         self.chain: list[int] = []
         self.positional: list[Element] | None = None  # $1 $2 ...: None = unknown (the script's arguments)
+        self._active = None  # the command run() found not inert, about to be read
 
     # -- variables -----------------------------------------------------------------
     def bind(self, name: str, b: Binding, *, local: bool = False) -> None:
@@ -232,9 +233,11 @@ class Walker(Branches, Calls, Inert):
     def run(self, nodes) -> None:
         scan = self.scan
         for n in nodes:
-            if n.type == "command" and self.depth <= MAX_DEPTH and n.child_count <= MAX_WORDS and self._inert(n):
-                scan.steps += 1  # most commands of a long script: nothing to follow, read without the rest
-                continue
+            if n.type == "command" and self.depth <= MAX_DEPTH and n.child_count <= MAX_WORDS:
+                if self._inert(n):
+                    scan.steps += 1  # most commands of a long script: nothing to follow, read without the rest
+                    continue
+                self._active = n  # not inert: Walker.command need not ask again
             self.stmt(n)
 
     def stmt(self, n, stdin: Chars | None = None) -> None:
@@ -644,7 +647,8 @@ class Walker(Branches, Calls, Inert):
     def command(self, n, stdin: Chars | None = None) -> None:
         if not self.scan.charge(n.child_count, lambda: self.src.line(self.src.c(n.start_byte))):
             return
-        if stdin is None and self._inert(n):
+        active, self._active = self._active, None
+        if stdin is None and n is not active and self._inert(n):
             return
         self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words), n,
                        self._varies)

@@ -451,6 +451,19 @@ class Expander:
     # -- public entry points ------------------------------------------------
     def fields(self, node) -> list[Field]:
         """The argv tokens one word node expands to (0, 1 or more)."""
+        w = self.w
+        if node.type == "word" and w.depth <= MAX_DEPTH:
+            # Most words of a script: a plain word without escapes is its own text, one field (as parts and split
+            # make it).
+            src = self.src
+            s, e = src.ns(node)
+            if "\\" not in src.text[s:e]:
+                if w.depth >= w.deepest:
+                    w.deepest = w.depth + 1
+                if e <= s:
+                    return []
+                c = src.chars(s, e)
+                return [Field(c, False, False, src, s, e, None, full=Chars(c.text, c.pos[:], c.res[:]))]
         parts = self.parts(node, False)
         s, e = self.src.ns(node)
         fields = self.split(parts, s, e)

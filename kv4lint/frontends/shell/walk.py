@@ -825,19 +825,17 @@ class Walker(Branches, Calls, Inert):
         src = self.src
         s, e = src.ns(kids[i])
         prev = kids[i - 1] if i > 0 else None
-        if prev is not None and prev.is_named:
-            ps = src.ns(prev)[1]
-            if sep.fullmatch(src.text[ps:s]):
-                return src.fspan(ps, e)
+        # the separator before it (from a word before; after the next word's, from anything before)
+        before = prev is not None and sep.fullmatch(src.text[src.ns(prev)[1]:s]) is not None
+        if before and prev.is_named:
+            return src.fspan(src.ns(prev)[1], e)
         nxt = kids[i + 1] if i + 1 < len(kids) else None
         if nxt is not None and nxt.is_named:
             ns_ = src.ns(nxt)[0]
             if sep.fullmatch(src.text[e:ns_]):
                 return src.fspan(s, ns_)
-        if prev is not None:
-            ps = src.ns(prev)[1]
-            if sep.fullmatch(src.text[ps:s]):
-                return src.fspan(ps, e)
+        if before:
+            return src.fspan(src.ns(prev)[1], e)
         return src.fspan(s, e)
 
     # -- nested code ------------------------------------------------------------------

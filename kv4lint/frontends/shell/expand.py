@@ -51,6 +51,8 @@ class _Res:
 
 def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
     """``chars`` as seen through a variable used at ``use``: the outermost use wins, assignments accumulate."""
+    if chars.res.count(None) == len(chars.res):  # (most values: written in the script, through no variable)
+        return Chars(chars.text, chars.pos, [_Res(use, assigns)] * len(chars.res))
     cache: dict[int, _Res] = {}
     res = []
     for r in chars.res:

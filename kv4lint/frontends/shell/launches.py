@@ -28,7 +28,8 @@ def to_value(f: Field) -> Value:
     if res.count(None) != len(res):
         assigns: set = set()
         uses = set()
-        for r in res:
+        distinct = {id(r): r for r in res}.values()  # (the characters of one expansion share their provenance)
+        for r in distinct:
             if r is not None:
                 assigns |= r.assigns
                 uses.add(r.use)
@@ -36,7 +37,7 @@ def to_value(f: Field) -> Value:
                 uses.add(None)
         use = next(iter(uses)) if len(uses) == 1 and None not in uses else f.anchor()
         shared = any(a.shared for a in assigns)
-        paths = {next((a.path for a in r.assigns if a.path), None) if r is not None else None for r in res}
+        paths = {next((a.path for a in r.assigns if a.path), None) if r is not None else None for r in distinct}
         if paths != {None}:  # written (in part) in a sourced file: editable there only when all of it is
             path = next(iter(paths)) if len(paths) == 1 else None
             return Value(chars.text, span if path else None, Provenance.RESOLVED, use=use, shared=True,

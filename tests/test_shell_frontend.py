@@ -534,6 +534,33 @@ def test_a_helper_counted_again_still_meets_the_depth_bound_where_a_walk_would()
         ["shell text nested more than 60 levels deep near line 2: not scanned further"]
 
 
+def test_a_plain_word_is_read_directly_as_the_general_route_reads_it():
+    """fields() reads a plain word (or number) from its text directly: the same field as its parts, split."""
+    from kv4lint.base.model import Span as S
+    from kv4lint.frontends.shell.expand import Variables
+    from kv4lint.frontends.shell.parse import ShellText, parse_shell
+    from kv4lint.frontends.shell.walk import Walker, _Scan
+
+    text = 'A=x\npython -m sglang.launch_server --tp 8 a\\ b --x=$A "q" 0x1f ./r\\\n -- w/ü é\n'
+    for src in (ShellText(text), ShellText(text, list(range(100, 100 + len(text) + 1)), None, S(0, 1))):
+        walker = Walker(_Scan("t.sh", None), src, Variables(), [])
+        walker.src, tree = parse_shell(src)
+        walker.x.src = walker.src
+        stack, seen = [tree.root_node], 0
+        while stack:
+            n = stack.pop()
+            stack.extend(n.children)
+            if n.type in ("word", "number"):
+                seen += 1
+                fast = walker.x.fields(n)
+                slow = walker.x.split(walker.x.parts(n, False), *walker.src.ns(n))
+                assert [(f.chars.text, f.chars.pos, f.chars.res, f.full.text, f.full.pos, f.full.res, f.unknown,
+                         f.splat, f.rm, f.s, f.e, f.quote) for f in fast] == \
+                    [(f.chars.text, f.chars.pos, f.chars.res, f.full.text, f.full.pos, f.full.res, f.unknown,
+                      f.splat, f.rm, f.s, f.e, f.quote) for f in slow], walker.src.nt(n)
+        assert seen >= 10
+
+
 def test_function_dispatched_through_args_is_walked_with_the_final_state():
     text = 'start() { python -m sglang.launch_server --kv-cache-dtype $D; }\nD=nvfp4\n"$@"\n'
     assert value(one(text), "--kv-cache-dtype").text == "nvfp4"

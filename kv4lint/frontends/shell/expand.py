@@ -454,7 +454,7 @@ class Expander:
     def fields(self, node) -> list[Field]:
         """The argv tokens one word node expands to (0, 1 or more)."""
         w = self.w
-        if node.type == "word" and w.depth <= MAX_DEPTH:
+        if (node.type == "word" or node.type == "number") and w.depth <= MAX_DEPTH:
             # Most words of a script: a plain word without escapes is its own text, one field (as parts and split
             # make it).
             src = self.src

@@ -430,6 +430,19 @@ def test_variables_set_in_one_branch_are_chosen_together():
                    ("GPU!=b200", ["--kv-cache-dtype", "fp8_e4m3", "--attention-backend", "triton"])]
 
 
+def test_each_value_set_on_paths_counts_its_own_uses():
+    """A use of a variable set differently on different paths is a use of each path's value (found once per
+    binding in a walk, then reused): D's uses are not E's."""
+    text = """\
+if [ "$X" = 1 ]; then D=nvfp4; E=fp8_e4m3; else D=fp8_e4m3; E=nvfp4; fi
+echo "$D"
+echo "$E"
+python -m sglang.launch_server --kv-cache-dtype "$E"
+python -m sglang.launch_server --kv-cache-dtype "$D" --x "$D"
+"""
+    assert [value(launch, "--kv-cache-dtype").shared for launch in launches(text)] == [True] * 4
+
+
 def test_a_value_used_by_two_launches_is_shared_and_an_argument_stays_unknown():
     text = ("if [ \"$GPU\" = b200 ]; then D=nvfp4; else D=fp8_e4m3; fi\n"
             "python -m sglang.launch_server --kv-cache-dtype $D\n"

@@ -184,9 +184,21 @@ class Variables:
         return e
 
 
-def used_on_every_path(b: Binding, key) -> None:
+def used_on_every_path(b: Binding, key, known: dict | None = None) -> None:
     """A use of a value that depends on the path: a use of the value of every path (each edit of one must know
-    of it)."""
+    of it). ``known``: the assignments each binding's paths come from, found so far in this walk (a binding
+    never changes: id -> (binding, assignments))."""
+    got = known.get(id(b)) if known is not None else None
+    if got is None:
+        got = (b, _every_path_assignments(b))
+        if known is not None:
+            known[id(b)] = got
+    for a in got[1]:
+        a.sites.add(key)
+
+
+def _every_path_assignments(b: Binding) -> list:
+    out = []
     stack = [b]
     seen: set[int] = set()
     while stack:
@@ -199,7 +211,8 @@ def used_on_every_path(b: Binding, key) -> None:
             continue
         for a in [alt.assign] + [el.assign for el in alt.elems or ()]:
             if a is not None:
-                a.sites.add(key)
+                out.append(a)
+    return out
 
 
 def shared_parts(b: Binding) -> tuple[list, list]:
@@ -443,6 +456,7 @@ class Expander:
     def __init__(self, walker: WalkState):
         self.w = walker
         self.src = walker.src
+        self._every_path: dict[int, tuple] = {}  # used_on_every_path's assignments per binding, for this walk
         # Reading an assignment's value: a variable whose value depends on the path (a choice) is kept as a
         # Ref, read later on the path chosen then, instead of reading the assignment once per path.
         self.lazy = False
@@ -861,7 +875,7 @@ class Expander:
             b = self.w.env.vars.get(name)
             if b is not None and b.lazy and op is None and prefix is None and index is None:
                 if name != self.lazy_target:  # ARGS="$ARGS --x" extends the value: no other use of it
-                    used_on_every_path(b, key)
+                    used_on_every_path(b, key, self._every_path)
                 return [_LazyRef(b)]
             self.lazy = False  # an operation on a choice (``${A:-x}``, ``${#A}``): read once per path
             before = len(self.w.scan.seen)
@@ -938,7 +952,7 @@ class Expander:
         while b is not None and b.kind == CHOICE:
             k = self.w.scan.selection.get(b.point)
             if k is None:  # the command is expanded again once per path (Walker.command)
-                used_on_every_path(b, key)
+                used_on_every_path(b, key, self._every_path)
                 if self.w.scan.partial:
                     return self._read(b, key, index is not None, index)
                 self.w.scan.seen.append(b.point)

@@ -430,6 +430,19 @@ def test_variables_set_in_one_branch_are_chosen_together():
                    ("GPU!=b200", ["--kv-cache-dtype", "fp8_e4m3", "--attention-backend", "triton"])]
 
 
+def test_each_value_set_on_paths_counts_its_own_uses():
+    """A use of a variable set differently on different paths is a use of each path's value (found once per
+    binding in a walk, then reused): D's uses are not E's."""
+    text = """\
+if [ "$X" = 1 ]; then D=nvfp4; E=fp8_e4m3; else D=fp8_e4m3; E=nvfp4; fi
+echo "$D"
+echo "$E"
+python -m sglang.launch_server --kv-cache-dtype "$E"
+python -m sglang.launch_server --kv-cache-dtype "$D" --x "$D"
+"""
+    assert [value(launch, "--kv-cache-dtype").shared for launch in launches(text)] == [True] * 4
+
+
 def test_a_value_used_by_two_launches_is_shared_and_an_argument_stays_unknown():
     text = ("if [ \"$GPU\" = b200 ]; then D=nvfp4; else D=fp8_e4m3; fi\n"
             "python -m sglang.launch_server --kv-cache-dtype $D\n"
@@ -486,6 +499,79 @@ serve fp8
     assert value(launch, "--kv-cache-dtype").text == "nvfp4"
     assert value(launch, "--x").text == "fp8"  # $1 of the call
     assert at(text, value(launch, "--x").span) == (6, 7, "fp8")
+
+
+def test_a_helper_that_changed_nothing_is_walked_again_only_where_what_it_reads_differs():
+    """A call that found and changed nothing is counted, not walked again, where the same values are passed and the
+    variables its body names hold the same bindings: any other call is walked (a launch there is found)."""
+    text = """\
+run() { $CMD "$@" --kv-cache-dtype fp4_e2m1; }
+CMD=echo
+run -m sglang.launch_server
+run -m sglang.launch_server
+CMD=python
+run -m sglang.launch_server
+"""
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]  # CMD differs: walked again
+    text = """\
+run() { "$@" --kv-cache-dtype fp4_e2m1; }
+run echo a
+run echo a
+run python -m sglang.launch_server
+"""
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]  # the words differ: walked again
+
+
+def test_a_helper_called_alike_from_many_places_is_walked_once_or_twice(monkeypatch):
+    """An install script computes versions through ``$(helper "$PLATFORM" "$V")`` from hundreds of places: a call
+    with the values of an earlier one that found and changed nothing is counted instead of walked."""
+    from kv4lint.frontends.shell.walk import Walker
+
+    walked = []  # the joins after the helper's case statement
+    real = Walker._join
+    monkeypatch.setattr(Walker, "_join", lambda self, *a: (walked.append(a), real(self, *a))[1])
+    text = 'version_of() {\n  case "$1" in\n    a) echo 2.6 ;;\n    *) echo "${2:-}" ;;\n  esac\n}\n' + "".join(
+        f'V{k}="x-$(version_of nvidia "$(uname -r)")"\n' for k in range(50)) + \
+        'python -m sglang.launch_server --x "$V0" --kv-cache-dtype fp8_e4m3\n'
+    assert texts(one(text)) == ["--x", None, "--kv-cache-dtype", "fp8_e4m3"]
+    assert 1 <= len(walked) <= 2
+
+
+def test_a_helper_counted_again_still_meets_the_depth_bound_where_a_walk_would():
+    """A helper walked first near the top is walked again (not counted) where its body would go past the depth
+    kv4lint reads: the file says so, as when every call is walked."""
+    helper = "helper() {\n" + "{ " * 35 + 'echo "$1"' + " ; }" * 35 + "\n}\n"
+    deep = "if true; then " * 25 + 'helper "$V"' + "; fi" * 25 + "\n"
+    found = scan(helper + 'helper "$V"\n' + deep + "python -m sglang.launch_server --kv-cache-dtype fp8_e4m3\n")
+    assert [e.message for e in found.errors] == \
+        ["shell text nested more than 60 levels deep near line 2: not scanned further"]
+
+
+def test_a_plain_word_is_read_directly_as_the_general_route_reads_it():
+    """fields() reads a plain word (or number) from its text directly: the same field as its parts, split."""
+    from kv4lint.base.model import Span as S
+    from kv4lint.frontends.shell.expand import Variables
+    from kv4lint.frontends.shell.parse import ShellText, parse_shell
+    from kv4lint.frontends.shell.walk import Walker, _Scan
+
+    text = 'A=x\npython -m sglang.launch_server --tp 8 a\\ b --x=$A "q" 0x1f ./r\\\n -- w/ü é\n'
+    for src in (ShellText(text), ShellText(text, list(range(100, 100 + len(text) + 1)), None, S(0, 1))):
+        walker = Walker(_Scan("t.sh", None), src, Variables(), [])
+        walker.src, tree = parse_shell(src)
+        walker.x.src = walker.src
+        stack, seen = [tree.root_node], 0
+        while stack:
+            n = stack.pop()
+            stack.extend(n.children)
+            if n.type in ("word", "number"):
+                seen += 1
+                fast = walker.x.fields(n)
+                slow = walker.x.split(walker.x.parts(n, False), *walker.src.ns(n))
+                assert [(f.chars.text, f.chars.pos, f.chars.res, f.full.text, f.full.pos, f.full.res, f.unknown,
+                         f.splat, f.rm, f.s, f.e, f.quote) for f in fast] == \
+                    [(f.chars.text, f.chars.pos, f.chars.res, f.full.text, f.full.pos, f.full.res, f.unknown,
+                      f.splat, f.rm, f.s, f.e, f.quote) for f in slow], walker.src.nt(n)
+        assert seen >= 10
 
 
 def test_function_dispatched_through_args_is_walked_with_the_final_state():

@@ -4,17 +4,23 @@
 run it, its ``local`` variables restored after; a function never called by name is walked once at the end (a
 library, or dispatch through ``"$@"``). A call of a function with the same words, on the same variables, as an
 earlier call that found nothing walks the same way: its effect on the variables is replayed instead (a script
-that calls a helper from many places walks it once per distinct state). Past the bound on calls within calls,
-or on statements walked, a call is not walked, and the file says so (a bound is never a pass).
+that calls a helper from many places walks it once per distinct state); one that also changed nothing, ran nothing
+and read only the variables its body names is counted instead of walked wherever the same values are passed and
+those variables hold the same bindings (``$(version_of "$PLATFORM" "$V")`` from hundreds of places). Past the
+bound on calls within calls, or on statements walked, a call is not walked, and the file says so (a bound is never
+a pass).
 """
 
 from __future__ import annotations
 
+import re
+
 from kv4lint.base.file_error import FileError
-from kv4lint.frontends.shell.expand import Field, elements
+from kv4lint.frontends.shell.expand import MAX_DEPTH, Field, elements
 
 MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
 MAX_CALL_DEPTH = 8  # functions calling functions: deeper calls are not walked (a file error says so)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class Calls:
@@ -29,9 +35,14 @@ class Calls:
             self._skipped_call(body)  # walked at the end if never walked (finish_functions), with a file error
             return
         self.called.add(name)
+        self.calls_begun += 1
         key = self._call_key(name, args)
         if key is not None and self._replay(key):
             return
+        alike = self._alike_key(name, body, args)
+        if alike is not None and self._replay_alike(alike):
+            return
+        quiet = self._quiet(body) if alike is not None else None
         before = (dict(self.env.vars), set(self.env.exported), self.scan.save(), self.scan.steps, len(self.functions),
                   self._mark()) if key is not None else None
         self.call_stack.append(name)
@@ -52,6 +63,8 @@ class Calls:
             self.call_stack.pop()
         if before is not None:
             self._remember(key, before)
+        if quiet is not None:
+            self._remember_alike(alike, quiet)
 
     # A call of a function with the same words, on the same variables, as an earlier call that found nothing walks
     # the same way: its effect on the variables is replayed instead (a script that calls a helper from many
@@ -84,6 +97,60 @@ class Calls:
         if len(entries) < 4:
             entries.append((vars_before, exported_before, dict(self.env.vars), set(self.env.exported),
                             list(dict.fromkeys(scan.journal[mark:])), scan.steps - steps))
+
+    # A call that read only the variables its body names, ran nothing and changed nothing (a helper that echoes a
+    # version for ``$(...)``) walks the same way wherever the same values are passed, on the same values of those
+    # variables: it is counted (its statements, the names it wrote and restored) instead of walked again, where
+    # the walk could meet no bound the first walk did not (as deep below the call within MAX_DEPTH, no further past
+    # MAX_STEPS).
+    def _alike_key(self, name: str, body, args: list[Field] | None):
+        scan = self.scan
+        if scan.partial:
+            return None
+        words = None if args is None else tuple((None if a.unknown else a.chars.text, a.splat) for a in args)
+        return (name, body.id, id(self.src), words, tuple(scan.selection.items()), tuple(scan.conds), scan.levels,
+                scan.loop_mult, self.defined, tuple(scan.machine.gpu_vars.items()))
+
+    def _quiet(self, body) -> tuple:
+        """What a call's walk may read (the variables its body names, which of them are exported) and what would
+        tell that it did more than read them, as the call begins."""
+        names = self._names.get(body.id)
+        if names is None or names[0] is not body or names[1] is not self.src:
+            names = self._names[body.id] = (body, self.src, tuple(sorted(set(_IDENT.findall(self.src.nt(body))))))
+        scan = self.scan
+        env = self.env
+        deepest, self.deepest = self.deepest, self.depth
+        return ([(n, env.vars.get(n)) for n in names[2]], set(env.exported), scan.save(), scan.steps, deepest,
+                self._mark(), (self.defined, self.calls_begun, self.escapes, scan.machine.changes, len(scan.sources),
+                               len(scan.seen), self.x.lazy_reads))
+
+    def _remember_alike(self, key, quiet: tuple) -> None:
+        read, exported, saved, steps, deepest, mark, marks = quiet
+        scan = self.scan
+        env = self.env
+        below = self.deepest - self.depth  # how much deeper than the call its walk went
+        self.deepest = max(deepest, self.deepest)
+        if scan.save() != saved or scan.steps > MAX_STEPS or scan.too_deep or marks != (
+                self.defined, self.calls_begun, self.escapes, scan.machine.changes, len(scan.sources), len(scan.seen),
+                self.x.lazy_reads) or env.exported != exported or any(env.vars.get(n) is not b for n, b in read):
+            return
+        written = list(dict.fromkeys(scan.journal[mark:]))
+        if not set(written) <= {n for n, _ in read}:
+            return
+        entries = self._alike.setdefault(key, [])
+        if len(entries) < 4:
+            entries.append((self.src, read, exported, written, scan.steps - steps, below))
+
+    def _replay_alike(self, key) -> bool:
+        scan = self.scan
+        env = self.env
+        for _src, read, exported, written, steps, below in self._alike.get(key, ()):
+            if self.depth + below <= MAX_DEPTH and scan.steps + steps <= MAX_STEPS and env.exported == exported and \
+                    all(env.vars.get(n) is b for n, b in read):
+                scan.journal.extend(written)
+                scan.steps += steps
+                return True
+        return False
 
     def _skipped_call(self, body) -> None:
         """A bound is never a pass: past the bounds on statements walked and on calls within calls a call is not

@@ -51,6 +51,8 @@ class _Res:
 
 def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
     """``chars`` as seen through a variable used at ``use``: the outermost use wins, assignments accumulate."""
+    if chars.res.count(None) == len(chars.res):  # (most values: written in the script, through no variable)
+        return Chars(chars.text, chars.pos, [_Res(use, assigns)] * len(chars.res))
     cache: dict[int, _Res] = {}
     res = []
     for r in chars.res:
@@ -182,9 +184,21 @@ class Variables:
         return e
 
 
-def used_on_every_path(b: Binding, key) -> None:
+def used_on_every_path(b: Binding, key, known: dict | None = None) -> None:
     """A use of a value that depends on the path: a use of the value of every path (each edit of one must know
-    of it)."""
+    of it). ``known``: the assignments each binding's paths come from, found so far in this walk (a binding
+    never changes: id -> (binding, assignments))."""
+    got = known.get(id(b)) if known is not None else None
+    if got is None:
+        got = (b, _every_path_assignments(b))
+        if known is not None:
+            known[id(b)] = got
+    for a in got[1]:
+        a.sites.add(key)
+
+
+def _every_path_assignments(b: Binding) -> list:
+    out = []
     stack = [b]
     seen: set[int] = set()
     while stack:
@@ -197,7 +211,8 @@ def used_on_every_path(b: Binding, key) -> None:
             continue
         for a in [alt.assign] + [el.assign for el in alt.elems or ()]:
             if a is not None:
-                a.sites.add(key)
+                out.append(a)
+    return out
 
 
 def shared_parts(b: Binding) -> tuple[list, list]:
@@ -423,6 +438,8 @@ class WalkState(Protocol):
 
     src: ShellText
     env: Variables
+    depth: int  # statements and expansions being read around the word
+    deepest: int  # the greatest depth reached
     positional: list[Element] | None  # $1 $2 ...: None = unknown (the script's arguments)
     scan: ScanState
 
@@ -439,15 +456,30 @@ class Expander:
     def __init__(self, walker: WalkState):
         self.w = walker
         self.src = walker.src
+        self._every_path: dict[int, tuple] = {}  # used_on_every_path's assignments per binding, for this walk
         # Reading an assignment's value: a variable whose value depends on the path (a choice) is kept as a
         # Ref, read later on the path chosen then, instead of reading the assignment once per path.
         self.lazy = False
         self.lazy_target: str | None = None  # the variable the value is assigned to
         self.lazy_unresolved = False  # the value depends on a choice in a way only a reading per path can tell
+        self.lazy_reads = 0  # lazy_scalar calls so far (a walk that made none left lazy_target as it was)
 
     # -- public entry points ------------------------------------------------
     def fields(self, node) -> list[Field]:
         """The argv tokens one word node expands to (0, 1 or more)."""
+        w = self.w
+        if (node.type == "word" or node.type == "number") and w.depth <= MAX_DEPTH:
+            # Most words of a script: a plain word without escapes is its own text, one field (as parts and split
+            # make it).
+            src = self.src
+            s, e = src.ns(node)
+            if "\\" not in src.text[s:e]:
+                if w.depth >= w.deepest:
+                    w.deepest = w.depth + 1
+                if e <= s:
+                    return []
+                c = src.chars(s, e)
+                return [Field(c, False, False, src, s, e, None, full=Chars(c.text, c.pos[:], c.res[:]))]
         parts = self.parts(node, False)
         s, e = self.src.ns(node)
         fields = self.split(parts, s, e)
@@ -463,6 +495,7 @@ class Expander:
         """An assignment's value (to ``target``): Chars, None when unknown, or the pieces of a CONCAT (Chars,
         Ref, None) when it uses a variable whose value depends on the path."""
         self.lazy, self.lazy_target, self.lazy_unresolved = True, target, False
+        self.lazy_reads += 1
         try:
             parts = self.parts(node, False)
         finally:
@@ -512,6 +545,17 @@ class Expander:
     # -- word splitting -------------------------------------------------------
     def split(self, parts: list, s: int, e: int) -> list[Field]:
         src = self.src
+        if parts and all(type(p) is _Lit and not p.split for p in parts):
+            # Known text, not split (a literal or quoted word): one field of all of it, as the loop below makes it.
+            if len(parts) == 1:
+                c = parts[0].chars
+                text, pos, res = c.text, c.pos, c.res
+            else:
+                text = "".join([p.chars.text for p in parts])
+                pos = [x for p in parts for x in p.chars.pos]
+                res = [x for p in parts for x in p.chars.res]
+            return [Field(Chars(text, pos[:], res[:]), False, False, src, s, e, None,
+                          full=Chars(text, pos[:], res[:]))]
         fields: list[Field] = []
         cur: _Acc | None = None
 
@@ -585,6 +629,8 @@ class Expander:
             w.too_deep(node)
             return [_Unk(not quoted)]
         w.depth += 1
+        if w.depth > w.deepest:
+            w.deepest = w.depth
         try:
             return self._parts(node, quoted, oper)
         finally:
@@ -829,7 +875,7 @@ class Expander:
             b = self.w.env.vars.get(name)
             if b is not None and b.lazy and op is None and prefix is None and index is None:
                 if name != self.lazy_target:  # ARGS="$ARGS --x" extends the value: no other use of it
-                    used_on_every_path(b, key)
+                    used_on_every_path(b, key, self._every_path)
                 return [_LazyRef(b)]
             self.lazy = False  # an operation on a choice (``${A:-x}``, ``${#A}``): read once per path
             before = len(self.w.scan.seen)
@@ -906,7 +952,7 @@ class Expander:
         while b is not None and b.kind == CHOICE:
             k = self.w.scan.selection.get(b.point)
             if k is None:  # the command is expanded again once per path (Walker.command)
-                used_on_every_path(b, key)
+                used_on_every_path(b, key, self._every_path)
                 if self.w.scan.partial:
                     return self._read(b, key, index is not None, index)
                 self.w.scan.seen.append(b.point)

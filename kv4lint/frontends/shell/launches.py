@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kv4lint.base.model import Launch, Provenance, Value
+from kv4lint.base.model import Launch, Provenance, Span, Value
 from kv4lint.frontends.shell.expand import HOLE, Field
 from kv4lint.frontends.shell.parse import Chars
 
@@ -25,10 +25,11 @@ def to_value(f: Field) -> Value:
     chars = f.chars
     span = chars.span()
     res = chars.res
-    if any(r is not None for r in res):
+    if res.count(None) != len(res):
         assigns: set = set()
         uses = set()
-        for r in res:
+        distinct = {id(r): r for r in res}.values()  # (the characters of one expansion share their provenance)
+        for r in distinct:
             if r is not None:
                 assigns |= r.assigns
                 uses.add(r.use)
@@ -36,22 +37,22 @@ def to_value(f: Field) -> Value:
                 uses.add(None)
         use = next(iter(uses)) if len(uses) == 1 and None not in uses else f.anchor()
         shared = any(a.shared for a in assigns)
-        paths = {next((a.path for a in r.assigns if a.path), None) if r is not None else None for r in res}
+        paths = {next((a.path for a in r.assigns if a.path), None) if r is not None else None for r in distinct}
         if paths != {None}:  # written (in part) in a sourced file: editable there only when all of it is
             path = next(iter(paths)) if len(paths) == 1 else None
             return Value(chars.text, span if path else None, Provenance.RESOLVED, use=use, shared=True,
                          remove=f.rm, quote=f.quote, path=path)
         return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
-                     offsets=_offsets(chars))
+                     offsets=_offsets(chars, span))
     # Not written verbatim (an escape of the outer format): reported where it is written, never edited.
     return Value(chars.text, span, Provenance.LITERAL, use=None if span is not None else f.anchor(), remove=f.rm,
-                 quote=f.quote, offsets=_offsets(chars))
+                 quote=f.quote, offsets=_offsets(chars, span))
 
 
-def _offsets(chars: Chars) -> tuple[int, ...] | None:
-    """Per-character file offsets, for editing part of a word (``--flag="value"``)."""
+def _offsets(chars: Chars, span: Span | None) -> tuple[int, ...] | None:
+    """Per-character file offsets, for editing part of a word (``--flag="value"``); ``span``: ``chars.span()``."""
     pos = chars.pos
-    if pos is None or chars.span() is not None or any(p is None for p in pos):
+    if pos is None or span is not None or None in pos:
         return None
     return tuple(pos)
 

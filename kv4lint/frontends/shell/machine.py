@@ -109,16 +109,21 @@ def _comment(src, at: int, text: str) -> list[Hint]:
 class Machine:
     """One scan's state: the variables that read the GPU, the guards around the walk, a guard per path condition."""
 
-    __slots__ = ("gpu_vars", "active", "by_condition")
+    __slots__ = ("gpu_vars", "active", "by_condition", "changes")
 
     def __init__(self):
         self.gpu_vars: dict[str, str] = {}  # name -> how it reads the GPU: name, lname, cc, major, sm
         self.active: list[Hint] = []  # the guards of the branches being walked
         self.by_condition: dict[str, list[Hint] | None] = {}  # a path's condition -> its guard (None: ambiguous)
+        # How often gpu_vars changed (naming a condition again as it was named is no change: a walk that named
+        # conditions and changed no variable that reads the GPU leaves the machine as walking it again would).
+        self.changes = 0
 
     def note(self, name: str, raw: str) -> None:
         """``NAME=RAW`` was assigned: remember whether it reads the GPU (and forget an earlier reading)."""
         kind = _reading(raw, self.gpu_vars)
+        if self.gpu_vars.get(name) != kind:
+            self.changes += 1
         if kind is None:
             self.gpu_vars.pop(name, None)
         else:

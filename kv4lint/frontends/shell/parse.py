@@ -180,11 +180,8 @@ class ShellText:
         if self.pos is None:
             return Span(s, e)
         first = self.pos[s]
-        if first is None:
+        if first is None or (e - s > 1 and self.pos[s:e] != list(range(first, first + e - s))):
             return None
-        for k in range(s + 1, e):
-            if self.pos[k] != first + (k - s):
-                return None
         return Span(first, first + (e - s))
 
     def fanchor(self, s: int, e: int) -> Span:
@@ -282,9 +279,8 @@ def contiguous_span(pos: list) -> Span | None:
     if not pos or pos[0] is None:
         return None
     first = pos[0]
-    for k, p in enumerate(pos):
-        if p != first + k:
-            return None
+    if len(pos) > 1 and pos != list(range(first, first + len(pos))):
+        return None
     return Span(first, first + len(pos))
 
 

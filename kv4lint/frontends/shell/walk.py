@@ -164,15 +164,22 @@ class Walker(Branches, Calls, Inert):
         self.env = env
         self.hints = hints
         self.depth = depth
+        self.deepest = depth  # the deepest the walk has been (how deep a call's walk went: Calls._quiet)
         self.inherited_disabled = disabled
         self.x = Expander(self)
         self.functions: dict[str, object] = {}
         self.called: set[str] = set()
         self._memo: dict[tuple, list] = {}  # calls that found nothing: the variables before and after
         self.call_stack: list[str] = []
+        self._alike: dict[tuple, list] = {}  # calls that found and changed nothing, by the values they were given
+        self._names: dict[int, tuple] = {}  # a function body's node id -> (the node, its text, the names in it)
+        self.calls_begun = 0  # calls begun (one that begins none has no calls within it)
+        self.defined = 0  # functions defined or unset (the table of functions changed)
+        self.escapes = 0  # commands that read or run something beyond the words (read, source, wrappers, code)
         self.frames: list[dict] = []
         self.chain: list[int] = []
         self.positional: list[Element] | None = None  # $1 $2 ...: None = unknown (the script's arguments)
+        self._active = None  # the command run() found not inert, about to be read
 
     # -- variables -----------------------------------------------------------------
     def bind(self, name: str, b: Binding, *, local: bool = False) -> None:
@@ -211,6 +218,8 @@ class Walker(Branches, Calls, Inert):
             n = stack.pop()
             if n.type in ("simple_expansion", "expansion"):
                 self.depth += 1
+                if self.depth > self.deepest:
+                    self.deepest = self.depth
                 try:
                     self.x.expand(n, True)
                 finally:
@@ -224,9 +233,11 @@ class Walker(Branches, Calls, Inert):
     def run(self, nodes) -> None:
         scan = self.scan
         for n in nodes:
-            if n.type == "command" and self.depth <= MAX_DEPTH and n.child_count <= MAX_WORDS and self._inert(n):
-                scan.steps += 1  # most commands of a long script: nothing to follow, read without the rest
-                continue
+            if n.type == "command" and self.depth <= MAX_DEPTH and n.child_count <= MAX_WORDS:
+                if self._inert(n):
+                    scan.steps += 1  # most commands of a long script: nothing to follow, read without the rest
+                    continue
+                self._active = n  # not inert: Walker.command need not ask again
             self.stmt(n)
 
     def stmt(self, n, stdin: Chars | None = None) -> None:
@@ -235,6 +246,8 @@ class Walker(Branches, Calls, Inert):
             self.too_deep(n)
             return
         self.depth += 1
+        if self.depth > self.deepest:
+            self.deepest = self.depth
         # The chain of statements a command starts (``a && b``, ``a | b``, ``a > log``): a
         # suppression comment above the chain applies to its commands; one above an ``if`` does not.
         saved = self.chain
@@ -352,6 +365,7 @@ class Walker(Branches, Calls, Inert):
         body = n.child_by_field_name("body")
         if name is not None and body is not None:
             self.functions[self.src.nt(name)] = body
+            self.defined += 1
 
     # -- assignments ----------------------------------------------------------------
     def _assignment(self, n, *, exported: bool = False, local: bool = False, stmt=None) -> None:
@@ -516,6 +530,7 @@ class Walker(Branches, Calls, Inert):
                 continue
             elif func:
                 self.functions.pop(t, None)
+                self.defined += 1
             elif NAME.match(t):
                 self.bind(t, Binding(UNSET, assign=Assignment(t, None)))
                 self.env.exported.discard(t)
@@ -632,7 +647,8 @@ class Walker(Branches, Calls, Inert):
     def command(self, n, stdin: Chars | None = None) -> None:
         if not self.scan.charge(n.child_count, lambda: self.src.line(self.src.c(n.start_byte))):
             return
-        if stdin is None and self._inert(n):
+        active, self._active = self._active, None
+        if stdin is None and n is not active and self._inert(n):
             return
         self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words), n,
                        self._varies)
@@ -700,9 +716,11 @@ class Walker(Branches, Calls, Inert):
             self._set_positional(words)
             return
         if head in READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
+            self.escapes += 1
             self._reader(words)
             return
         if head in ("source", ".") and len(words) > 1:
+            self.escapes += 1
             self._source(words[1])
             return
         penv: list[tuple[str, Chars | None, Span | None]] = []
@@ -713,6 +731,7 @@ class Walker(Branches, Calls, Inert):
         cmd = unwrap(words)
         if cmd is None or not cmd.runs:
             return
+        self.escapes += 1
         ex = _Exec(cmd, penv + self._env_files(words, cmd) +
                    [(name, None if v is None else v.chars, at.anchor()) for name, v, at in cmd.env],
                    phints + fact_hints(cmd.facts, Field.anchor))
@@ -806,19 +825,17 @@ class Walker(Branches, Calls, Inert):
         src = self.src
         s, e = src.ns(kids[i])
         prev = kids[i - 1] if i > 0 else None
-        if prev is not None and prev.is_named:
-            ps = src.ns(prev)[1]
-            if sep.fullmatch(src.text[ps:s]):
-                return src.fspan(ps, e)
+        # the separator before it (from a word before; after the next word's, from anything before)
+        before = prev is not None and sep.fullmatch(src.text[src.ns(prev)[1]:s]) is not None
+        if before and prev.is_named:
+            return src.fspan(src.ns(prev)[1], e)
         nxt = kids[i + 1] if i + 1 < len(kids) else None
         if nxt is not None and nxt.is_named:
             ns_ = src.ns(nxt)[0]
             if sep.fullmatch(src.text[e:ns_]):
                 return src.fspan(s, ns_)
-        if prev is not None:
-            ps = src.ns(prev)[1]
-            if sep.fullmatch(src.text[ps:s]):
-                return src.fspan(ps, e)
+        if before:
+            return src.fspan(src.ns(prev)[1], e)
         return src.fspan(s, e)
 
     # -- nested code ------------------------------------------------------------------

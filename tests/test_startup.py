@@ -65,6 +65,20 @@ def test_a_tree_without_launches_imports_no_parser_and_no_rules(tmp_path):
                                                 "kv4lint.target"))] == []
 
 
+def test_files_that_pass_the_pre_filter_without_a_launch_load_no_rules(tmp_path):
+    """Most files that pass the pre-filter hold no launch (SGLang's own sources: its docs, its argument parser): the
+    frontends read them, and the target, the rules and the fixes load with the first launch found, not before."""
+    (tmp_path / "doc.py").write_text('"""Example: ServerArgs(model_path="m", kv_cache_dtype="fp8_e4m3"), from '
+                                     'sglang."""\n')
+    (tmp_path / "README.md").write_text("# Setup\n\n```bash\npip install sglang  # see --kv-cache-dtype\n```\n")
+    modules = _modules(tmp_path, ".")
+    assert "kv4lint.pipeline.runner" in modules and "markdown_it" in modules  # past the pre-filter, read
+    assert [m for m in modules if m.startswith(("kv4lint.rules", "kv4lint.target", "kv4lint.fixes",
+                                                "kv4lint.pipeline.launch_configs"))] == []
+    (tmp_path / "serve.sh").write_text("python -m sglang.launch_server --model-path m --kv-cache-dtype fp8_e4m3\n")
+    assert "kv4lint.rules.engine" in _modules(tmp_path, ".")  # a launch: judged
+
+
 def test_a_shell_launch_script_imports_only_the_shell_parser(tmp_path):
     (tmp_path / "serve.sh").write_text("python -m sglang.launch_server --model-path Qwen/Qwen3-8B "
                                        "--kv-cache-dtype fp4_mx_block16 --attention-backend flashinfer\n")

@@ -189,17 +189,18 @@ def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, m
     assert sorted(path for _, path in lines) == sorted(p for p, _ in files)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
-def test_forked_children_leave_libcst_to_the_parent(tmp_path):
-    """A child that meets a file needing libcst hands it back: only the parent imports libcst, and the reports
-    are the sequential ones (run in a fresh interpreter: this one may have libcst loaded already)."""
-    files = _tree(tmp_path, n_plain=400, n_launch=2)
-    for i in range(12):
-        p = tmp_path / "py" / f"launch{i}.py"
-        p.parent.mkdir(exist_ok=True)
-        p.write_text("from sglang.srt.server_args import ServerArgs\n\n"
-                     f"args = ServerArgs(model_path='m{i}', kv_cache_dtype='fp4_e2m1', attention_backend='triton')\n")
-        files.insert(37 * i, (str(p), "python"))
+def _python_launch(tmp_path, i: int) -> tuple[str, str]:
+    p = tmp_path / "py" / f"launch{i}.py"
+    p.parent.mkdir(exist_ok=True)
+    p.write_text("from sglang.srt.server_args import ServerArgs\n\n"
+                 f"args = ServerArgs(model_path='m{i}', kv_cache_dtype='fp4_e2m1', attention_backend='triton')\n")
+    return str(p), "python"
+
+
+def _forked_in_a_fresh_interpreter(tmp_path, files, hook: str) -> subprocess.CompletedProcess:
+    """``lint_many(files, jobs=2)`` in a fresh interpreter (this one may have libcst loaded already), with
+    ``parallel.lint_file`` wrapped by ``hook`` (code defining ``recording``; ``parent`` and ``real`` are set);
+    its reports must be the sequential ones, and it prints how many Python files have findings."""
     listing = tmp_path / "files.json"
     listing.write_text(json.dumps(files))
     code = textwrap.dedent(f"""
@@ -208,6 +209,28 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
         from kv4lint.pipeline import parallel
         files = [tuple(f) for f in json.load(open({str(listing)!r}))]
         parent, real = os.getpid(), parallel.lint_file
+    """) + textwrap.dedent(hook) + textwrap.dedent("""
+        parallel.lint_file = recording
+        par = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=2)
+        seq = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=1)
+        view = lambda rs: [(r.path, r.language, [(f.code, f.start.line, f.message) for f in r.findings],
+                            [e.message for e in r.errors]) for r in rs]
+        assert view(par) == view(seq)
+        print(sum(1 for r in par if r.path.endswith(".py") and r.findings))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
+def test_forked_children_leave_libcst_to_the_parent(tmp_path):
+    """A child that meets a file needing libcst hands it back: only the parent imports libcst, and the reports
+    are the sequential ones."""
+    files = _tree(tmp_path, n_plain=400, n_launch=2)
+    for i in range(12):
+        files.insert(37 * i, _python_launch(tmp_path, i))
+    r = _forked_in_a_fresh_interpreter(tmp_path, files, f"""
         handed_back, waited = {str(tmp_path / "handed-back")!r}, []
         def recording(path, settings, language=None, walked=None):
             if os.getpid() == parent and not waited:  # the children first, so that one surely meets a launch
@@ -223,16 +246,7 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
             if os.getpid() != parent and "libcst" in sys.modules:
                 os.write(2, b"a child imported libcst\\n")
             return rep
-        parallel.lint_file = recording
-        par = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=2)
-        seq = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=1)
-        view = lambda rs: [(r.path, r.language, [(f.code, f.start.line, f.message) for f in r.findings],
-                            [e.message for e in r.errors]) for r in rs]
-        assert view(par) == view(seq)
-        print(sum(1 for r in par if r.path.endswith(".py") and r.findings))
     """)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
     assert "a child imported libcst" not in r.stderr
     assert (tmp_path / "handed-back").exists()  # a child met a launch and handed it back
     assert r.stdout.strip() == "12"  # every Python launch was judged, by the parent
@@ -248,19 +262,8 @@ def test_a_file_handed_back_reaches_the_parent_before_the_childs_chunk_ends(tmp_
     files = _tree(tmp_path, n_plain=400, n_launch=0)
     assert len(parallel._chunks(len(files) + 16, 2)) == 16
     for i in range(16):  # the first file of each of the 16 chunks (files[k::16])
-        p = tmp_path / "py" / f"launch{i}.py"
-        p.parent.mkdir(exist_ok=True)
-        p.write_text("from sglang.srt.server_args import ServerArgs\n\n"
-                     f"args = ServerArgs(model_path='m{i}', kv_cache_dtype='fp4_e2m1', attention_backend='triton')\n")
-        files.insert(i, (str(p), "python"))
-    listing = tmp_path / "files.json"
-    listing.write_text(json.dumps(files))
-    code = textwrap.dedent(f"""
-        import json, os, sys, time
-        from kv4lint.base.settings import Settings
-        from kv4lint.pipeline import parallel
-        files = [tuple(f) for f in json.load(open({str(listing)!r}))]
-        parent, real = os.getpid(), parallel.lint_file
+        files.insert(i, _python_launch(tmp_path, i))
+    r = _forked_in_a_fresh_interpreter(tmp_path, files, f"""
         handed_back, taken = {str(tmp_path / "handed-back")!r}, {str(tmp_path / "taken")!r}
         state = []  # in a child: "handed" once it handed a file back, then "waited"
         def recording(path, settings, language=None, walked=None):
@@ -282,16 +285,7 @@ def test_a_file_handed_back_reaches_the_parent_before_the_childs_chunk_ends(tmp_
                         f.write(path + "\\n")
                     state.append("handed")
                 raise
-        parallel.lint_file = recording
-        par = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=2)
-        seq = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=1)
-        view = lambda rs: [(r.path, r.language, [(f.code, f.start.line, f.message) for f in r.findings],
-                            [e.message for e in r.errors]) for r in rs]
-        assert view(par) == view(seq)
-        print(sum(1 for r in par if r.path.endswith(".py") and r.findings))
     """)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
     assert (tmp_path / "handed-back").exists()  # a child met a launch and handed it back
     assert "did not take the file" not in r.stderr
     assert r.stdout.strip() == "16"

@@ -539,6 +539,13 @@ def fmt_s(x: float | None) -> str:
     return "-" if x is None else (f"{x * 1000:.0f} ms" if x < 1 else f"{x:.2f} s")
 
 
+def from_source(cmd: list[str]) -> list[str]:
+    """``cmd`` run from a source tree (``--baseline``): this venv's ``kv4lint`` script names the entry point of
+    the source it was installed from, which an older tree may not have; ``python -m kv4lint`` is every tree's."""
+    script = Path(sys.executable).parent / "kv4lint"
+    return [sys.executable, "-m", "kv4lint", *cmd[1:]] if cmd and cmd[0] == str(script) else cmd
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5, help="repetitions per case (default 5)")
@@ -846,7 +853,7 @@ class TableContext:
         if kv4lint and self.ns.baseline:
             base = dict(env, PYTHONPATH=os.pathsep.join([str(Path(self.ns.baseline).resolve())]
                                                         + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])))
-            b_cmd = [str(x) + "-baseline" if cache and x == str(cache) else x for x in cmd]
+            b_cmd = [str(x) + "-baseline" if cache and x == str(cache) else x for x in from_source(cmd)]
             caches += [Path(str(cache) + "-baseline")] if cache else []
             made.append(Case(name + "@baseline", b_cmd, env=base, **kw))
         if kv4lint and self.installed is not None and cmd[:len(self.kv4)] == self.kv4:
@@ -921,7 +928,7 @@ def issue21_cases(ns, out: Path, tree: Path, candidates: list[str], kv4: list[st
         info["baseline"] = str(Path(ns.baseline).resolve())
         for c in list(cases):
             if "@" not in c.name and c.name.startswith(("kv4lint:", "flake8-j1-with:")):
-                cmd = c.cmd
+                cmd = from_source(c.cmd)
                 if c.name == "kv4lint:sglang:cached":
                     cmd = [x if x != str(cache_dir) else str(cache_dir) + "-baseline" for x in cmd]
                 cases.append(Case(c.name + "@baseline", cmd, cwd=c.cwd, env=base_env, ok_codes=c.ok_codes,
@@ -959,7 +966,7 @@ def large_cases(ns, out: Path, kv4: list[str], env_py: dict, wanted) -> dict:
                      "--output-file", os.devnull, "--sglang-version", "0.5.23", "--jobs", "1"]
         cases.append(Case(name, cmd, env=env_py, note=f"{file_name}, one file, no cache"))
         if base_env is not None:
-            cases.append(Case(name + "@baseline", cmd, env=base_env, note=f"{file_name}, baseline source"))
+            cases.append(Case(name + "@baseline", from_source(cmd), env=base_env, note=f"{file_name}, baseline source"))
         floor = f"parse:{parser}:{file_name}"
         if floor not in floors:
             floors.add(floor)

@@ -13,6 +13,6 @@ from kv4lint.files.isolation import drop_untrusted, path_arguments
 
 drop_untrusted(path_arguments(sys.argv[1:]))
 
-from kv4lint.cli import main  # noqa: E402 - after sys.path is clean
+from kv4lint.cli import console  # noqa: E402 - after sys.path is clean
 
-raise SystemExit(main())
+console()

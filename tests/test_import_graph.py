@@ -42,8 +42,12 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
     "kv4lint.pipeline.read": ({"kv4lint.pipeline.runner"},
                               "a tree's files mostly stop at the pre-filter: the frontends, the rules and the option "
                               "tables load for the first file that may launch"),
-    "kv4lint.pipeline.runner": ({"kv4lint.pipeline.cache"},
-                                "the parse cache is off with --no-cache and in the flake8 plugin"),
+    "kv4lint.pipeline.runner": ({"kv4lint.pipeline.cache", "kv4lint.pipeline.launch_configs", "kv4lint.frontends.hints",
+                                 "kv4lint.rules.parser", "kv4lint.sglang.options", "kv4lint.base.conditions",
+                                 "kv4lint.rules.codes.base", "kv4lint.fixes.edits", "kv4lint.target.resolve"},
+                                "the parse cache is off with --no-cache and in the flake8 plugin; the stages after a "
+                                "launch is found (the target, the rules, the fixes) load with the first launch: most "
+                                "files that pass the pre-filter hold none"),
     "kv4lint.target.resolve": ({"kv4lint.target.platform_detect"}, "the torch probe runs for --platform auto only"),
     "kv4lint.settings.config": ({"kv4lint.target.platform_detect"}, "the torch probe runs for --platform auto only"),
     "kv4lint.pipeline.cache": ({"kv4lint.fixes.writer", "kv4lint.base.model"},

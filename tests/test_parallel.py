@@ -189,17 +189,18 @@ def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, m
     assert sorted(path for _, path in lines) == sorted(p for p, _ in files)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
-def test_forked_children_leave_libcst_to_the_parent(tmp_path):
-    """A child that meets a file needing libcst hands it back: only the parent imports libcst, and the reports
-    are the sequential ones (run in a fresh interpreter: this one may have libcst loaded already)."""
-    files = _tree(tmp_path, n_plain=400, n_launch=2)
-    for i in range(12):
-        p = tmp_path / "py" / f"launch{i}.py"
-        p.parent.mkdir(exist_ok=True)
-        p.write_text("from sglang.srt.server_args import ServerArgs\n\n"
-                     f"args = ServerArgs(model_path='m{i}', kv_cache_dtype='fp4_e2m1', attention_backend='triton')\n")
-        files.insert(37 * i, (str(p), "python"))
+def _python_launch(tmp_path, i: int) -> tuple[str, str]:
+    p = tmp_path / "py" / f"launch{i}.py"
+    p.parent.mkdir(exist_ok=True)
+    p.write_text("from sglang.srt.server_args import ServerArgs\n\n"
+                 f"args = ServerArgs(model_path='m{i}', kv_cache_dtype='fp4_e2m1', attention_backend='triton')\n")
+    return str(p), "python"
+
+
+def _forked_in_a_fresh_interpreter(tmp_path, files, hook: str) -> subprocess.CompletedProcess:
+    """``lint_many(files, jobs=2)`` in a fresh interpreter (this one may have libcst loaded already), with
+    ``parallel.lint_file`` wrapped by ``hook`` (code defining ``recording``; ``parent`` and ``real`` are set);
+    its reports must be the sequential ones, and it prints how many Python files have findings."""
     listing = tmp_path / "files.json"
     listing.write_text(json.dumps(files))
     code = textwrap.dedent(f"""
@@ -208,6 +209,28 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
         from kv4lint.pipeline import parallel
         files = [tuple(f) for f in json.load(open({str(listing)!r}))]
         parent, real = os.getpid(), parallel.lint_file
+    """) + textwrap.dedent(hook) + textwrap.dedent("""
+        parallel.lint_file = recording
+        par = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=2)
+        seq = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=1)
+        view = lambda rs: [(r.path, r.language, [(f.code, f.start.line, f.message) for f in r.findings],
+                            [e.message for e in r.errors]) for r in rs]
+        assert view(par) == view(seq)
+        print(sum(1 for r in par if r.path.endswith(".py") and r.findings))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
+def test_forked_children_leave_libcst_to_the_parent(tmp_path):
+    """A child that meets a file needing libcst hands it back: only the parent imports libcst, and the reports
+    are the sequential ones."""
+    files = _tree(tmp_path, n_plain=400, n_launch=2)
+    for i in range(12):
+        files.insert(37 * i, _python_launch(tmp_path, i))
+    r = _forked_in_a_fresh_interpreter(tmp_path, files, f"""
         handed_back, waited = {str(tmp_path / "handed-back")!r}, []
         def recording(path, settings, language=None, walked=None):
             if os.getpid() == parent and not waited:  # the children first, so that one surely meets a launch
@@ -223,19 +246,59 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
             if os.getpid() != parent and "libcst" in sys.modules:
                 os.write(2, b"a child imported libcst\\n")
             return rep
-        parallel.lint_file = recording
-        par = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=2)
-        seq = parallel.lint_many(files, Settings(sglang_version="0.5.23"), jobs=1)
-        view = lambda rs: [(r.path, r.language, [(f.code, f.start.line, f.message) for f in r.findings],
-                            [e.message for e in r.errors]) for r in rs]
-        assert view(par) == view(seq)
-        print(sum(1 for r in par if r.path.endswith(".py") and r.findings))
     """)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
     assert "a child imported libcst" not in r.stderr
     assert (tmp_path / "handed-back").exists()  # a child met a launch and handed it back
     assert r.stdout.strip() == "12"  # every Python launch was judged, by the parent
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
+def test_a_file_handed_back_reaches_the_parent_before_the_childs_chunk_ends(tmp_path):
+    """The parent starts on a file a child hands back (and on libcst's import, the longest piece of work of a
+    run) while the child goes on with its chunk: the child sends it at once, and the parent looks for it between
+    its own files.  Here every chunk starts with a Python launch; a child that handed one back waits, before
+    its next file, until the parent has begun linting it (which it never would if either waited for the end of
+    the chunk)."""
+    files = _tree(tmp_path, n_plain=400, n_launch=0)
+    assert len(parallel._chunks(len(files) + 16, 2)) == 16
+    for i in range(16):  # the first file of each of the 16 chunks (files[k::16])
+        files.insert(i, _python_launch(tmp_path, i))
+    r = _forked_in_a_fresh_interpreter(tmp_path, files, f"""
+        handed_back, taken = {str(tmp_path / "handed-back")!r}, {str(tmp_path / "taken")!r}
+        state = []  # in a child: "handed" once it handed a file back, then "waited"
+        def recording(path, settings, language=None, walked=None):
+            if os.getpid() == parent:
+                if os.path.exists(handed_back) and path in open(handed_back).read().split("\\n"):
+                    open(taken, "w").close()
+            elif state == ["handed"]:
+                state.append("waited")
+                end = time.monotonic() + 20
+                while not os.path.exists(taken) and time.monotonic() < end:
+                    time.sleep(0.005)
+                if not os.path.exists(taken):
+                    os.write(2, b"the parent did not take the file before the chunk ended\\n")
+            try:
+                return real(path, settings, language, walked)
+            except BaseException:
+                if os.getpid() != parent and not state:
+                    with open(handed_back, "a") as f:
+                        f.write(path + "\\n")
+                    state.append("handed")
+                raise
+    """)
+    assert (tmp_path / "handed-back").exists()  # a child met a launch and handed it back
+    assert "did not take the file" not in r.stderr
+    assert r.stdout.strip() == "16"
+
+
+def test_a_child_sends_each_file_it_hands_back_at_once():
+    sent = []
+    payloads = {0: "python", 1: parallel._DEFERRED, 2: "python", 3: "shell", 4: parallel._DEFERRED}
+    parallel._child_chunk(range(5), payloads.__getitem__, sent.append)
+    assert sent == [[(0, "python"), (1, parallel._DEFERRED)], [(2, "python"), (3, "shell"), (4, parallel._DEFERRED)]]
+    sent.clear()
+    parallel._child_chunk(range(3), {0: "a", 1: "b", 2: "c"}.__getitem__, sent.append)
+    assert sent == [[(0, "a"), (1, "b"), (2, "c")]]  # one message a chunk otherwise
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")

@@ -707,6 +707,38 @@ def test_statementwise_offsets_match_whole_module(src):
     assert n > 0 or not module.body
 
 
+@pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
+    (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
+def test_child_nodes_are_the_node_valued_fields_in_order(src):
+    """``child_nodes`` remembers per type whether a value is a node, a sequence or neither: every node's children
+    are still its node fields and the nodes in its sequence fields, in field order (a node, a list and a tuple
+    of nodes, a sentinel, a string and None all meet the same node types)."""
+    import dataclasses
+
+    import libcst
+
+    from kv4lint.frontends.python.index import _NO_CHILD_FIELDS, child_nodes
+
+    def expected(node):
+        for f in dataclasses.fields(node):
+            if f.name.startswith(_NO_CHILD_FIELDS):
+                continue
+            v = getattr(node, f.name)
+            for x in (v if isinstance(v, (tuple, list)) else [v]):
+                if isinstance(x, libcst.CSTNode):
+                    yield f.name, x
+
+    stack = [libcst.parse_module(src + "\nx: list[int] = [a, *b] if c else (d, e)\nf(g, *h, k=1, **m)\n")]
+    kinds = set()
+    while stack:
+        node = stack.pop()
+        got = list(child_nodes(node))
+        assert [(n, id(c)) for n, c in got] == [(n, id(c)) for n, c in expected(node)], type(node).__name__
+        kinds.update(type(getattr(node, f.name)) for f in dataclasses.fields(node))
+        stack.extend(c for _n, c in got)
+    assert {tuple, str, type(None), libcst.Name, type(libcst.MaybeSentinel.DEFAULT)} <= kinds
+
+
 def test_nbconvert_shell_magics():
     src = src_of('''
         MODEL = "m"

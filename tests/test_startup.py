@@ -65,6 +65,20 @@ def test_a_tree_without_launches_imports_no_parser_and_no_rules(tmp_path):
                                                 "kv4lint.target"))] == []
 
 
+def test_files_that_pass_the_pre_filter_without_a_launch_load_no_rules(tmp_path):
+    """Most files that pass the pre-filter hold no launch (SGLang's own sources: its docs, its argument parser): the
+    frontends read them, and the target, the rules and the fixes load with the first launch found, not before."""
+    (tmp_path / "doc.py").write_text('"""Example: ServerArgs(model_path="m", kv_cache_dtype="fp8_e4m3"), from '
+                                     'sglang."""\n')
+    (tmp_path / "README.md").write_text("# Setup\n\n```bash\npip install sglang  # see --kv-cache-dtype\n```\n")
+    modules = _modules(tmp_path, ".")
+    assert "kv4lint.pipeline.runner" in modules and "markdown_it" in modules  # past the pre-filter, read
+    assert [m for m in modules if m.startswith(("kv4lint.rules", "kv4lint.target", "kv4lint.fixes",
+                                                "kv4lint.pipeline.launch_configs"))] == []
+    (tmp_path / "serve.sh").write_text("python -m sglang.launch_server --model-path m --kv-cache-dtype fp8_e4m3\n")
+    assert "kv4lint.rules.engine" in _modules(tmp_path, ".")  # a launch: judged
+
+
 def test_a_shell_launch_script_imports_only_the_shell_parser(tmp_path):
     (tmp_path / "serve.sh").write_text("python -m sglang.launch_server --model-path Qwen/Qwen3-8B "
                                        "--kv-cache-dtype fp4_mx_block16 --attention-backend flashinfer\n")
@@ -238,3 +252,44 @@ def test_version_imports_next_to_nothing(tmp_path):
         cp = subprocess.run([sys.executable, "-m", "kv4lint", *argv], cwd=tmp_path, capture_output=True, text=True,
                             timeout=60)
         assert (cp.returncode, cp.stdout, cp.stderr) == (0, f"kv4lint {__version__}\n", "")
+
+
+# The end of a run: kv4lint.cli.exit_with ends the process without the interpreter's teardown (freeing libcst's
+# classes and every table costs 40-50 ms of CPU), and does what a normal exit does before it.
+
+EXIT_SCRIPT = (
+    "import atexit, sys, threading, time\n"
+    "from kv4lint.cli import exit_with\n"
+    "atexit.register(lambda: print('atexit ran', flush=True))\n"
+    "sys.stdout.write('x' * 100000)  # buffered, not flushed\n"
+    "sys.stdout.write('\\nend\\n')\n"
+    "if sys.argv[1] == 'thread':\n"
+    "    def late():\n"
+    "        time.sleep(0.5)\n"
+    "        print('thread done')\n"
+    "    threading.Thread(target=late).start()\n"
+    "exit_with(int(sys.argv[2]))\n"
+)
+
+
+def test_the_fast_exit_keeps_the_exit_status_the_output_and_the_atexit_functions(tmp_path):
+    cp = subprocess.run([sys.executable, "-c", EXIT_SCRIPT, "alone", "3"], cwd=tmp_path, capture_output=True,
+                        text=True, timeout=60)
+    assert (cp.returncode, cp.stderr) == (3, "")
+    assert cp.stdout == "x" * 100000 + "\nend\natexit ran\n"
+
+
+def test_the_exit_waits_for_a_thread_still_running(tmp_path):
+    cp = subprocess.run([sys.executable, "-c", EXIT_SCRIPT, "thread", "1"], cwd=tmp_path, capture_output=True,
+                        text=True, timeout=60)
+    assert cp.returncode == 1
+    assert cp.stdout.endswith("\nend\nthread done\natexit ran\n")  # threads, then atexit, as sys.exit does
+
+
+def test_python_m_kv4lint_and_the_command_end_through_the_fast_exit():
+    import tomllib
+
+    main_py = (Path(__file__).resolve().parents[1] / "kv4lint" / "__main__.py").read_text()
+    assert main_py.rstrip().endswith("console()")
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    assert project["scripts"]["kv4lint"] == "kv4lint.cli:console"

@@ -15,8 +15,12 @@ parsed.  The rules here, measured with ``bench/run.py``:
   back as its language, not as a report.  A file that needs libcst, which
   the child has not imported, goes back to the parent to be linted there
   (:data:`PARENT_ONLY`): its import costs more than most files' whole scan,
-  and every process would pay it.  No ``multiprocessing`` import (25 ms)
-  and no idle parent;
+  and every process would pay it.  It goes back at once, not with the end
+  of the child's chunk, and the parent looks for such files every few
+  milliseconds (:data:`LOOK_S`) between its own files: the import, the
+  longest piece of work of a run, starts as soon as a file needs it, while
+  the children go on with the other chunks.  No ``multiprocessing`` import
+  (25 ms) and no idle parent;
 - elsewhere, a ``concurrent.futures`` process pool of ``jobs`` workers
   (:func:`_executor`), fed the same chunks;
 - a worker that dies (killed, out of memory) loses nothing: the chunks it did
@@ -29,7 +33,9 @@ nearest configuration above it).
 from __future__ import annotations
 
 import os
+import select
 import sys
+import time
 
 from kv4lint.base import internal_error
 from kv4lint.base.file_report import FileReport
@@ -43,6 +49,7 @@ if TYPE_CHECKING:
 SEQUENTIAL_BELOW = 256  # files; below this a pool costs more than it saves (fork + IPC ~ 30-60 ms)
 CHUNKS_PER_JOB = 8  # more chunks balance uneven files; fewer cost less IPC
 MAX_CHUNK = 512
+LOOK_S = 0.005  # how often the parent, busy with a chunk, looks for files a child handed back (seconds)
 
 _settings: tuple[Settings, ...] = ()  # the worker's settings, by index (set by _init)
 
@@ -230,9 +237,6 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
         except _Deferred:  # a child met a file for the parent's parsers
             return _DEFERRED
 
-    def run(k: int) -> list[tuple[int, object]]:
-        return [(i, payload(i)) for i in chunks[k]]
-
     deferred: list[int] = []
 
     def collect(part: list[tuple[int, object]]) -> None:
@@ -249,6 +253,14 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
 
     children: dict[int, int] = {}  # pid -> the read end of its results pipe
     buffers: dict[int, bytearray] = {}
+
+    def look() -> None:
+        """What the children finished meanwhile; the files they handed back, done now: the first of them starts
+        its parser's import while the children go on with the other chunks."""
+        for fd in children.values():
+            _drain(fd, buffers[fd], collect)
+        run_deferred()
+
     try:
         for _ in range(jobs - 1):
             r, w = os.pipe()
@@ -266,9 +278,13 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
                     os.close(r)
                     for fd in children.values():
                         os.close(fd)
-                    while (k := next_chunk()) is not None:
-                        data = pickle.dumps(run(k), protocol=pickle.HIGHEST_PROTOCOL)
+
+                    def send(part: list[tuple[int, object]], w=w) -> None:
+                        data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
                         _write_all(w, len(data).to_bytes(8, "big") + data)
+
+                    while (k := next_chunk()) is not None:
+                        _child_chunk(chunks[k], payload, send)
                 except BaseException:  # noqa: BLE001 - the parent does what is not reported
                     code = 1
                 finally:
@@ -277,15 +293,26 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
             os.set_blocking(r, False)
             children[pid] = r
             buffers[r] = bytearray()
+        next_look = time.monotonic() + LOOK_S
         while (k := next_chunk()) is not None:
-            take(run(k))
-            for fd in children.values():  # what the children finished meanwhile
-                _drain(fd, buffers[fd], collect, block=False)
-            run_deferred()  # before the next chunk: the children take more of them meanwhile
+            part = []
+            for i in chunks[k]:
+                part.append((i, payload(i)))
+                if children and time.monotonic() >= next_look:  # a file handed back: before this chunk's rest
+                    look()
+                    next_look = time.monotonic() + LOOK_S
+            take(part)
+            look()  # before the next chunk: the children take more of them meanwhile
+        waiting = select.poll()  # the children's last chunks; what they hand back is done as it comes
         for fd in children.values():
-            os.set_blocking(fd, True)
-            _drain(fd, buffers[fd], collect, block=True)
-        run_deferred()
+            waiting.register(fd, select.POLLIN)
+        left = len(children)
+        while left:
+            for fd, _event in waiting.poll():
+                if _drain(fd, buffers[fd], collect):  # closed: that child is done
+                    waiting.unregister(fd)
+                    left -= 1
+            run_deferred()
     finally:
         os.close(tasks_r)
         for pid, fd in children.items():
@@ -303,9 +330,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _drain(fd: int, buf: bytearray, take, *, block: bool) -> None:
-    """Read what a child sent on ``fd`` (all of it when ``block``, until it closes), and hand each whole chunk
-    to ``take``."""
+def _drain(fd: int, buf: bytearray, take) -> bool:
+    """Read what a child has sent on ``fd`` (non-blocking) and hand each whole message to ``take``.  True when
+    the child closed it: nothing more will come."""
     import pickle
 
     while True:
@@ -320,7 +347,22 @@ def _drain(fd: int, buf: bytearray, take, *, block: bool) -> None:
             take(pickle.loads(buf[8:8 + n]))
             del buf[:8 + n]
         if not data:  # nothing more now (or ever: a closed pipe reads b"")
-            return
+            return data == b""
+
+
+def _child_chunk(chunk: range, payload, send) -> None:
+    """A forked child's chunk: each file's payload, sent when the chunk is done, and at once with every file
+    handed back to the parent, so that the parent starts on it (and on its parser's import) while this chunk
+    goes on."""
+    part: list[tuple[int, object]] = []
+    for i in chunk:
+        p = payload(i)
+        part.append((i, p))
+        if p is _DEFERRED:
+            send(part)
+            part = []
+    if part:
+        send(part)
 
 
 def _executor(files, per_file: list[Settings], jobs: int, take) -> None:

@@ -3,9 +3,10 @@ findings (suppressions applied).
 
 Used by :mod:`kv4lint.pipeline.read` (a file on disk that passed the pre-filter), the
 flake8 plugin, the fix engine and the Python API (:func:`resolve_target`).
-Importing it loads the frontends' registry, the rules and SGLang's option
-tables: the cheap stages before it (:mod:`kv4lint.pipeline.read`, the flake8 plugin's
-screen) import it only for a file that may launch.
+Importing it loads the frontends' registry: the cheap stages before it (:mod:`kv4lint.pipeline.read`, the
+flake8 plugin's screen) import it only for a file that may launch.  The rules, the target and SGLang's option
+tables load with the first launch a frontend finds: most files that pass the pre-filter hold none (a
+process of a parallel run that meets only those never loads them).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from fnmatch import fnmatch
 
 from kv4lint import frontends
 from kv4lint.base import internal_error, suppression
-from kv4lint.base.conditions import brief, decisive
 from kv4lint.base.file_error import FileError
 from kv4lint.base.file_report import FileReport
 from kv4lint.base.model import Finding, Launch, ScanResult
@@ -25,16 +25,16 @@ from kv4lint.base.source import LineIndex
 from kv4lint.files.depends import recording
 from kv4lint.files.discover import language_of
 from kv4lint.files.prefilter import might_launch
-from kv4lint.fixes.edits import plan
-from kv4lint.frontends.hints import dedupe_hints, path_hints
-from kv4lint.pipeline.launch_configs import attach_configs
 from kv4lint.pipeline.sourced import attach_sourced
-from kv4lint.rules.check import RuleFinding
-from kv4lint.rules.codes.base import join_sentences
-from kv4lint.rules.parser import dummy_model, infer_release, judge
-from kv4lint.sglang.options import Args, fork_own
-from kv4lint.target import Target
-from kv4lint.target.resolve import resolve
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kv4lint.rules.check import RuleFinding
+    from kv4lint.sglang.options import Args
+    from kv4lint.target import Target
+
+# The stages after a frontend found a launch (the --config files, the target, the rules, the fixes) are imported
+# where they are used: with the first launch, not with this module (tests/test_startup.py).
 
 
 # ---------------------------------------------------------------------------
@@ -78,14 +78,21 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
         scan = attach_sourced(scan, path, text, language)  # settings from files the script sources
     except Exception as e:  # a sourced file's problem must not stop the run
         rep.errors.append(internal_error.scan_error(path, "while reading the settings files it refers to", e))
-    try:
-        attach_configs(scan, path)  # the --config files launches name: read after the cache, on every run
-    except Exception as e:  # a config file problem must not stop the run
-        rep.errors.append(FileError(path, f"could not read a --config file ({type(e).__name__}: {e})"))
+    if scan.launches:
+        from kv4lint.pipeline.launch_configs import attach_configs
+
+        try:
+            attach_configs(scan, path)  # the --config files launches name: read after the cache, on every run
+        except Exception as e:  # a config file problem must not stop the run
+            rep.errors.append(FileError(path, f"could not read a --config file ({type(e).__name__}: {e})"))
     rep.errors.extend(scan.errors)
     rep.launches = len(scan.launches)
     if not scan.launches:
         return rep
+    from kv4lint.frontends.hints import dedupe_hints, path_hints
+    from kv4lint.rules.parser import dummy_model, judge
+    from kv4lint.sglang.options import fork_own
+
     named = path_hints(path)  # the file's and its folders' names: evidence the parse cache does not key on
     if named:
         for launch in scan.launches:
@@ -137,6 +144,9 @@ def _with_conditions(per_launch: list[tuple[Launch, list[Finding]]]) -> list[Fin
     and names none. The condition names only what decides the finding (:func:`kv4lint.base.conditions.decisive`):
     of six knobs that each add an option, ``when FP4=1``, not every knob of the readings that have it.
     """
+    from kv4lint.base.conditions import decisive
+    from kv4lint.rules.codes.base import join_sentences
+
     readings: dict[tuple, list[str]] = {}
     conditions: dict[tuple, list[str]] = {}
     for launch, found in per_launch:
@@ -174,6 +184,8 @@ MAX_CONDITION = 40  # characters of a launch's condition in the headline; the de
 def _brief(condition: str) -> str:
     """``condition`` as the headline shows it: whole up to :data:`MAX_CONDITION` characters, else cut at a word
     boundary outside backtick spans and marked ``...``."""
+    from kv4lint.base.conditions import brief
+
     return brief(condition, MAX_CONDITION)
 
 
@@ -183,6 +195,8 @@ def _to_finding(rf: RuleFinding, launch: Launch, args: Args, path: str, index: L
         span = rf.value.anchor
     if span is None:
         span = launch.anchor
+    from kv4lint.fixes.edits import plan
+
     fix = plan(rf.fix, args, launch) if rf.fix is not None else None
     return Finding(rf.code, rf.severity, rf.message, path, span, index.position(span.start),
                    index.position(span.end), fix, field=rf.field, detail=rf.detail or None)
@@ -254,5 +268,8 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
                    index: LineIndex | None = None) -> tuple[Target, Args]:
     """The target ``launch`` is judged against (:func:`kv4lint.target.resolve.resolve`) and its arguments;
     ``index``: the file's lines, to name where the evidence is written."""
+    from kv4lint.rules.parser import infer_release
+    from kv4lint.target.resolve import resolve
+
     line_of = (lambda offset: index.position(offset).line) if index is not None else None
     return resolve(launch, settings, infer=infer_release, base_dir=base_dir, line_of=line_of)

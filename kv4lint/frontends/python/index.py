@@ -97,14 +97,30 @@ def _child_fields(cls) -> tuple[str, ...]:
     return f
 
 
+# type -> 1: a node, 2: a sequence, 0: neither (``isinstance`` of libcst's abstract ``CSTNode`` goes through the
+# ABC machinery on every call; the answer depends on the type alone).
+_KINDS: dict[type, int] = {}
+
+
+def _kind(t: type) -> int:
+    k = _KINDS.get(t)
+    if k is None:
+        k = _KINDS[t] = 1 if issubclass(t, cst.CSTNode) else 2 if issubclass(t, (tuple, list)) else 0
+    return k
+
+
 def child_nodes(node):
+    kinds = _KINDS
     for name in _child_fields(type(node)):
         v = getattr(node, name)
-        if isinstance(v, cst.CSTNode):
+        k = kinds.get(type(v))
+        if k is None:
+            k = _kind(type(v))
+        if k == 1:
             yield name, v
-        elif isinstance(v, (tuple, list)):
+        elif k == 2:
             for x in v:
-                if isinstance(x, cst.CSTNode):
+                if (kinds.get(type(x)) or _kind(type(x))) == 1:
                     yield name, x
 
 

@@ -539,11 +539,18 @@ def fmt_s(x: float | None) -> str:
     return "-" if x is None else (f"{x * 1000:.0f} ms" if x < 1 else f"{x:.2f} s")
 
 
+# What the venv's ``kv4lint`` script does, for a source tree: its entry point as that tree names it (``console``;
+# an older tree's ``main``, whose status the script passed to ``sys.exit``).
+_SCRIPT = ("import sys; import kv4lint.cli as cli; sys.argv[0] = 'kv4lint'; "
+           "sys.exit(cli.console() if hasattr(cli, 'console') else cli.main())")
+
+
 def from_source(cmd: list[str]) -> list[str]:
-    """``cmd`` run from a source tree (``--baseline``): this venv's ``kv4lint`` script names the entry point of
-    the source it was installed from, which an older tree may not have; ``python -m kv4lint`` is every tree's."""
+    """``cmd`` run from a source tree (``--baseline``) as the venv's ``kv4lint`` script would run it, had it been
+    installed from that tree: the script names this tree's entry point, which an older tree may not have.
+    ``-P``: nothing of the working directory first on the path (``-m`` would run this tree's kv4lint from its root)."""
     script = Path(sys.executable).parent / "kv4lint"
-    return [sys.executable, "-m", "kv4lint", *cmd[1:]] if cmd and cmd[0] == str(script) else cmd
+    return [sys.executable, "-P", "-c", _SCRIPT, *cmd[1:]] if cmd and cmd[0] == str(script) else cmd
 
 
 def main(argv: list[str] | None = None) -> int:

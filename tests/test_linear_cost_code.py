@@ -127,8 +127,8 @@ def test_a_long_shell_script_is_read_a_piece_at_a_time(monkeypatch):
 def sourced_settings(n: int) -> str:
     """A script of ``n`` lines that sources a settings file of ``n`` variables (made from the script's length by
     the route below: ``SETTING_k_OF_THE_SWEEP``) and reads none of them, only longer names that start alike."""
-    return "#!/bin/bash\n. ./env.sh\n" + "".join(f"echo step {k}: ${{SETTING_{k}_OF_THE_SWEEP_DIR}}/run.log\n"
-                                                    for k in range(n))
+    lines = (f"echo step {k}: ${{SETTING_{k}_OF_THE_SWEEP_DIR}}/run.log\n" for k in range(n))
+    return "#!/bin/bash\n. ./env.sh\n" + "".join(lines)
 
 
 def test_deciding_whether_a_script_reads_what_it_sources_is_linear():

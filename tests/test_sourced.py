@@ -312,7 +312,6 @@ def test_options_that_come_whole_from_a_sourced_file(tmp_path: Path):
     assert found[0]["message"].startswith("--kv-cache-dtype nvfp4 is refused with --attention-backend triton")
 
 
-
 def test_a_script_is_read_again_only_when_it_may_read_what_it_sources(tmp_path: Path, monkeypatch):
     """The script is read again with the sourced values bound only where it may read one: it names one (here
     only inside the Python code of a here-document), or one is a variable the shell frontend reads from a launch's

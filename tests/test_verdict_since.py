@@ -31,7 +31,6 @@ def test_checks_without_the_fix_replay_keep_every_code_and_severity(monkeypatch)
     assert calls  # the fixtures hold unpinned launches whose verdict depends on the release
 
 
-
 def test_the_walk_is_shared_only_for_the_same_words_and_target():
     """``_since`` holds each walk for the process (a file that repeats a launch walks it once): each answer is the
     walk of those words on that target, whatever was asked before. Each pair below has the same verdict on its

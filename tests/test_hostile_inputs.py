@@ -603,6 +603,13 @@ def test_an_output_the_environment_refuses_is_a_usage_error(tmp_path):
     if proc.wait(timeout=hostile.TIMEOUT) != 2 or err.strip() != "kv4lint: error: cannot write to standard output: " \
                                                                  "Broken pipe":
         problems.append(f"closed pipe: exit {proc.returncode}: {err!r}")
+    # Standard output closed before the start (``kv4lint check . >&-``): Python gives no stream for it.
+    for args in (["check", *CLI_TARGET, str(root)], ["fix", "--diff", *CLI_TARGET, str(root)]):
+        cp = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", hostile.PY, "-m", "kv4lint", *args],
+                            stderr=subprocess.PIPE, env=hostile.env(), timeout=hostile.TIMEOUT)
+        err = cp.stderr.decode()
+        if cp.returncode != 2 or err.strip() != "kv4lint: error: cannot write to standard output: it is closed":
+            problems.append(f"{args[:2]} >&-: exit {cp.returncode}: {err!r}")
     assert not problems, "\n".join(problems)
 
 

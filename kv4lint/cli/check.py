@@ -225,6 +225,8 @@ def writing(where: str | None, stream=None):
     for kv4lint's own defects (issue 34).  Standard output is flushed here, so that no write is left for the
     interpreter's exit to fail."""
     stream = stream or sys.stdout
+    if stream is None:  # started with standard output closed (``>&-``): Python has no stream for it
+        raise UsageError("cannot write to standard output: it is closed")
     try:
         yield
         if where is None:

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 # The commands are imported when run (kv4lint.cli.app): `kv4lint --version` needs none of them.
 def main(argv: Sequence[str] | None = None) -> int:
-    """The console script's entry point (``kv4lint = kv4lint.cli:main``)."""
+    """Run the command ``argv`` names (default: ``sys.argv[1:]``) and return its exit status; the console script
+    and ``python -m kv4lint`` end the process with it through :func:`console`."""
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # the parser and the commands not needed
         print(VERSION_LINE)
         return 0

@@ -548,30 +548,37 @@ def test_a_helper_counted_again_still_meets_the_depth_bound_where_a_walk_would()
 
 
 def test_a_plain_word_is_read_directly_as_the_general_route_reads_it():
-    """fields() reads a plain word (or number) from its text directly: the same field as its parts, split."""
+    """fields() reads a plain word (or number) from its text directly, and split() known, unsplit text (a literal,
+    a quoted string, their concatenation) as one field at once: the same fields as the general route makes."""
     from kv4lint.base.model import Span as S
-    from kv4lint.frontends.shell.expand import Variables
+    from kv4lint.frontends.shell.expand import Variables, _Lit
     from kv4lint.frontends.shell.parse import ShellText, parse_shell
     from kv4lint.frontends.shell.walk import Walker, _Scan
 
-    text = 'A=x\npython -m sglang.launch_server --tp 8 a\\ b --x=$A "q" 0x1f ./r\\\n -- w/ü é\n'
+    def seen_as(fields):
+        return [(f.chars.text, f.chars.pos, f.chars.res, f.full.text, f.full.pos, f.full.res, f.unknown, f.splat,
+                 f.rm, f.s, f.e) for f in fields]
+
+    text = 'A=x\npython -m sglang.launch_server --tp 8 a\\ b --x=$A "q" 0x1f ./r\\\n -- w/ü é "a"\'b\'c --y="$A"z\n'
     for src in (ShellText(text), ShellText(text, list(range(100, 100 + len(text) + 1)), None, S(0, 1))):
         walker = Walker(_Scan("t.sh", None), src, Variables(), [])
         walker.src, tree = parse_shell(src)
         walker.x.src = walker.src
-        stack, seen = [tree.root_node], 0
+        stack, plain, joined = [tree.root_node], 0, 0
         while stack:
             n = stack.pop()
             stack.extend(n.children)
+            if n.type not in ("word", "number", "string", "raw_string", "concatenation"):
+                continue
+            parts = walker.x.parts(n, False)
+            general = seen_as(walker.x._split_all(parts, *walker.src.ns(n)))
+            if all(type(p) is _Lit and not p.split for p in parts):  # known text, not split: split()'s own route
+                assert seen_as(walker.x.split(parts, *walker.src.ns(n))) == general, walker.src.nt(n)
+                joined += len(parts) > 1
             if n.type in ("word", "number"):
-                seen += 1
-                fast = walker.x.fields(n)
-                slow = walker.x.split(walker.x.parts(n, False), *walker.src.ns(n))
-                assert [(f.chars.text, f.chars.pos, f.chars.res, f.full.text, f.full.pos, f.full.res, f.unknown,
-                         f.splat, f.rm, f.s, f.e, f.quote) for f in fast] == \
-                    [(f.chars.text, f.chars.pos, f.chars.res, f.full.text, f.full.pos, f.full.res, f.unknown,
-                      f.splat, f.rm, f.s, f.e, f.quote) for f in slow], walker.src.nt(n)
-        assert seen >= 10
+                plain += 1
+                assert seen_as(walker.x.fields(n)) == general, walker.src.nt(n)
+        assert plain >= 10 and joined >= 1
 
 
 def test_function_dispatched_through_args_is_walked_with_the_final_state():

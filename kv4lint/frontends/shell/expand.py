@@ -476,10 +476,7 @@ class Expander:
             if "\\" not in src.text[s:e]:
                 if w.depth >= w.deepest:
                     w.deepest = w.depth + 1
-                if e <= s:
-                    return []
-                c = src.chars(s, e)
-                return [Field(c, False, False, src, s, e, None, full=Chars(c.text, c.pos[:], c.res[:]))]
+                return self.split([_Lit(src.chars(s, e))], s, e) if e > s else []
         parts = self.parts(node, False)
         s, e = self.src.ns(node)
         fields = self.split(parts, s, e)
@@ -546,7 +543,7 @@ class Expander:
     def split(self, parts: list, s: int, e: int) -> list[Field]:
         src = self.src
         if parts and all(type(p) is _Lit and not p.split for p in parts):
-            # Known text, not split (a literal or quoted word): one field of all of it, as the loop below makes it.
+            # Known text, not split (a literal or quoted word): one field of all of it, as _split_all makes it.
             if len(parts) == 1:
                 c = parts[0].chars
                 text, pos, res = c.text, c.pos, c.res
@@ -556,6 +553,11 @@ class Expander:
                 res = [x for p in parts for x in p.chars.res]
             return [Field(Chars(text, pos[:], res[:]), False, False, src, s, e, None,
                           full=Chars(text, pos[:], res[:]))]
+        return self._split_all(parts, s, e)
+
+    def _split_all(self, parts: list, s: int, e: int) -> list[Field]:
+        """:meth:`split` for any parts: known text, unknown values, arrays, word splitting."""
+        src = self.src
         fields: list[Field] = []
         cur: _Acc | None = None
 

@@ -271,7 +271,7 @@ def test_config_detection(doc, is_config):
 
 
 def test_an_options_union_over_the_releases_is_read_from_their_tables():
-    # in_any_release reads the stored data of one option; here the same union from every built table.
+    # in_any_release reads the releases one option at a time; here the same union from every whole table.
     union: dict[str, tuple[str, frozenset | None]] = {}
     for rel in known_releases():
         for opt, spec in table(rel).items():

@@ -1,6 +1,7 @@
 """docs/performance.md's table is bench/run.py's (``--markdown``): the same rows, labels, baselines and
-targets, and measured cells of the shape the bench prints.  No timing here: the bench measures, this test only
-checks that the page quotes it (re-run ``bench/run.py --only table --markdown`` and paste when a row changes)."""
+targets, and measured cells of the shape the bench prints; the README quotes the same table.  No timing here: the
+bench measures, this test only checks that the pages quote it (re-run ``bench/run.py --only table --markdown``
+and paste when a row changes, in both)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ RATIO = r"(?:-|\d+\.\d\d ×(?: \(\d+ ms\)| \(\d+\.\d\d s\))?)"
 SECONDS = r"(?:-|\d+ ms|\d+\.\d\d s)"
 
 
-def _quoted_table() -> list[str]:
-    text = (ROOT / PAGE).read_text(encoding="utf-8")
-    assert START in text and END in text, f"{PAGE} has no {START} ... {END} section"
+def _quoted_table(page: Path = PAGE) -> list[str]:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert START in text and END in text, f"{page} has no {START} ... {END} section"
     block = text[text.index(START) + len(START):text.index(END)]
     return [ln for ln in block.splitlines() if ln.startswith("|")]
 
@@ -41,6 +42,10 @@ def test_the_performance_page_quotes_the_benchs_table():
         assert re.fullmatch(re.escape(row.against) + " " + SECONDS, baseline), ln
         assert re.fullmatch(RATIO, before), ln
         assert re.fullmatch(re.escape(table.target_cell(row)) + r"(?:: met|: missed)?", target), ln
+
+
+def test_the_readme_quotes_the_same_table():
+    assert _quoted_table(Path("README.md")) == _quoted_table()
 
 
 def test_the_markdown_the_bench_prints_passes_the_same_check(monkeypatch, tmp_path):

@@ -543,16 +543,14 @@ class Expander:
     def split(self, parts: list, s: int, e: int) -> list[Field]:
         src = self.src
         if parts and all(type(p) is _Lit and not p.split for p in parts):
-            # Known text, not split (a literal or quoted word): one field of all of it, as _split_all makes it.
+            # Known text, not split (a literal or quoted word): one field of all of it, as _split_all makes it
+            # (its text and full text one Chars: no Chars is changed once made).
             if len(parts) == 1:
                 c = parts[0].chars
-                text, pos, res = c.text, c.pos, c.res
             else:
-                text = "".join([p.chars.text for p in parts])
-                pos = [x for p in parts for x in p.chars.pos]
-                res = [x for p in parts for x in p.chars.res]
-            return [Field(Chars(text, pos[:], res[:]), False, False, src, s, e, None,
-                          full=Chars(text, pos[:], res[:]))]
+                c = Chars("".join([p.chars.text for p in parts]), [x for p in parts for x in p.chars.pos],
+                          [x for p in parts for x in p.chars.res])
+            return [Field(c, False, False, src, s, e, None, full=c)]
         return self._split_all(parts, s, e)
 
     def _split_all(self, parts: list, s: int, e: int) -> list[Field]:

@@ -26,6 +26,8 @@ def test_checks_without_the_fix_replay_keep_every_code_and_severity(monkeypatch)
         return quick
 
     monkeypatch.setattr(parser, "check", both)
+    parser._JUDGED.clear()  # (a launch judged before, by another test, would be read from the memos)
+    parser._SINCE.clear()
     for path in sorted((ROOT / "fixtures").rglob("*.sh")):
         lint_text(str(path), path.read_text(encoding="utf-8", errors="replace"), Settings(), language="shell")
     assert calls  # the fixtures hold unpinned launches whose verdict depends on the release

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields, replace
+from operator import attrgetter
+from typing import Callable
 
 from kv4lint.base.model import Fix, Launch, Value
 from kv4lint.rules.check import RuleFinding, check
@@ -426,7 +428,100 @@ def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e
     A release kv4lint inferred (none was stated) takes every option and value of the launch, or none does and
     the launch is for a build kv4lint does not know (KV409): either way no parser refusal (KV408) or dtype
     name (KV406) is claimed for it.
+
+    The same launch judged again (a file that repeats it) is read from :data:`_JUDGED`.
     """
+    tokens = _Tokens()
+    try:
+        key = _judge_key(launch, args, target, fix_dtype, strict, tokens)
+        hit = _JUDGED.get(key)
+    except TypeError:  # a part that is no key (a list in a record): judged without the memo
+        return _judge(launch, args, target, fix_dtype=fix_dtype, strict=strict)
+    if hit is not None:
+        return [RuleFinding(**dict(rest, value=None if at is None else tokens.values[at])) for at, rest in hit]
+    found = _judge(launch, args, target, fix_dtype=fix_dtype, strict=strict)
+    kept = tokens.recipe(found)
+    if kept is not None:
+        if len(_JUDGED) >= MAX_JUDGED:
+            _JUDGED.clear()
+        _JUDGED[key] = kept
+    return found
+
+
+# What judge found, by everything it reads: the words of the launch and of its arguments (each Value's text and
+# whether it may expand to several, numbered by identity in the order met: which record is which), the target and
+# the settings; each finding with the number of the Value it is reported at, its other fields as they are. The rules
+# read nothing else of a Value: where it is written decides only where a finding is reported (a finding reported at
+# a Value the rules made is not kept). The same launch, in a file that repeats it, is judged once. Held for the
+# process, up to MAX_JUDGED (then emptied).
+_JUDGED: dict[tuple, tuple] = {}
+MAX_JUDGED = 1024
+
+
+class _Tokens:
+    """The Value records of one judgement, numbered by identity in the order met (:func:`_judge_key`)."""
+
+    __slots__ = ("at", "values")
+
+    def __init__(self) -> None:
+        self.at: dict[int, int] = {}
+        self.values: list[Value] = []
+
+    def ref(self, v: Value | None) -> int | None:
+        if v is None:
+            return None
+        i = self.at.get(id(v))
+        if i is None:
+            i = self.at[id(v)] = len(self.values)
+            self.values.append(v)
+        return i
+
+    def shape(self, record) -> tuple:
+        """A record's fields (a Problem), each Value (or tuple or list of them) as its number."""
+        ref = self.ref
+        out = []
+        for x in _fields_of(record):
+            if isinstance(x, Value):
+                x = ref(x)
+            elif isinstance(x, (list, tuple)):
+                x = tuple([ref(y) if isinstance(y, Value) else y for y in x])
+            out.append(x)
+        return tuple(out)
+
+    def words(self) -> tuple:
+        return tuple([(v.text, v.splat) for v in self.values])
+
+    def recipe(self, found: list[RuleFinding]) -> tuple | None:
+        """``found``, each finding's Value as its number; None when one is none of these."""
+        out = []
+        for f in found:
+            at = None
+            if f.value is not None:
+                at = self.at.get(id(f.value))
+                if at is None:
+                    return None
+            out.append((at, {n: getattr(f, n) for n in _FINDING_FIELDS}))
+        return tuple(out)
+
+
+_FINDING_FIELDS = tuple(f.name for f in fields(RuleFinding) if f.name != "value")
+OCCURRENCE_READ = ("option", "values", "inline", "spelled", "from_config")  # what _judge_key reads of an Occurrence
+
+
+def _judge_key(launch: Launch, args: Args, target: Target, fix_dtype: str, strict: bool | None,
+               tokens: _Tokens) -> tuple:
+    """The key of :data:`_JUDGED`; numbers the Values of ``launch`` and ``args`` in ``tokens``."""
+    ref = tokens.ref
+    return (launch.form, launch.entry, launch.unknown_kwargs, tuple(map(ref, launch.argv)),
+            tuple(map(ref, launch.config_argv)), tuple(map(ref, launch.positional)),
+            tuple([(k, ref(v)) for k, v in launch.kwargs.items()]),
+            args.form, args.open_ended, tuple([(k, ref(v)) for k, v in args.values.items()]),
+            tuple([(k, tuple([(ref(o.option), tuple(map(ref, o.values)), o.inline, o.spelled, o.from_config)
+                              for o in occs])) for k, occs in args.occurrences.items()]),
+            tuple([tokens.shape(p) for p in args.problems]), tokens.words(), _target_key(target), fix_dtype, strict)
+
+
+def _judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str, strict: bool | None) -> list[RuleFinding]:
     problems = [] if target.version_inferred else refused(launch, args, target.sglang_version)
     out = parser_findings(launch, args, target) if problems else []
     if target.version_inferred and target.sglang_version is None:
@@ -481,7 +576,14 @@ MAX_SINCE = 1024
 
 def _fields_of(record) -> tuple:
     """A dataclass record's fields, in order (every field: one added later is part of the key too)."""
-    return tuple(getattr(record, f.name) for f in fields(record))
+    get = _GETTERS.get(type(record))
+    if get is None:
+        names = [f.name for f in fields(record)]
+        get = _GETTERS[type(record)] = attrgetter(*names) if len(names) > 1 else lambda r: (getattr(r, names[0]),)
+    return get(record)
+
+
+_GETTERS: dict[type, Callable] = {}  # a dataclass -> its fields' getter
 
 
 def _words(values) -> tuple:
@@ -494,8 +596,11 @@ def _since_key(launch: Launch, target: Target, found: list[RuleFinding], fix_dty
     finding is reported, and _since keeps no finding)."""
     return (launch.form, launch.entry, _words(launch.argv), _words(launch.config_argv), _words(launch.positional),
             tuple((k, v.text, v.splat) for k, v in launch.kwargs.items()), launch.unknown_kwargs,
-            tuple(tuple(sorted(v.items())) if isinstance(v, dict) else v for v in _fields_of(target)),
-            tuple(_key(f) for f in found), fix_dtype, strict)
+            _target_key(target), tuple(_key(f) for f in found), fix_dtype, strict)
+
+
+def _target_key(target: Target) -> tuple:
+    return tuple(tuple(sorted(v.items())) if isinstance(v, dict) else v for v in _fields_of(target))
 
 
 def _since(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: str,

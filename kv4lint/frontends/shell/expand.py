@@ -468,7 +468,8 @@ class Expander:
     def fields(self, node) -> list[Field]:
         """The argv tokens one word node expands to (0, 1 or more)."""
         w = self.w
-        if (node.type == "word" or node.type == "number") and w.depth <= MAX_DEPTH:
+        t = node.type
+        if (t == "word" or t == "number") and w.depth <= MAX_DEPTH:
             # Most words of a script: a plain word without escapes is its own text, one field (as parts and split
             # make it).
             src = self.src
@@ -480,8 +481,8 @@ class Expander:
         parts = self.parts(node, False)
         s, e = self.src.ns(node)
         fields = self.split(parts, s, e)
-        if len(fields) == 1 and node.type in ("string", "raw_string", "ansi_c_string"):
-            fields[0].quote = "'" if node.type == "raw_string" else '"' if node.type == "string" else "$'"
+        if len(fields) == 1 and t in ("string", "raw_string", "ansi_c_string"):
+            fields[0].quote = "'" if t == "raw_string" else '"' if t == "string" else "$'"
         return fields
 
     def scalar(self, node) -> Chars | None:
@@ -542,17 +543,16 @@ class Expander:
     # -- word splitting -------------------------------------------------------
     def split(self, parts: list, s: int, e: int) -> list[Field]:
         src = self.src
-        if parts and all(type(p) is _Lit and not p.split for p in parts):
-            # Known text, not split (a literal or quoted word): one field of all of it, as _split_all makes it.
+        if len(parts) == 1 and type(parts[0]) is _Lit and not parts[0].split or \
+                parts and all(type(p) is _Lit and not p.split for p in parts):
+            # Known text, not split (a literal or quoted word): one field of all of it, as _split_all makes it
+            # (its text and full text one Chars: no Chars is changed once made).
             if len(parts) == 1:
                 c = parts[0].chars
-                text, pos, res = c.text, c.pos, c.res
             else:
-                text = "".join([p.chars.text for p in parts])
-                pos = [x for p in parts for x in p.chars.pos]
-                res = [x for p in parts for x in p.chars.res]
-            return [Field(Chars(text, pos[:], res[:]), False, False, src, s, e, None,
-                          full=Chars(text, pos[:], res[:]))]
+                c = Chars("".join([p.chars.text for p in parts]), [x for p in parts for x in p.chars.pos],
+                          [x for p in parts for x in p.chars.res])
+            return [Field(c, False, False, src, s, e, None, full=c)]
         return self._split_all(parts, s, e)
 
     def _split_all(self, parts: list, s: int, e: int) -> list[Field]:

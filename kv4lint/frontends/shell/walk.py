@@ -474,11 +474,12 @@ class Walker(Branches, Calls, Inert):
         if not self.scan.charge(len(kids), lambda: self.src.line(self.src.c(node.start_byte))):
             return [Element(None, True, None, a)]  # not read: unknown elements
         elems = []
+        spans = [self.src.ns(k) for k in kids]
         for i, k in enumerate(kids):
             if not k.is_named or k.type == "comment":
                 continue
             fs = self.x.fields(k)
-            rm = self._remove(kids, i, _SEP_LIST) if len(fs) == 1 else None
+            rm = self._remove(kids, spans, i, _SEP_LIST) if len(fs) == 1 else None
             for f in fs:
                 elems.append(Element(None if f.unknown else f.chars, f.splat, rm if rm is not None else f.rm, a))
         return elems
@@ -656,7 +657,7 @@ class Walker(Branches, Calls, Inert):
     def _command_words(self, n, stdin: Chars | None):
         """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
         kids = n.children
-        prefix = []
+        prefix, spans = [], None
         words: list[Field] = []
         for i, k in enumerate(kids):
             t = k.type
@@ -667,7 +668,8 @@ class Walker(Branches, Calls, Inert):
                 target = k.named_children[0] if t == "command_name" and k.named_child_count else k
                 fs = self.x.fields(target)
                 if len(fs) == 1:
-                    fs[0].rm = self._remove(kids, i, _SEP_CMD)
+                    spans = spans or [self.src.ns(c) for c in kids]
+                    fs[0].rm = self._remove(kids, spans, i, _SEP_CMD)
                 words.extend(fs)
             elif t == "herestring_redirect":
                 ws = k.named_children
@@ -820,23 +822,20 @@ class Walker(Branches, Calls, Inert):
             if NAME.match(name):
                 self.bind(name, Binding(UNKNOWN, assign=Assignment(name, None)))
 
-    def _remove(self, kids, i: int, sep: re.Pattern) -> Span | None:
-        """The span that deletes ``kids[i]`` with its separator from a neighbour."""
-        src = self.src
-        s, e = src.ns(kids[i])
-        prev = kids[i - 1] if i > 0 else None
-        # the separator before it (from a word before; after the next word's, from anything before)
-        before = prev is not None and sep.fullmatch(src.text[src.ns(prev)[1]:s]) is not None
-        if before and prev.is_named:
-            return src.fspan(src.ns(prev)[1], e)
-        nxt = kids[i + 1] if i + 1 < len(kids) else None
-        if nxt is not None and nxt.is_named:
-            ns_ = src.ns(nxt)[0]
-            if sep.fullmatch(src.text[e:ns_]):
+    def _remove(self, kids, spans: list[tuple[int, int]], i: int, sep: re.Pattern) -> Span | None:
+        """The span that deletes ``kids[i]`` with its separator from a neighbour (``spans``: each kid's ``src.ns``)."""
+        src, text = self.src, self.src.text
+        s, e = spans[i]
+        pe = spans[i - 1][1] if i else s
+        # the separator before it (from a word before; after the next word's, from anything before); " ": most are
+        before = i > 0 and (text[pe:s] == " " or sep.fullmatch(text[pe:s]) is not None)
+        if before and kids[i - 1].is_named:
+            return src.fspan(pe, e)
+        if i + 1 < len(kids) and kids[i + 1].is_named:
+            ns_ = spans[i + 1][0]
+            if text[e:ns_] == " " or sep.fullmatch(text[e:ns_]):
                 return src.fspan(s, ns_)
-        if before:
-            return src.fspan(src.ns(prev)[1], e)
-        return src.fspan(s, e)
+        return src.fspan(pe if before else s, e)
 
     # -- nested code ------------------------------------------------------------------
     def _child_env(self, ex: _Exec) -> Variables:
@@ -1185,6 +1184,7 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
         if cmd is None:
             return []
         kids = cmd.children
+        spans = [src.ns(k) for k in kids]
         fields: list[Field] = []
         for i, k in enumerate(kids):
             if k.type == "variable_assignment" or k.type == "command_name" or \
@@ -1192,7 +1192,7 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
                 target = k.named_children[0] if k.type == "command_name" and k.named_child_count else k
                 fs = walker.x.fields(target)
                 if len(fs) == 1:
-                    fs[0].rm = walker._remove(kids, i, _SEP_CMD)
+                    fs[0].rm = walker._remove(kids, spans, i, _SEP_CMD)
                 fields.extend(fs)
         return [to_value(f) for f in fields]
     except Exception:

@@ -336,10 +336,49 @@ def test_a_script_is_read_again_only_when_it_may_read_what_it_sources(tmp_path: 
     assert found() == [("KV401", "for an MLA model: --kv-cache-dtype fp4_e2m1 is refused with triton")]
     assert again == []
     env.write_text("export HIP_VISIBLE_DEVICES=0\n")
-    assert found() == [("KV402", "--kv-cache-dtype fp4_e2m1 needs CUDA, not rocm (HIP_VISIBLE_DEVICES=0)")]
+    assert found() == [("KV402", "--kv-cache-dtype fp4_e2m1 needs CUDA, not rocm (export HIP_VISIBLE_DEVICES=0)")]
     assert again == ["shell"]
     env.write_text("export KV=fp4_e2m1\n")
     script.write_text(". ./env.sh\npython - <<EOF\nimport subprocess\nsubprocess.run(['python', '-m', "
                       "'sglang.launch_server', '--kv-cache-dtype', '$KV', '--attention-backend', 'triton'])\nEOF\n")
     assert found() == [("KV401", "for an MLA model: --kv-cache-dtype fp4_e2m1 is refused with triton")]
     assert again == ["shell", "shell"]
+
+
+# An inner shell (``bash -c '...'``, as srun, tmux and nohup run one) sees what the script exports: a variable a
+# sourced file exports, or sets under ``set -a``, reaches it; one it only sets does not.
+INNER = ("bash -c 'python -m sglang.launch_server --model-path m --kv-cache-dtype $KV "
+         "--attention-backend triton'\n")
+
+
+@pytest.mark.parametrize("env, script, found", [
+    ("export KV=nvfp4\n", ". ./env.sh\n", True),
+    ("KV=nvfp4\nexport KV\n", ". ./env.sh\n", True),
+    ("declare -x KV=nvfp4\n", ". ./env.sh\n", True),
+    ("set -a\nKV=nvfp4\nset +a\n", ". ./env.sh\n", True),
+    ("KV=nvfp4\n", "set -a\n. ./env.sh\nset +a\n", True),
+    ("KV=nvfp4\n", "set -o allexport\nsource ./env.sh\nset +o allexport\n", True),
+    ("KV=nvfp4\n", "set -ae\n. ./env.sh\n", True),
+    ("KV=nvfp4\n", ". ./env.sh\n", False),  # set, not exported: the inner shell's $KV is empty
+    ("set -a\nset +a\nKV=nvfp4\n", ". ./env.sh\n", False),  # set after allexport is off again
+    ("KV=nvfp4\n", "set -a\nset +a\n. ./env.sh\n", False),
+])
+def test_what_a_sourced_file_exports_reaches_an_inner_shell(tmp_path: Path, env: str, script: str, found: bool):
+    r = repo(tmp_path)
+    (r / "scripts" / "env.sh").write_text(env)
+    serve = r / "scripts" / "serve.sh"
+    serve.write_text("#!/bin/bash\n" + script + INNER)
+    got = check(serve, tmp_path, "--isolated")
+    line = 2 + script.count("\n")
+    assert [(f["line"], f["code"]) for f in got] == ([(line, "KV401")] if found else [])
+    if found:
+        assert got[0]["message"].startswith("--kv-cache-dtype nvfp4")
+
+
+def test_set_a_in_the_script_exports_its_own_assignments(tmp_path: Path):
+    r = repo(tmp_path)
+    serve = r / "scripts" / "serve.sh"
+    serve.write_text("#!/bin/bash\nset -a\nKV=nvfp4\nset +a\n" + INNER)
+    assert [(f["line"], f["code"]) for f in check(serve, tmp_path, "--isolated")] == [(5, "KV401")]
+    serve.write_text("#!/bin/bash\nset -a\nset +a\nKV=nvfp4\n" + INNER)
+    assert check(serve, tmp_path, "--isolated") == []

@@ -123,6 +123,19 @@ class ForeignString(str):
         return Span(self.start, self.start + len(self)) if self.start is not None else None
 
 
+class SourcedVariables(dict):
+    """What a sourced shell file leaves set: name -> its value (a :class:`ForeignString`; None: set, not known
+    statically), and ``exported``, the names it exports to the programs it starts (``export``, ``declare -x``,
+    assigned under ``set -a``): an inner ``bash -c`` of the script that sources it sees those, and only those."""
+
+    def __init__(self, values=(), exported: frozenset[str] = frozenset()) -> None:
+        super().__init__(values)
+        self.exported = exported
+
+    def __reduce__(self):
+        return SourcedVariables, (dict(self), self.exported)
+
+
 @dataclass(frozen=True)
 class Hint:
     """Something near a launch that tells which machine it targets: raw evidence, read by one resolver

@@ -170,6 +170,9 @@ def _size_of(b: Binding) -> int:
     return n
 
 
+ALLEXPORT = "-a"  # in Variables.exported: ``set -a`` is on, every variable set is exported (no variable's name)
+
+
 class Variables:
     __slots__ = ("vars", "exported")
 

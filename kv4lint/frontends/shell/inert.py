@@ -25,6 +25,20 @@ _LITERAL = {"word", "number", "raw_string", "comment"}
 _RECORDERS: dict[str, bool] = {}
 
 
+def allexport(words: list[str | None]) -> bool | None:
+    """What ``set WORDS`` does to ``allexport``: on (``-a``, ``-o allexport``, ``a`` among other flags:
+    ``-ae``), off (``+a``, ``+o allexport``), or None (neither, or an unknown word first)."""
+    on = None
+    for i, t in enumerate(words):
+        if t is None or t in ("-", "--") or t[:1] not in ("-", "+"):
+            break  # an unknown word, or the positional parameters: no more options
+        if t[1:] == "o" and i + 1 < len(words) and words[i + 1] == "allexport":
+            on = t[0] == "-"
+        elif t[1:].isalpha() and "a" in t[1:]:
+            on = t[0] == "-"
+    return on
+
+
 def recorder(name: str) -> bool:
     r = _RECORDERS.get(name)
     if r is None:

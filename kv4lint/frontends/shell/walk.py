@@ -23,8 +23,8 @@ from kv4lint.base import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.choices import ChoicePoint
-from kv4lint.frontends.shell.expand import ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, UNSET, \
-    Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
+from kv4lint.frontends.shell.expand import ALLEXPORT, ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, \
+    UNSET, Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import MAX_WORDS, ForeignString, Hint, Launch, ScanResult, Span, Value
 from kv4lint.base.source import LineIndex, OffsetMap
@@ -32,7 +32,7 @@ from kv4lint.base.suppression import codes_above, file_codes
 from kv4lint.frontends.shell import parse as shell_parse
 from kv4lint.frontends.shell.branches import Branches
 from kv4lint.frontends.shell.calls import MAX_STEPS, Calls
-from kv4lint.frontends.shell.inert import READERS, WORDISH, Inert
+from kv4lint.frontends.shell.inert import READERS, WORDISH, Inert, allexport
 from kv4lint.frontends.shell.launches import build_launches, to_value
 from kv4lint.frontends.shell.machine import Machine, comment_hints, header_hints
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, parse_pieces, parse_shell
@@ -396,6 +396,7 @@ class Walker(Branches, Calls, Inert):
 
     def _assign(self, n, exported: bool, local: bool, stmt, got=False) -> None:
         """Bind an assignment's name; ``got``: its value read already (False: read it here)."""
+        exported = exported or ALLEXPORT in self.env.exported  # ``set -a``: every assignment is exported
         name_node = n.child_by_field_name("name")
         value = n.child_by_field_name("value")
         if name_node is None:
@@ -714,6 +715,8 @@ class Walker(Branches, Calls, Inert):
         if head is not None and head in self.functions:
             self.call(head, words[1:])
             return
+        if head == "set" and (on := allexport([w.text for w in words[1:]])) is not None:
+            (self.env.exported.add if on else self.env.exported.discard)(ALLEXPORT)
         if head == "shift" or (head == "set" and len(words) > 1 and words[1].text == "--"):
             self._set_positional(words)
             return
@@ -779,11 +782,14 @@ class Walker(Branches, Calls, Inert):
             return
         if ref not in self.scan.sources:
             self.scan.sources.append(ref)
-        for name, value in self.scan.sourced.get(ref, {}).items():
+        values = self.scan.sourced.get(ref, {})
+        for name, value in values.items():
             # Written in another file, which other scripts may source too: a fix there is unsafe.
             a = Assignment(name, None, exported=True, path=value.path if isinstance(value, ForeignString) else None)
             self.bind(name, Binding(UNKNOWN, assign=a) if value is None else
                       Binding(SCALAR, setting_chars(name, value), assign=a))
+        # What the file exports (SourcedVariables), or all it sets after ``set -a``: what an inner shell sees.
+        self.env.exported.update(values if ALLEXPORT in self.env.exported else getattr(values, "exported", ()))
 
     def _set_positional(self, words: list[Field]) -> None:
         """``shift [n]`` and ``set -- args``."""
@@ -1129,30 +1135,6 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
     result.errors = scan.errors
     result.sources = scan.sources
     return result
-
-
-def shell_variables(text: str, path: str, sourced: dict | None = None) -> tuple[dict, list[str]]:
-    """What a sourced settings file leaves set and the files it sources.
-
-    Each variable's value is a :class:`~kv4lint.base.model.ForeignString` (None: set, not known statically)
-    with, when it is written verbatim, the file and offset it is written at (``path`` for this file's own).
-    """
-    scan = _Scan(path, None)
-    scan.sourced = dict(sourced or {})
-    walker = Walker(scan, ShellText(text, None, None, None), Variables(), [])
-    try:
-        walker.walk()
-    except (RecursionError, ValueError):
-        return {}, scan.sources
-    out: dict = {}
-    for name, b in walker.env.vars.items():
-        if b.kind == SCALAR and b.chars is not None:
-            span = b.chars.span()
-            where = b.assign.path if b.assign is not None and b.assign.path else path
-            out[name] = ForeignString(b.chars.text, where, span.start) if span else ForeignString(b.chars.text)
-        elif b.kind != UNSET:
-            out[name] = None
-    return out, scan.sources
 
 
 def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:

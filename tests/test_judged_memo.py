@@ -4,7 +4,7 @@ launch's own Value."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 from kv4lint.base.model import Launch, Span, Value
@@ -71,4 +71,29 @@ def test_a_launch_is_read_from_the_memo_only_for_the_same_words_and_target():
 
 
 def test_the_key_reads_every_field_of_an_occurrence():
-    assert parser.OCCURRENCE_READ == tuple(f.name for f in fields(Occurrence))
+    launch = _launch(["--model-path", "m", "--kv-cache-dtype", "nvfp4"], 0)
+    args = normalise(launch, "0.5.23")
+    target = Target(sglang_version="0.5.23")
+
+    def key(a) -> tuple:
+        return parser._judge_key(launch, a, target, "fp8_e4m3", None, parser._Tokens())
+
+    occ = args.occurrences["kv_cache_dtype"][0]
+    other = {"option": Value("--kv-cache-dtype"), "values": [Value("fp8_e4m3")], "inline": not occ.inline,
+             "spelled": "--kv-cache-d", "from_config": not occ.from_config}
+    assert set(other) == {f.name for f in fields(Occurrence)}
+    for name, value in other.items():  # each field, changed alone, makes another key
+        changed = replace(occ, **{name: value})
+        assert key(replace(args, occurrences=dict(args.occurrences, kv_cache_dtype=[changed]))) != key(args), name
+
+
+def test_the_judges_memos_are_bounded():
+    from kv4lint.base.memo import Memo
+    from kv4lint.rules import check
+
+    memo = Memo(3)
+    for k in range(7):
+        assert memo.keep(k, str(k)) == str(k)
+        assert len(memo) <= 3 and memo[k] == str(k)  # full: emptied, then the new answer kept
+    assert memo == {6: "6"}
+    assert [m.limit for m in (check._VERDICTS, parser._SINCE, parser._JUDGED)] == [8192, 1024, 1024]

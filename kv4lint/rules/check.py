@@ -13,6 +13,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
+from kv4lint.base.memo import Memo
 from kv4lint.base.model import Fix, Severity, Value
 from kv4lint.rules.codes import RULES, Context, kv406
 from kv4lint.rules.codes.base import FP4_ONLY_FIELDS, HEADLINE, Said, fp8_fix, join_sentences
@@ -120,9 +121,8 @@ def _possibilities(target: Target, plain: dict):
 # The engine's verdict on one possibility, keyed on everything it reads: the release's rules (its number: the
 # engine reads nothing else of the version), the field values, the machine and the model. A launch is judged by
 # every older release that takes it too (kv4lint.rules.parser._since), again once that is known, and a file
-# repeats launches: each reads the verdicts from here. Held for the process, up to MAX_VERDICTS (then emptied).
-_VERDICTS: dict[tuple, tuple[Outcome, list[Event]]] = {}
-MAX_VERDICTS = 8192
+# repeats launches: each reads the verdicts from here. Held for the process (kv4lint.base.memo).
+_VERDICTS: Memo = Memo(8192)
 
 
 def verdict(version, a: dict, m: Machine, model: ModelInfo) -> tuple[Outcome, list[Event]]:
@@ -131,10 +131,7 @@ def verdict(version, a: dict, m: Machine, model: ModelInfo) -> tuple[Outcome, li
     hit = _VERDICTS.get(key)
     if hit is None:
         out = simulate(version, a, m, model)
-        hit = (out, refusals(version, a, m, model, out))
-        if len(_VERDICTS) >= MAX_VERDICTS:
-            _VERDICTS.clear()
-        _VERDICTS[key] = hit
+        hit = _VERDICTS.keep(key, (out, refusals(version, a, m, model, out)))
     return hit
 
 

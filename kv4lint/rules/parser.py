@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields, replace
 from operator import attrgetter
 from typing import Callable
 
+from kv4lint.base.memo import Memo
 from kv4lint.base.model import Fix, Launch, Value
 from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
@@ -442,9 +443,7 @@ def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e
     found = _judge(launch, args, target, fix_dtype=fix_dtype, strict=strict)
     kept = tokens.recipe(found)
     if kept is not None:
-        if len(_JUDGED) >= MAX_JUDGED:
-            _JUDGED.clear()
-        _JUDGED[key] = kept
+        _JUDGED.keep(key, kept)
     return found
 
 
@@ -453,9 +452,8 @@ def judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str = "fp8_e
 # the settings; each finding with the number of the Value it is reported at, its other fields as they are. The rules
 # read nothing else of a Value: where it is written decides only where a finding is reported (a finding reported at
 # a Value the rules made is not kept). The same launch, in a file that repeats it, is judged once. Held for the
-# process, up to MAX_JUDGED (then emptied).
-_JUDGED: dict[tuple, tuple] = {}
-MAX_JUDGED = 1024
+# process (kv4lint.base.memo).
+_JUDGED = Memo(1024)
 
 
 class _Tokens:
@@ -477,7 +475,8 @@ class _Tokens:
         return i
 
     def shape(self, record) -> tuple:
-        """A record's fields (a Problem), each Value (or tuple or list of them) as its number."""
+        """A record's fields (a Problem, an Occurrence: every field), each Value (or tuple or list of them) as its
+        number."""
         ref = self.ref
         out = []
         for x in _fields_of(record):
@@ -489,7 +488,7 @@ class _Tokens:
         return tuple(out)
 
     def words(self) -> tuple:
-        return tuple([(v.text, v.splat) for v in self.values])
+        return _words(self.values)
 
     def recipe(self, found: list[RuleFinding]) -> tuple | None:
         """``found``, each finding's Value as its number; None when one is none of these."""
@@ -505,7 +504,6 @@ class _Tokens:
 
 
 _FINDING_FIELDS = tuple(f.name for f in fields(RuleFinding) if f.name != "value")
-OCCURRENCE_READ = ("option", "values", "inline", "spelled", "from_config")  # what _judge_key reads of an Occurrence
 
 
 def _judge_key(launch: Launch, args: Args, target: Target, fix_dtype: str, strict: bool | None,
@@ -516,8 +514,7 @@ def _judge_key(launch: Launch, args: Args, target: Target, fix_dtype: str, stric
             tuple(map(ref, launch.config_argv)), tuple(map(ref, launch.positional)),
             tuple([(k, ref(v)) for k, v in launch.kwargs.items()]),
             args.form, args.open_ended, tuple([(k, ref(v)) for k, v in args.values.items()]),
-            tuple([(k, tuple([(ref(o.option), tuple(map(ref, o.values)), o.inline, o.spelled, o.from_config)
-                              for o in occs])) for k, occs in args.occurrences.items()]),
+            tuple([(k, tuple(map(tokens.shape, occs))) for k, occs in args.occurrences.items()]),
             tuple([tokens.shape(p) for p in args.problems]), tokens.words(), _target_key(target), fix_dtype, strict)
 
 
@@ -569,9 +566,8 @@ def _key(f: RuleFinding) -> tuple:
 
 # What _since found, by everything it reads: the launch's words as the parser reads them (their text, and whether
 # each may expand to several), the target, the keys of the verdict and the settings. The same launch, in a file
-# that repeats it, is judged by every older release once. Held for the process, up to MAX_SINCE (then emptied).
-_SINCE: dict[tuple, tuple] = {}
-MAX_SINCE = 1024
+# that repeats it, is judged by every older release once. Held for the process (kv4lint.base.memo).
+_SINCE = Memo(1024)
 
 
 def _fields_of(record) -> tuple:
@@ -612,10 +608,7 @@ def _since(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: 
     except TypeError:  # a part that is no key (a list in a record): judged without the memo
         return _judged_since(launch, target, found, fix_dtype, strict)
     if hit is None:
-        hit = _judged_since(launch, target, found, fix_dtype, strict)
-        if len(_SINCE) >= MAX_SINCE:
-            _SINCE.clear()
-        _SINCE[key] = hit
+        hit = _SINCE.keep(key, _judged_since(launch, target, found, fix_dtype, strict))
     return hit
 
 

@@ -359,6 +359,7 @@ INNER = ("bash -c 'python -m sglang.launch_server --model-path m --kv-cache-dtyp
     ("KV=nvfp4\n", "set -a\n. ./env.sh\nset +a\n", True),
     ("KV=nvfp4\n", "set -o allexport\nsource ./env.sh\nset +o allexport\n", True),
     ("KV=nvfp4\n", "set -ae\n. ./env.sh\n", True),
+    ("KV=nvfp4\n", "set -euo allexport\n. ./env.sh\n", True),  # an ``o`` in a cluster names the option after it
     ("KV=nvfp4\n", ". ./env.sh\n", False),  # set, not exported: the inner shell's $KV is empty
     ("set -a\nset +a\nKV=nvfp4\n", ". ./env.sh\n", False),  # set after allexport is off again
     ("KV=nvfp4\n", "set -a\nset +a\n. ./env.sh\n", False),

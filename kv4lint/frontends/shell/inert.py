@@ -26,16 +26,23 @@ _RECORDERS: dict[str, bool] = {}
 
 
 def allexport(words: list[str | None]) -> bool | None:
-    """What ``set WORDS`` does to ``allexport``: on (``-a``, ``-o allexport``, ``a`` among other flags:
-    ``-ae``), off (``+a``, ``+o allexport``), or None (neither, or an unknown word first)."""
+    """What ``set WORDS`` does to ``allexport``: on (``-a``, ``-o allexport``, ``a`` in a cluster of flags:
+    ``-ae``, ``-euao allexport``), off (``+a``, ``+o allexport``), or None (neither, or an unknown word first).
+    As bash reads them: each letter of ``-xyz`` a flag, an ``o`` among them taking the next word as an option's
+    name."""
     on = None
-    for i, t in enumerate(words):
-        if t is None or t in ("-", "--") or t[:1] not in ("-", "+"):
+    i = 0
+    while i < len(words):
+        t = words[i]
+        if t is None or t in ("-", "--") or t[:1] not in ("-", "+") or not t[1:].isalpha():
             break  # an unknown word, or the positional parameters: no more options
-        if t[1:] == "o" and i + 1 < len(words) and words[i + 1] == "allexport":
+        if "a" in t[1:]:
             on = t[0] == "-"
-        elif t[1:].isalpha() and "a" in t[1:]:
-            on = t[0] == "-"
+        if "o" in t[1:]:
+            i += 1
+            if i < len(words) and words[i] == "allexport":
+                on = t[0] == "-"
+        i += 1
     return on
 
 

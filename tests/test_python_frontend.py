@@ -880,3 +880,18 @@ def test_a_launch_file_is_parsed_by_ast_once(monkeypatch):
     result = scan_python(text, "serve.py")
     assert len(result.launches) == 1 and result.errors == []
     assert parsed == [len(text)]
+
+
+@pytest.mark.parametrize("text", [
+    "import sglang as sgl\nengine = sgl.Engine(model_path='m', kv_cache_dtype='fp4_e2m1')\n",  # a launch
+    "import sglang\nclass ServerArgs:\n    kv_cache_dtype: str = 'auto'\n",  # names both, launches nothing
+])
+def test_the_screens_tree_is_let_go_with_the_scan(text):
+    """The screen's ``ast`` tree is not kept after the scan that read it (its answer is): a tree that lives on is
+    walked by the cyclic collector after the file, a 180 kB file's 100,000 nodes twice (issue 37)."""
+    from kv4lint.files.prefilter import python_may_launch, screened_tree
+
+    expected = python_may_launch(text)
+    scan_python(text, "serve.py")
+    assert screened_tree(text) is None
+    assert python_may_launch(text) == expected

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 import warnings
 
+from kv4lint import frontends
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import ScanResult
@@ -185,7 +186,8 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     if why is not None:
         return ScanResult(errors=[_error(path, f"too complex to scan: {why}", None, origin)])
     try:
-        import libcst
+        with frontends.imports_kept():
+            import libcst
     except ImportError as e:  # pragma: no cover - libcst is a dependency
         return ScanResult(errors=[FileError(path, f"cannot scan Python: libcst is not installed ({e})")])
     try:
@@ -198,7 +200,8 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     except (MemoryError, ValueError, SyntaxError) as e:
         return ScanResult(errors=[_error(path, f"cannot parse: {type(e).__name__}: {e}", None, origin)])
     try:
-        from kv4lint.frontends.python.scanner import Scanner
+        with frontends.imports_kept():  # the file's libcst tree is made already, but holds no cycle
+            from kv4lint.frontends.python.scanner import Scanner
 
         return Scanner(text, path, module, origin, imported, top_lines=lines).scan()
     except RecursionError:

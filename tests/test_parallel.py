@@ -291,6 +291,15 @@ def test_a_file_handed_back_reaches_the_parent_before_the_childs_chunk_ends(tmp_
     assert r.stdout.strip() == "16"
 
 
+def test_chunks_deal_every_file_once_strided_and_small():
+    for n_files, jobs in ((300, 2), (5419, 2), (5419, 16), (100_000, 4)):
+        chunks = parallel._chunks(n_files, jobs)
+        assert sorted(i for c in chunks for i in c) == list(range(n_files))
+        assert len(chunks) >= jobs * parallel.CHUNKS_PER_JOB or len(chunks) == n_files
+        assert max(len(c) for c in chunks) <= 64  # a few ms of plain files: the run's tail (issue 37)
+        assert all(c.step == len(chunks) for c in chunks)  # strided: a directory of launches is spread
+
+
 def test_a_child_sends_each_file_it_hands_back_at_once():
     sent = []
     payloads = {0: "python", 1: parallel._DEFERRED, 2: "python", 3: "shell", 4: parallel._DEFERRED}

@@ -48,7 +48,10 @@ if TYPE_CHECKING:
 
 SEQUENTIAL_BELOW = 256  # files; below this a pool costs more than it saves (fork + IPC ~ 30-60 ms)
 CHUNKS_PER_JOB = 8  # more chunks balance uneven files; fewer cost less IPC
-MAX_CHUNK = 512
+# Files a chunk holds at most: a process that ends its last chunk while another is busy with a slow file (the
+# parent with libcst's import and the files handed back to it) waits for at most one such chunk (a few ms of
+# plain files) to end the run; 512 left the parent a chunk of 30 ms after the children were done (issue 37).
+MAX_CHUNK = 64
 LOOK_S = 0.005  # how often the parent, busy with a chunk, looks for files a child handed back (seconds)
 
 _settings: tuple[Settings, ...] = ()  # the worker's settings, by index (set by _init)

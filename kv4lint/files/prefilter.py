@@ -49,7 +49,6 @@ floor).
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 import warnings
@@ -382,6 +381,9 @@ def python_may_launch(text: str, tree=None) -> bool:
     tree, and its statement offsets read the same tree (:func:`screened_tree`):
     the text is parsed by ``ast`` once.
     """
+    global ast  # the screen's functions read this module's ``ast``, imported with the first screen (1.6 ms)
+    import ast
+
     if _last_screen[0] is text and (tree is None or tree is _last_screen[1]):
         return _last_screen[2]
     if tree is None:
@@ -421,10 +423,11 @@ def _python_may_launch(text: str, tree) -> bool:
     option = False
     skip: set[int] = set()  # strings that cannot reach a launch: docstrings, comparisons, argparse definitions
     binds: dict[str, list] = {}  # a name or attribute name -> expressions that may give it its value
+    binders = _binders()
     for node in _preorder(tree):  # a node before its children
         t = type(node)
-        if t in _BINDERS:
-            target, value = _BINDERS[t](node)
+        if t in binders:
+            target, value = binders[t](node)
             if value is not None:
                 for name in _bound_names(target):
                     binds.setdefault(name, []).append(value)
@@ -504,17 +507,19 @@ def _preorder(tree):
                 push(v)
 
 
-# How a statement or expression binds names: node type -> (target, value).
-_BINDERS = {
-    ast.Assign: lambda n: (n.targets, n.value),
-    ast.AugAssign: lambda n: (n.target, n.value),
-    ast.AnnAssign: lambda n: (n.target, n.value),
-    ast.NamedExpr: lambda n: (n.target, n.value),
-    ast.For: lambda n: (n.target, n.iter),
-    ast.AsyncFor: lambda n: (n.target, n.iter),
-    ast.comprehension: lambda n: (n.target, n.iter),
-    ast.withitem: lambda n: (n.optional_vars, n.context_expr),
-}
+@functools.cache
+def _binders() -> dict:
+    """How a statement or expression binds names: node type -> (target, value)."""
+    return {
+        ast.Assign: lambda n: (n.targets, n.value),
+        ast.AugAssign: lambda n: (n.target, n.value),
+        ast.AnnAssign: lambda n: (n.target, n.value),
+        ast.NamedExpr: lambda n: (n.target, n.value),
+        ast.For: lambda n: (n.target, n.iter),
+        ast.AsyncFor: lambda n: (n.target, n.iter),
+        ast.comprehension: lambda n: (n.target, n.iter),
+        ast.withitem: lambda n: (n.optional_vars, n.context_expr),
+    }
 
 
 def _bound_names(target) -> list[str]:

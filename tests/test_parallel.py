@@ -300,6 +300,45 @@ def test_chunks_deal_every_file_once_strided_and_small():
         assert all(c.step == len(chunks) for c in chunks)  # strided: a directory of launches is spread
 
 
+def test_python_files_and_the_others_are_dealt_apart():
+    files = [(f"f{i}.py", "python") if i % 3 else (f"f{i}.md", "markdown") for i in range(3000)] + [("tool", None)]
+    chunks, n_python = parallel._dealt(files, 2)
+    assert sorted(i for c in chunks for i in c) == list(range(len(files)))
+    assert all(files[i][1] == "python" for c in chunks[:n_python] for i in c)
+    assert all(files[i][1] != "python" for c in chunks[n_python:] for i in c)
+    assert max(len(c) for c in chunks) <= parallel.MAX_CHUNK
+    python = [i for i, f in enumerate(files) if f[1] == "python"]
+    others = [i for i, f in enumerate(files) if f[1] != "python"]
+    assert chunks[1] == python[1::n_python] and chunks[n_python + 1] == others[1::len(chunks) - n_python]  # strided
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork to inherit the patched function")
+def test_the_children_start_with_the_python_files_and_this_process_with_the_others(tmp_path, monkeypatch):
+    """A language's parser is loaded by fewer processes, and the children meet early the Python files whose
+    libcst half is the parent's (issue 37)."""
+    files = _tree(tmp_path, n_plain=400, n_launch=40)
+    log = tmp_path / "first.log"
+    real = parallel.lint_file
+    firsts = set()
+
+    def recording(path, settings, language=None, walked=None):
+        if os.getpid() not in firsts:
+            firsts.add(os.getpid())
+            fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                os.write(fd, f"{os.getpid()} {language}\n".encode())
+            finally:
+                os.close(fd)
+        return real(path, settings, language, walked)
+
+    monkeypatch.setattr(parallel, "lint_file", recording)
+    reports = parallel.lint_many(files, Settings(), jobs=2)
+    assert [r.path for r in reports] == [p for p, _ in files]
+    first = dict(line.split() for line in log.read_text().splitlines())
+    assert first.pop(str(os.getpid())) != "python"
+    assert list(first.values()) == ["python"]  # the child
+
+
 def test_a_child_sends_each_file_it_hands_back_at_once():
     sent = []
     payloads = {0: "python", 1: parallel._DEFERRED, 2: "python", 3: "shell", 4: parallel._DEFERRED}

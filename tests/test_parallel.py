@@ -159,6 +159,15 @@ def test_non_candidates_do_not_import_parsers(tmp_path):
     assert r.stdout.strip() == "", f"imported for files without a launch: {r.stdout.strip()}"
 
 
+def _append(log, line: str) -> None:
+    """One line at the end of ``log``, whole, whichever process writes it."""
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, f"{line}\n".encode())
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork to inherit the patched function")
 def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, monkeypatch):
     """The children's reports are used, not done again: every file is linted exactly once, in some process."""
@@ -174,11 +183,7 @@ def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, m
             wait()
         else:
             started.touch()
-        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        try:
-            os.write(fd, f"{os.getpid()} {path}\n".encode())
-        finally:
-            os.close(fd)
+        _append(log, f"{os.getpid()} {path}")
         return real(path, settings, language, walked)
 
     monkeypatch.setattr(parallel, "lint_file", recording)
@@ -324,11 +329,7 @@ def test_the_children_start_with_the_python_files_and_this_process_with_the_othe
     def recording(path, settings, language=None, walked=None):
         if os.getpid() not in firsts:
             firsts.add(os.getpid())
-            fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            try:
-                os.write(fd, f"{os.getpid()} {language}\n".encode())
-            finally:
-                os.close(fd)
+            _append(log, f"{os.getpid()} {language}")
         return real(path, settings, language, walked)
 
     monkeypatch.setattr(parallel, "lint_file", recording)

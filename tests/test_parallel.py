@@ -159,6 +159,15 @@ def test_non_candidates_do_not_import_parsers(tmp_path):
     assert r.stdout.strip() == "", f"imported for files without a launch: {r.stdout.strip()}"
 
 
+def _append(log, line: str) -> None:
+    """One line at the end of ``log``, whole, whichever process writes it."""
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, f"{line}\n".encode())
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork to inherit the patched function")
 def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, monkeypatch):
     """The children's reports are used, not done again: every file is linted exactly once, in some process."""
@@ -174,11 +183,7 @@ def test_forked_children_share_the_work_and_each_file_is_linted_once(tmp_path, m
             wait()
         else:
             started.touch()
-        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        try:
-            os.write(fd, f"{os.getpid()} {path}\n".encode())
-        finally:
-            os.close(fd)
+        _append(log, f"{os.getpid()} {path}")
         return real(path, settings, language, walked)
 
     monkeypatch.setattr(parallel, "lint_file", recording)
@@ -289,6 +294,50 @@ def test_a_file_handed_back_reaches_the_parent_before_the_childs_chunk_ends(tmp_
     assert (tmp_path / "handed-back").exists()  # a child met a launch and handed it back
     assert "did not take the file" not in r.stderr
     assert r.stdout.strip() == "16"
+
+
+def test_chunks_deal_every_file_once_strided_and_small():
+    for n_files, jobs in ((300, 2), (5419, 2), (5419, 16), (100_000, 4)):
+        chunks = parallel._chunks(n_files, jobs)
+        assert sorted(i for c in chunks for i in c) == list(range(n_files))
+        assert len(chunks) >= jobs * parallel.CHUNKS_PER_JOB or len(chunks) == n_files
+        assert max(len(c) for c in chunks) <= 64  # a few ms of plain files: the run's tail (issue 37)
+        assert all(c.step == len(chunks) for c in chunks)  # strided: a directory of launches is spread
+
+
+def test_python_files_and_the_others_are_dealt_apart():
+    files = [(f"f{i}.py", "python") if i % 3 else (f"f{i}.md", "markdown") for i in range(3000)] + [("tool", None)]
+    chunks, n_python = parallel._dealt(files, 2)
+    assert sorted(i for c in chunks for i in c) == list(range(len(files)))
+    assert all(files[i][1] == "python" for c in chunks[:n_python] for i in c)
+    assert all(files[i][1] != "python" for c in chunks[n_python:] for i in c)
+    assert max(len(c) for c in chunks) <= parallel.MAX_CHUNK
+    python = [i for i, f in enumerate(files) if f[1] == "python"]
+    others = [i for i, f in enumerate(files) if f[1] != "python"]
+    assert chunks[1] == python[1::n_python] and chunks[n_python + 1] == others[1::len(chunks) - n_python]  # strided
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork to inherit the patched function")
+def test_the_children_start_with_the_python_files_and_this_process_with_the_others(tmp_path, monkeypatch):
+    """A language's parser is loaded by fewer processes, and the children meet early the Python files whose
+    libcst half is the parent's (issue 37)."""
+    files = _tree(tmp_path, n_plain=400, n_launch=40)
+    log = tmp_path / "first.log"
+    real = parallel.lint_file
+    firsts = set()
+
+    def recording(path, settings, language=None, walked=None):
+        if os.getpid() not in firsts:
+            firsts.add(os.getpid())
+            _append(log, f"{os.getpid()} {language}")
+        return real(path, settings, language, walked)
+
+    monkeypatch.setattr(parallel, "lint_file", recording)
+    reports = parallel.lint_many(files, Settings(), jobs=2)
+    assert [r.path for r in reports] == [p for p, _ in files]
+    first = dict(line.split() for line in log.read_text().splitlines())
+    assert first.pop(str(os.getpid())) != "python"
+    assert list(first.values()) == ["python"]  # the child
 
 
 def test_a_child_sends_each_file_it_hands_back_at_once():

@@ -880,3 +880,45 @@ def test_a_launch_file_is_parsed_by_ast_once(monkeypatch):
     result = scan_python(text, "serve.py")
     assert len(result.launches) == 1 and result.errors == []
     assert parsed == [len(text)]
+
+
+@pytest.mark.parametrize("text", [
+    "import sglang as sgl\nengine = sgl.Engine(model_path='m', kv_cache_dtype='fp4_e2m1')\n",  # a launch
+    "import sglang\nclass ServerArgs:\n    kv_cache_dtype: str = 'auto'\n",  # names both, launches nothing
+])
+def test_the_screens_tree_is_let_go_with_the_scan(text):
+    """The screen's ``ast`` tree is not kept after the scan that read it (its answer is): a tree that lives on is
+    walked by the cyclic collector after the file, a 180 kB file's 100,000 nodes twice (issue 37)."""
+    from kv4lint.files.prefilter import python_may_launch, screened_tree
+
+    expected = python_may_launch(text)
+    scan_python(text, "serve.py")
+    assert screened_tree(text) is None
+    assert python_may_launch(text) == expected
+
+
+def test_libcsts_import_is_frozen_out_of_the_collectors_way():
+    """The first file that needs libcst imports it with the cyclic collector paused (kv4lint.frontends.gc_paused):
+    what the import made is frozen (``gc.freeze``), so that the first collection after the file does not walk
+    libcst's 100,000 objects (issue 37); the file's own cycles are still collected."""
+    code = textwrap.dedent("""
+        import gc, sys
+        from kv4lint.frontends.python import scan_python
+        assert "libcst" not in sys.modules
+        text = "import sglang as sgl\\nengine = sgl.Engine(model_path='m', kv_cache_dtype='fp4_e2m1')\\n"
+        assert len(scan_python(text, "serve.py").launches) == 1
+        import libcst
+        from kv4lint.frontends.python.scanner import Scanner
+        tracked = gc.get_objects()  # the collector's generations, not the frozen objects
+        assert not any(o is libcst.Module or o is Scanner for o in tracked), "libcst's classes are walked"
+        frozen = gc.get_freeze_count()
+        assert len(scan_python(text, "serve.py").launches) == 1
+        assert gc.get_freeze_count() == frozen, "a second file froze its objects"
+        class Cycle:
+            pass
+        c = Cycle(); c.self = c; del c
+        assert gc.collect() >= 1  # the collector still frees what is made after
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

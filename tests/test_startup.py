@@ -63,6 +63,7 @@ def test_a_tree_without_launches_imports_no_parser_and_no_rules(tmp_path):
     assert _top(modules, PARSERS + ("packaging",)) == []
     assert [m for m in modules if m.startswith(("kv4lint.rules", "kv4lint.frontends", "kv4lint.sglang.options",
                                                 "kv4lint.target"))] == []
+    assert "ast" not in modules  # the pre-filter's syntax-tree screen: for Python files that pass its byte test
 
 
 def test_files_that_pass_the_pre_filter_without_a_launch_load_no_rules(tmp_path):
@@ -218,8 +219,8 @@ def test_a_run_over_files_without_launches_imports_neither_dataclasses_nor_typin
         assert sorted(set(UNUSED) & (set(modules) - alone)) == [], name
 
 
-# What a second run over an unchanged tree does not use (issue 37): the readers, the pre-filter (and the ``ast``
-# it imports), the workers, git's pattern matching.
+# What a second run over an unchanged tree does not use (issue 37): the readers, the pre-filter, the workers, git's
+# pattern matching, ``ast`` (the first run's file index loads it, with the rich model's dataclasses).
 NOT_WARM = ("kv4lint.pipeline.read", "kv4lint.files.prefilter", "kv4lint.pipeline.parallel", "ast", "pathspec")
 
 

@@ -10,7 +10,12 @@ parsed.  The rules here, measured with ``bench/run.py``:
   imported modules, the files and their settings, so nothing is sent to them
   but chunk numbers; the files are dealt in strided chunks (``files[k::n]``,
   so that a directory full of launches is spread), taken one at a time from
-  a pipe, so that a process that meets a slow file takes fewer chunks.  A
+  a pipe, so that a process that meets a slow file takes fewer chunks.  The
+  Python files and the others are dealt apart (:func:`_dealt`): the children
+  start with the Python files, the parent with the others, so that a
+  language's parser (Markdown's, YAML's, the shell's; the Python frontend's
+  and ``ast``) is mostly loaded by one process, not by each, and the children
+  meet early the Python files that need libcst.  A
   child sends back only what is not empty: a file without a launch comes
   back as its language, not as a report.  A file that needs libcst, which
   the child has not imported, goes back to the parent to be linted there
@@ -48,7 +53,10 @@ if TYPE_CHECKING:
 
 SEQUENTIAL_BELOW = 256  # files; below this a pool costs more than it saves (fork + IPC ~ 30-60 ms)
 CHUNKS_PER_JOB = 8  # more chunks balance uneven files; fewer cost less IPC
-MAX_CHUNK = 512
+# Files a chunk holds at most: when the chunks run out, the processes end within about one chunk of each other
+# (a few ms of plain files).  Chunks of 512 (340 on SGLang's sources, 30 ms each) left the parent, which also
+# carries the files handed back to it, working long after the child was done (issue 37).
+MAX_CHUNK = 64
 LOOK_S = 0.005  # how often the parent, busy with a chunk, looks for files a child handed back (seconds)
 
 _settings: tuple[Settings, ...] = ()  # the worker's settings, by index (set by _init)
@@ -174,6 +182,16 @@ def _walked(f: tuple):
     return f[2] if len(f) > 2 else None
 
 
+def _dealt(files, jobs: int) -> tuple[list[list[int]], int]:
+    """The chunks of ``files`` (indices), the Python files' first, and how many of them there are: each group in
+    strided chunks of its own (:func:`_chunks`)."""
+    python = [i for i, f in enumerate(files) if f[1] == "python"]
+    others = [i for i, f in enumerate(files) if f[1] != "python"]
+    chunks = [[python[j] for j in c] for c in _chunks(len(python), jobs)]
+    n_python = len(chunks)
+    return chunks + [[others[j] for j in c] for c in _chunks(len(others), jobs)], n_python
+
+
 def _chunks(n_files: int, jobs: int) -> list[range]:
     """Strided chunks of ``range(n_files)``: a directory of launches is spread over every process."""
     n = min(n_files, max(jobs * CHUNKS_PER_JOB, -(-n_files // MAX_CHUNK)))
@@ -220,16 +238,24 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
     import pickle
     import signal
 
-    chunks = _chunks(len(files), jobs)
-    # The chunk numbers, all written before the children start: each process reads the next one
-    # (a read of a pipe takes its bytes for one reader), and an empty pipe with no writer ends the work.
-    tasks_r, tasks_w = os.pipe()
-    os.write(tasks_w, b"".join(k.to_bytes(4, "big") for k in range(len(chunks))))
-    os.close(tasks_w)
+    chunks, n_python = _dealt(files, jobs)
+    # The chunk numbers, all written before the children start, in two pipes: the Python files' and the others'.
+    # Each process reads the next number of its first pipe, then of the other (a read of a pipe takes its bytes
+    # for one reader), and an empty pipe with no writer ends the work.
+    queues = []
+    for group in (range(n_python), range(n_python, len(chunks))):
+        tasks_r, tasks_w = os.pipe()
+        queues.append(tasks_r)
+        os.write(tasks_w, b"".join(k.to_bytes(4, "big") for k in group))
+        os.close(tasks_w)
+    order = queues[::-1]  # this process: the other languages first; a child: Python first
 
     def next_chunk() -> int | None:
-        b = os.read(tasks_r, 4)
-        return int.from_bytes(b, "big") if len(b) == 4 else None
+        for tasks in order:
+            b = os.read(tasks, 4)
+            if len(b) == 4:
+                return int.from_bytes(b, "big")
+        return None
 
     def payload(i: int) -> object:
         try:
@@ -283,6 +309,7 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
                         data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
                         _write_all(w, len(data).to_bytes(8, "big") + data)
 
+                    order[:] = queues
                     while (k := next_chunk()) is not None:
                         _child_chunk(chunks[k], payload, send)
                 except BaseException:  # noqa: BLE001 - the parent does what is not reported
@@ -314,7 +341,8 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
                     left -= 1
             run_deferred()
     finally:
-        os.close(tasks_r)
+        for tasks in queues:
+            os.close(tasks)
         for pid, fd in children.items():
             try:
                 os.kill(pid, signal.SIGKILL)  # finished already, or interrupted: never left behind
@@ -350,7 +378,7 @@ def _drain(fd: int, buf: bytearray, take) -> bool:
             return data == b""
 
 
-def _child_chunk(chunk: range, payload, send) -> None:
+def _child_chunk(chunk, payload, send) -> None:
     """A forked child's chunk: each file's payload, sent when the chunk is done, and at once with every file
     handed back to the parent, so that the parent starts on it (and on its parser's import) while this chunk
     goes on."""

@@ -39,11 +39,12 @@ from __future__ import annotations
 import re
 import warnings
 
+from kv4lint import frontends
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import ScanResult
 from kv4lint.base.source import OffsetMap
-from kv4lint.files.prefilter import python_may_launch, screened_tree
+from kv4lint.files.prefilter import let_go_of_tree, python_may_launch, screened_tree
 from kv4lint.frontends.python.literals import decode_body, decode_literal, split_literal
 
 # A launch needs one of these words in the text (an import from sglang, a module
@@ -173,7 +174,9 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     tree = screened_tree(text)  # the pre-filter's screen (or flake8's tree) parsed this text already
     if tree is None:
         tree = _ast(text)
-    if not python_may_launch(text, tree):
+    may_launch = python_may_launch(text, tree)
+    let_go_of_tree()  # freed with this text's scan, not kept for the collector to walk (kv4lint.frontends.gc_paused)
+    if not may_launch:
         return ScanResult()  # no launch call with a KV option (stdlib ast: ~6x cheaper than the libcst parse)
     # Where the top-level statements start, from the same parse (Positions), and the tree let go before libcst's.
     lines = [st.lineno for st in tree.body] if tree is not None else None
@@ -183,7 +186,8 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     if why is not None:
         return ScanResult(errors=[_error(path, f"too complex to scan: {why}", None, origin)])
     try:
-        import libcst
+        with frontends.imports_kept():
+            import libcst
     except ImportError as e:  # pragma: no cover - libcst is a dependency
         return ScanResult(errors=[FileError(path, f"cannot scan Python: libcst is not installed ({e})")])
     try:
@@ -196,7 +200,8 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     except (MemoryError, ValueError, SyntaxError) as e:
         return ScanResult(errors=[_error(path, f"cannot parse: {type(e).__name__}: {e}", None, origin)])
     try:
-        from kv4lint.frontends.python.scanner import Scanner
+        with frontends.imports_kept():  # the file's libcst tree is made already, but holds no cycle
+            from kv4lint.frontends.python.scanner import Scanner
 
         return Scanner(text, path, module, origin, imported, top_lines=lines).scan()
     except RecursionError:

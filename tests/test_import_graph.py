@@ -65,8 +65,9 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
                           "the format registry: the format asked for loads (sarif loads the rule docs)"),
     "kv4lint.reporters.text": ({"kv4lint.rules.codes"}, "--statistics names each code's summary: the rule table "
                                                         "loads only when there are findings to count"),
-    "kv4lint.cli": ({"kv4lint.cli.app"}, "the console script's entry point: `kv4lint --version` loads only the "
-                                         "version, the command line loads when it runs"),
+    "kv4lint.cli": ({"kv4lint.cli.app", "kv4lint.frontends"},
+                    "the console script's entry point: `kv4lint --version` loads only the version, the command line "
+                    "(and the frontends, told that the process is kv4lint's own) when it runs"),
     "kv4lint.cli.app": ({"kv4lint.cli.check", "kv4lint.cli.fix", "kv4lint.cli.stdin", "kv4lint.cli.server.lsp",
                          "kv4lint.rules.codes", "kv4lint.cli.matrix"},
                         "the dispatcher: each command (check, fix, standard input, server, explain, matrix) loads "

@@ -898,12 +898,15 @@ def test_the_screens_tree_is_let_go_with_the_scan(text):
 
 
 def test_libcsts_import_is_frozen_out_of_the_collectors_way():
-    """The first file that needs libcst imports it with the cyclic collector paused (kv4lint.frontends.gc_paused):
-    what the import made is frozen (``gc.freeze``), so that the first collection after the file does not walk
-    libcst's 100,000 objects (issue 37); the file's own cycles are still collected."""
+    """In kv4lint's own process (the ``kv4lint`` command: ``frontends.own_process``), the first file that needs
+    libcst imports it with the cyclic collector paused (kv4lint.frontends.gc_paused): what the import made is
+    frozen (``gc.freeze``), so that the first collection after the file does not walk libcst's 100,000 objects
+    (issue 37); the file's own cycles are still collected."""
     code = textwrap.dedent("""
         import gc, sys
+        from kv4lint.frontends import own_process
         from kv4lint.frontends.python import scan_python
+        own_process()
         assert "libcst" not in sys.modules
         text = "import sglang as sgl\\nengine = sgl.Engine(model_path='m', kv_cache_dtype='fp4_e2m1')\\n"
         assert len(scan_python(text, "serve.py").launches) == 1
@@ -922,3 +925,43 @@ def test_libcsts_import_is_frozen_out_of_the_collectors_way():
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_a_hosts_collector_is_left_as_it_is():
+    """flake8 with the plugin (or a script using the API) is not kv4lint's process: ``gc.freeze`` would act on
+    all of the host's objects, so nothing is frozen there, libcst's import included."""
+    code = textwrap.dedent("""
+        import ast, gc
+        from kv4lint.flake8_plugin import Plugin
+        text = "import sglang as sgl\\nengine = sgl.Engine(model_path='m', kv_cache_dtype='fp4_e2m1')\\n"
+        found = list(Plugin(ast.parse(text), text.splitlines(True), "serve.py").run())
+        assert [m.split()[0] for _, _, m, _ in found] == ["KV401"], found
+        import libcst
+        assert gc.get_freeze_count() == 0, "the plugin froze flake8's objects"
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_the_kv4lint_command_owns_its_process():
+    """The console script (and ``python -m kv4lint``) says the process is kv4lint's own; ``--version`` imports
+    nothing for it."""
+    from kv4lint.base.version import VERSION_LINE
+
+    code = textwrap.dedent("""
+        import sys
+        from unittest import mock
+        import kv4lint.cli as cli
+        with mock.patch.object(cli, "exit_with"), mock.patch.object(sys, "argv", ["kv4lint", "--version"]):
+            cli.console()
+        assert "kv4lint.frontends" not in sys.modules
+        with mock.patch.object(cli, "exit_with"), mock.patch.object(cli, "main", return_value=0), \\
+                mock.patch.object(sys, "argv", ["kv4lint", "check", "."]):
+            cli.console()
+        import kv4lint.frontends as frontends
+        assert frontends._own_process
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.splitlines() == [VERSION_LINE, "ok"], r.stderr

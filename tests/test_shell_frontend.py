@@ -1077,3 +1077,27 @@ def test_brace_then_far_code_point_does_not_crash_the_process():
             "scan_makefile('serve:\\n\\tsglang serve {\\U000c3086', 'Makefile')\n")
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(8)]
     assert [p.wait(timeout=300) for p in procs] == [0] * 8
+
+
+# ---------------------------------------------------------------------------
+# A command whose words as written run nothing kv4lint follows is not read further (kv4lint.frontends.shell.inert);
+# what unwrap told of the same words is remembered for the process (inert._UNWRAPPED), by all it reads of them.
+
+_SERVE = "-m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1\n"
+_CHOSEN = "if [ -x /usr/bin/python3 ]; then P=python3; else P=python; fi\n"
+
+
+@pytest.mark.parametrize("before,script", [
+    ("nohup $CMD " + _SERVE, "nohup $PYTHON " + _SERVE),  # an unknown word as written: $PYTHON runs Python
+    ('nohup "$P" ' + _SERVE, _CHOSEN + 'nohup "$P" ' + _SERVE),  # $P from the environment; $P chosen: read it
+    (_CHOSEN + 'nohup "$P" ' + _SERVE, _CHOSEN + 'nohup "$P" ' + _SERVE),  # the same words again
+])
+def test_a_command_is_read_as_its_own_words_say_after_others_like_it(before, script):
+    from kv4lint.frontends.shell import inert
+
+    inert._UNWRAPPED.clear()
+    alone = [texts(launch) for launch in launches(script)]
+    assert alone  # each of these launches
+    inert._UNWRAPPED.clear()
+    launches(before)
+    assert [texts(launch) for launch in launches(script)] == alone

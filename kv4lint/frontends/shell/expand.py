@@ -480,7 +480,10 @@ class Expander:
             if "\\" not in src.text[s:e]:
                 if w.depth >= w.deepest:
                     w.deepest = w.depth + 1
-                return self.split([_Lit(src.chars(s, e))], s, e) if e > s else []
+                if e <= s:
+                    return []
+                c = src.chars(s, e)  # one field, its text and full text one Chars (as split makes it)
+                return [Field(c, False, False, src, s, e, None, full=c)]
         parts = self.parts(node, False)
         s, e = self.src.ns(node)
         fields = self.split(parts, s, e)

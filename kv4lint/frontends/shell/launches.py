@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from kv4lint.base.model import Launch, Provenance, Span, Value
 from kv4lint.frontends.shell.expand import HOLE, Field
-from kv4lint.frontends.shell.parse import Chars
+from kv4lint.frontends.shell.parse import Chars, contiguous_span
 
 
 def to_value(f: Field) -> Value:
@@ -23,7 +23,7 @@ def to_value(f: Field) -> Value:
             use = next((r.use for c, r in zip(f.full.text, f.full.res) if c == HOLE and r is not None), None)
         return Value(None, None, Provenance.UNKNOWN, use=use or f.anchor(), splat=f.splat, remove=f.rm)
     chars = f.chars
-    span = chars.span()
+    span = contiguous_span(chars.pos)
     res = chars.res
     if res.count(None) != len(res):
         assigns: set = set()
@@ -44,9 +44,11 @@ def to_value(f: Field) -> Value:
                          remove=f.rm, quote=f.quote, path=path)
         return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
                      offsets=_offsets(chars, span))
+    if span is not None:  # (most words: written verbatim)
+        return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote)
     # Not written verbatim (an escape of the outer format): reported where it is written, never edited.
-    return Value(chars.text, span, Provenance.LITERAL, use=None if span is not None else f.anchor(), remove=f.rm,
-                 quote=f.quote, offsets=_offsets(chars, span))
+    return Value(chars.text, None, Provenance.LITERAL, use=f.anchor(), remove=f.rm, quote=f.quote,
+                 offsets=_offsets(chars, None))
 
 
 def _offsets(chars: Chars, span: Span | None) -> tuple[int, ...] | None:

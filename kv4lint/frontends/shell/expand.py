@@ -470,13 +470,15 @@ class Expander:
     # -- public entry points ------------------------------------------------
     def fields(self, node) -> list[Field]:
         """The argv tokens one word node expands to (0, 1 or more)."""
+        return self.fields_at(node, node.type, *self.src.ns(node))
+
+    def fields_at(self, node, t: str, s: int, e: int) -> list[Field]:
+        """:meth:`fields` of a node whose type ``t`` and place ``src.ns(node)`` (``s``, ``e``) the caller read."""
         w = self.w
-        t = node.type
         if (t == "word" or t == "number") and w.depth <= MAX_DEPTH:
             # Most words of a script: a plain word without escapes is its own text, one field (as parts and split
             # make it).
             src = self.src
-            s, e = src.ns(node)
             if "\\" not in src.text[s:e]:
                 if w.depth >= w.deepest:
                     w.deepest = w.depth + 1
@@ -484,9 +486,7 @@ class Expander:
                     return []
                 c = src.chars(s, e)  # one field, its text and full text one Chars (as split makes it)
                 return [Field(c, False, False, src, s, e, None, full=c)]
-        parts = self.parts(node, False)
-        s, e = self.src.ns(node)
-        fields = self.split(parts, s, e)
+        fields = self.split(self.parts(node, False), s, e)
         if len(fields) == 1 and t in ("string", "raw_string", "ansi_c_string"):
             fields[0].quote = "'" if t == "raw_string" else '"' if t == "string" else "$'"
         return fields

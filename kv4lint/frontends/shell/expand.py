@@ -335,10 +335,10 @@ class _LazyRef:
 class Field:
     """One argv token as bash would produce it, with where it was written."""
 
-    __slots__ = ("chars", "full", "unknown", "splat", "src", "s", "e", "rm", "quote")
+    __slots__ = ("chars", "full", "unknown", "splat", "src", "s", "e", "rm", "quote", "verbatim")
 
     def __init__(self, chars: Chars, unknown: bool, splat: bool, src: ShellText, s: int, e: int,
-                 rm: Span | None = None, quote: str = "", full: Chars | None = None):
+                 rm: Span | None = None, quote: str = "", full: Chars | None = None, verbatim: bool = False):
         self.chars = chars  # the text (when unknown: the known text before the first unknown part)
         self.full = full if full is not None else chars  # all of it, unknown parts written as HOLE
         self.unknown = unknown or HOLE in chars.text
@@ -348,6 +348,7 @@ class Field:
         self.e = e
         self.rm = rm
         self.quote = quote
+        self.verbatim = verbatim  # its characters are src's from s to e, at their offsets: its span is s..e
 
     @property
     def text(self) -> str | None:
@@ -485,7 +486,7 @@ class Expander:
                 if e <= s:
                     return []
                 c = src.chars(s, e)  # one field, its text and full text one Chars (as split makes it)
-                return [Field(c, False, False, src, s, e, None, full=c)]
+                return [Field(c, False, False, src, s, e, None, full=c, verbatim=src.pos is None)]
         fields = self.split(self.parts(node, False), s, e)
         if len(fields) == 1 and t in ("string", "raw_string", "ansi_c_string"):
             fields[0].quote = "'" if t == "raw_string" else '"' if t == "string" else "$'"

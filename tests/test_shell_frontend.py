@@ -103,8 +103,19 @@ def test_quoted_word_span_is_inside_the_quotes():
     assert at(text, launch.argv[1].span) == (1, 50, "nvfp4")
     assert launch.argv[1].quote == "'"
     assert at(text, launch.argv[3].span) == (1, 71, "a b")
+    assert launch.argv[3].quote == '"'
     assert launch.argv[4].span is None  # --x="y" is not written contiguously
     assert text[launch.argv[1].remove.start:launch.argv[1].remove.end] == " 'nvfp4'"
+    assert text[launch.argv[3].remove.start:launch.argv[3].remove.end] == ' "a b"'
+
+
+@pytest.mark.parametrize("word,text,quote", [
+    ('""', "", '"'), ('"a b"', "a b", '"'), ('"a\nb"', "a\nb", '"'), ("\"a\\\"b\"", 'a"b', '"'),
+    ('"$X"', None, '"'), ('"a$((1))"', None, '"'), ('"a`b`"', None, '"'), ("'a$b'", "a$b", "'"),
+])
+def test_a_double_quoted_word_is_its_inside_quoted(word, text, quote):
+    launch = one(f"python -m sglang.launch_server --model-path {word} --port 1\n")
+    assert texts(launch)[1] == text and launch.argv[1].quote == (quote if text is not None else "")
 
 
 def test_escapes_and_ansi_c_strings():

@@ -418,6 +418,7 @@ class _Acc:
 
 
 _IFS = re.compile(r"[^ \t\n]+")
+_DQ_PLAIN = re.compile(r'[^$`\\"]*')  # the inside of a double-quoted string that expands nothing
 # Stands for an unknown part inside a text that is parsed again (bash -c "... $UNKNOWN ...").
 HOLE = "\ue000"
 _ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
@@ -487,6 +488,16 @@ class Expander:
                     return []
                 c = src.chars(s, e)  # one field, its text and full text one Chars (as split makes it)
                 return [Field(c, False, False, src, s, e, None, full=c, verbatim=src.pos is None)]
+        elif t == "string" and w.depth <= MAX_DEPTH and e - s >= 2:
+            # A double-quoted string with no expansion or escape in it: its characters inside the quotes, one field
+            # (as _string's parts and split make it).
+            src = self.src
+            text = src.text
+            if text[s] == '"' and text[e - 1] == '"' and _DQ_PLAIN.fullmatch(text, s + 1, e - 1):
+                if w.depth >= w.deepest:
+                    w.deepest = w.depth + 1
+                c = src.chars(s + 1, e - 1)
+                return [Field(c, False, False, src, s, e, None, '"', full=c)]
         fields = self.split(self.parts(node, False), s, e)
         if len(fields) == 1 and t in ("string", "raw_string", "ansi_c_string"):
             fields[0].quote = "'" if t == "raw_string" else '"' if t == "string" else "$'"

@@ -419,6 +419,18 @@ def test_branches_that_disagree_give_one_launch_per_path_with_its_condition():
     assert one(text4).condition is None
 
 
+def test_the_same_launch_on_every_path_is_one_launch_that_holds_only_the_guards_they_share():
+    text = ("GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader)\n"
+            "if [[ \"$GPU\" == *B200* ]]; then D=nvfp4; else D=fp8_e4m3; fi\n"
+            "CUDA_VISIBLE_DEVICES=$D python -m sglang.launch_server --kv-cache-dtype fp4_e2m1\n"  # read per path
+            "python -m sglang.launch_server --kv-cache-dtype $D\n")
+    got = [(launch.condition, texts(launch), [(h.kind, h.value) for h in launch.hints if h.scope == "guard"])
+           for launch in launches(text)]
+    assert got == [("GPU=*B200* or GPU!=*B200*", ["--kv-cache-dtype", "fp4_e2m1"], []),
+                   ("GPU=*B200*", ["--kv-cache-dtype", "nvfp4"], [("gpu", "sm100")]),
+                   ("GPU!=*B200*", ["--kv-cache-dtype", "fp8_e4m3"], [])]
+
+
 def test_conditions_of_case_elif_and_or_chains():
     text = ('case "$MODE" in fp4|nv) D=nvfp4;; fp8) D=fp8_e4m3;; esac\n'
             "python -m sglang.launch_server --kv-cache-dtype $D\n")

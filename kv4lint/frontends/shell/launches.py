@@ -79,22 +79,22 @@ def _mark_resolved(launch: Launch, through: dict) -> None:
 
 def build_launches(pending: list, other: list, path: str) -> list[Launch]:
     out: list[Launch] = []
-    seen: dict = {}
-    conds: dict = {}
+    seen: dict = {}  # a launch's key -> the launch and the conditions of the paths it is on
     for p in pending:
         argv = [to_value(f) for f in p.argv]
         key = (p.span, p.entry, tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in argv))
-        if key in seen:
+        got = seen.get(key)  # (the key hashed once: its spans and provenances hash in Python)
+        if got is not None:
             # The same launch on several paths: it runs when any of them does (and only the guards all share hold).
-            launch = seen[key]
+            launch, conds = got
             launch.hints = [h for h in launch.hints if h.scope != "guard" or h in p.hints]
             if launch.condition is not None:
-                conds[key].append(p.condition)
-                launch.condition = None if None in conds[key] else " or ".join(dict.fromkeys(conds[key]))
+                conds.append(p.condition)
+                launch.condition = None if None in conds else " or ".join(dict.fromkeys(conds))
             continue
-        conds[key] = [p.condition]
-        seen[key] = launch = Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
-                                    hints=p.hints, language="shell", disabled=p.disabled, condition=p.condition)
+        launch = Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
+                        hints=p.hints, language="shell", disabled=p.disabled, condition=p.condition)
+        seen[key] = (launch, [p.condition])
         out.append(launch)
     for launch, through in other:
         if through:

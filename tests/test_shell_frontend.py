@@ -103,8 +103,19 @@ def test_quoted_word_span_is_inside_the_quotes():
     assert at(text, launch.argv[1].span) == (1, 50, "nvfp4")
     assert launch.argv[1].quote == "'"
     assert at(text, launch.argv[3].span) == (1, 71, "a b")
+    assert launch.argv[3].quote == '"'
     assert launch.argv[4].span is None  # --x="y" is not written contiguously
     assert text[launch.argv[1].remove.start:launch.argv[1].remove.end] == " 'nvfp4'"
+    assert text[launch.argv[3].remove.start:launch.argv[3].remove.end] == ' "a b"'
+
+
+@pytest.mark.parametrize("word,text,quote", [
+    ('""', "", '"'), ('"a b"', "a b", '"'), ('"a\nb"', "a\nb", '"'), ("\"a\\\"b\"", 'a"b', '"'),
+    ('"$X"', None, '"'), ('"a$((1))"', None, '"'), ('"a`b`"', None, '"'), ("'a$b'", "a$b", "'"),
+])
+def test_a_double_quoted_word_is_its_inside_quoted(word, text, quote):
+    launch = one(f"python -m sglang.launch_server --model-path {word} --port 1\n")
+    assert texts(launch)[1] == text and launch.argv[1].quote == (quote if text is not None else "")
 
 
 def test_escapes_and_ansi_c_strings():
@@ -406,6 +417,18 @@ def test_branches_that_disagree_give_one_launch_per_path_with_its_condition():
     v = value(one(text4), "--kv-cache-dtype")
     assert v.text == "nvfp4" and v.span is None  # same text on every path, from two places
     assert one(text4).condition is None
+
+
+def test_the_same_launch_on_every_path_is_one_launch_that_holds_only_the_guards_they_share():
+    text = ("GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader)\n"
+            "if [[ \"$GPU\" == *B200* ]]; then D=nvfp4; else D=fp8_e4m3; fi\n"
+            "CUDA_VISIBLE_DEVICES=$D python -m sglang.launch_server --kv-cache-dtype fp4_e2m1\n"  # read per path
+            "python -m sglang.launch_server --kv-cache-dtype $D\n")
+    got = [(launch.condition, texts(launch), [(h.kind, h.value) for h in launch.hints if h.scope == "guard"])
+           for launch in launches(text)]
+    assert got == [("GPU=*B200* or GPU!=*B200*", ["--kv-cache-dtype", "fp4_e2m1"], []),
+                   ("GPU=*B200*", ["--kv-cache-dtype", "nvfp4"], [("gpu", "sm100")]),
+                   ("GPU!=*B200*", ["--kv-cache-dtype", "fp8_e4m3"], [])]
 
 
 def test_conditions_of_case_elif_and_or_chains():
@@ -1077,3 +1100,27 @@ def test_brace_then_far_code_point_does_not_crash_the_process():
             "scan_makefile('serve:\\n\\tsglang serve {\\U000c3086', 'Makefile')\n")
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(8)]
     assert [p.wait(timeout=300) for p in procs] == [0] * 8
+
+
+# ---------------------------------------------------------------------------
+# A command whose words as written run nothing kv4lint follows is not read further (kv4lint.frontends.shell.inert);
+# what unwrap told of the same words is remembered for the process (inert._UNWRAPPED), by all it reads of them.
+
+_SERVE = "-m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1\n"
+_CHOSEN = "if [ -x /usr/bin/python3 ]; then P=python3; else P=python; fi\n"
+
+
+@pytest.mark.parametrize("before,script", [
+    ("nohup $CMD " + _SERVE, "nohup $PYTHON " + _SERVE),  # an unknown word as written: $PYTHON runs Python
+    ('nohup "$P" ' + _SERVE, _CHOSEN + 'nohup "$P" ' + _SERVE),  # $P from the environment; $P chosen: read it
+    (_CHOSEN + 'nohup "$P" ' + _SERVE, _CHOSEN + 'nohup "$P" ' + _SERVE),  # the same words again
+])
+def test_a_command_is_read_as_its_own_words_say_after_others_like_it(before, script):
+    from kv4lint.frontends.shell import inert
+
+    inert._UNWRAPPED.clear()
+    alone = [texts(launch) for launch in launches(script)]
+    assert alone  # each of these launches
+    inert._UNWRAPPED.clear()
+    launches(before)
+    assert [texts(launch) for launch in launches(script)] == alone

@@ -172,3 +172,51 @@ def test_show_target_names_the_gpu_and_its_evidence(tmp_path, capsys):
            "kv4lint knows" in out
     main(["check", "--isolated", "--no-cache", "--show-target", "--gpu", "gb300", str(p)])
     assert "gpu=sm103 (--gpu)" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------
+# The model a path names, read once per file's run (kv4lint.target.resolve._RUN)
+
+
+def _model_launch(path: str) -> Launch:
+    argv = [Value(w, None, Provenance.LITERAL) for w in ["--model-path", path, "--kv-cache-dtype", "nvfp4"]]
+    return Launch(path="serve.sh", form="argv", entry="sglang.launch_server", span=Span(0, 1), anchor=Span(0, 1),
+                  argv=argv)
+
+
+def test_a_run_reads_a_model_once_and_records_its_files_on_every_launch(tmp_path):
+    import json
+
+    from kv4lint.files.depends import recording
+
+    for name, arch in (("mha", "LlamaForCausalLM"), ("mla", "DeepseekV3ForCausalLM")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps({"architectures": [arch]}))
+    index, s = LineIndex("x\n"), Settings()
+    attention = {}
+    for name in ("mha", "mla", "mha", "mla"):  # the same run (one index): a path's model read again from the memo
+        with recording() as looked:
+            target, _ = resolve_target(_model_launch(f"./{name}"), s, base_dir=str(tmp_path), index=index)
+        with recording() as unmemoised:
+            resolve_target(_model_launch(f"./{name}"), s, base_dir=str(tmp_path))
+        # what a cached report depends on (the model's config.json), recorded on every launch as without the memo
+        assert looked == unmemoised and str(tmp_path / name / "config.json") in looked
+        attention.setdefault(name, set()).add(target.model.attention)
+    assert attention == {"mha": {"mha"}, "mla": {"mla"}}  # each path its own model
+    other = tmp_path / "other"
+    other.mkdir()  # another folder (base_dir) with no model there: not the model of the first
+    target, _ = resolve_target(_model_launch("./mla"), s, base_dir=str(other), index=index)
+    assert target.model.attention is None
+
+
+def test_a_new_run_reads_the_model_again(tmp_path):
+    import json
+
+    (tmp_path / "m").mkdir()
+    config = tmp_path / "m" / "config.json"
+    config.write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
+    s = Settings()
+    first, _ = resolve_target(_model_launch("./m"), s, base_dir=str(tmp_path), index=LineIndex("x\n"))
+    config.write_text(json.dumps({"architectures": ["DeepseekV3ForCausalLM"]}))
+    second, _ = resolve_target(_model_launch("./m"), s, base_dir=str(tmp_path), index=LineIndex("x\n"))
+    assert (first.model.attention, second.model.attention) == ("mha", "mla")

@@ -272,4 +272,5 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     from kv4lint.target.resolve import resolve
 
     line_of = (lambda offset: index.position(offset).line) if index is not None else None
-    return resolve(launch, settings, infer=infer_release, base_dir=base_dir, line_of=line_of)
+    # one file's run: its own index (what resolve read of the tree's files is read again in another run)
+    return resolve(launch, settings, infer=infer_release, base_dir=base_dir, line_of=line_of, run=index)

@@ -18,8 +18,10 @@ from __future__ import annotations
 from fnmatch import fnmatch
 from typing import Callable, Protocol
 
+from kv4lint.base.memo import Memo
 from kv4lint.base.model import Hint, Launch
 from kv4lint.base.settings import Settings
+from kv4lint.files.depends import look, recording
 from kv4lint.sglang.gpus import describe, normalise_gpu
 from kv4lint.sglang.options import Args, normalise
 from kv4lint.sglang.releases import (BEYOND_NEWEST_NOTE, NEWEST, NEWEST_LABEL, beyond_newest, nightly_between, parse,
@@ -44,11 +46,13 @@ Infer = Callable[..., Inference]  # (launch, newest_args, *, upto) -> Inference
 
 
 def resolve(launch: Launch, settings: Settings, *, infer: Infer, base_dir: str | None = None,
-            line_of: Callable[[int], int] | None = None) -> tuple[Target, Args]:
+            line_of: Callable[[int], int] | None = None, run: object = None) -> tuple[Target, Args]:
     """The target ``launch`` is judged against, and its arguments as the target's release reads them.
 
     ``infer``: the release inference (``kv4lint.rules.parser.infer_release``); ``base_dir``: where a relative
-    model path is looked for; ``line_of``: a character offset's line, to name where a hint is written."""
+    model path is looked for; ``line_of``: a character offset's line, to name where a hint is written; ``run``: an
+    object that stands for one file's run, the same for each of its launches (what the tree's files said is read
+    once per run: :data:`_RUN`)."""
     sources: dict[str, str] = {}
     first = {h.kind: h for h in reversed(launch.hints)}  # the nearest hint of each kind: an image, a --device
     version, args, inferred, evidence, words = _release(launch, settings, first, infer, sources)
@@ -56,7 +60,7 @@ def resolve(launch: Launch, settings: Settings, *, infer: Infer, base_dir: str |
     gpu = _gpu(launch.hints, settings, platform, detected, sources, line_of)
     if platform == "cuda" and gpu[0]:
         gpu = _weights(gpu, args, _judged_release(version, inferred, evidence), base_dir, sources)
-    model = _model(args, settings, base_dir, sources)
+    model = _model(args, settings, base_dir, sources, _run_memo(run))
     target = Target(platform=platform, archs=gpu[0], model=model, sglang_version=version, strict=settings.strict,
                     sources=sources, platform_reason=reason, gpu_level=gpu[1], version_inferred=inferred,
                     build_evidence=evidence, build_words=words)
@@ -217,10 +221,10 @@ def _weights(gpu: tuple[tuple[str, ...], str], args: Args, n: int | None, base_d
 # The model's attention
 
 
-def _model(args: Args, settings: Settings, base_dir: str | None, sources: dict) -> ModelInfo:
+def _model(args: Args, settings: Settings, base_dir: str | None, sources: dict, memo: Memo | None) -> ModelInfo:
     mp = args.get("model_path")
     model_path = mp.text if mp is not None and mp.known else None
-    model = infer_model(model_path, base_dir=base_dir) if model_path else ModelInfo()
+    model = _inferred_model(model_path, base_dir, memo) if model_path else ModelInfo()
     attention = settings.model_attention
     attention_src = settings.sources.get("model_attention", "--model-attention")
     if model_path:
@@ -232,3 +236,36 @@ def _model(args: Args, settings: Settings, base_dir: str | None, sources: dict) 
         model = ModelInfo(model.architecture, attention.lower() == "mla", model.dsa, attention_src)
     sources["model_attention"] = model.source if model.mla is not None else "unknown"
     return model
+
+
+# What resolve read of the tree's files (the model a path names) during one file's run, and the object that stands
+# for the run: a file that names the same model again and again reads it once per run; a later run reads the
+# files again (they may have changed).
+_RUN: tuple[object, Memo | None] = (None, None)
+
+
+def _run_memo(run: object) -> Memo | None:
+    """The memo of ``run`` (a fresh one for another run); None without one."""
+    global _RUN
+    if run is None:
+        return None
+    held = _RUN
+    if held[0] is not run:
+        held = _RUN = (run, Memo(4096))
+    return held[1]
+
+
+def _inferred_model(model_path: str, base_dir: str | None, memo: Memo | None) -> ModelInfo:
+    """:func:`infer_model`, read from ``memo`` when the same run asked it before: the files it read are recorded
+    again (:func:`kv4lint.files.depends.look`), as a report that depends on them must say."""
+    if memo is None:
+        return infer_model(model_path, base_dir=base_dir)
+    key = ("model", model_path, base_dir)
+    hit = memo.get(key)
+    if hit is None:
+        with recording() as looked:
+            model = infer_model(model_path, base_dir=base_dir)
+        return memo.keep(key, (model, tuple(looked)))[0]
+    for path in hit[1]:
+        look(path)
+    return hit[0]

@@ -335,10 +335,10 @@ class _LazyRef:
 class Field:
     """One argv token as bash would produce it, with where it was written."""
 
-    __slots__ = ("chars", "full", "unknown", "splat", "src", "s", "e", "rm", "quote")
+    __slots__ = ("chars", "full", "unknown", "splat", "src", "s", "e", "rm", "quote", "verbatim")
 
     def __init__(self, chars: Chars, unknown: bool, splat: bool, src: ShellText, s: int, e: int,
-                 rm: Span | None = None, quote: str = "", full: Chars | None = None):
+                 rm: Span | None = None, quote: str = "", full: Chars | None = None, verbatim: bool = False):
         self.chars = chars  # the text (when unknown: the known text before the first unknown part)
         self.full = full if full is not None else chars  # all of it, unknown parts written as HOLE
         self.unknown = unknown or HOLE in chars.text
@@ -348,6 +348,7 @@ class Field:
         self.e = e
         self.rm = rm
         self.quote = quote
+        self.verbatim = verbatim  # its characters are src's from s to e, at their offsets: its span is s..e
 
     @property
     def text(self) -> str | None:
@@ -417,6 +418,7 @@ class _Acc:
 
 
 _IFS = re.compile(r"[^ \t\n]+")
+_DQ_PLAIN = re.compile(r'[^$`\\"]*')  # the inside of a double-quoted string that expands nothing
 # Stands for an unknown part inside a text that is parsed again (bash -c "... $UNKNOWN ...").
 HOLE = "\ue000"
 _ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
@@ -470,20 +472,33 @@ class Expander:
     # -- public entry points ------------------------------------------------
     def fields(self, node) -> list[Field]:
         """The argv tokens one word node expands to (0, 1 or more)."""
+        return self.fields_at(node, node.type, *self.src.ns(node))
+
+    def fields_at(self, node, t: str, s: int, e: int) -> list[Field]:
+        """:meth:`fields` of a node whose type ``t`` and place ``src.ns(node)`` (``s``, ``e``) the caller read."""
         w = self.w
-        t = node.type
         if (t == "word" or t == "number") and w.depth <= MAX_DEPTH:
             # Most words of a script: a plain word without escapes is its own text, one field (as parts and split
             # make it).
             src = self.src
-            s, e = src.ns(node)
             if "\\" not in src.text[s:e]:
                 if w.depth >= w.deepest:
                     w.deepest = w.depth + 1
-                return self.split([_Lit(src.chars(s, e))], s, e) if e > s else []
-        parts = self.parts(node, False)
-        s, e = self.src.ns(node)
-        fields = self.split(parts, s, e)
+                if e <= s:
+                    return []
+                c = src.chars(s, e)  # one field, its text and full text one Chars (as split makes it)
+                return [Field(c, False, False, src, s, e, None, full=c, verbatim=src.pos is None)]
+        elif t == "string" and w.depth <= MAX_DEPTH and e - s >= 2:
+            # A double-quoted string with no expansion or escape in it: its characters inside the quotes, one field
+            # (as _string's parts and split make it).
+            src = self.src
+            text = src.text
+            if text[s] == '"' and text[e - 1] == '"' and _DQ_PLAIN.fullmatch(text, s + 1, e - 1):
+                if w.depth >= w.deepest:
+                    w.deepest = w.depth + 1
+                c = src.chars(s + 1, e - 1)
+                return [Field(c, False, False, src, s, e, None, '"', full=c)]
+        fields = self.split(self.parts(node, False), s, e)
         if len(fields) == 1 and t in ("string", "raw_string", "ansi_c_string"):
             fields[0].quote = "'" if t == "raw_string" else '"' if t == "string" else "$'"
         return fields

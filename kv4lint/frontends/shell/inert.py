@@ -12,6 +12,7 @@ more.
 
 from __future__ import annotations
 
+from kv4lint.base.memo import Memo
 from kv4lint.base.model import Span
 from kv4lint.frontends.shell.expand import SCALAR, UNKNOWN
 from kv4lint.frontends.shell.parse import ShellText
@@ -108,8 +109,7 @@ class Inert:
         head = probes[0].text if probes else None
         if head is None or head in self.functions or head in PATH_BUILTINS or head == "printf":
             return False
-        cmd = unwrap(probes)
-        if read[0] or (cmd is not None and (cmd.runs or cmd.match is not None)):
+        if _follows(probes, read):
             return False
         for k in later:
             self.touch(k)
@@ -147,6 +147,24 @@ class Inert:
         return any(w.text is None and could_start_command(w.prefix) for w in words)
 
 
+def _follows(probes: list["Probe"], read: list) -> bool:
+    """Whether :func:`unwrap` finds that the words run something kv4lint follows, or looks at a word whose value
+    is to be read (which notes it in ``read``); from :data:`_UNWRAPPED` when the same words were asked before."""
+    key = tuple([p.key() for p in probes])
+    hit = _UNWRAPPED.get(key)
+    if hit is None:
+        cmd = unwrap(probes)
+        hit = _UNWRAPPED.keep(key, read[0] or (cmd is not None and (cmd.runs or cmd.match is not None)))
+    return hit
+
+
+# What unwrap told of a command's words (whether it looked at a word whose value is to be read, or they run
+# something kv4lint follows), by everything it reads of them: a literal word's text; a word with expansions as
+# written, and whether looking at it means reading it, or it splits into several (Probe.key). Held for the process
+# (kv4lint.base.memo): a script repeats its commands.
+_UNWRAPPED = Memo(4096)
+
+
 class Probe:
     """A word of a command as written, for :meth:`Walker._inert`: its text when literal; a word that is not
     notes in ``read`` when :func:`unwrap` looks at it (what it runs may then depend on its value)."""
@@ -159,6 +177,13 @@ class Probe:
         self._src = src
         self._node = node
         self._splat = splat
+
+    def key(self) -> str | tuple:
+        """What :func:`unwrap` may read of the word: its text when literal (then nothing else), else its text as
+        written, whether looking at it is noted and whether it may be several words."""
+        if self._text is not None:
+            return self._text
+        return self._src.nt(self._node), self._read is None, self._splat
 
     def _look(self) -> None:
         if self._text is None and self._read is not None:

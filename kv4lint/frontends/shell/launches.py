@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from kv4lint.base.model import Launch, Provenance, Span, Value
 from kv4lint.frontends.shell.expand import HOLE, Field
-from kv4lint.frontends.shell.parse import Chars
+from kv4lint.frontends.shell.parse import Chars, contiguous_span
 
 
 def to_value(f: Field) -> Value:
@@ -23,7 +23,7 @@ def to_value(f: Field) -> Value:
             use = next((r.use for c, r in zip(f.full.text, f.full.res) if c == HOLE and r is not None), None)
         return Value(None, None, Provenance.UNKNOWN, use=use or f.anchor(), splat=f.splat, remove=f.rm)
     chars = f.chars
-    span = chars.span()
+    span = Span(f.s, f.e) if f.verbatim else contiguous_span(chars.pos)
     res = chars.res
     if res.count(None) != len(res):
         assigns: set = set()
@@ -44,9 +44,11 @@ def to_value(f: Field) -> Value:
                          remove=f.rm, quote=f.quote, path=path)
         return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
                      offsets=_offsets(chars, span))
+    if span is not None:  # (most words: written verbatim)
+        return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote)
     # Not written verbatim (an escape of the outer format): reported where it is written, never edited.
-    return Value(chars.text, span, Provenance.LITERAL, use=None if span is not None else f.anchor(), remove=f.rm,
-                 quote=f.quote, offsets=_offsets(chars, span))
+    return Value(chars.text, None, Provenance.LITERAL, use=f.anchor(), remove=f.rm, quote=f.quote,
+                 offsets=_offsets(chars, None))
 
 
 def _offsets(chars: Chars, span: Span | None) -> tuple[int, ...] | None:
@@ -77,22 +79,22 @@ def _mark_resolved(launch: Launch, through: dict) -> None:
 
 def build_launches(pending: list, other: list, path: str) -> list[Launch]:
     out: list[Launch] = []
-    seen: dict = {}
-    conds: dict = {}
+    seen: dict = {}  # a launch's key -> the launch and the conditions of the paths it is on
     for p in pending:
         argv = [to_value(f) for f in p.argv]
         key = (p.span, p.entry, tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in argv))
-        if key in seen:
+        got = seen.get(key)  # (the key hashed once: its spans and provenances hash in Python)
+        if got is not None:
             # The same launch on several paths: it runs when any of them does (and only the guards all share hold).
-            launch = seen[key]
+            launch, conds = got
             launch.hints = [h for h in launch.hints if h.scope != "guard" or h in p.hints]
             if launch.condition is not None:
-                conds[key].append(p.condition)
-                launch.condition = None if None in conds[key] else " or ".join(dict.fromkeys(conds[key]))
+                conds.append(p.condition)
+                launch.condition = None if None in conds else " or ".join(dict.fromkeys(conds))
             continue
-        conds[key] = [p.condition]
-        seen[key] = launch = Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
-                                    hints=p.hints, language="shell", disabled=p.disabled, condition=p.condition)
+        launch = Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
+                        hints=p.hints, language="shell", disabled=p.disabled, condition=p.condition)
+        seen[key] = (launch, [p.condition])
         out.append(launch)
     for launch, through in other:
         if through:

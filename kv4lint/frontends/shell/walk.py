@@ -658,7 +658,8 @@ class Walker(Branches, Calls, Inert):
     def _command_words(self, n, stdin: Chars | None):
         """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
         kids = n.children
-        prefix, spans = [], None
+        prefix = []
+        spans = [self.src.ns(c) for c in kids]
         words: list[Field] = []
         for i, k in enumerate(kids):
             t = k.type
@@ -666,10 +667,11 @@ class Walker(Branches, Calls, Inert):
                 prefix.append(k)
                 continue
             if t == "command_name" or n.field_name_for_child(i) == "argument":
-                target = k.named_children[0] if t == "command_name" and k.named_child_count else k
-                fs = self.x.fields(target)
+                if t == "command_name":
+                    fs = self.x.fields(k.named_children[0]) if k.named_child_count else self.x.fields(k)
+                else:
+                    fs = self.x.fields_at(k, t, *spans[i])
                 if len(fs) == 1:
-                    spans = spans or [self.src.ns(c) for c in kids]
                     fs[0].rm = self._remove(kids, spans, i, _SEP_CMD)
                 words.extend(fs)
             elif t == "herestring_redirect":

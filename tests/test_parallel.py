@@ -305,6 +305,16 @@ def test_chunks_deal_every_file_once_strided_and_small():
         assert all(c.step == len(chunks) for c in chunks)  # strided: a directory of launches is spread
 
 
+def test_a_huge_tree_is_dealt_in_chunks_whose_numbers_fit_a_pipe():
+    """The chunk numbers are written to a pipe before a child reads it: more than 64 KiB of them (over a million
+    files in chunks of 64) would block the write, and the run would hang."""
+    for n_files in (600_000, 3_000_000):
+        chunks = parallel._chunks(n_files, 2)
+        assert len(chunks) * 4 <= 32 * 1024 < 64 * 1024
+        # every file once: chunk k holds k, k + n, k + 2n ... below n_files
+        assert all(c == range(k, n_files, len(chunks)) for k, c in enumerate(chunks))
+
+
 def test_python_files_and_the_others_are_dealt_apart():
     files = [(f"f{i}.py", "python") if i % 3 else (f"f{i}.md", "markdown") for i in range(3000)] + [("tool", None)]
     chunks, n_python = parallel._dealt(files, 2)

@@ -57,6 +57,9 @@ CHUNKS_PER_JOB = 8  # more chunks balance uneven files; fewer cost less IPC
 # (a few ms of plain files).  Chunks of 512 (340 on SGLang's sources, 30 ms each) left the parent, which also
 # carries the files handed back to it, working long after the child was done (issue 37).
 MAX_CHUNK = 64
+# Chunks one group is dealt in at most: their numbers (4 bytes each) are written to a pipe before anything reads
+# it, and a pipe holds 64 KiB; past 8,192 chunks (half a million files) a chunk holds more than MAX_CHUNK files.
+MAX_CHUNKS = 8192
 LOOK_S = 0.005  # how often the parent, busy with a chunk, looks for files a child handed back (seconds)
 
 _settings: tuple[Settings, ...] = ()  # the worker's settings, by index (set by _init)
@@ -194,7 +197,7 @@ def _dealt(files, jobs: int) -> tuple[list[list[int]], int]:
 
 def _chunks(n_files: int, jobs: int) -> list[range]:
     """Strided chunks of ``range(n_files)``: a directory of launches is spread over every process."""
-    n = min(n_files, max(jobs * CHUNKS_PER_JOB, -(-n_files // MAX_CHUNK)))
+    n = min(n_files, max(jobs * CHUNKS_PER_JOB, min(-(-n_files // MAX_CHUNK), MAX_CHUNKS)))
     return [range(k, n_files, n) for k in range(n)]
 
 

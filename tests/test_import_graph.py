@@ -29,7 +29,7 @@ LAYERS = ("base", "sglang", "files", "frontends", "target", "rules", "fixes", "s
           "api", "flake8_plugin", "codemod", "cli", "__main__", "__init__")
 # Leaf modules: one model of a concept each, imported by everyone, importing nothing of kv4lint's.
 LEAVES = {"kv4lint.sglang.commands", "kv4lint.sglang.gpus", "kv4lint.base.suppression", "kv4lint.base.version",
-          "kv4lint.base.printable"}
+          "kv4lint.base.printable", "kv4lint.base.process"}
 # The reading layer: what turns a file's text into launches, and the stage that completes them.
 READERS = ("kv4lint.frontends", "kv4lint.sglang.commands", "kv4lint.base.suppression",
            "kv4lint.pipeline.launch_configs", "kv4lint.files.prefilter")
@@ -65,9 +65,8 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
                           "the format registry: the format asked for loads (sarif loads the rule docs)"),
     "kv4lint.reporters.text": ({"kv4lint.rules.codes"}, "--statistics names each code's summary: the rule table "
                                                         "loads only when there are findings to count"),
-    "kv4lint.cli": ({"kv4lint.cli.app", "kv4lint.frontends"},
-                    "the console script's entry point: `kv4lint --version` loads only the version, the command line "
-                    "(and the frontends, told that the process is kv4lint's own) when it runs"),
+    "kv4lint.cli": ({"kv4lint.cli.app"}, "the console script's entry point: `kv4lint --version` loads only the "
+                                         "version, the command line loads when it runs"),
     "kv4lint.cli.app": ({"kv4lint.cli.check", "kv4lint.cli.fix", "kv4lint.cli.stdin", "kv4lint.cli.server.lsp",
                          "kv4lint.rules.codes", "kv4lint.cli.matrix"},
                         "the dispatcher: each command (check, fix, standard input, server, explain, matrix) loads "

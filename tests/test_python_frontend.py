@@ -898,15 +898,15 @@ def test_the_screens_tree_is_let_go_with_the_scan(text):
 
 
 def test_libcsts_import_is_frozen_out_of_the_collectors_way():
-    """In kv4lint's own process (the ``kv4lint`` command: ``frontends.own_process``), the first file that needs
+    """In kv4lint's own process (the ``kv4lint`` command: ``kv4lint.base.process``), the first file that needs
     libcst imports it with the cyclic collector paused (kv4lint.frontends.gc_paused): what the import made is
     frozen (``gc.freeze``), so that the first collection after the file does not walk libcst's 100,000 objects
     (issue 37); the file's own cycles are still collected."""
     code = textwrap.dedent("""
         import gc, sys
-        from kv4lint.frontends import own_process
+        from kv4lint.base import process
         from kv4lint.frontends.python import scan_python
-        own_process()
+        process.claim()
         assert "libcst" not in sys.modules
         text = "import sglang as sgl\\nengine = sgl.Engine(model_path='m', kv_cache_dtype='fp4_e2m1')\\n"
         assert len(scan_python(text, "serve.py").launches) == 1
@@ -945,23 +945,18 @@ def test_a_hosts_collector_is_left_as_it_is():
 
 
 def test_the_kv4lint_command_owns_its_process():
-    """The console script (and ``python -m kv4lint``) says the process is kv4lint's own; ``--version`` imports
-    nothing for it."""
-    from kv4lint.base.version import VERSION_LINE
-
+    """The console script (and ``python -m kv4lint``) says the process is kv4lint's own; a call of ``main``
+    (a host's process: a test, a script) does not."""
     code = textwrap.dedent("""
-        import sys
         from unittest import mock
         import kv4lint.cli as cli
-        with mock.patch.object(cli, "exit_with"), mock.patch.object(sys, "argv", ["kv4lint", "--version"]):
+        from kv4lint.base import process
+        cli.main(["--version"])
+        assert not process.own
+        with mock.patch.object(cli, "exit_with"), mock.patch.object(cli, "main", return_value=0):
             cli.console()
-        assert "kv4lint.frontends" not in sys.modules
-        with mock.patch.object(cli, "exit_with"), mock.patch.object(cli, "main", return_value=0), \\
-                mock.patch.object(sys, "argv", ["kv4lint", "check", "."]):
-            cli.console()
-        import kv4lint.frontends as frontends
-        assert frontends._own_process
+        assert process.own
         print("ok")
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.splitlines() == [VERSION_LINE, "ok"], r.stderr
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "ok", r.stderr

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 
+from kv4lint.base import process
 from kv4lint.base.version import VERSION_LINE
 
 TYPE_CHECKING = False
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command ``argv`` names (default: ``sys.argv[1:]``) and return its exit status; the console script
     and ``python -m kv4lint`` end the process with it through :func:`console`."""
-    if _version_only(argv):  # the parser and the commands not needed
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # the parser and the commands not needed
         print(VERSION_LINE)
         return 0
     from kv4lint.cli.app import main as run
@@ -39,19 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(argv)
 
 
-def _version_only(argv: Sequence[str] | None) -> bool:
-    return list(sys.argv[1:] if argv is None else argv) == ["--version"]
-
-
 def console() -> None:
     """The ``kv4lint`` command (``[project.scripts]``) and ``python -m kv4lint``: :func:`main` in a process that is
-    kv4lint's own (``kv4lint.frontends.own_process``: a parser's import may be frozen out of the cyclic collector's
-    way, which a host's process such as flake8's is not), and the process ends with its exit status
-    (:func:`exit_with`)."""
-    if not _version_only(None):
-        from kv4lint.frontends import own_process
-
-        own_process()
+    kv4lint's own (:mod:`kv4lint.base.process`: a parser's import may be frozen out of the cyclic collector's way,
+    which a host's process such as flake8's is not), and the process ends with its exit status (:func:`exit_with`)."""
+    process.claim()
     exit_with(main())
 
 

@@ -14,6 +14,7 @@ import gc
 import importlib
 import sys
 
+from kv4lint.base import process
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import ScanResult
 from kv4lint.frontends import budget
@@ -120,30 +121,18 @@ def gc_paused():
             gc.enable()
 
 
-# Whether this process is kv4lint's own (the ``kv4lint`` command: :func:`own_process`), where a parser's import
-# may be frozen out of the cyclic collector's way (:func:`imports_kept`).  Not in a host's process: flake8 with the
-# plugin, an editor or a script using the API keep their collector as it is.
-_own_process = False
-
-
-def own_process() -> None:
-    """Say that this process is kv4lint's own (``kv4lint.cli.console``; its forked children inherit it)."""
-    global _own_process
-    _own_process = True
-
-
 @contextlib.contextmanager
 def imports_kept():
-    """Around the imports of a parser, in kv4lint's own process (:func:`own_process`): when they load modules, every
-    object the process tracks is frozen out of the cyclic collector's way (``gc.freeze``), once.  A parser's
-    classes and functions live as long as the process, and libcst's (about 100,000 objects, made while a file's
-    scan has the collector paused: :func:`gc_paused`) would all be walked by the first collection after the file
-    (20 ms), then again by the next older one.  Used before the file's own cycles are made (they are not frozen:
-    the collector frees them as usual).  A host's process (flake8, the API) is left as it is: ``gc.freeze`` acts
-    on all of its objects, not on kv4lint's alone."""
+    """Around the imports of a parser, in kv4lint's own process (:mod:`kv4lint.base.process`): when they load
+    modules, every object the process tracks is frozen out of the cyclic collector's way (``gc.freeze``), once.
+    A parser's classes and functions live as long as the process, and libcst's (about 100,000 objects, made while
+    a file's scan has the collector paused: :func:`gc_paused`) would all be walked by the first collection after
+    the file (20 ms), then again by the next older one.  Used before the file's own cycles are made (they are not
+    frozen: the collector frees them as usual).  A host's process (flake8, the API) is left as it is:
+    ``gc.freeze`` acts on all of its objects, not on kv4lint's alone."""
     loaded = len(sys.modules)
     yield
-    if _own_process and len(sys.modules) != loaded:
+    if process.own and len(sys.modules) != loaded:
         gc.freeze()
 
 

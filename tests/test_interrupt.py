@@ -303,5 +303,32 @@ def test_keyboard_interrupt_inside_the_writer_leaves_no_temp_file(tmp_path, monk
     assert leftovers(tmp_path) == []
 
 
+def test_ctrl_c_between_two_writes_names_the_files_written(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C that Python delivers between two writes (after a file was replaced and counted, on the loop's way to
+    the next one) still names every file written: never "no file was changed" with a file changed (a CI run met
+    it).  The signal is raised where Python would check for it after the count: the count's own ``append``."""
+    from kv4lint.pipeline import fix_engine
+
+    paths = [hostile.write(tmp_path / f"serve{i}.sh", GOOD_SH) for i in range(3)]
+
+    class Counted(list):
+        def append(self, item):
+            super().append(item)
+            raise KeyboardInterrupt  # as Python delivers a pending Ctrl-C at the loop's next turn
+
+    class Run(fix_engine.FixRun):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.written = Counted()
+
+    monkeypatch.setattr(fix_engine, "FixRun", Run)
+    rc = main(["fix", *CLI_TARGET, "--jobs", "1", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 130, err
+    assert [p.read_text() == GOOD_SH_FIXED for p in paths] == [True, False, False]
+    assert "fixed before the interrupt: " in err and str(paths[0]) in err, err
+    assert "2 other files not changed" in err, err
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))

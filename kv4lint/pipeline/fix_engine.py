@@ -327,6 +327,26 @@ def _on_disk(ch) -> bool:
         return False
 
 
+def _write(changes: list, run: FixRun, roots: list[str]) -> None:
+    """Write each change, in order; ``run.written`` the ones replaced.  A Ctrl-C anywhere in the loop (in a write,
+    or delivered by Python between two: after a file was replaced, on the way to the next) is
+    :class:`FixInterrupted` naming every file replaced, the one in hand included when it reached the disk."""
+    ch = None
+    try:
+        for ch in changes:
+            try:
+                writer.write_text(ch.path, ch.original, ch.new_text, ch.snap, roots=roots)
+            except writer.WriteError as e:
+                run.errors.append(FileError(ch.path, e.reason))
+                continue
+            run.written.append(ch)
+    except KeyboardInterrupt:
+        done = [c.path for c in run.written]
+        if ch is not None and (not run.written or run.written[-1] is not ch) and _on_disk(ch):
+            done.append(ch.path)
+        raise FixInterrupted(done, len(changes) - len(done)) from None
+
+
 class FixInterrupted(KeyboardInterrupt):
     """Ctrl-C while files were being written: ``done`` were replaced, ``left`` others were not.
 
@@ -393,20 +413,12 @@ def fix_files(reports: list[FileReport], settings_of, *, unsafe: bool = False, d
     # Write (or show) the changes.
     run = FixRun(errors=fix_errors)
     diffs: list[bytes] = []
-    for ch in changes:
-        if diff_only:
+    if diff_only:
+        for ch in changes:
             diffs.append(unified_diff(ch.path, ch.original.encode(ch.original.text), ch.original.encode(ch.new_text)))
             run.written.append(ch)
-            continue
-        try:
-            writer.write_text(ch.path, ch.original, ch.new_text, ch.snap, roots=roots or writer.roots_of(["."]))
-        except writer.WriteError as e:
-            fix_errors.append(FileError(ch.path, e.reason))
-            continue
-        except KeyboardInterrupt:
-            done = [c.path for c in run.written] + ([ch.path] if _on_disk(ch) else [])
-            raise FixInterrupted(done, len(changes) - len(done)) from None
-        run.written.append(ch)
+    else:
+        _write(changes, run, roots or writer.roots_of(["."]))
     run.diff = b"".join(diffs)
     written_ids = {id(ch) for ch in run.written}
 

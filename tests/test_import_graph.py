@@ -114,6 +114,8 @@ HEAVY = {
     "multiprocessing": "the process pool, only for large trees",
     "pickle": "the forked workers' results (kv4lint.pipeline.parallel), only for large trees",
     "signal": "the forked workers' signal handling (kv4lint.pipeline.parallel), only for large trees",
+    "fcntl": "POSIX only: the size of the forked workers' chunk pipes (kv4lint.pipeline.parallel), only for large "
+             "trees",
     "concurrent": "the process pool, only for large trees",
 }
 

@@ -305,19 +305,45 @@ def test_chunks_deal_every_file_once_strided_and_small():
         assert all(c.step == len(chunks) for c in chunks)  # strided: a directory of launches is spread
 
 
-def test_a_huge_tree_is_dealt_in_chunks_whose_numbers_fit_a_pipe():
-    """The chunk numbers are written to a pipe before a child reads it: more than 64 KiB of them (over a million
-    files in chunks of 64) would block the write, and the run would hang."""
-    for n_files in (600_000, 3_000_000):
-        chunks = parallel._chunks(n_files, 2)
-        assert len(chunks) * 4 <= 32 * 1024 < 64 * 1024
+def test_a_huge_tree_is_dealt_in_as_many_chunks_as_a_pipe_holds():
+    for n_files, n_chunks in ((600_000, 9375), (3_000_000, 16384)):  # past a million files, more than MAX_CHUNK
+        chunks = parallel._chunks(n_files, 2, most=16384)
+        assert len(chunks) == n_chunks
         # every file once: chunk k holds k, k + n, k + 2n ... below n_files
         assert all(c == range(k, n_files, len(chunks)) for k, c in enumerate(chunks))
+    assert len(parallel._chunks(5419, 200, most=1024)) == 1024  # however many jobs
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forked path and F_SETPIPE_SZ are Linux's")
+def test_a_small_pipe_never_blocks_the_dealing(tmp_path):
+    """The chunk numbers are written to a pipe before a child reads it: more than it holds would block the write
+    and the run would hang.  Here every pipe holds one page (as Linux makes them where the user's pipes exceed
+    their quota) and each file is a chunk of its own: 1,500 numbers, 6 KB, for a 4 KiB pipe."""
+    for i in range(1500):
+        (tmp_path / f"f{i:04d}.sh").write_text("echo hi\n")
+    code = textwrap.dedent(f"""
+        import fcntl, os
+        from kv4lint.base.settings import Settings
+        from kv4lint.pipeline import parallel
+        real = os.pipe
+        def small_pipe():
+            r, w = real()
+            fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+            return r, w
+        os.pipe = small_pipe
+        parallel.MAX_CHUNK = 1
+        files = sorted((os.path.join({str(tmp_path)!r}, n), "shell") for n in os.listdir({str(tmp_path)!r}))
+        reports = parallel.lint_many(files, Settings(), jobs=2)
+        assert [r.path for r in reports] == [f for f, _ in files]
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
 def test_python_files_and_the_others_are_dealt_apart():
     files = [(f"f{i}.py", "python") if i % 3 else (f"f{i}.md", "markdown") for i in range(3000)] + [("tool", None)]
-    chunks, n_python = parallel._dealt(files, 2)
+    chunks, n_python = parallel._dealt(files, 2, 16384)
     assert sorted(i for c in chunks for i in c) == list(range(len(files)))
     assert all(files[i][1] == "python" for c in chunks[:n_python] for i in c)
     assert all(files[i][1] != "python" for c in chunks[n_python:] for i in c)

@@ -57,9 +57,6 @@ CHUNKS_PER_JOB = 8  # more chunks balance uneven files; fewer cost less IPC
 # (a few ms of plain files).  Chunks of 512 (340 on SGLang's sources, 30 ms each) left the parent, which also
 # carries the files handed back to it, working long after the child was done (issue 37).
 MAX_CHUNK = 64
-# Chunks one group is dealt in at most: their numbers (4 bytes each) are written to a pipe before anything reads
-# it, and a pipe holds 64 KiB; past 8,192 chunks (half a million files) a chunk holds more than MAX_CHUNK files.
-MAX_CHUNKS = 8192
 LOOK_S = 0.005  # how often the parent, busy with a chunk, looks for files a child handed back (seconds)
 
 _settings: tuple[Settings, ...] = ()  # the worker's settings, by index (set by _init)
@@ -185,20 +182,35 @@ def _walked(f: tuple):
     return f[2] if len(f) > 2 else None
 
 
-def _dealt(files, jobs: int) -> tuple[list[list[int]], int]:
+def _dealt(files, jobs: int, most: int) -> tuple[list[list[int]], int]:
     """The chunks of ``files`` (indices), the Python files' first, and how many of them there are: each group in
-    strided chunks of its own (:func:`_chunks`)."""
+    at most ``most`` strided chunks of its own (:func:`_chunks`)."""
     python = [i for i, f in enumerate(files) if f[1] == "python"]
     others = [i for i, f in enumerate(files) if f[1] != "python"]
-    chunks = [[python[j] for j in c] for c in _chunks(len(python), jobs)]
+    chunks = [[python[j] for j in c] for c in _chunks(len(python), jobs, most)]
     n_python = len(chunks)
-    return chunks + [[others[j] for j in c] for c in _chunks(len(others), jobs)], n_python
+    return chunks + [[others[j] for j in c] for c in _chunks(len(others), jobs, most)], n_python
 
 
-def _chunks(n_files: int, jobs: int) -> list[range]:
-    """Strided chunks of ``range(n_files)``: a directory of launches is spread over every process."""
-    n = min(n_files, max(jobs * CHUNKS_PER_JOB, min(-(-n_files // MAX_CHUNK), MAX_CHUNKS)))
+def _chunks(n_files: int, jobs: int, most: int | None = None) -> list[range]:
+    """Strided chunks of ``range(n_files)``: a directory of launches is spread over every process.  At most
+    ``most`` of them: past that, a chunk holds more than ``MAX_CHUNK`` files."""
+    n = min(n_files, max(jobs * CHUNKS_PER_JOB, -(-n_files // MAX_CHUNK)))
+    if most is not None:
+        n = min(n, most)
     return [range(k, n_files, n) for k in range(n)]
+
+
+def _holds(fd: int) -> int:
+    """How many chunk numbers (4 bytes each) the pipe ``fd`` takes before a write to it blocks: they are all
+    written before a child reads one, and a write that blocks there would never end.  Linux says the pipe's size
+    (64 KiB; one page where the user's pipes exceed their quota)."""
+    import fcntl
+
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) // 4
+    except (AttributeError, OSError):
+        return 4096 // 4  # one page: the least a pipe holds
 
 
 def _pool(files, per_file: list[Settings], jobs, progress) -> list[FileReport]:
@@ -241,13 +253,13 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
     import pickle
     import signal
 
-    chunks, n_python = _dealt(files, jobs)
-    # The chunk numbers, all written before the children start, in two pipes: the Python files' and the others'.
-    # Each process reads the next number of its first pipe, then of the other (a read of a pipe takes its bytes
-    # for one reader), and an empty pipe with no writer ends the work.
+    # The chunk numbers, all written before the children start, in two pipes: the Python files' and the others'
+    # (as many chunks as each pipe holds at most).  Each process reads the next number of its first pipe, then of
+    # the other (a read of a pipe takes its bytes for one reader), and an empty pipe with no writer ends the work.
+    pipes = [os.pipe(), os.pipe()]
+    chunks, n_python = _dealt(files, jobs, min(_holds(w) for _, w in pipes))
     queues = []
-    for group in (range(n_python), range(n_python, len(chunks))):
-        tasks_r, tasks_w = os.pipe()
+    for (tasks_r, tasks_w), group in zip(pipes, (range(n_python), range(n_python, len(chunks)))):
         queues.append(tasks_r)
         os.write(tasks_w, b"".join(k.to_bytes(4, "big") for k in group))
         os.close(tasks_w)

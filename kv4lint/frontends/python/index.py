@@ -129,29 +129,38 @@ def child_nodes(node):
 # branch point, its head's: part "b" the ``if``, 1, 2, ... the ``elif`` arms, "e" the ``else`` (or none of them):
 # an arm nests no deeper than the ``if`` (480 arms are not 480 levels).
 def _child_frames(node, name: str, frames: tuple, chains: dict | None = None) -> tuple:
-    if isinstance(node, cst.If):
+    kind = _FRAMING.get(type(node))
+    if kind is None:
+        return frames
+    if kind == "if":
         head, k = chains.get(id(node), (id(node), 0)) if chains is not None else (id(node), 0)
         if name == "body":
             return frames + (("c", head, "b" if k == 0 else k),)
         if name == "orelse":
-            if chains is not None and isinstance(node.orelse, cst.If):
+            if chains is not None and type(node.orelse) is cst.If:
                 chains[id(node.orelse)] = (head, k + 1)
                 return frames
             return frames + (("c", head, "e"),)
         if k:
             return frames  # an elif's test: read when the arms before it failed
-    elif isinstance(node, (cst.For, cst.While)):
+    elif kind == "loop":
         if name == "body":
             return frames + (("l", id(node), "b"),)
         if name == "orelse":
             return frames + (("c", id(node), "e"),)
-    elif isinstance(node, (cst.ExceptHandler, getattr(cst, "ExceptStarHandler", cst.ExceptHandler), cst.MatchCase)):
+    elif kind == "arm":
         if name == "body":
             return frames + (("c", id(node), "b"),)
-    elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
-        if name == "orelse":
-            return frames + (("c", id(node), "e"),)
+    elif name == "orelse":  # a try's else
+        return frames + (("c", id(node), "e"),)
     return frames
+
+
+# The nodes that open a frame, by their exact type (libcst's parser makes no subclass of them; an isinstance test of
+# a libcst class goes through ABCMeta, and _child_frames is asked of every node).
+_FRAMING = {cst.If: "if", cst.For: "loop", cst.While: "loop", cst.ExceptHandler: "arm", cst.MatchCase: "arm",
+            getattr(cst, "ExceptStarHandler", cst.ExceptHandler): "arm", cst.Try: "try",
+            getattr(cst, "TryStar", cst.Try): "try"}
 
 
 def chain_arms(head) -> list:

@@ -1,6 +1,6 @@
-"""Span and Value, the records a frontend makes by the hundred thousand, have an ``__init__`` written out (a frozen
-dataclass's sets each field through ``object.__setattr__``, twice as slow): it must take the declared fields in
-their order with their defaults, and leave every other behaviour to ``@dataclass`` (equality, hashing, order,
+"""Span, Value and Position, the records a frontend makes by the hundred thousand, have an ``__init__`` written
+out (a frozen dataclass's sets each field through ``object.__setattr__``, twice as slow): it must take the declared
+fields in their order with their defaults, and leave every other behaviour to ``@dataclass`` (equality, hashing, order,
 repr, immutability, ``replace``, pickling, the cache's encoding)."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pickle
 
 import pytest
 
-from kv4lint.base.model import Provenance, Span, Value
+from kv4lint.base.model import Position, Provenance, Span, Value
 from kv4lint.pipeline import cache
 
 
-@pytest.mark.parametrize("cls", [Span, Value])
+@pytest.mark.parametrize("cls", [Span, Value, Position])
 def test_init_takes_the_declared_fields_in_order_with_their_defaults(cls):
     params = list(inspect.signature(cls.__init__).parameters.values())[1:]
     declared = [(f.name, f.default) for f in dataclasses.fields(cls)]
@@ -36,6 +36,7 @@ def test_every_field_is_set_as_given():
     assert (w.span, w.provenance, w.use, w.shared, w.splat, w.remove, w.quote, w.offsets, w.path) == (
         None, Provenance.LITERAL, None, False, False, None, "", None, None)
     assert Value.unknown(u, splat=True) == Value(None, None, Provenance.UNKNOWN, use=u, splat=True)
+    assert dataclasses.astuple(Position(3, 7)) == (3, 7) and Position(column=7, line=3) == Position(3, 7)
 
 
 def test_a_bad_span_is_refused():
@@ -61,6 +62,11 @@ def test_dataclass_behaviour_is_kept():
     assert dataclasses.replace(v, text="auto") == Value("auto", a, offsets=(1,))
     with pytest.raises(ValueError):
         dataclasses.replace(a, end=0)
-    for x in (a, v, Value.unknown(b, splat=True)):
+    p = Position(2, 5)
+    assert p == Position(2, 5) != Position(5, 2) and hash(p) == hash(Position(2, 5)) and repr(p) == (
+        "Position(line=2, column=5)")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.line = 1
+    for x in (a, v, Value.unknown(b, splat=True), p):
         assert pickle.loads(pickle.dumps(x)) == x
         assert cache.decode(cache.encode(x)) == x

@@ -298,6 +298,11 @@ class Position:
     line: int
     column: int
 
+    def __init__(self, line: int, column: int) -> None:  # written out, as Span's: a line index makes one per ask
+        d = self.__dict__
+        d["line"] = line
+        d["column"] = column
+
 
 @dataclass
 class Finding:

@@ -479,11 +479,12 @@ class _Tokens:
         number."""
         ref = self.ref
         out = []
-        for x in _fields_of(record):
-            if isinstance(x, Value):
+        for x in _fields_of(record):  # by exact type, asked for every judgement (a subclass would be kept as is)
+            t = type(x)
+            if t is Value:
                 x = ref(x)
-            elif isinstance(x, (list, tuple)):
-                x = tuple([ref(y) if isinstance(y, Value) else y for y in x])
+            elif t is list or t is tuple:
+                x = tuple([ref(y) if type(y) is Value else y for y in x])
             out.append(x)
         return tuple(out)
 

@@ -296,3 +296,18 @@ def test_release_tables_share_one_option_per_spec():
     assert old["--tp-size"] is new["--tp-size"]  # the same spec in the oldest and newest release: one object
     assert old["--kv-cache-dtype"].choices != new["--kv-cache-dtype"].choices  # specs that differ stay apart
     assert all(type(o).__name__ == "Option" for o in options)
+
+
+def test_a_value_is_a_choice_as_argparse_converts_it_whatever_was_asked_before():
+    """Int choices take a word argparse converts first (``--fuseep-mode 02`` is 2), string choices the word as
+    written: each asked after the other, in either order (``options._STRINGS`` keeps, per choices tuple, whether
+    it holds strings only)."""
+    from kv4lint.sglang import options
+
+    asks = [(("1", "2"), "02", False), ((1, 2), "02", True), (("1", "2"), "2", True), ((1, 2), "x", False),
+            ((0, 2, 4), "4", True), (("0", "2", "4"), "04", False)]
+    for order in (asks, asks[::-1]):
+        options._STRINGS.clear()
+        assert [options._is_choice(text, choices) for choices, text, _ in order] == [want for *_, want in order]
+    problems = normalise_argv(literal_tokens(["--fuseep-mode", "02", "--fuseep-mode", "3"]), None).problems
+    assert [(p.kind, p.value.text) for p in problems] == [("choice", "3")]

@@ -312,6 +312,27 @@ def test_options_that_come_whole_from_a_sourced_file(tmp_path: Path):
     assert found[0]["message"].startswith("--kv-cache-dtype nvfp4 is refused with --attention-backend triton")
 
 
+def test_a_sourced_name_is_read_where_it_is_one_of_the_scripts_words():
+    """Whether the script names a sourced variable: a few names are looked for one by one, many among the script's
+    words; both answer as the words ``[A-Za-z_][A-Za-z0-9_]*`` finds (continued lines joined), at the edges of
+    runs of word characters too (``9PATH`` names PATH, ``_PATH``, ``xPATH`` and ``PATH9`` do not)."""
+    import random
+    import re
+
+    word = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    rnd = random.Random(37)
+    names = ["P", "PA", "P9", "_P", "A_P", "P-A", "9P", "é"]
+    for _ in range(4000):
+        text = "".join(rnd.choice("PA_9 -é\\\n") for _ in range(rnd.randrange(12)))
+        name = rnd.choice(names)
+        expected = name in word.findall(text.replace("\\\n", ""))
+        assert sourced._may_read(text, {"script:env.sh": {name: None}}) == expected, (text, name)
+        many = {name: None, **{f"UNUSED_{k}": None for k in range(sourced._FEW_NAMES)}}  # the other route
+        assert sourced._may_read(text, {"script:env.sh": many}) == expected, (text, name)
+    assert sourced._may_read("x=9PATH", {"e": {"PATH": None}}) and sourced._may_read("$P", {"e": {"P": None}})
+    assert not any(sourced._may_read(t, {"e": {"PATH": None}}) for t in ("_PATH", "xPATH", "PATH9", "PA\\\nTHS"))
+
+
 def test_a_script_is_read_again_only_when_it_may_read_what_it_sources(tmp_path: Path, monkeypatch):
     """The script is read again with the sourced values bound only where it may read one: it names one (here
     only inside the Python code of a here-document), or one is a variable the shell frontend reads from a launch's

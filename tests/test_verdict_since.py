@@ -59,3 +59,46 @@ def test_the_walk_is_shared_only_for_the_same_words_and_target():
         (first, want_first, found_first), (second, want_second, found_second) = walks
         assert [parser._key(f) for f in found_first] == [parser._key(f) for f in found_second]
         assert (first, second) == (want_first, want_second) and first != second
+
+
+def test_the_walk_reads_no_part_of_where_the_target_comes_from(monkeypatch):
+    """``_since`` keys its memo on the target without ``sources`` (where each part is written: a GPU named on line
+    40 or 80): the walk reads codes and severities only, which never quote them. Held on every fixture script, each
+    walk against the same walk with no sources at all."""
+    calls = []
+    real = parser._judged_since
+
+    def both(launch, target, found, fix_dtype, strict):
+        got = real(launch, target, found, fix_dtype, strict)
+        calls.append(target.sources)
+        assert got == real(launch, target.with_(sources={}), found, fix_dtype, strict)
+        return got
+
+    monkeypatch.setattr(parser, "_judged_since", both)
+    parser._JUDGED.clear()
+    parser._SINCE.clear()
+    for path in sorted((ROOT / "fixtures").rglob("*.sh")):
+        lint_text(str(path), path.read_text(encoding="utf-8", errors="replace"), Settings(), language="shell")
+    assert any("line" in s.get("gpu", "") for s in calls)  # GPUs named somewhere in the scripts were walked
+
+
+def test_the_same_launch_with_its_gpu_named_elsewhere_is_walked_once(monkeypatch):
+    from kv4lint.base.model import Launch, Span
+    from kv4lint.sglang.options import literal_tokens, normalise
+    from kv4lint.target import Target
+
+    walks = []
+    real = parser._judged_since
+    monkeypatch.setattr(parser, "_judged_since", lambda *a: walks.append(a[1].sources) or real(*a))
+    launch = Launch("x.sh", "argv", "sglang.launch_server", Span(0, 1), Span(0, 1), argv=literal_tokens(
+        ["--model-path", "m", "--kv-cache-dtype", "fp4_e2m1", "--attention-backend", "trtllm_mla"]))
+    inferred = parser.infer_release(launch, normalise(launch, None))
+    parser._SINCE.clear()
+    answers = []
+    for line in (3, 30):
+        target = Target(archs=("sm100",), sglang_version=inferred.version, version_inferred=True,
+                        sources={"gpu": f"line {line}: comment '# B200' = Blackwell (sm100)"})
+        found = parser._checked(launch, inferred.args, [], target, "fp8_e4m3", None)
+        answers.append(parser._since(launch, target, found, "fp8_e4m3", None))
+    assert answers[0] == answers[1] and answers[0]  # a verdict that depends on the release
+    assert len(walks) == 1

@@ -479,11 +479,12 @@ class _Tokens:
         number."""
         ref = self.ref
         out = []
-        for x in _fields_of(record):
-            if isinstance(x, Value):
+        for x in _fields_of(record):  # by exact type, asked for every judgement (a subclass would be kept as is)
+            t = type(x)
+            if t is Value:
                 x = ref(x)
-            elif isinstance(x, (list, tuple)):
-                x = tuple([ref(y) if isinstance(y, Value) else y for y in x])
+            elif t is list or t is tuple:
+                x = tuple([ref(y) if type(y) is Value else y for y in x])
             out.append(x)
         return tuple(out)
 
@@ -565,8 +566,10 @@ def _key(f: RuleFinding) -> tuple:
 
 
 # What _since found, by everything it reads: the launch's words as the parser reads them (their text, and whether
-# each may expand to several), the target, the keys of the verdict and the settings. The same launch, in a file
-# that repeats it, is judged by every older release once. Held for the process (kv4lint.base.memo).
+# each may expand to several), the target but where its parts are written (Target.sources: a headline's and a
+# detail's words, never a finding's code or severity), the keys of the verdict and the settings. The same launch, in
+# a file that repeats it, is judged by every older release once, wherever its GPU is named. Held for the process
+# (kv4lint.base.memo).
 _SINCE = Memo(1024)
 
 
@@ -588,11 +591,12 @@ def _words(values) -> tuple:
 
 def _since_key(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: str, strict: bool | None):
     """The key of :data:`_SINCE`: what :func:`normalise`, :func:`_rejections` and :func:`check` read of a launch and
-    its target (each value's text, whether it is a splat; never where it is written: that decides only where a
-    finding is reported, and _since keeps no finding)."""
+    its target for a finding's code and severity (each value's text, whether it is a splat; never where it is
+    written, nor where the target's parts are: that decides only where a finding is reported and what its words
+    quote, and _since keeps no finding)."""
     return (launch.form, launch.entry, _words(launch.argv), _words(launch.config_argv), _words(launch.positional),
             tuple((k, v.text, v.splat) for k, v in launch.kwargs.items()), launch.unknown_kwargs,
-            _target_key(target), tuple(_key(f) for f in found), fix_dtype, strict)
+            _target_key(target.with_(sources={})), tuple(_key(f) for f in found), fix_dtype, strict)
 
 
 def _target_key(target: Target) -> tuple:

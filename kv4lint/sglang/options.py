@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
+from kv4lint.base.memo import Memo
 from kv4lint.base.model import Launch, Provenance, Span, Value
 from kv4lint.sglang.commands import HYDRA_ENTRIES, PREFIXED_ENTRIES
 from kv4lint.sglang.releases import parse as parse_version
@@ -430,12 +431,20 @@ def _refusals(opt: str, spec: Option, occ: Occurrence, after: Value | None, vers
 
 def _is_choice(text: str, choices: tuple) -> bool:
     """``text in choices`` after argparse's ``type`` conversion (int choices come from an ``int`` type)."""
-    if all(isinstance(c, str) for c in choices):
+    strings = _STRINGS.get(choices)
+    if strings is None:
+        strings = _STRINGS.keep(choices, all(isinstance(c, str) for c in choices))
+    if strings:
         return text in choices
     try:
         return int(text) in choices
     except ValueError:
         return False
+
+
+# Whether a choices tuple holds strings only, by the tuple (an option table's: a few dozen; asked for each value of a
+# launch, and all() over 30 choices cost a fifth of normalise_argv). Held for the process (kv4lint.base.memo).
+_STRINGS = Memo(256)
 
 
 def normalise_kwargs(kwargs: dict[str, Value], positional: list[Value], *, unknown_rest: bool = False) -> Args:

@@ -203,7 +203,11 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
         with frontends.imports_kept():  # the file's libcst tree is made already, but holds no cycle
             from kv4lint.frontends.python.scanner import Scanner
 
-        return Scanner(text, path, module, origin, imported, top_lines=lines).scan()
+        scanner = Scanner(text, path, module, origin, imported, top_lines=lines)
+        try:
+            return scanner.scan()
+        finally:
+            scanner.release()
     except RecursionError:
         return ScanResult(errors=[_error(path, "too deeply nested to scan", None, origin)])
     except Exception as e:  # noqa: BLE001 - a frontend bug must not stop the run

@@ -129,29 +129,38 @@ def child_nodes(node):
 # branch point, its head's: part "b" the ``if``, 1, 2, ... the ``elif`` arms, "e" the ``else`` (or none of them):
 # an arm nests no deeper than the ``if`` (480 arms are not 480 levels).
 def _child_frames(node, name: str, frames: tuple, chains: dict | None = None) -> tuple:
-    if isinstance(node, cst.If):
+    kind = _FRAMING.get(type(node))
+    if kind is None:
+        return frames
+    if kind == "if":
         head, k = chains.get(id(node), (id(node), 0)) if chains is not None else (id(node), 0)
         if name == "body":
             return frames + (("c", head, "b" if k == 0 else k),)
         if name == "orelse":
-            if chains is not None and isinstance(node.orelse, cst.If):
+            if chains is not None and type(node.orelse) is cst.If:
                 chains[id(node.orelse)] = (head, k + 1)
                 return frames
             return frames + (("c", head, "e"),)
         if k:
             return frames  # an elif's test: read when the arms before it failed
-    elif isinstance(node, (cst.For, cst.While)):
+    elif kind == "loop":
         if name == "body":
             return frames + (("l", id(node), "b"),)
         if name == "orelse":
             return frames + (("c", id(node), "e"),)
-    elif isinstance(node, (cst.ExceptHandler, getattr(cst, "ExceptStarHandler", cst.ExceptHandler), cst.MatchCase)):
+    elif kind == "arm":
         if name == "body":
             return frames + (("c", id(node), "b"),)
-    elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
-        if name == "orelse":
-            return frames + (("c", id(node), "e"),)
+    elif name == "orelse":  # a try's else
+        return frames + (("c", id(node), "e"),)
     return frames
+
+
+# The nodes that open a frame, by their exact type (libcst's parser makes no subclass of them; an isinstance test of
+# a libcst class goes through ABCMeta, and _child_frames is asked of every node).
+_FRAMING = {cst.If: "if", cst.For: "loop", cst.While: "loop", cst.ExceptHandler: "arm", cst.MatchCase: "arm",
+            getattr(cst, "ExceptStarHandler", cst.ExceptHandler): "arm", cst.Try: "try",
+            getattr(cst, "TryStar", cst.Try): "try"}
 
 
 def chain_arms(head) -> list:
@@ -615,15 +624,35 @@ _CODEGEN_FRAMES = 4 * 1000 + 1000  # 1000: kv4lint.frontends.python.MAX_ELIF (a 
 def node_offsets(module, node=None) -> tuple[dict[int, tuple[int, int]], str]:
     """id(n) -> (start, end) character offsets (syntactic: without the whitespace a node owns) of
     ``node`` (default: the module) and everything in it, counted from the start of its code; and the code."""
+    state = _offsets_state()(module)
+    # libcst generates an elif inside the one before it (two frames an arm): room for the longest chain the
+    # frontend reads (MAX_ELIF) above what the caller already uses.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + _CODEGEN_FRAMES)
+    try:
+        (module if node is None else node)._codegen(state)
+    finally:
+        sys.setrecursionlimit(limit)
+    return state.spans, "".join(state.tokens)
+
+
+_OffsetsState = None
+
+
+def _offsets_state():
+    """The code generator's state that records each node's offsets: one class, made with the first ask (a class
+    made per ask is a cycle the collector alone frees, and held the module's tree with it until then)."""
+    global _OffsetsState
+    if _OffsetsState is not None:
+        return _OffsetsState
     from libcst._nodes.internal import CodegenState
 
-    spans: dict[int, tuple[int, int]] = {}
-
-    class _State(CodegenState):
-        def __init__(self):
+    class OffsetsState(CodegenState):
+        def __init__(self, module):
             super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
             self.off = 0
             self.starts: list[int] = []
+            self.spans: dict[int, tuple[int, int]] = {}
 
         def add_indent_tokens(self):
             for tok in self.indent_tokens:
@@ -639,29 +668,22 @@ def node_offsets(module, node=None) -> tuple[dict[int, tuple[int, int]], str]:
 
         def after_codegen(self, node):
             start = self.starts.pop()
-            spans.setdefault(id(node), (start, self.off))
+            self.spans.setdefault(id(node), (start, self.off))
 
         @contextmanager
         def record_syntactic_position(self, node, *, start_node=None, end_node=None):
             start = self.off
             yield  # (not on an exception: the code generation stops there, and so does this)
             end = self.off
+            spans = self.spans
             if start_node is not None:
                 start = spans[id(start_node)][0]
             if end_node is not None:
                 end = spans[id(end_node)][1]
             spans[id(node)] = (start, end)
 
-    state = _State()
-    # libcst generates an elif inside the one before it (two frames an arm): room for the longest chain the
-    # frontend reads (MAX_ELIF) above what the caller already uses.
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + _CODEGEN_FRAMES)
-    try:
-        (module if node is None else node)._codegen(state)
-    finally:
-        sys.setrecursionlimit(limit)
-    return spans, "".join(state.tokens)
+    _OffsetsState = OffsetsState
+    return OffsetsState
 
 
 class ProvidedPositions:

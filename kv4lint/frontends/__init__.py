@@ -15,6 +15,7 @@ import importlib
 import sys
 
 from kv4lint.base import process
+from kv4lint.base.process import gc_paused  # noqa: F401 - the frontends' name for it (kv4lint.pipeline.runner)
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import ScanResult
 from kv4lint.frontends import budget
@@ -104,21 +105,6 @@ def cell_position(language: str, text: str, offset: int) -> tuple[int, int] | No
         return None
     mod, func = target.split(":")
     return getattr(importlib.import_module(mod), func)(text, offset)
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Reading a file makes objects by the million and frees none until it is judged: the cyclic collector would
-    walk them all again and again (a third of a 2 MB Python file's time, a quarter of a 2 MB script's, growing
-    with the file). Paused while a file is read and judged; what it leaves is collected after, as usual."""
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 @contextlib.contextmanager

@@ -46,7 +46,7 @@ import select
 import sys
 import time
 
-from kv4lint.base import internal_error
+from kv4lint.base import internal_error, process
 from kv4lint.base.file_report import FileReport
 from kv4lint.base.settings import Settings
 from kv4lint.pipeline.read import lint_file
@@ -320,6 +320,10 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
             _drain(fd, buffers[fd], collect)
         run_deferred()
 
+    if process.own:  # what this process holds now (its modules, the files found) lives as long as the run:
+        import gc  # neither process's collector walks it again, nor copies its pages (copy-on-write) to do so
+
+        gc.freeze()
     try:
         for _ in range(jobs - 1):
             r, w = os.pipe()

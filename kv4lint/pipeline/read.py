@@ -111,10 +111,10 @@ def _python_may_launch(text: str) -> bool:
     if len(text) > SCREEN_MAX:
         return True
     try:
-        with gc_paused():  # the tree is a hundred thousand objects for 200 kB
+        with gc_paused():  # the tree is a hundred thousand objects for 200 kB: freed before the collector runs again
             answer = python_may_launch(text)
+            if not answer:
+                let_go_of_tree()
     except Exception:  # noqa: BLE001 - the frontend meets it again and reports it
         return True
-    if not answer:
-        let_go_of_tree()
     return answer

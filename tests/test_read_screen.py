@@ -102,3 +102,23 @@ def test_the_screen_runs_with_the_collector_paused_and_restores_it(tmp_path, mon
     assert gc.isenabled()
     read.lint_file(str(p), Settings(), "python")
     assert seen == [False] and gc.isenabled()
+
+
+def test_the_tree_of_a_file_handed_back_is_let_go_of(tmp_path):
+    """A forked child refuses the runner's import (kv4lint.pipeline.parallel) for a file the screen passes: the file
+    goes back to the parent, and the child lets go of the screen's tree all the same."""
+    p = tmp_path / "launch.py"
+    p.write_text(LAUNCH)
+    out = _in_a_fresh_interpreter(f"""
+        import sys
+        from kv4lint.base.settings import Settings
+        from kv4lint.files import prefilter
+        from kv4lint.pipeline import parallel
+        from kv4lint.pipeline.read import lint_file
+        sys.meta_path.insert(0, parallel._ParentOnly(1))
+        try:
+            lint_file({str(p)!r}, Settings(), "python")
+        except parallel._Deferred:
+            print("handed back", prefilter._last_screen[1] is None)
+    """)
+    assert out == "handed back True"

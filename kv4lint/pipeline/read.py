@@ -91,12 +91,12 @@ def lint_file(path: str, settings: Settings, language: str | None = None,
         return rep
     if rep.language == "python" and not _python_may_launch(text.text):
         return rep
-    from kv4lint.pipeline import runner  # the stages past the pre-filter: loaded for a file that may launch
-
     try:
+        from kv4lint.pipeline import runner  # the stages past the pre-filter: loaded for a file that may launch
+
         out = runner.lint_text(path, text.text, settings, language=rep.language, flake8_noqa=True)
     finally:
-        let_go_of_tree()  # the screen's tree, where the frontend did not take it (nothing to scan)
+        let_go_of_tree()  # the screen's tree, where the frontend did not take it (or a forked child hands it back)
     out.text = text
     return out
 

@@ -24,9 +24,9 @@ def _run(code: str) -> str:
 
 @pytest.mark.parametrize("own", [True, False], ids=["kv4lint", "host"])
 def test_the_stages_and_parsers_a_file_loads_are_frozen_in_kv4lints_process(tmp_path, own):
-    """The runner with a frontend (JSON's, which loads no parser; this argv holds no launch it reads), then Markdown's parser, then YAML's: each frozen
-    when a file first needs it, so that no collection after the file walks them; in a host's process nothing is
-    frozen."""
+    """The runner with a frontend (JSON's, which loads no parser; this argv holds no launch it reads), then
+    Markdown's parser, then YAML's: each frozen when a file first needs it, so that no collection after the file
+    walks them; in a host's process nothing is frozen."""
     (tmp_path / "launch.json").write_text(ARGV_JSON)
     (tmp_path / "README.md").write_text(LAUNCH_MD)
     (tmp_path / "serve.yaml").write_text(CONFIG_YAML)

@@ -1,7 +1,7 @@
 """Whose process kv4lint runs in: its own (the ``kv4lint`` command) or a host's (flake8 with the plugin, an editor
 or a script using the API), and what kv4lint does with the cyclic collector: its pause while a file is read, and
-what the imports of its stages and parsers leave.  A leaf: it imports nothing
-that Python has not loaded at start-up (``kv4lint --version`` loads it: tests/test_startup.py).
+what the imports of its stages and parsers leave.  A leaf: it imports nothing that Python has not loaded at start-up
+(``kv4lint --version`` loads it: tests/test_startup.py).
 
 In its own process kv4lint may act on what belongs to the whole process, such as the cyclic collector
 (:func:`imports_kept`); in a host's it leaves all of that as it is.

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
-from kv4lint.base.process import imports_kept
 from kv4lint.base.model import ScanResult
+from kv4lint.base.process import imports_kept
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.frontends import budget, embedded, sections
 from kv4lint.frontends.comments import outside

@@ -14,8 +14,8 @@ import warnings
 from dataclasses import dataclass
 
 from kv4lint.base.file_error import FileError
-from kv4lint.base.process import imports_kept
 from kv4lint.base.model import Provenance, Span, Value
+from kv4lint.base.process import imports_kept
 from kv4lint.base.source import OffsetMap
 from kv4lint.frontends.argv_lists import Word, removal_spans
 from kv4lint.frontends.embedded import TextBuilder

@@ -25,7 +25,7 @@ from kv4lint.files.regular_file import NotRegularFile, open_regular, read_open
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 # Python texts up to this many characters meet the ast screen before the runner; longer ones go to the runner as
 # they are: the Python frontend reports a text over its own bound (kv4lint.frontends.python.MAX_BYTES, which
-# tests/test_read_cost.py holds above this) before it screens.
+# tests/test_read_screen.py holds above this) before it screens.
 SCREEN_MAX = 1 << 20
 
 

@@ -117,6 +117,7 @@ HEAVY = {
     "fcntl": "POSIX only: the size of the forked workers' chunk pipes (kv4lint.pipeline.parallel), only for large "
              "trees",
     "concurrent": "the process pool, only for large trees",
+    "gc": "built in, but not loaded by `kv4lint --version` (kv4lint.base.process.gc_paused, for a file's read)",
 }
 
 

@@ -228,17 +228,14 @@ def _forked_in_a_fresh_interpreter(tmp_path, files, hook: str) -> subprocess.Com
     return r
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
-def test_forked_children_leave_libcst_to_the_parent(tmp_path):
-    """A child that meets a file needing libcst hands it back: only the parent imports libcst, and the reports
-    are the sequential ones."""
-    files = _tree(tmp_path, n_plain=400, n_launch=2)
-    for i in range(12):
-        files.insert(37 * i, _python_launch(tmp_path, i))
-    r = _forked_in_a_fresh_interpreter(tmp_path, files, f"""
+def _while_a_child_hands_back(tmp_path, files, loaded: str, complaint: str) -> subprocess.CompletedProcess:
+    """:func:`_forked_in_a_fresh_interpreter` where the parent waits, before its first file, until a child has handed
+    a file back (so that a child surely meets a launch), and a child that has ``loaded`` (an expression) after a
+    file says ``complaint`` on standard error."""
+    return _forked_in_a_fresh_interpreter(tmp_path, files, f"""
         handed_back, waited = {str(tmp_path / "handed-back")!r}, []
         def recording(path, settings, language=None, walked=None):
-            if os.getpid() == parent and not waited:  # the children first, so that one surely meets a launch
+            if os.getpid() == parent and not waited:
                 waited.append(True)
                 end = time.monotonic() + 60
                 while not os.path.exists(handed_back) and time.monotonic() < end:
@@ -248,13 +245,59 @@ def test_forked_children_leave_libcst_to_the_parent(tmp_path):
             except BaseException:
                 open(handed_back, "w").close()
                 raise
-            if os.getpid() != parent and "libcst" in sys.modules:
-                os.write(2, b"a child imported libcst\\n")
+            if os.getpid() != parent and ({loaded}):
+                os.write(2, {(complaint + chr(10)).encode()!r})
             return rep
     """)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
+def test_forked_children_leave_libcst_to_the_parent(tmp_path):
+    """A child that meets a file needing libcst hands it back: only the parent imports libcst, and the reports
+    are the sequential ones."""
+    files = _tree(tmp_path, n_plain=400, n_launch=2)
+    for i in range(12):
+        files.insert(37 * i, _python_launch(tmp_path, i))
+    r = _while_a_child_hands_back(tmp_path, files, '"libcst" in sys.modules', "a child imported libcst")
     assert "a child imported libcst" not in r.stderr
     assert (tmp_path / "handed-back").exists()  # a child met a launch and handed it back
     assert r.stdout.strip() == "12"  # every Python launch was judged, by the parent
+
+
+def test_a_child_leaves_the_runner_to_the_parent_for_a_few_files_only(monkeypatch):
+    """A child refuses the stages past the pre-filter the first ``HAND_BACK`` times (the files go back to the
+    parent), then loads them itself: a tree with many launches outside Python is still shared.  libcst it always
+    refuses, unless loaded before the fork."""
+    hook = parallel._ParentOnly(2)
+    for _ in range(2):
+        with pytest.raises(parallel._Deferred):
+            hook.find_spec(parallel.PARENT_FIRST)
+    assert hook.find_spec(parallel.PARENT_FIRST) is None
+    assert hook.find_spec("kv4lint.frontends.shell") is None
+    monkeypatch.setattr(parallel, "PARENT_ONLY", ("a_parser_not_loaded",))
+    for _ in range(3):
+        with pytest.raises(parallel._Deferred):
+            hook.find_spec("a_parser_not_loaded.nodes")
+    monkeypatch.setattr(parallel, "PARENT_ONLY", ("os",))  # loaded before the fork: a module of it, later
+    assert hook.find_spec("os.not_loaded") is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")
+def test_a_child_without_a_python_launch_loads_no_stage_past_the_screen(tmp_path):
+    """SGLang's own sources: Python files that name the options but launch nothing (the screen rules them out), a
+    few launches in other languages.  A child hands those back to the parent, which loads the runner for its own
+    files anyway: no child loads the runner, the frontends or a parser, and the reports are the sequential ones."""
+    files = _tree(tmp_path, n_plain=400, n_launch=3)
+    for i in range(6):
+        p = tmp_path / "py" / f"helper{i}.py"
+        p.parent.mkdir(exist_ok=True)
+        p.write_text("import sglang\n\n# ServerArgs(kv_cache_dtype='fp4_e2m1') is what this stands for\n"
+                     f"def version{i}():\n    return sglang.__version__\n")
+        files.insert(50 * i, (str(p), "python"))
+    r = _while_a_child_hands_back(tmp_path, files, 'any(m.startswith(("kv4lint.pipeline.runner", '
+                                  '"kv4lint.frontends")) for m in sys.modules)', "a child loaded the runner")
+    assert "a child loaded the runner" not in r.stderr
+    assert (tmp_path / "handed-back").exists()  # a child met a launch and handed it back
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked children")

@@ -9,14 +9,11 @@ need them).  A frontend that meets another language inside its own text
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import importlib
-import sys
 
-from kv4lint.base import process
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import ScanResult
+from kv4lint.base.process import gc_paused, imports_kept  # noqa: F401 - the frontends' names for them
 from kv4lint.frontends import budget
 
 # language -> "module:function"; every function is ``f(text: str, path: str) -> ScanResult``.
@@ -92,7 +89,8 @@ def scanner(language: str):
         return None
     mod, func = target.split(":")
     try:
-        return getattr(importlib.import_module(mod), func)
+        with imports_kept():  # a frontend's first use: its module and what it imports live as long as the process
+            return getattr(importlib.import_module(mod), func)
     except (ImportError, AttributeError):
         return None
 
@@ -104,36 +102,6 @@ def cell_position(language: str, text: str, offset: int) -> tuple[int, int] | No
         return None
     mod, func = target.split(":")
     return getattr(importlib.import_module(mod), func)(text, offset)
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Reading a file makes objects by the million and frees none until it is judged: the cyclic collector would
-    walk them all again and again (a third of a 2 MB Python file's time, a quarter of a 2 MB script's, growing
-    with the file). Paused while a file is read and judged; what it leaves is collected after, as usual."""
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
-
-
-@contextlib.contextmanager
-def imports_kept():
-    """Around the imports of a parser, in kv4lint's own process (:mod:`kv4lint.base.process`): when they load
-    modules, every object the process tracks is frozen out of the cyclic collector's way (``gc.freeze``), once.
-    A parser's classes and functions live as long as the process, and libcst's (about 100,000 objects, made while
-    a file's scan has the collector paused: :func:`gc_paused`) would all be walked by the first collection after
-    the file (20 ms), then again by the next older one.  Used before the file's own cycles are made (they are not
-    frozen: the collector frees them as usual).  A host's process (flake8, the API) is left as it is:
-    ``gc.freeze`` acts on all of its objects, not on kv4lint's alone."""
-    loaded = len(sys.modules)
-    yield
-    if process.own and len(sys.modules) != loaded:
-        gc.freeze()
 
 
 def scan(path: str, text: str, language: str) -> ScanResult:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import ScanResult
+from kv4lint.base.process import imports_kept
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.frontends import budget, embedded, sections
 from kv4lint.frontends.comments import outside
@@ -106,7 +107,8 @@ def markdown_blocks(text: str, errors: list[int] | None = None, outline: "Outlin
     not read.  ``outline`` collects the headings and where code blocks are (for the sections of
     :mod:`kv4lint.frontends.sections`).
     """
-    from markdown_it import MarkdownIt
+    with imports_kept():
+        from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark").disable("inline")  # fences are block tokens: inline parsing is half the cost
     md.options["maxNesting"] = MARKDOWN_MAX_NESTING

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import Provenance, Span, Value
+from kv4lint.base.process import imports_kept
 from kv4lint.base.source import OffsetMap
 from kv4lint.frontends.argv_lists import Word, removal_spans
 from kv4lint.frontends.embedded import TextBuilder
@@ -36,8 +37,9 @@ MAX_YAML_MERGED = 100_000
 
 def compose(text: str, path: str) -> tuple[list, list[FileError]]:
     """The documents' root nodes (those read before any syntax error) and the errors."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    with imports_kept():
+        from ruamel.yaml import YAML
+        from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     docs: list = []
     errors: list[FileError] = []

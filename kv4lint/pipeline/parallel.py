@@ -20,7 +20,11 @@ parsed.  The rules here, measured with ``bench/run.py``:
   back as its language, not as a report.  A file that needs libcst, which
   the child has not imported, goes back to the parent to be linted there
   (:data:`PARENT_ONLY`): its import costs more than most files' whole scan,
-  and every process would pay it.  It goes back at once, not with the end
+  and every process would pay it.  So, up to :data:`HAND_BACK` files, does a
+  file that needs the stages past the pre-filter and the Python screen (the
+  runner, the frontends, their parsers: :data:`PARENT_FIRST`), while the child
+  has not loaded them: on a tree like SGLang's own sources, whose Python files
+  the screen rules out, a child never loads them.  It goes back at once, not with the end
   of the child's chunk, and the parent looks for such files every few
   milliseconds (:data:`LOOK_S`) between its own files: the import, the
   longest piece of work of a run, starts as soon as a file needs it, while
@@ -42,7 +46,7 @@ import select
 import sys
 import time
 
-from kv4lint.base import internal_error
+from kv4lint.base import internal_error, process
 from kv4lint.base.file_report import FileReport
 from kv4lint.base.settings import Settings
 from kv4lint.pipeline.read import lint_file
@@ -89,21 +93,35 @@ def announce_scan_started() -> None:
 # The parsers a forked child leaves to its parent: a child that needs one for a file hands the file back instead
 # of importing it (libcst's import costs more than most files' whole scan, and every process would pay it).
 PARENT_ONLY = ("libcst",)
+# The stages past the pre-filter and the Python screen (kv4lint.pipeline.read): a child that has not loaded them
+# (about 20 ms, and a parser's import more: Markdown's 30 ms) hands the file that needs them to its parent, which
+# loads them for its own files of the other languages; after HAND_BACK such files it loads them itself, so that a
+# tree with many launches outside Python is still shared (a handed back file costs the parent its whole scan).
+PARENT_FIRST = "kv4lint.pipeline.runner"
+HAND_BACK = 8
 _DEFERRED = ("deferred",)  # the payload of a file handed back to the parent
 
 
 class _Deferred(BaseException):
-    """Raised by a child's import of a :data:`PARENT_ONLY` parser: the file goes back to the parent.  A
-    ``BaseException``, so that no ``except Exception`` (nor ``except ImportError``) on the way keeps it."""
+    """Raised by a child's import of a :data:`PARENT_ONLY` parser (or :data:`PARENT_FIRST`): the file goes back to
+    the parent.  A ``BaseException``, so that no ``except Exception`` (nor ``except ImportError``) on the way keeps
+    it."""
 
 
 class _ParentOnly:
-    """A forked child's import hook that refuses the :data:`PARENT_ONLY` parsers with :class:`_Deferred`."""
+    """A forked child's import hook that refuses the :data:`PARENT_ONLY` parsers with :class:`_Deferred`, and
+    :data:`PARENT_FIRST` the first ``hand_back`` times.  Asked only for a module not loaded yet: one loaded before
+    the fork, the child has too."""
 
-    @staticmethod
-    def find_spec(name, path=None, target=None):
+    def __init__(self, hand_back: int):
+        self.hand_back = hand_back
+
+    def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
-        if top in PARENT_ONLY and top not in sys.modules:  # loaded before the fork: the child has it too
+        if top in PARENT_ONLY and top not in sys.modules:  # a parser loaded before the fork: a module of it, later
+            raise _Deferred(name)
+        if name == PARENT_FIRST and self.hand_back > 0:
+            self.hand_back -= 1
             raise _Deferred(name)
         return None
 
@@ -302,6 +320,10 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
             _drain(fd, buffers[fd], collect)
         run_deferred()
 
+    if process.own:  # what this process holds now (its modules, the files found) lives as long as the run:
+        import gc  # neither process's collector walks it again, nor copies its pages (copy-on-write) to do so
+
+        gc.freeze()
     try:
         for _ in range(jobs - 1):
             r, w = os.pipe()
@@ -315,7 +337,7 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
                 code = 0
                 try:
                     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent reports it
-                    sys.meta_path.insert(0, _ParentOnly())  # a parser not loaded yet is the parent's to load
+                    sys.meta_path.insert(0, _ParentOnly(HAND_BACK))  # a parser not loaded yet is the parent's to load
                     os.close(r)
                     for fd in children.values():
                         os.close(fd)

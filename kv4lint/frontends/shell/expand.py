@@ -51,8 +51,8 @@ class _Res:
 
 def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
     """``chars`` as seen through a variable used at ``use``: the outermost use wins, assignments accumulate."""
-    if chars.res.count(None) == len(chars.res):  # (most values: written in the script, through no variable)
-        return Chars(chars.text, chars.pos, [_Res(use, assigns)] * len(chars.res))
+    if chars.plain():  # (most values: written in the script, through no variable)
+        return chars.with_res([_Res(use, assigns)] * len(chars.text))
     cache: dict[int, _Res] = {}
     res = []
     for r in chars.res:
@@ -62,7 +62,7 @@ def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
             nr = _Res(use, assigns | r.assigns if r is not None else assigns)
             cache[k] = nr
         res.append(nr)
-    return Chars(chars.text, chars.pos, res)
+    return chars.with_res(res)
 
 
 def setting_chars(name: str, value: str, *, exported: bool = True, seeded: bool = False) -> Chars:
@@ -73,7 +73,7 @@ def setting_chars(name: str, value: str, *, exported: bool = True, seeded: bool 
     if not isinstance(value, ForeignString) or value.path is None:
         return Chars(str(value))
     span = value.span()
-    chars = Chars(str(value), list(range(span.start, span.end)))
+    chars = Chars(str(value), at=span.start)
     return _resolved(chars, None, frozenset({Assignment(name, None, exported, seeded, path=value.path)}))
 
 
@@ -568,8 +568,7 @@ class Expander:
             if len(parts) == 1:
                 c = parts[0].chars
             else:
-                c = Chars("".join([p.chars.text for p in parts]), [x for p in parts for x in p.chars.pos],
-                          [x for p in parts for x in p.chars.res])
+                c = CharsBuilder.concat([p.chars for p in parts])
             return [Field(c, False, False, src, s, e, None, full=c)]
         return self._split_all(parts, s, e)
 

@@ -84,3 +84,16 @@ def _built(*cs: Chars) -> Chars:
     for c in cs:
         b.add(c)
     return b.build()
+
+
+def test_a_value_made_of_pieces_keeps_each_characters_offset():
+    """A value written in two places is edited character by character (Value.offsets); one written in one place
+    by its span alone."""
+    from kv4lint.frontends.shell import scan_shell
+
+    text = 'V=nvfp\npython -m sglang.launch_server --kv-cache-dtype "$V"4\n'
+    v = scan_shell(text, "t.sh").launches[0].argv[1]
+    assert (v.text, v.span, v.offsets) == ("nvfp4", None, (2, 3, 4, 5, text.index('4\n')))
+    text = 'V=nvfp4\npython -m sglang.launch_server --kv-cache-dtype "$V"\n'
+    v = scan_shell(text, "t.sh").launches[0].argv[1]
+    assert (v.text, v.span.start, v.span.end, v.offsets) == ("nvfp4", 2, 7, None)

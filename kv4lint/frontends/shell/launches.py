@@ -53,10 +53,10 @@ def to_value(f: Field) -> Value:
 
 def _offsets(chars: Chars, span: Span | None) -> tuple[int, ...] | None:
     """Per-character file offsets, for editing part of a word (``--flag="value"``); ``span``: ``chars.span()``."""
-    pos = chars.pos
-    if pos is None or span is not None or None in pos:
+    if span is not None:
         return None
-    return tuple(pos)
+    pos = chars.pos
+    return None if None in pos else tuple(pos)
 
 
 def _through(v: Value, through: dict) -> Value:

@@ -487,7 +487,8 @@ class Expander:
                 if e <= s:
                     return []
                 c = src.chars(s, e)  # one field, its text and full text one Chars (as split makes it)
-                return [Field(c, False, False, src, s, e, None, full=c, verbatim=src.pos is None)]
+                # (by position: a call with keywords makes a dict of them, for each of the script's words)
+                return [Field(c, False, False, src, s, e, None, "", c, src.pos is None)]
         elif t == "string" and w.depth <= MAX_DEPTH and e - s >= 2:
             # A double-quoted string with no expansion or escape in it: its characters inside the quotes, one field
             # (as _string's parts and split make it).
@@ -497,7 +498,7 @@ class Expander:
                 if w.depth >= w.deepest:
                     w.deepest = w.depth + 1
                 c = src.chars(s + 1, e - 1)
-                return [Field(c, False, False, src, s, e, None, '"', full=c)]
+                return [Field(c, False, False, src, s, e, None, '"', c)]
         fields = self.split(self.parts(node, False), s, e)
         if len(fields) == 1 and t in ("string", "raw_string", "ansi_c_string"):
             fields[0].quote = "'" if t == "raw_string" else '"' if t == "string" else "$'"
@@ -569,7 +570,7 @@ class Expander:
                 c = parts[0].chars
             else:
                 c = CharsBuilder.concat([p.chars for p in parts])
-            return [Field(c, False, False, src, s, e, None, full=c)]
+            return [Field(c, False, False, src, s, e, None, "", c)]
         return self._split_all(parts, s, e)
 
     def _split_all(self, parts: list, s: int, e: int) -> list[Field]:

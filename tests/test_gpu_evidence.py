@@ -194,6 +194,7 @@ def test_a_gpu_read_into_a_variable_guards_the_launches_of_each_branch():
     ('MAJOR=$(python3 -c "import torch; print(torch.cuda.get_device_capability()[0])")', "(( MAJOR == 12 ))",
      "sm120 sm121"),
     ("GPU=$(nvidia-smi -L)", 'echo "$GPU" | grep -qiE "b200|gb200"', "sm100"),
+    ("GPU=$(nvidia-smi -L)", 'echo "$GPU" | g"r"e\\p -qi b200', "sm100"),  # grep as bash reads it, quoted
 ])
 def test_compute_capability_and_name_guards(assign, test, archs):
     text = f"{assign}\nif {test}; then\n  {LAUNCH}\nfi\n"

@@ -51,8 +51,8 @@ class _Res:
 
 def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
     """``chars`` as seen through a variable used at ``use``: the outermost use wins, assignments accumulate."""
-    if chars.res.count(None) == len(chars.res):  # (most values: written in the script, through no variable)
-        return Chars(chars.text, chars.pos, [_Res(use, assigns)] * len(chars.res))
+    if chars.plain():  # (most values: written in the script, through no variable)
+        return chars.with_res([_Res(use, assigns)] * len(chars.text))
     cache: dict[int, _Res] = {}
     res = []
     for r in chars.res:
@@ -62,7 +62,7 @@ def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
             nr = _Res(use, assigns | r.assigns if r is not None else assigns)
             cache[k] = nr
         res.append(nr)
-    return Chars(chars.text, chars.pos, res)
+    return chars.with_res(res)
 
 
 def setting_chars(name: str, value: str, *, exported: bool = True, seeded: bool = False) -> Chars:
@@ -73,7 +73,7 @@ def setting_chars(name: str, value: str, *, exported: bool = True, seeded: bool 
     if not isinstance(value, ForeignString) or value.path is None:
         return Chars(str(value))
     span = value.span()
-    chars = Chars(str(value), list(range(span.start, span.end)))
+    chars = Chars(str(value), at=span.start)
     return _resolved(chars, None, frozenset({Assignment(name, None, exported, seeded, path=value.path)}))
 
 
@@ -487,7 +487,8 @@ class Expander:
                 if e <= s:
                     return []
                 c = src.chars(s, e)  # one field, its text and full text one Chars (as split makes it)
-                return [Field(c, False, False, src, s, e, None, full=c, verbatim=src.pos is None)]
+                # (by position: a call with keywords makes a dict of them, for each of the script's words)
+                return [Field(c, False, False, src, s, e, None, "", c, src.pos is None)]
         elif t == "string" and w.depth <= MAX_DEPTH and e - s >= 2:
             # A double-quoted string with no expansion or escape in it: its characters inside the quotes, one field
             # (as _string's parts and split make it).
@@ -497,7 +498,7 @@ class Expander:
                 if w.depth >= w.deepest:
                     w.deepest = w.depth + 1
                 c = src.chars(s + 1, e - 1)
-                return [Field(c, False, False, src, s, e, None, '"', full=c)]
+                return [Field(c, False, False, src, s, e, None, '"', c)]
         fields = self.split(self.parts(node, False), s, e)
         if len(fields) == 1 and t in ("string", "raw_string", "ansi_c_string"):
             fields[0].quote = "'" if t == "raw_string" else '"' if t == "string" else "$'"
@@ -568,9 +569,8 @@ class Expander:
             if len(parts) == 1:
                 c = parts[0].chars
             else:
-                c = Chars("".join([p.chars.text for p in parts]), [x for p in parts for x in p.chars.pos],
-                          [x for p in parts for x in p.chars.res])
-            return [Field(c, False, False, src, s, e, None, full=c)]
+                c = CharsBuilder.concat([p.chars for p in parts])
+            return [Field(c, False, False, src, s, e, None, "", c)]
         return self._split_all(parts, s, e)
 
     def _split_all(self, parts: list, s: int, e: int) -> list[Field]:

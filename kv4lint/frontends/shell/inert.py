@@ -83,7 +83,10 @@ class Inert:
                     if k.is_named and k.type not in _LITERAL:
                         self.touch(k)
                 return True
-        probes: list[Probe] = []
+        # Each word as a Probe is made of it (text, read, node, splat), and what unwrap may read of it (_key): the
+        # Probes are made only when unwrap was not asked about the same words before.
+        words: list[tuple] = []
+        key: list = []
         later: list = []
         read = [False]
         for k in kids:
@@ -100,24 +103,28 @@ class Inert:
                 elif "$" in text or "`" in text or "\\" in text:
                     text = None
                 if text is not None:
-                    probes.append(Probe(text, read, src, k))
+                    words.append((text, read, k, False))
+                    key.append(text)
                     continue
             if t not in WORDISH:
                 return False  # an assignment before the command, a here-string, ...: read it whole
-            probes.append(self._unknown_probe(k, t, read))
+            word = self._unknown_word(k, t, read)
+            words.append(word)
+            key.append(_key(src, word))
             later.append(k)
-        head = probes[0].text if probes else None
+        head = words[0][0] if words else None
         if head is None or head in self.functions or head in PATH_BUILTINS or head == "printf":
             return False
-        if _follows(probes, read):
+        if _follows(tuple(key), words, read, src):
             return False
         for k in later:
             self.touch(k)
         return True
 
-    def _unknown_probe(self, k, t: str, read: list) -> "Probe":
-        """A word with expansions: ``"$NAME"`` or ``$NAME`` of a variable known as one word, or unknown (from the
-        environment), is what expanding it would give; any other is a probe that notes when it is read."""
+    def _unknown_word(self, k, t: str, read: list) -> tuple:
+        """A word with expansions, as Probe takes it: ``"$NAME"`` or ``$NAME`` of a variable known as one word, or
+        unknown (from the environment), is what expanding it would give; any other is a probe that notes when it is
+        read."""
         inner = k
         quoted = t == "string"
         if quoted and k.named_child_count == 1 and k.child_count == 3:
@@ -126,10 +133,10 @@ class Inert:
                 inner.named_children[0].type == "variable_name":
             b = self.env.vars.get(self.src.nt(inner.named_children[0]))
             if b is None or b.kind == UNKNOWN:
-                return Probe(None, None, self.src, k, splat=not quoted)
+                return None, None, k, not quoted
             if b.kind == SCALAR and b.chars is not None and (quoted or b.chars.text.split() == [b.chars.text]):
-                return Probe(b.chars.text, None, self.src, k)
-        return Probe(None, read, self.src, k)
+                return b.chars.text, None, k, False
+        return None, read, k, False
 
     def _varies(self, got) -> bool:
         """Whether a command read once per path of the choices it uses may do more than when read once: run a
@@ -147,20 +154,27 @@ class Inert:
         return any(w.text is None and could_start_command(w.prefix) for w in words)
 
 
-def _follows(probes: list["Probe"], read: list) -> bool:
+def _follows(key: tuple, words: list[tuple], read: list, src: ShellText) -> bool:
     """Whether :func:`unwrap` finds that the words run something kv4lint follows, or looks at a word whose value
-    is to be read (which notes it in ``read``); from :data:`_UNWRAPPED` when the same words were asked before."""
-    key = tuple([p.key() for p in probes])
+    is to be read (which notes it in ``read``); from :data:`_UNWRAPPED` when the same words were asked before
+    (``key``: each word's :func:`_key`; ``words``: what each :class:`Probe` is made of)."""
     hit = _UNWRAPPED.get(key)
     if hit is None:
-        cmd = unwrap(probes)
+        cmd = unwrap([Probe(text, rd, src, node, splat) for text, rd, node, splat in words])
         hit = _UNWRAPPED.keep(key, read[0] or (cmd is not None and (cmd.runs or cmd.match is not None)))
     return hit
 
 
+def _key(src: ShellText, word: tuple) -> str | tuple:
+    """What :func:`unwrap` may read of a word (text, read, node, splat): its text when literal (then nothing else),
+    else its text as written, whether looking at it is noted and whether it may be several words."""
+    text, read, node, splat = word
+    return text if text is not None else (src.nt(node), read is None, splat)
+
+
 # What unwrap told of a command's words (whether it looked at a word whose value is to be read, or they run
 # something kv4lint follows), by everything it reads of them: a literal word's text; a word with expansions as
-# written, and whether looking at it means reading it, or it splits into several (Probe.key). Held for the process
+# written, and whether looking at it means reading it, or it splits into several (_key). Held for the process
 # (kv4lint.base.memo): a script repeats its commands.
 _UNWRAPPED = Memo(4096)
 
@@ -177,13 +191,6 @@ class Probe:
         self._src = src
         self._node = node
         self._splat = splat
-
-    def key(self) -> str | tuple:
-        """What :func:`unwrap` may read of the word: its text when literal (then nothing else), else its text as
-        written, whether looking at it is noted and whether it may be several words."""
-        if self._text is not None:
-            return self._text
-        return self._src.nt(self._node), self._read is None, self._splat
 
     def _look(self) -> None:
         if self._text is None and self._read is not None:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from kv4lint.base.model import Launch, Provenance, Span, Value
 from kv4lint.frontends.shell.expand import HOLE, Field
-from kv4lint.frontends.shell.parse import Chars, contiguous_span
+from kv4lint.frontends.shell.parse import Chars
 
 
 def to_value(f: Field) -> Value:
@@ -23,9 +23,9 @@ def to_value(f: Field) -> Value:
             use = next((r.use for c, r in zip(f.full.text, f.full.res) if c == HOLE and r is not None), None)
         return Value(None, None, Provenance.UNKNOWN, use=use or f.anchor(), splat=f.splat, remove=f.rm)
     chars = f.chars
-    span = Span(f.s, f.e) if f.verbatim else contiguous_span(chars.pos)
-    res = chars.res
-    if res.count(None) != len(res):
+    span = Span(f.s, f.e) if f.verbatim else chars.span()
+    if not chars.plain():
+        res = chars.res
         assigns: set = set()
         uses = set()
         distinct = {id(r): r for r in res}.values()  # (the characters of one expansion share their provenance)
@@ -53,10 +53,10 @@ def to_value(f: Field) -> Value:
 
 def _offsets(chars: Chars, span: Span | None) -> tuple[int, ...] | None:
     """Per-character file offsets, for editing part of a word (``--flag="value"``); ``span``: ``chars.span()``."""
-    pos = chars.pos
-    if pos is None or span is not None or None in pos:
+    if span is not None:
         return None
-    return tuple(pos)
+    pos = chars.pos
+    return None if None in pos else tuple(pos)
 
 
 def _through(v: Value, through: dict) -> Value:

@@ -333,9 +333,14 @@ def _kind(kind: str) -> str:
 _FILTERS = {"head", "tail", "awk", "cut", "sed", "sort", "uniq", "xargs", "tr"}
 
 
+_UNQUOTED = str.maketrans("", "", "'\"\\")  # what shlex leaves of a word: its characters without quotes or escapes
+
+
 def _pipeline(text: str, gpu_vars: dict[str, str]) -> tuple[ArchSet, ArchSet] | None:
     """``PRODUCER | ... | grep [-q -i -E -w -x -v] PATTERN`` (or ``grep ... <<< "$GPU"``), where the producer
     reads the GPU: ``nvidia-smi`` or ``echo "$GPU"``."""
+    if "grep" not in text.translate(_UNQUOTED):  # (most conditions: no grep, not even quoted as g"r"ep)
+        return None
     try:
         lex = shlex.shlex(text, posix=True, punctuation_chars="|&;<>")
         lex.whitespace_split = True

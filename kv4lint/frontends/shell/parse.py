@@ -209,9 +209,10 @@ class ShellText:
     def chars(self, s: int, e: int) -> "Chars":
         if e <= s:
             return Chars()
-        pos = list(range(s, e)) if self.pos is None else self.pos[s:e]
-        res = [None] * (e - s) if self.res is None else self.res[s:e]
-        return Chars(self.text[s:e], pos, res)
+        res = None if self.res is None else self.res[s:e]
+        if self.pos is None:
+            return Chars(self.text[s:e], None, res, s)
+        return Chars(self.text[s:e], self.pos[s:e], res)
 
     def line(self, offset: int) -> int:
         if self._lines is None:
@@ -231,20 +232,62 @@ class ShellText:
 
 
 class Chars:
-    """A string with, for each character, its file offset and provenance."""
+    """A string with, for each character, its file offset and provenance.
 
-    __slots__ = ("text", "pos", "res")
+    ``pos[i]`` is the file offset of character ``i`` (``None``: not written verbatim), ``res[i]`` its provenance
+    (``None``: written here, through no variable).  Most words of a script are its own characters, one after
+    another: such a run is kept as its first offset (``at``) and its provenance as ``None`` (none at all), and
+    the per-character lists are made only when read (``pos``, ``res``); a slice or concatenation of runs stays
+    a run.  No Chars is changed once made."""
 
-    def __init__(self, text: str = "", pos: list | None = None, res: list | None = None):
+    __slots__ = ("text", "_pos", "_res", "at")
+
+    def __init__(self, text: str = "", pos: list | None = None, res: list | None = None, at: int | None = None):
         self.text = text
-        self.pos = pos if pos is not None else [None] * len(text)
-        self.res = res if res is not None else [None] * len(text)
+        self._pos = pos  # None: ``at`` onwards (a run), or no offsets (``at`` None)
+        self._res = res  # None: no provenance
+        self.at = at if pos is None and text else None
+
+    @property
+    def pos(self) -> list:
+        p = self._pos
+        if p is None:
+            at, n = self.at, len(self.text)
+            p = self._pos = [None] * n if at is None else list(range(at, at + n))
+        return p
+
+    @property
+    def res(self) -> list:
+        r = self._res
+        if r is None:
+            r = self._res = [None] * len(self.text)
+        return r
+
+    def plain(self) -> bool:
+        """No character came through a variable (every ``res`` is None)."""
+        r = self._res
+        return r is None or r.count(None) == len(r)
+
+    def with_res(self, res: list) -> "Chars":
+        """These characters at their offsets, with provenance ``res``."""
+        return Chars(self.text, self._pos, res, self.at)
 
     def __add__(self, other: "Chars") -> "Chars":
-        return Chars(self.text + other.text, self.pos + other.pos, self.res + other.res)
+        if not other.text:
+            return self
+        if not self.text:
+            return other
+        res = None if self._res is None and other._res is None else self.res + other.res
+        if self.at is not None and other.at == self.at + len(self.text):
+            return Chars(self.text + other.text, None, res, self.at)
+        return Chars(self.text + other.text, self.pos + other.pos, res)
 
     def __getitem__(self, sl: slice) -> "Chars":
-        return Chars(self.text[sl], self.pos[sl], self.res[sl])
+        res = None if self._res is None else self._res[sl]
+        if self.at is not None and sl.step is None:
+            start = sl.indices(len(self.text))[0]
+            return Chars(self.text[sl], None, res, self.at + start)
+        return Chars(self.text[sl], self.pos[sl], res)
 
     def __len__(self) -> int:
         return len(self.text)
@@ -253,26 +296,54 @@ class Chars:
         return f"Chars({self.text!r})"
 
     def span(self) -> Span | None:
+        if self.at is not None:
+            return Span(self.at, self.at + len(self.text))
         return contiguous_span(self.pos)
 
 
 class CharsBuilder:
-    """Builds a Chars from pieces without quadratic copying."""
+    """Builds a Chars from pieces without quadratic copying (runs that follow each other stay one run)."""
 
-    __slots__ = ("text", "pos", "res")
+    __slots__ = ("text", "n", "at", "pos", "res")
 
     def __init__(self):
         self.text: list[str] = []
-        self.pos: list = []
-        self.res: list = []
+        self.n = 0  # characters so far
+        self.at: int | None = None  # the first offset while they are one run (``pos`` None)
+        self.pos: list | None = None
+        self.res: list | None = None  # None: no provenance so far
 
     def add(self, c: "Chars") -> None:
-        self.text.append(c.text)
-        self.pos.extend(c.pos)
-        self.res.extend(c.res)
+        t = c.text
+        if not t:
+            return
+        self.text.append(t)
+        n = self.n
+        pos = self.pos
+        if pos is not None:
+            pos.extend(c.pos)
+        elif c.at is not None and (n == 0 or c.at == self.at + n):
+            if n == 0:
+                self.at = c.at
+        else:
+            self.pos = list(range(self.at, self.at + n)) if n else []  # (n: a run so far)
+            self.pos.extend(c.pos)
+        if self.res is not None:
+            self.res.extend(c.res)
+        elif c._res is not None:
+            self.res = [None] * n
+            self.res.extend(c._res)
+        self.n = n + len(t)
 
     def build(self) -> "Chars":
-        return Chars("".join(self.text), self.pos, self.res)
+        return Chars("".join(self.text), self.pos, self.res, self.at)
+
+    @staticmethod
+    def concat(pieces: list["Chars"]) -> "Chars":
+        b = CharsBuilder()
+        for c in pieces:
+            b.add(c)
+        return b.build()
 
 
 def contiguous_span(pos: list) -> Span | None:

@@ -905,7 +905,8 @@ class Walker(Branches, Calls, Inert):
         hints = self._outer_hints(ex) + self.scan.machine.around(self.scan.conds)
         dis = self._disabled(n)
         # Text this shell expanded into the code ("$D" in an unquoted heredoc): where it came from.
-        through = {p: r for p, r in zip(chars.pos, chars.res) if p is not None and r is not None}
+        through = {} if chars.plain() else \
+            {p: r for p, r in zip(chars.pos, chars.res) if p is not None and r is not None}
         for launch in res.launches:
             launch.hints = dedupe_hints(list(launch.hints) + hints)
             launch.disabled = frozenset(launch.disabled) | dis

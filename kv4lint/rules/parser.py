@@ -635,7 +635,7 @@ def _judged_since(launch: Launch, target: Target, found: list[RuleFinding], fix_
         if not open_:
             continue  # only how far back the launch is taken is left to know
         held = {_key(g) for g in check(args, target.with_(sglang_version=r), fix_dtype=fix_dtype, strict=strict,
-                                       replay_fixes=False)}
+                                       keys_only=True)}
         open_ = {k for k in open_ if k in held}
         since.update((k, r) for k in open_)
     return tuple((k, first, _ranges(releases[releases.index(last_taken):releases.index(first)]))

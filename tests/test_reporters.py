@@ -13,6 +13,7 @@ import pytest
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import Edit, Finding, Fix, Position, Severity, Span
 from kv4lint.base.source import LineIndex
+from kv4lint.cli import main
 from kv4lint.cli.progress import Progress
 from kv4lint.reporters import RunResult, render
 from kv4lint.reporters.github import escape_data, escape_property
@@ -553,3 +554,30 @@ def test_every_format_is_valid_for_a_name_that_is_not_utf8(tmp_path):
                 jsonschema.Draft7Validator(schema).validate(doc)
                 loc = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
                 assert loc["uri"] == "d%E9/%FF%FE.sh"
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_report_is_rendered_with_the_collector_paused_and_restores_it(tmp_path, monkeypatch, fails):
+    """The report's records (a dict per finding, by the thousand) free nothing until it is written: the cyclic
+    collector is paused while it is rendered (else it walks the run's results again, a twentieth of a 2 MB
+    script's run), and runs again after, whether the rendering ends or fails."""
+    import gc
+
+    from kv4lint.cli import check as cli_check
+
+    seen = []
+    real = cli_check.render
+
+    def render(*args, **kwargs):
+        seen.append(gc.isenabled())
+        if fails:
+            raise RuntimeError("render failed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli_check, "render", render)
+    (tmp_path / "serve.sh").write_text(SCRIPT, encoding="utf-8")
+    assert gc.isenabled()
+    rc = main(["check", "--isolated", "--no-cache", "--format", "json", "--output-file",
+               str(tmp_path / "out.json"), str(tmp_path)])
+    assert seen == [False] and gc.isenabled()
+    assert rc == (2 if fails else 1)

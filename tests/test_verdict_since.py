@@ -1,6 +1,7 @@
 """The per-release verdict walk of an unpinned launch (``rules.parser._since``) reads each older release's
-findings by code and severity only, and so asks ``check`` not to replay their fixes (issue 37): the replay settles
-a fix's safety, never a finding's code or severity. This holds that on every fixture shell script."""
+findings by code and severity only, and so asks ``check`` for those only (issue 37): it replays no fix (the replay
+settles a fix's safety) and looks for no words a warning's candidates share (they say how it is worded), neither a
+finding's code nor its severity. This holds that on every fixture shell script."""
 
 from __future__ import annotations
 
@@ -13,15 +14,15 @@ from kv4lint.rules import parser
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_checks_without_the_fix_replay_keep_every_code_and_severity(monkeypatch):
+def test_checks_for_the_keys_only_keep_every_code_and_severity(monkeypatch):
     calls = []
     real = parser.check
 
     def both(args, target, **kw):
         quick = real(args, target, **kw)
-        if kw.get("replay_fixes", True) is False:
+        if kw.get("keys_only"):
             calls.append(1)
-            full = real(args, target, **{**kw, "replay_fixes": True})
+            full = real(args, target, **{**kw, "keys_only": False})
             assert [parser._key(f) for f in quick] == [parser._key(f) for f in full]
         return quick
 

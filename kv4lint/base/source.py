@@ -168,6 +168,10 @@ class LineIndex:
         line = bisect.bisect_right(self.starts, offset) - 1
         return _Position(line + 1, offset - self.starts[line] + 1)
 
+    def line(self, offset: int) -> int:
+        """The 1-based line of ``offset`` (:meth:`position`'s, without making the Position)."""
+        return bisect.bisect_right(self.starts, max(0, min(offset, self.length)))
+
     def offset(self, line: int, column: int) -> int:
         """Offset of 1-based ``line`` and 1-based ``column``."""
         line = max(1, min(line, len(self.starts)))

@@ -18,6 +18,7 @@ from kv4lint.base.file_error import FileError
 from kv4lint.base.file_report import FileReport
 from kv4lint.base.internal_error import has_internal
 from kv4lint.base.printable import printable
+from kv4lint.base.process import gc_paused
 from kv4lint.base.settings import Settings
 from kv4lint.cli.progress import Progress
 from kv4lint.files.discover import WalkMemo, discover, excluded
@@ -274,8 +275,11 @@ def emit(ns: argparse.Namespace, result: RunResult, stream=None, *, to_file: boo
     if q >= 2 and not out_file:
         return
     stream = open_output_file(out_file) if out_file else (stream or sys.stdout)
-    text = render(ns.format, result, color=_use_color(ns, stream) and not out_file,
-                  statistics=bool(ns.statistics), quiet=q)
+    # The report's records (a dict per finding, by the thousand) free nothing until it is written: with the cyclic
+    # collector on, it would walk the run's results again (kv4lint.base.process.gc_paused).
+    with gc_paused():
+        text = render(ns.format, result, color=_use_color(ns, stream) and not out_file,
+                      statistics=bool(ns.statistics), quiet=q)
     with writing(out_file, stream):
         try:
             stream.write(text)

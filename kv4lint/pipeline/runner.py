@@ -101,7 +101,7 @@ def _lint_text(path: str, text: str, settings: Settings, language: str) -> FileR
     base_dir = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
     per_launch: list[tuple[Launch, list[Finding]]] = []
     for launch in scan.launches:
-        line = index.position(launch.anchor.start).line
+        line = index.line(launch.anchor.start)
         if launch.not_judged is not None:  # a negative test: the code expects SGLang to refuse it
             rep.targets.append({"line": line, "entry": launch.entry, "not_judged": launch.not_judged})
             continue
@@ -250,7 +250,7 @@ def _suppressed(f: Finding, launch: Launch, scan: ScanResult, index: LineIndex, 
     line = index.line_text(f.start.line) if f.start else ""
     if language in ("python", "notebook") and f.start:
         # flake8 reads a noqa comment on any line of a multi-line string or call: so does kv4lint.
-        last = max(f.start.line, index.position(max(launch.span.start, launch.span.end - 1)).line)
+        last = max(f.start.line, index.line(max(launch.span.start, launch.span.end - 1)))
         for ln in range(f.start.line, min(last, f.start.line + 200) + 1):
             d = suppression.find_noqa(index.line_text(ln))
             if d is not None and suppression.covers(d.codes, f.code):
@@ -271,6 +271,6 @@ def resolve_target(launch: Launch, settings: Settings, *, base_dir: str | None =
     from kv4lint.rules.parser import infer_release
     from kv4lint.target.resolve import resolve
 
-    line_of = (lambda offset: index.position(offset).line) if index is not None else None
+    line_of = index.line if index is not None else None
     # one file's run: its own index (what resolve read of the tree's files is read again in another run)
     return resolve(launch, settings, infer=infer_release, base_dir=base_dir, line_of=line_of, run=index)

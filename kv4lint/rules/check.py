@@ -65,16 +65,17 @@ def _plain(args: Args, open_ended: bool) -> dict:
 
 
 def check(args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3", strict: bool | None = None,
-          replay_fixes: bool = True) -> list[RuleFinding]:
-    """The KV cache rules' findings on the launch. ``replay_fixes=False``: an error's fix is not replayed to
-    settle whether it is safe (:func:`_verified`), for callers that read only each finding's code and severity,
-    which the replay never changes."""
+          keys_only: bool = False) -> list[RuleFinding]:
+    """The KV cache rules' findings on the launch. ``keys_only``: for callers that read only each finding's code
+    and severity (``rules.parser._since``), what never changes them is skipped: an error's fix is not replayed to
+    settle whether it is safe (:func:`_verified`), nor are the words looked for that a warning's candidates
+    refuse it in alike (:func:`_refused_somewhere`)."""
     strict = target.strict if strict is None else strict
     dtype_v = args.get("kv_cache_dtype")
     if dtype_v is None or not dtype_v.known:
         # No (known) dtype: only the dequant flag can be wrong on its own.
         if dtype_v is None and "prefill_kv_cache_dequant_dtype" in args.values:
-            return _simulated(args, target, fix_dtype, strict, replay_fixes)
+            return _simulated(args, target, fix_dtype, strict, keys_only)
         return []
     found = _dtype_name(args, target, fix_dtype)
     if found:
@@ -82,7 +83,7 @@ def check(args: Args, target: Target, *, fix_dtype: str = "fp8_e4m3", strict: bo
     dequant = args.get("prefill_kv_cache_dequant_dtype")
     if dtype_v.text in kv4_dtypes(release(target.sglang_version)) or (
             dequant is not None and dequant.text != "auto"):
-        return _simulated(args, target, fix_dtype, strict, replay_fixes)
+        return _simulated(args, target, fix_dtype, strict, keys_only)
     return []  # not an FP4 launch: SGLang's other checks are not kv4lint's business
 
 
@@ -155,7 +156,7 @@ class Verdicts:
 
 
 def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool,
-               replay_fixes: bool = True) -> list[RuleFinding]:
+               keys_only: bool = False) -> list[RuleFinding]:
     """The verdict over the targets the launch can be for.
 
     A *candidate* is one machine and model the evidence leaves (the GPU archs of the target, one of each kind
@@ -179,10 +180,10 @@ def _simulated(args: Args, target: Target, fix_dtype: str, strict: bool,
         for f in found:
             if f.severity != Severity.ERROR:
                 f.fix = _opt_in(f.fix, target, v)
-            elif replay_fixes:
+            elif not keys_only:
                 f.fix = _verified(f.fix, poss, target)
     elif v.refused_by:
-        found += _refused_somewhere(args, target, fix_dtype, v, n)
+        found += _refused_somewhere(args, target, fix_dtype, v, n, keys_only)
     elif strict and any(r[3] for r in v.results):
         i = next(i for i, r in enumerate(v.results) if r[3])
         m, model, o, evs = v.results[i]
@@ -255,9 +256,10 @@ def _refused_everywhere(args, target, fix_dtype, poss, v: Verdicts, plain, n) ->
     return list(found.values())
 
 
-def _refused_somewhere(args, target, fix_dtype, v: Verdicts, n) -> list[RuleFinding]:
+def _refused_somewhere(args, target, fix_dtype, v: Verdicts, n, keys_only: bool = False) -> list[RuleFinding]:
     """Some candidates refuse, others accept: one warning per code and token (the field it is reported at),
-    naming every candidate that refuses for it; its fix is opt-in (:func:`_opt_in`)."""
+    naming every candidate that refuses for it; its fix is opt-in (:func:`_opt_in`). ``keys_only``: the words
+    true of every member are not looked for (each warning's code and severity are its group's: :func:`_finding`)."""
     groups: dict[tuple, list[tuple]] = {}
     for c in v.refused_by:
         m, model, o, evs = v.results[v.candidates[c][0]]
@@ -270,7 +272,7 @@ def _refused_somewhere(args, target, fix_dtype, v: Verdicts, n) -> list[RuleFind
         _, m, model, o, ev, first = members_[0]
         where = [(x[1], x[2]) for x in members_]
         general = ""
-        if any(x[5].message != first.message for x in members_):  # one finding per token, true of every member
+        if not keys_only and any(x[5].message != first.message for x in members_):  # one per token, true of all
             said_all = [_said(x[4], args, target, x[1], x[2], fix_dtype, refused=_expand([w[0].arch for w in where],
                               target), accepted=_where_refused(accepted, target, plain=True, conj="or", bare=True))[1]
                         for x in members_]

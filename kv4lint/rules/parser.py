@@ -138,7 +138,28 @@ def infer_release(launch: Launch, newest_args: Args, *, upto: str | None = None)
     ``newest_args`` is the launch read by the newest release's parser (``upto``'s, when given: no release after
     it counts, as for a nightly built before it).  A launch kv4lint does not judge (no KV cache option) is judged
     by the newest release: nothing of it depends on the release.
+
+    The same words inferred again (a file that repeats a launch) are read from :data:`_INFERRED`.
     """
+    key = (_launch_words(launch), upto)
+    hit = _INFERRED.get(key)
+    if hit is None:
+        found = _inferred(launch, newest_args, upto)
+        read_by = None if found.args is newest_args else found.version  # the args: newest_args, or found's
+        _INFERRED.keep(key, (found.version, read_by, found.evidence, found.rejected))
+        return found
+    version, read_by, evidence, rejected = hit
+    return Inferred(version, newest_args if read_by is None else normalise(launch, read_by), evidence, rejected)
+
+
+# What infer_release found, by everything it reads: the launch's words as the parser reads them (each value's text and
+# whether it may expand to several: :func:`_launch_words`) and the newest release that counts (``newest_args`` is the
+# launch read by that release's parser); the release the arguments were read by, never the arguments themselves
+# (they are the launch's own Values: read again by that release). Held for the process (kv4lint.base.memo).
+_INFERRED = Memo(1024)
+
+
+def _inferred(launch: Launch, newest_args: Args, upto: str | None) -> Inferred:
     releases = known_releases()
     if upto is not None:
         releases = releases[:releases.index(upto) + 1]
@@ -594,9 +615,15 @@ def _since_key(launch: Launch, target: Target, found: list[RuleFinding], fix_dty
     its target for a finding's code and severity (each value's text, whether it is a splat; never where it is
     written, nor where the target's parts are: that decides only where a finding is reported and what its words
     quote, and _since keeps no finding)."""
+    return (_launch_words(launch), _target_key(target.with_(sources={})), tuple(_key(f) for f in found), fix_dtype,
+            strict)
+
+
+def _launch_words(launch: Launch) -> tuple:
+    """What :func:`normalise` and :func:`_rejections` read of a launch: its form and entry point, and each value's
+    text and whether it may expand to several (never where it is written)."""
     return (launch.form, launch.entry, _words(launch.argv), _words(launch.config_argv), _words(launch.positional),
-            tuple((k, v.text, v.splat) for k, v in launch.kwargs.items()), launch.unknown_kwargs,
-            _target_key(target.with_(sources={})), tuple(_key(f) for f in found), fix_dtype, strict)
+            tuple((k, v.text, v.splat) for k, v in launch.kwargs.items()), launch.unknown_kwargs)
 
 
 def _target_key(target: Target) -> tuple:
@@ -635,7 +662,7 @@ def _judged_since(launch: Launch, target: Target, found: list[RuleFinding], fix_
         if not open_:
             continue  # only how far back the launch is taken is left to know
         held = {_key(g) for g in check(args, target.with_(sglang_version=r), fix_dtype=fix_dtype, strict=strict,
-                                       replay_fixes=False)}
+                                       keys_only=True)}
         open_ = {k for k in open_ if k in held}
         since.update((k, r) for k in open_)
     return tuple((k, first, _ranges(releases[releases.index(last_taken):releases.index(first)]))

@@ -75,7 +75,7 @@ class Scanner(Evaluator):
         # Calls nested in an Engine(server_args=...) are launches of their own.
         cands.sort(key=lambda c: self.start(c[0]))
         lines = LineIndex(self.text)
-        refusals = Refusals(self.qualify, self.start, lambda offset: lines.position(offset).line)
+        refusals = Refusals(self.qualify, self.start, lines.line)
         for call, scope, kind in cands:
             before = len(self.result.launches)
             if not self.read(call, scope, kind, before):
@@ -190,7 +190,7 @@ class Scanner(Evaluator):
     def _mark_disabled(launches: list[Launch], lines: LineIndex, offset: int) -> None:
         """``# kv4lint: disable=...`` right above the call's line or at its end (in this text: a notebook
         cell, a Markdown block)."""
-        line = lines.position(offset).line
+        line = lines.line(offset)
         codes = codes_above(lines.line_text, line) | trailing_codes(lines.line_text(line))
         if codes:
             for launch in launches:
@@ -199,7 +199,7 @@ class Scanner(Evaluator):
     def _launch_error(self, call, message: str, *, internal: bool = False) -> None:
         line = None
         try:
-            line = LineIndex(self.text).position(self.start(call)).line
+            line = LineIndex(self.text).line(self.start(call))
         except Exception:  # noqa: BLE001
             pass
         if self.origin is not None:

@@ -44,8 +44,8 @@ def to_value(f: Field) -> Value:
                          remove=f.rm, quote=f.quote, path=path)
         return Value(chars.text, span, Provenance.RESOLVED, use=use, shared=shared, remove=f.rm, quote=f.quote,
                      offsets=_offsets(chars, span))
-    if span is not None:  # (most words: written verbatim)
-        return Value(chars.text, span, Provenance.LITERAL, remove=f.rm, quote=f.quote)
+    if span is not None:  # (most words: written verbatim; by position: a class called with keywords makes a dict)
+        return Value(chars.text, span, Provenance.LITERAL, None, False, False, f.rm, f.quote)
     # Not written verbatim (an escape of the outer format): reported where it is written, never edited.
     return Value(chars.text, None, Provenance.LITERAL, use=f.anchor(), remove=f.rm, quote=f.quote,
                  offsets=_offsets(chars, None))

@@ -217,7 +217,7 @@ class ShellText:
     def line(self, offset: int) -> int:
         if self._lines is None:
             self._lines = LineIndex(self.text)
-        return self._lines.position(offset).line
+        return self._lines.line(offset)
 
     def line_text(self, line: int) -> str:
         if self._lines is None:

@@ -21,8 +21,11 @@ def name_refused(d: str, form: str, version: str | None, *, fp4_name: bool,
                  fix_dtype: str = "fp8_e4m3") -> Said | None:
     """What to say of a dtype ``version`` does not accept, or no longer treats as FP4; None when it does."""
     n = release(version)
-    label = version_label(version)
     choices = kv_cache_dtype_choices(version)
+    deprecated = FP4_RENAMED <= n < FP4_E2M1_REMOVED and d == "fp4_e2m1"
+    if d in choices and not deprecated:
+        return None  # (asked of every launch whose release is inferred: the words are made for a refusal only)
+    label = version_label(version)
     if n >= FP4_RENAMED:
         other = f"{label} spells its FP4 KV cache fp4_mx_block16 (the same block-size-16 recipe, with its own " \
                 "backend rules) or nvfp4"
@@ -41,12 +44,10 @@ def name_refused(d: str, form: str, version: str | None, *, fp4_name: bool,
         return Said(f"kv_cache_dtype={d!r} is not a KV cache dtype of {label}", "kv_cache_dtype", advice,
                     join_sentences("The Python API does not check choices, so it fails at model-runner start "
                                    f"(Unsupported kv_cache_dtype: {d}.)", other))
-    if FP4_RENAMED <= n < FP4_E2M1_REMOVED and d == "fp4_e2m1":
-        return Said(f"--kv-cache-dtype fp4_e2m1 is deprecated in {label}", "kv_cache_dtype", advice,
-                    join_sentences("Accepted by the parser, then refused at model-runner start (ValueError: "
-                                   "--kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16.)",
-                                   "It is no longer an FP4 KV cache there", other))
-    return None
+    return Said(f"--kv-cache-dtype fp4_e2m1 is deprecated in {label}", "kv_cache_dtype", advice,  # (in its choices)
+                join_sentences("Accepted by the parser, then refused at model-runner start (ValueError: "
+                               "--kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16.)",
+                               "It is no longer an FP4 KV cache there", other))
 
 
 RULE = Rule(

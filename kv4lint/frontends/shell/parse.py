@@ -171,6 +171,13 @@ class ShellText:
             return node.start_byte, node.end_byte
         return self.c(node.start_byte), self.c(node.end_byte)
 
+    def spans(self, nodes) -> list[tuple[int, int]]:
+        """:meth:`ns` of each of ``nodes`` (a command's children: most words of a script)."""
+        if self._b2c is None:
+            return [(k.start_byte, k.end_byte) for k in nodes]
+        c = self.c
+        return [(c(k.start_byte), c(k.end_byte)) for k in nodes]
+
     def nt(self, node) -> str:
         s, e = self.ns(node)
         return self.text[s:e]

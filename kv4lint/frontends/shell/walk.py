@@ -475,7 +475,7 @@ class Walker(Branches, Calls, Inert):
         if not self.scan.charge(len(kids), lambda: self.src.line(self.src.c(node.start_byte))):
             return [Element(None, True, None, a)]  # not read: unknown elements
         elems = []
-        spans = [self.src.ns(k) for k in kids]
+        spans = self.src.spans(kids)
         for i, k in enumerate(kids):
             if not k.is_named or k.type == "comment":
                 continue
@@ -659,20 +659,21 @@ class Walker(Branches, Calls, Inert):
         """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
         kids = n.children
         prefix = []
-        spans = [self.src.ns(c) for c in kids]
+        spans = self.src.spans(kids)
         words: list[Field] = []
+        x, field_name, remove = self.x, n.field_name_for_child, self._remove
         for i, k in enumerate(kids):
             t = k.type
             if t == "variable_assignment" and not words:
                 prefix.append(k)
                 continue
-            if t == "command_name" or n.field_name_for_child(i) == "argument":
+            if t == "command_name" or field_name(i) == "argument":
                 if t == "command_name":
-                    fs = self.x.fields(k.named_children[0]) if k.named_child_count else self.x.fields(k)
+                    fs = x.fields(k.named_children[0]) if k.named_child_count else x.fields(k)
                 else:
-                    fs = self.x.fields_at(k, t, *spans[i])
+                    fs = x.fields_at(k, t, *spans[i])
                 if len(fs) == 1:
-                    fs[0].rm = self._remove(kids, spans, i, _SEP_CMD)
+                    fs[0].rm = remove(kids, spans, i, _SEP_CMD)
                 words.extend(fs)
             elif t == "herestring_redirect":
                 ws = k.named_children
@@ -832,16 +833,22 @@ class Walker(Branches, Calls, Inert):
 
     def _remove(self, kids, spans: list[tuple[int, int]], i: int, sep: re.Pattern) -> Span | None:
         """The span that deletes ``kids[i]`` with its separator from a neighbour (``spans``: each kid's ``src.ns``)."""
-        src, text = self.src, self.src.text
+        src = self.src
+        text = src.text
         s, e = spans[i]
-        pe = spans[i - 1][1] if i else s
         # the separator before it (from a word before; after the next word's, from anything before); " ": most are
-        before = i > 0 and (text[pe:s] == " " or sep.fullmatch(text[pe:s]) is not None)
-        if before and kids[i - 1].is_named:
-            return src.fspan(pe, e)
+        if i:
+            pe = spans[i - 1][1]
+            gap = text[pe:s]
+            before = gap == " " or sep.fullmatch(gap) is not None
+            if before and kids[i - 1].is_named:
+                return src.fspan(pe, e)
+        else:
+            pe, before = s, False
         if i + 1 < len(kids) and kids[i + 1].is_named:
             ns_ = spans[i + 1][0]
-            if text[e:ns_] == " " or sep.fullmatch(text[e:ns_]):
+            gap = text[e:ns_]
+            if gap == " " or sep.fullmatch(gap):
                 return src.fspan(s, ns_)
         return src.fspan(pe if before else s, e)
 
@@ -1169,7 +1176,7 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
         if cmd is None:
             return []
         kids = cmd.children
-        spans = [src.ns(k) for k in kids]
+        spans = src.spans(kids)
         fields: list[Field] = []
         for i, k in enumerate(kids):
             if k.type == "variable_assignment" or k.type == "command_name" or \

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_right
 
 from kv4lint.base.model import Span
 from kv4lint.base.source import LineIndex
@@ -222,9 +223,11 @@ class ShellText:
         return Chars(self.text[s:e], self.pos[s:e], res)
 
     def line(self, offset: int) -> int:
-        if self._lines is None:
-            self._lines = LineIndex(self.text)
-        return self._lines.position(offset).line
+        """The 1-based line of ``offset`` (as ``LineIndex.position`` counts it, without making the Position)."""
+        lines = self._lines
+        if lines is None:
+            lines = self._lines = LineIndex(self.text)
+        return bisect_right(lines.starts, max(0, offset))  # (past the end: the last line, as clamped)
 
     def line_text(self, line: int) -> str:
         if self._lines is None:

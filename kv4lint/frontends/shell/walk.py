@@ -26,6 +26,7 @@ from kv4lint.frontends.shell.choices import ChoicePoint
 from kv4lint.frontends.shell.expand import ALLEXPORT, ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, \
     UNSET, Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
 from kv4lint.base.file_error import FileError
+from kv4lint.base.memo import Memo
 from kv4lint.base.model import MAX_WORDS, ForeignString, Hint, Launch, ScanResult, Span, Value
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes
@@ -180,6 +181,9 @@ class Walker(Branches, Calls, Inert):
         self.chain: list[int] = []
         self.positional: list[Element] | None = None  # $1 $2 ...: None = unknown (the script's arguments)
         self._active = None  # the command run() found not inert, about to be read
+        # The GPUs the comments on and above a statement name (machine.comment_hints), by the text and the
+        # statement's place in it: a launch read once per path or loop item reads its comments once.
+        self._comments = Memo(4096)
 
     # -- variables -----------------------------------------------------------------
     def bind(self, name: str, b: Binding, *, local: bool = False) -> None:
@@ -948,8 +952,11 @@ class Walker(Branches, Calls, Inert):
             anchor = last.anchor()
         span = self.src.fanchor(*self.src.ns(n))
         start = min(self.src.c(b) for b in (n.start_byte, *self.chain))
-        hints = dedupe_hints(self._outer_hints(ex, comment_hints(self.src, start, self.src.c(n.end_byte))) +
-                             self.scan.machine.around(self.scan.conds))
+        key = (self.src, start, self.src.c(n.end_byte))
+        near = self._comments.get(key)
+        if near is None:
+            near = self._comments.keep(key, comment_hints(*key))
+        hints = dedupe_hints(self._outer_hints(ex, near) + self.scan.machine.around(self.scan.conds))
         cond = " and ".join(dict.fromkeys(c for c in self.scan.conds if c)) or None
         self.scan.pending.append(_Pending(m.entry, span, anchor, argv, hints, self._disabled(n), cond))
 

@@ -169,6 +169,16 @@ def test_a_comment_directly_above_or_on_a_launch_names_its_gpu():
     ]
 
 
+def test_each_launch_of_a_chain_reads_its_own_last_line_each_time_it_is_read():
+    # Both launches of the chain start where it starts (the comment above is both's), each ends on its own line
+    # (the comment there is its alone); each is read once per loop item, the same comments each time.
+    text = (f"for i in 1 2; do\n  # 8x H100\n  {LAUNCH} --port 1$i && \\\n    {LAUNCH} --port 2$i  # B200 only\n"
+            f"done\n{LAUNCH}\n")
+    above = ("sm90", "launch", "comment '# 8x H100'", "# 8x H100")
+    on = ("sm100", "launch", "comment '# B200 only'", "# B200 only")
+    assert gpu_hints(text, "serve.sh", "shell") == [[above], [above], [on, above], [on, above], []]
+
+
 def test_a_branch_on_the_gpu_name_guards_the_values_it_sets():
     text = ("if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q B200; then KV=nvfp4; else KV=fp8_e4m3; fi\n"
             "python3 -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n")

@@ -97,3 +97,20 @@ def test_a_value_made_of_pieces_keeps_each_characters_offset():
     text = 'V=nvfp4\npython -m sglang.launch_server --kv-cache-dtype "$V"\n'
     v = scan_shell(text, "t.sh").launches[0].argv[1]
     assert (v.text, v.span.start, v.span.end, v.offsets) == ("nvfp4", 2, 7, None)
+
+
+@given(st.text(alphabet="ab \n\r\t#", max_size=40), st.data())
+def test_a_texts_line_of_an_offset_is_the_line_index_s(text, data):
+    """ShellText.line counts lines as LineIndex.position does (\\n, \\r\\n, a lone \\r; offsets clamped to the text),
+    without making the Position."""
+    from kv4lint.base.source import LineIndex
+
+    offset = data.draw(st.integers(-3, len(text) + 3))
+    assert ShellText(text).line(offset) == LineIndex(text).position(offset).line
+
+
+def test_line_and_spans_read_a_non_ascii_text_by_characters():
+    src = ShellText("é x\nñ y\n")
+    root_kids = [type("N", (), {"start_byte": 3, "end_byte": 4})(), type("N", (), {"start_byte": 7, "end_byte": 8})()]
+    assert src.spans(root_kids) == [(2, 3), (5, 6)]
+    assert [src.line(src.c(k.start_byte)) for k in root_kids] == [1, 2]

@@ -171,6 +171,13 @@ class ShellText:
             return node.start_byte, node.end_byte
         return self.c(node.start_byte), self.c(node.end_byte)
 
+    def spans(self, nodes) -> list[tuple[int, int]]:
+        """:meth:`ns` of each of ``nodes`` (a command's children: most words of a script)."""
+        if self._b2c is None:
+            return [(k.start_byte, k.end_byte) for k in nodes]
+        c = self.c
+        return [(c(k.start_byte), c(k.end_byte)) for k in nodes]
+
     def nt(self, node) -> str:
         s, e = self.ns(node)
         return self.text[s:e]
@@ -215,9 +222,11 @@ class ShellText:
         return Chars(self.text[s:e], self.pos[s:e], res)
 
     def line(self, offset: int) -> int:
-        if self._lines is None:
-            self._lines = LineIndex(self.text)
-        return self._lines.line(offset)
+        """The 1-based line of ``offset`` (:meth:`LineIndex.line`: no Position made)."""
+        lines = self._lines
+        if lines is None:
+            lines = self._lines = LineIndex(self.text)
+        return lines.line(offset)
 
     def line_text(self, line: int) -> str:
         if self._lines is None:

@@ -26,6 +26,7 @@ from kv4lint.frontends.shell.choices import ChoicePoint
 from kv4lint.frontends.shell.expand import ALLEXPORT, ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, \
     UNSET, Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
 from kv4lint.base.file_error import FileError
+from kv4lint.base.memo import Memo
 from kv4lint.base.model import MAX_WORDS, ForeignString, Hint, Launch, ScanResult, Span, Value
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes
@@ -180,6 +181,9 @@ class Walker(Branches, Calls, Inert):
         self.chain: list[int] = []
         self.positional: list[Element] | None = None  # $1 $2 ...: None = unknown (the script's arguments)
         self._active = None  # the command run() found not inert, about to be read
+        # The GPUs the comments on and above a statement name (machine.comment_hints), by the text and the
+        # statement's place in it: a launch read once per path or loop item reads its comments once.
+        self._comments = Memo(4096)
 
     # -- variables -----------------------------------------------------------------
     def bind(self, name: str, b: Binding, *, local: bool = False) -> None:
@@ -475,7 +479,7 @@ class Walker(Branches, Calls, Inert):
         if not self.scan.charge(len(kids), lambda: self.src.line(self.src.c(node.start_byte))):
             return [Element(None, True, None, a)]  # not read: unknown elements
         elems = []
-        spans = [self.src.ns(k) for k in kids]
+        spans = self.src.spans(kids)
         for i, k in enumerate(kids):
             if not k.is_named or k.type == "comment":
                 continue
@@ -659,20 +663,21 @@ class Walker(Branches, Calls, Inert):
         """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
         kids = n.children
         prefix = []
-        spans = [self.src.ns(c) for c in kids]
+        spans = self.src.spans(kids)
         words: list[Field] = []
+        x, field_name, remove = self.x, n.field_name_for_child, self._remove
         for i, k in enumerate(kids):
             t = k.type
             if t == "variable_assignment" and not words:
                 prefix.append(k)
                 continue
-            if t == "command_name" or n.field_name_for_child(i) == "argument":
+            if t == "command_name" or field_name(i) == "argument":
                 if t == "command_name":
-                    fs = self.x.fields(k.named_children[0]) if k.named_child_count else self.x.fields(k)
+                    fs = x.fields(k.named_children[0]) if k.named_child_count else x.fields(k)
                 else:
-                    fs = self.x.fields_at(k, t, *spans[i])
+                    fs = x.fields_at(k, t, *spans[i])
                 if len(fs) == 1:
-                    fs[0].rm = self._remove(kids, spans, i, _SEP_CMD)
+                    fs[0].rm = remove(kids, spans, i, _SEP_CMD)
                 words.extend(fs)
             elif t == "herestring_redirect":
                 ws = k.named_children
@@ -832,16 +837,22 @@ class Walker(Branches, Calls, Inert):
 
     def _remove(self, kids, spans: list[tuple[int, int]], i: int, sep: re.Pattern) -> Span | None:
         """The span that deletes ``kids[i]`` with its separator from a neighbour (``spans``: each kid's ``src.ns``)."""
-        src, text = self.src, self.src.text
+        src = self.src
+        text = src.text
         s, e = spans[i]
-        pe = spans[i - 1][1] if i else s
         # the separator before it (from a word before; after the next word's, from anything before); " ": most are
-        before = i > 0 and (text[pe:s] == " " or sep.fullmatch(text[pe:s]) is not None)
-        if before and kids[i - 1].is_named:
-            return src.fspan(pe, e)
+        if i:
+            pe = spans[i - 1][1]
+            gap = text[pe:s]
+            before = gap == " " or sep.fullmatch(gap) is not None
+            if before and kids[i - 1].is_named:
+                return src.fspan(pe, e)
+        else:
+            pe, before = s, False
         if i + 1 < len(kids) and kids[i + 1].is_named:
             ns_ = spans[i + 1][0]
-            if text[e:ns_] == " " or sep.fullmatch(text[e:ns_]):
+            gap = text[e:ns_]
+            if gap == " " or sep.fullmatch(gap):
                 return src.fspan(s, ns_)
         return src.fspan(pe if before else s, e)
 
@@ -941,8 +952,11 @@ class Walker(Branches, Calls, Inert):
             anchor = last.anchor()
         span = self.src.fanchor(*self.src.ns(n))
         start = min(self.src.c(b) for b in (n.start_byte, *self.chain))
-        hints = dedupe_hints(self._outer_hints(ex, comment_hints(self.src, start, self.src.c(n.end_byte))) +
-                             self.scan.machine.around(self.scan.conds))
+        key = (self.src, start, self.src.c(n.end_byte))
+        near = self._comments.get(key)
+        if near is None:
+            near = self._comments.keep(key, comment_hints(*key))
+        hints = dedupe_hints(self._outer_hints(ex, near) + self.scan.machine.around(self.scan.conds))
         cond = " and ".join(dict.fromkeys(c for c in self.scan.conds if c)) or None
         self.scan.pending.append(_Pending(m.entry, span, anchor, argv, hints, self._disabled(n), cond))
 
@@ -1169,7 +1183,7 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
         if cmd is None:
             return []
         kids = cmd.children
-        spans = [src.ns(k) for k in kids]
+        spans = src.spans(kids)
         fields: list[Field] = []
         for i, k in enumerate(kids):
             if k.type == "variable_assignment" or k.type == "command_name" or \

@@ -899,7 +899,7 @@ def test_the_screens_tree_is_let_go_with_the_scan(text):
 
 def test_libcsts_import_is_frozen_out_of_the_collectors_way():
     """In kv4lint's own process (the ``kv4lint`` command: ``kv4lint.base.process``), the first file that needs
-    libcst imports it with the cyclic collector paused (kv4lint.frontends.gc_paused): what the import made is
+    libcst imports it with the cyclic collector paused (kv4lint.base.process.gc_paused): what the import made is
     frozen (``gc.freeze``), so that the first collection after the file does not walk libcst's 100,000 objects
     (issue 37); the file's own cycles are still collected."""
     code = textwrap.dedent("""
@@ -989,7 +989,7 @@ def test_an_assignment_in_an_if_chain_arm_is_a_condition_of_the_launch():
 
 
 def test_a_scan_leaves_no_cycle_holding_the_module_tree():
-    """The scan's working state is freed as it returns (kv4lint.frontends.gc_paused pauses the cyclic collector
+    """The scan's working state is freed as it returns (kv4lint.base.process.gc_paused pauses the cyclic collector
     while a file is read: a script's Python heredocs were a third of what it walked after the file): no libcst node
     is left to the collector, with scopes, a class, GPU evidence and node offsets all used."""
     import gc

@@ -24,7 +24,7 @@ def gc_paused():
     """Reading a file makes objects by the million and frees none until it is judged: the cyclic collector would
     walk them all again and again (a third of a 2 MB Python file's time, a quarter of a 2 MB script's, growing
     with the file).  Paused while a file is read and judged (in any process: the pause ends with the file); what
-    it leaves is collected after, as usual.  The frontends' scan (``kv4lint.frontends.gc_paused``) and the
+    it leaves is collected after, as usual.  The frontends' scan (:func:`kv4lint.frontends.scan`) and the
     Python screen before it (:mod:`kv4lint.pipeline.read`) use it."""
     import gc  # built in, but not loaded by ``kv4lint --version``
 
@@ -46,8 +46,7 @@ def imports_kept():
     collector paused: :func:`gc_paused`) would all be walked by the first collection after the file (20 ms), then
     again by the next older one; the runner's and the frontends' with Markdown's parser, 10 ms.  Used before the
     file's own cycles are made (they are not frozen: the collector frees them as usual).  A host's process
-    (flake8, the API) is left as it is: ``gc.freeze`` acts on all of its objects, not on kv4lint's alone.  The
-    frontends name it ``kv4lint.frontends.imports_kept``."""
+    (flake8, the API) is left as it is: ``gc.freeze`` acts on all of its objects, not on kv4lint's alone."""
     loaded = len(sys.modules)
     yield
     if own and len(sys.modules) != loaded:

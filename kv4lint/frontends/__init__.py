@@ -13,7 +13,7 @@ import importlib
 
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import ScanResult
-from kv4lint.base.process import gc_paused, imports_kept  # noqa: F401 - the frontends' names for them
+from kv4lint.base.process import gc_paused, imports_kept
 from kv4lint.frontends import budget
 
 # language -> "module:function"; every function is ``f(text: str, path: str) -> ScanResult``.

@@ -20,6 +20,7 @@ from kv4lint.base import internal_error, suppression
 from kv4lint.base.file_error import FileError
 from kv4lint.base.file_report import FileReport
 from kv4lint.base.model import Finding, Launch, ScanResult
+from kv4lint.base.process import gc_paused
 from kv4lint.base.settings import Settings
 from kv4lint.base.source import LineIndex
 from kv4lint.files.depends import recording
@@ -53,7 +54,7 @@ def lint_text(path: str, text: str, settings: Settings, language: str | None = N
     if flake8_noqa and language == "python" and suppression.flake8_skips_file(text):
         return FileReport(path, language)
     # the files the report reads (kv4lint.pipeline.cache.FileIndex)
-    with recording() as looked_at, frontends.gc_paused():
+    with recording() as looked_at, gc_paused():
         rep = _lint_text(path, text, settings, language)
     rep.depends = list(dict.fromkeys(looked_at))
     return rep

@@ -39,10 +39,10 @@ from __future__ import annotations
 import re
 import warnings
 
-from kv4lint import frontends
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import ScanResult
+from kv4lint.base.process import imports_kept
 from kv4lint.base.source import OffsetMap
 from kv4lint.files.prefilter import let_go_of_tree, python_may_launch, screened_tree
 from kv4lint.frontends.python.literals import decode_body, decode_literal, split_literal
@@ -175,7 +175,7 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     if tree is None:
         tree = _ast(text)
     may_launch = python_may_launch(text, tree)
-    let_go_of_tree()  # freed with this text's scan, not kept for the collector to walk (kv4lint.frontends.gc_paused)
+    let_go_of_tree()  # freed with this text's scan, not kept for the collector to walk (kv4lint.base.process.gc_paused)
     if not may_launch:
         return ScanResult()  # no launch call with a KV option (stdlib ast: ~6x cheaper than the libcst parse)
     # Where the top-level statements start, from the same parse (Positions), and the tree let go before libcst's.
@@ -186,7 +186,7 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     if why is not None:
         return ScanResult(errors=[_error(path, f"too complex to scan: {why}", None, origin)])
     try:
-        with frontends.imports_kept():
+        with imports_kept():
             import libcst
     except ImportError as e:  # pragma: no cover - libcst is a dependency
         return ScanResult(errors=[FileError(path, f"cannot scan Python: libcst is not installed ({e})")])
@@ -200,7 +200,7 @@ def scan_python(text: str, path: str, *, origin: OffsetMap | None = None,
     except (MemoryError, ValueError, SyntaxError) as e:
         return ScanResult(errors=[_error(path, f"cannot parse: {type(e).__name__}: {e}", None, origin)])
     try:
-        with frontends.imports_kept():  # the file's libcst tree is made already, but holds no cycle
+        with imports_kept():  # the file's libcst tree is made already, but holds no cycle
             from kv4lint.frontends.python.scanner import Scanner
 
         scanner = Scanner(text, path, module, origin, imported, top_lines=lines)

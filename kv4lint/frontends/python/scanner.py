@@ -95,7 +95,7 @@ class Scanner(Evaluator):
         """Break the cycles of the scan's working state once its result is made: the GPU evidence refers to the
         scanner, each scope to its children and parent and, through its table's events, to itself. The module's
         tree is then freed as the scan returns, not left to the cyclic collector after the whole file (paused
-        while a file is read: kv4lint.frontends.gc_paused; a script's Python heredocs were a third of the objects
+        while a file is read: kv4lint.base.process.gc_paused; a script's Python heredocs were a third of the objects
         it walked there)."""
         self._machine = None
         idx = getattr(self, "idx", None)

@@ -709,6 +709,26 @@ def test_statementwise_offsets_match_whole_module(src):
 
 @pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
     (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
+def test_node_offsets_are_libcsts_syntactic_positions(src):
+    """node_offsets records each node where libcst's own PositionProvider puts it (the syntactic range: what
+    ``record_syntactic_position`` marks, its start and end nodes included), as character offsets."""
+    import libcst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from kv4lint.base.source import LineIndex
+    from kv4lint.frontends.python.index import node_offsets
+
+    wrapper = MetadataWrapper(libcst.parse_module(src), unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    spans, _code = node_offsets(wrapper.module)
+    lines = LineIndex(src)
+    at = {id(n): (lines.offset(r.start.line, r.start.column + 1), lines.offset(r.end.line, r.end.column + 1))
+          for n, r in positions.items()}
+    assert at and {i: spans[i] for i in at} == at
+
+
+@pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
+    (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
 def test_child_nodes_are_the_node_valued_fields_in_order(src):
     """``child_nodes`` remembers per type whether a value is a node, a sequence or neither: every node's children
     are still its node fields and the nodes in its sequence fields, in field order (a node, a list and a tuple

@@ -727,6 +727,27 @@ def test_node_offsets_are_libcsts_syntactic_positions(src):
     assert at and {i: spans[i] for i in at} == at
 
 
+def test_telling_a_node_leaves_libcsts_abc_caches_alone():
+    """Whether a field's value is a node is read from its type's MRO: a value of a type that is no node (here a new
+    one) is not cached as a "no" in each of libcst's node classes (objects the collector walks, issue 37)."""
+    import _abc
+
+    import libcst
+
+    from kv4lint.frontends.python.index import _kind
+
+    class Fresh:
+        pass
+
+    class Node(libcst.Name):
+        pass
+
+    assert (_kind(Fresh), _kind(Node), _kind(libcst.Name), _kind(list), _kind(tuple), _kind(str)) == (0, 1, 1, 2, 2, 0)
+    for cls in (libcst.CSTNode, libcst.Name, libcst.BaseExpression, libcst.SimpleWhitespace):
+        _registry, cache, negative, _version = _abc._get_dump(cls)
+        assert not any(r() in (Fresh, Node) for r in cache | negative), cls
+
+
 @pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
     (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
 def test_child_nodes_are_the_node_valued_fields_in_order(src):

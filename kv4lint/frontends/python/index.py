@@ -97,14 +97,17 @@ def _child_fields(cls) -> tuple[str, ...]:
 
 
 # type -> 1: a node, 2: a sequence, 0: neither (``isinstance`` of libcst's abstract ``CSTNode`` goes through the
-# ABC machinery on every call; the answer depends on the type alone).
+# ABC machinery on every call; the answer depends on the type alone). Read from the type's MRO, not issubclass: for a
+# type that is no node, the ABC asks every one of libcst's ~250 node classes and caches the "no" in each (a weak
+# reference and its callback: 2,200 objects for str, list, tuple, None and MaybeSentinel, that the cyclic collector
+# walks on each full collection of a host's process; nothing registers a virtual subclass of CSTNode).
 _KINDS: dict[type, int] = {}
 
 
 def _kind(t: type) -> int:
     k = _KINDS.get(t)
     if k is None:
-        k = _KINDS[t] = 1 if issubclass(t, cst.CSTNode) else 2 if issubclass(t, (tuple, list)) else 0
+        k = _KINDS[t] = 1 if cst.CSTNode in t.__mro__ else 2 if issubclass(t, (tuple, list)) else 0
     return k
 
 

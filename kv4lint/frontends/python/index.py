@@ -169,7 +169,7 @@ def chain_arms(head) -> list:
     """The tests of an ``if``/``elif`` chain, arm by arm (the ``if``'s first)."""
     tests = []
     node = head
-    while isinstance(node, cst.If):
+    while type(node) is cst.If:  # the parser's own class (isinstance of libcst's ABCs caches each other type)
         tests.append(node.test)
         node = node.orelse
     return tests

@@ -145,7 +145,7 @@ class Plugin:
     def _check(self, text: str, settings) -> Iterator[tuple[int, int, str, type]]:
         from kv4lint.pipeline.runner import lint_text
 
-        report = lint_text(self.filename, text, settings, language="python")
+        report = lint_text(self.filename, text, settings, language="python", fingerprints=False)  # it shows none
         problems = [e for e in report.errors if not e.message.startswith("syntax error")]
         if problems:
             # kv4lint could not read all of this file (flake8 parsed it): say so once.

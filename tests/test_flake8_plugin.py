@@ -155,6 +155,23 @@ def test_a_file_with_a_launch_is_screened_once(monkeypatch, tmp_path):
     assert parsed == []
 
 
+def test_the_plugin_hashes_no_fingerprint(monkeypatch, tmp_path):
+    """flake8 shows no finding's fingerprint: the plugin computes none (hashlib stays unloaded, issue 37), while
+    lint_text's other callers (SARIF, GitLab) still get one for each finding."""
+    import kv4lint.pipeline.runner as runner
+
+    text = LAUNCH.format(noqa="")
+    real = runner.fingerprint
+    hashed = []
+    monkeypatch.setattr(runner, "fingerprint", lambda *a: hashed.append(a) or real(*a))
+    out = list(Plugin(None, text.splitlines(keepends=True), str(tmp_path / "serve.py")).run())
+    assert [m.split()[0] for _l, _c, m, _t in out] == ["KV401"] and hashed == []
+    rep = runner.lint_text(str(tmp_path / "serve.py"), text, Plugin(filename=str(tmp_path / "serve.py"))._settings(),
+                           language="python")
+    assert [f.code for f in rep.findings] == ["KV401"] and len(hashed) == 1
+    assert rep.findings[0].fingerprint == real(*hashed[0])
+
+
 def test_the_isolation_resolves_sys_path_once_per_process(monkeypatch, tmp_path):
     from kv4lint.files import isolation
 

@@ -709,6 +709,94 @@ def test_statementwise_offsets_match_whole_module(src):
 
 @pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
     (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
+def test_node_offsets_are_libcsts_syntactic_positions(src):
+    """node_offsets records each node where libcst's own PositionProvider puts it (the syntactic range: what
+    ``record_syntactic_position`` marks, its start and end nodes included), as character offsets."""
+    import libcst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from kv4lint.base.source import LineIndex
+    from kv4lint.frontends.python.index import node_offsets
+
+    wrapper = MetadataWrapper(libcst.parse_module(src), unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    spans, _code = node_offsets(wrapper.module)
+    lines = LineIndex(src)
+    at = {id(n): (lines.offset(r.start.line, r.start.column + 1), lines.offset(r.end.line, r.end.column + 1))
+          for n, r in positions.items()}
+    assert at and {i: spans[i] for i in at} == at
+
+
+def test_telling_a_node_leaves_libcsts_abc_caches_alone():
+    """Whether a field's value is a node is read from its type's MRO: a value of a type that is no node (here a new
+    one) is not cached as a "no" in each of libcst's node classes (objects the collector walks, issue 37)."""
+    import _abc
+
+    import libcst
+
+    from kv4lint.frontends.python.index import _kind
+
+    class Fresh:
+        pass
+
+    class Node(libcst.Name):
+        pass
+
+    assert (_kind(Fresh), _kind(Node), _kind(libcst.Name), _kind(list), _kind(tuple), _kind(str)) == (0, 1, 1, 2, 2, 0)
+    for cls in (libcst.CSTNode, libcst.Name, libcst.BaseExpression, libcst.SimpleWhitespace):
+        _registry, cache, negative, _version = _abc._get_dump(cls)
+        assert not any(r() in (Fresh, Node) for r in cache | negative), cls
+
+
+WALKED = """\
+import subprocess
+
+
+class Cfg:
+    gpu: str = "h100"
+
+
+def helper():
+    pass
+
+
+total = 0
+total += 1
+port = 30000 if total else 30001
+for dtype in ["fp8_e4m3", "fp4_e2m1"]:
+    with open("log") as f:
+        try:
+            subprocess.run(["python", "-m", "sglang.launch_server", "--model-path", "m", "--kv-cache-dtype", dtype,
+                            "--port", str(port)])
+        except OSError:
+            pass
+    if total:
+        pass
+"""
+
+
+def test_the_module_walks_leave_libcsts_abc_caches_alone():
+    """The walks over every node (the GPU evidence's, the negative tests', the loops') tell the statements they read
+    by type: an isinstance against one of libcst's classes (abstract-based) caches each other type it meets in it
+    (a weak reference and its callback, for the cyclic collector to walk: issue 37)."""
+    import _abc
+
+    import libcst
+
+    from kv4lint.base.settings import Settings
+    from kv4lint.pipeline.runner import lint_text
+
+    walked = (libcst.If, libcst.IfExp, libcst.Assign, libcst.AnnAssign, libcst.AugAssign, libcst.With, libcst.Try,
+              libcst.FunctionDef, libcst.ClassDef, libcst.For, libcst.CSTNode)
+    for cls in walked:
+        cls._abc_caches_clear()
+    rep = lint_text("serve.py", WALKED, Settings(), language="python")
+    assert rep.launches >= 2 and "KV401" in {f.code for f in rep.findings}  # judged: a launch for each loop value
+    assert [cls.__name__ for cls in walked if _abc._get_dump(cls)[2]] == []
+
+
+@pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
+    (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
 def test_child_nodes_are_the_node_valued_fields_in_order(src):
     """``child_nodes`` remembers per type whether a value is a node, a sequence or neither: every node's children
     are still its node fields and the nodes in its sequence fields, in field order (a node, a list and a tuple

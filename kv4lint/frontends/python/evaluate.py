@@ -530,14 +530,14 @@ class Evaluator:
         return UnknownValue(self.span(loop.target), org) if k is None else restamped(items.items[k].val, org)
 
     def _nodes(self, kind) -> dict[int, object]:
-        """The module's nodes of one kind by their start offset (built once per kind)."""
+        """The module's nodes of one class by their start offset (built once per class)."""
         cache = self._by_start.get(kind)
         if cache is None:
             cache = self._by_start[kind] = {}
             stack = [self.module]
             while stack:
                 node = stack.pop()
-                if isinstance(node, kind):
+                if type(node) is kind:  # the parser's own class (isinstance of libcst's ABCs is slow)
                     cache[self.start(node)] = node
                 stack.extend(c for _f, c in child_nodes(node))
         return cache
@@ -576,7 +576,7 @@ class Evaluator:
             stack = [self.module]
             while stack:
                 n = stack.pop()
-                if isinstance(n, cst.If):
+                if type(n) is cst.If:  # by type, as _nodes reads it
                     self._ifs[id(n)] = n
                 stack.extend(c for _f, c in child_nodes(n))
         if not rest or any(f[0] != "c" or f[1] not in self._ifs for f in rest):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -98,14 +97,17 @@ def _child_fields(cls) -> tuple[str, ...]:
 
 
 # type -> 1: a node, 2: a sequence, 0: neither (``isinstance`` of libcst's abstract ``CSTNode`` goes through the
-# ABC machinery on every call; the answer depends on the type alone).
+# ABC machinery on every call; the answer depends on the type alone). Read from the type's MRO, not issubclass: for a
+# type that is no node, the ABC asks every one of libcst's ~250 node classes and caches the "no" in each (a weak
+# reference and its callback: 2,200 objects for str, list, tuple, None and MaybeSentinel, that the cyclic collector
+# walks on each full collection of a host's process; nothing registers a virtual subclass of CSTNode).
 _KINDS: dict[type, int] = {}
 
 
 def _kind(t: type) -> int:
     k = _KINDS.get(t)
     if k is None:
-        k = _KINDS[t] = 1 if issubclass(t, cst.CSTNode) else 2 if issubclass(t, (tuple, list)) else 0
+        k = _KINDS[t] = 1 if cst.CSTNode in t.__mro__ else 2 if issubclass(t, (tuple, list)) else 0
     return k
 
 
@@ -167,7 +169,7 @@ def chain_arms(head) -> list:
     """The tests of an ``if``/``elif`` chain, arm by arm (the ``if``'s first)."""
     tests = []
     node = head
-    while isinstance(node, cst.If):
+    while type(node) is cst.If:  # the parser's own class (isinstance of libcst's ABCs caches each other type)
         tests.append(node.test)
         node = node.orelse
     return tests
@@ -670,20 +672,37 @@ def _offsets_state():
             start = self.starts.pop()
             self.spans.setdefault(id(node), (start, self.off))
 
-        @contextmanager
         def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-            start = self.off
-            yield  # (not on an exception: the code generation stops there, and so does this)
-            end = self.off
-            spans = self.spans
-            if start_node is not None:
-                start = spans[id(start_node)][0]
-            if end_node is not None:
-                end = spans[id(end_node)][1]
-            spans[id(node)] = (start, end)
+            return _Syntactic(self, node, start_node, end_node)
 
     _OffsetsState = OffsetsState
     return OffsetsState
+
+
+class _Syntactic:
+    """What :func:`_offsets_state`'s ``record_syntactic_position`` returns: records ``node``'s syntactic offsets
+    when the code inside it is generated (not on an exception: the code generation stops there, and so does
+    this). A class, not a ``contextmanager``: libcst enters one for most nodes, and a generator's context costs
+    three times as much (about 1,500 a launch file)."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state, node, start_node, end_node) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state.off
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            return
+        start, end = self.start, self.state.off
+        spans = self.state.spans
+        if self.start_node is not None:
+            start = spans[id(self.start_node)][0]
+        if self.end_node is not None:
+            end = spans[id(self.end_node)][1]
+        spans[id(self.node)] = (start, end)
 
 
 class ProvidedPositions:

@@ -34,6 +34,13 @@ _OPS = {cst.GreaterThanEqual: ">=", cst.GreaterThan: ">", cst.LessThanEqual: "<=
         cst.Equal: "==", cst.NotEqual: "!="}
 
 
+# What Machine's walk reads of a node, by its type: libcst's parser makes these classes, never subclasses of them, and
+# an isinstance against one of libcst's abstract-based classes goes through the ABC's check and caches every other
+# type it meets (objects the cyclic collector walks).
+_WALKED = {cst.If: "branch", cst.IfExp: "branch", cst.Assign: "assign", cst.AnnAssign: "rebind",
+           cst.AugAssign: "rebind"}
+
+
 class Machine:
     """The GPU evidence of one module: its names assigned once, its branches by id, what each test means."""
 
@@ -44,11 +51,12 @@ class Machine:
         stack = [scanner.module]
         while stack:
             n = stack.pop()
-            if isinstance(n, (cst.If, cst.IfExp)):
+            k = _WALKED.get(type(n))  # the parser's own classes: by type (isinstance of libcst's ABCs is slow)
+            if k == "branch":
                 self.nodes[id(n)] = n
-            elif isinstance(n, cst.Assign) and len(n.targets) == 1:
+            elif k == "assign" and len(n.targets) == 1:
                 self._bind(n.targets[0].target, n.value)
-            elif isinstance(n, (cst.AnnAssign, cst.AugAssign)) and isinstance(n.target, cst.Name):
+            elif k == "rebind" and isinstance(n.target, cst.Name):
                 self.names[n.target.value] = None
             stack.extend(c for _f, c in child_nodes(n))
 
@@ -161,7 +169,7 @@ class Machine:
         out: list[Hint] = []
         for kind, point, part in frames:
             node = self.nodes.get(point) if kind == "c" else None
-            if isinstance(node, cst.If):
+            if type(node) is cst.If:  # by type, as the walk above reads it
                 out += self.branch(node, part)
         return out
 

@@ -31,7 +31,9 @@ RAISES_FUNCTIONS = frozenset({"pytest.raises"})
 FAIL_CALLS = frozenset({"fail"})
 FAIL_FUNCTIONS = frozenset({"pytest.fail"})
 
-_NESTED = (cst.FunctionDef, cst.ClassDef)
+# By type, not isinstance (libcst's parser makes these classes, never subclasses of them; an isinstance against one of
+# libcst's abstract-based classes goes through the ABC's check, which caches every other type it meets).
+_NESTED = frozenset({cst.FunctionDef, cst.ClassDef})
 
 
 class Refusals:
@@ -73,14 +75,15 @@ class Refusals:
             else [(root.body, None)]
         while stack:
             node, ctx = stack.pop()
-            if isinstance(node, _NESTED):
+            t = type(node)
+            if t in _NESTED:
                 continue  # a nested function or class: a scope of its own
             if ctx is not None:
-                if isinstance(node, cst.Call):
+                if t is cst.Call:
                     inside.setdefault(id(node), ctx)
-                elif isinstance(node, cst.Name):
+                elif t is cst.Name:
                     used.setdefault(node.value, []).append((self._start(node), ctx))
-            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1 \
+            if t is cst.Assign and isinstance(node.value, cst.Call) and len(node.targets) == 1 \
                     and isinstance(node.targets[0].target, cst.Name):
                 assigned[id(node.value)] = node.targets[0].target.value
             inner = self._contexts(node, scope)
@@ -94,19 +97,20 @@ class Refusals:
     def _contexts(self, node, scope) -> dict[int, str]:
         """The children of ``node`` that run where an exception is expected, and how to name that context."""
         out: dict[int, str] = {}
-        if isinstance(node, cst.With):
+        t = type(node)  # by type, as _walk reads it
+        if t is cst.With:
             why = next((self._raises(item.item, scope) for item in node.items
                         if isinstance(item.item, cst.Call) and self._raises(item.item, scope)), None)
             if why is not None:
                 out[id(node.body)] = f"`with {why}`"
-        elif isinstance(node, cst.Call):
+        elif t is cst.Call:
             why = self._raises(node, scope)
             positional = [a for a in node.args if a.keyword is None]
             if why is not None and len(positional) > 1:  # assertRaises(Exc, callable, *args, **kwargs)
                 for a in node.args:
                     if a is not positional[0]:
                         out[id(a)] = f"`{why}`"
-        elif isinstance(node, cst.Try) and node.handlers and self._ends_in_fail(node.body, scope):
+        elif t is cst.Try and node.handlers and self._ends_in_fail(node.body, scope):
             out[id(node.body)] = "a `try` whose body ends in a failed test"
         return out
 

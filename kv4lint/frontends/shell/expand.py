@@ -335,10 +335,10 @@ class _LazyRef:
 class Field:
     """One argv token as bash would produce it, with where it was written."""
 
-    __slots__ = ("chars", "full", "unknown", "splat", "src", "s", "e", "rm", "quote", "verbatim")
+    __slots__ = ("chars", "full", "unknown", "splat", "src", "s", "e", "rm", "quote")
 
     def __init__(self, chars: Chars, unknown: bool, splat: bool, src: ShellText, s: int, e: int,
-                 rm: Span | None = None, quote: str = "", full: Chars | None = None, verbatim: bool = False):
+                 rm: Span | None = None, quote: str = "", full: Chars | None = None):
         self.chars = chars  # the text (when unknown: the known text before the first unknown part)
         self.full = full if full is not None else chars  # all of it, unknown parts written as HOLE
         self.unknown = unknown or HOLE in chars.text
@@ -348,7 +348,6 @@ class Field:
         self.e = e
         self.rm = rm
         self.quote = quote
-        self.verbatim = verbatim  # its characters are src's from s to e, at their offsets: its span is s..e
 
     @property
     def text(self) -> str | None:
@@ -488,7 +487,7 @@ class Expander:
                     return []
                 c = src.chars(s, e)  # one field, its text and full text one Chars (as split makes it)
                 # (by position: a call with keywords makes a dict of them, for each of the script's words)
-                return [Field(c, False, False, src, s, e, None, "", c, src.pos is None)]
+                return [Field(c, False, False, src, s, e, None, "", c)]
         elif t == "string" and w.depth <= MAX_DEPTH and e - s >= 2:
             # A double-quoted string with no expansion or escape in it: its characters inside the quotes, one field
             # (as _string's parts and split make it).

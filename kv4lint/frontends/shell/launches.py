@@ -23,7 +23,7 @@ def to_value(f: Field) -> Value:
             use = next((r.use for c, r in zip(f.full.text, f.full.res) if c == HOLE and r is not None), None)
         return Value(None, None, Provenance.UNKNOWN, use=use or f.anchor(), splat=f.splat, remove=f.rm)
     chars = f.chars
-    span = Span(f.s, f.e) if f.verbatim else chars.span()
+    span = chars.span()  # (a word written verbatim: a run of the script's characters, its span at hand)
     if not chars.plain():
         res = chars.res
         assigns: set = set()

@@ -568,7 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="comma-separated case names to run (table: the performance table's rows; "
                     "issue21; grep, kv4lint-j1, kv4lint-jN, stdlib, cached, flake8-without, flake8-with, ruff, libcst, "
                     "single-file; big: large files, bench/big_files.py; large: the 2 MB shell and Python files and "
-                    "the installer)")
+                    "the installer; instructions: the table's kv4lint cases counted by callgrind, "
+                    "bench/instructions.py)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per command (default 1800)")
     ap.add_argument("--flake8-files", type=int, default=600,
                     help="Python files in the flake8 sample (default 600; flake8 is slow); 0: the whole tree")
@@ -592,6 +593,16 @@ def main(argv: list[str] | None = None) -> int:
     only = set(ns.only.split(",")) if ns.only else None
     if only and "issue21" in only:
         only |= {*ISSUE21_CASES, "single-file"}
+    if only and "instructions" in only:  # instruction counts under callgrind (bench/instructions.py)
+        sys.path.insert(0, str(HERE))
+        import instructions
+
+        doc = instructions.measure(out, ns.baseline, Path(ns.tree).resolve() if ns.tree else out / "tree", log=log)
+        print(instructions.markdown(doc["rows"]))
+        print(f"\nresults: {doc['path']}")
+        only.discard("instructions")
+        if not only:
+            return 0
     if only and "big" in only:  # large files, one at a time (bench/big_files.py): no tree needed
         sys.path.insert(0, str(HERE))
         import big_files

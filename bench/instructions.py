@@ -60,9 +60,9 @@ def callgrind(cmd: list[str], env: dict | None = None, cwd: str | None = None, o
     if valgrind is None:
         raise FileNotFoundError("valgrind is not on PATH (Debian: apt install valgrind)")
     with tempfile.TemporaryDirectory(prefix="kv4lint-cg-") as d:
-        run = subprocess.run([valgrind, "--tool=callgrind", "--dump-before=fork", f"--callgrind-out-file={d}/cg.%p.out",
-                              *cmd], env=env,
-                             cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        valgrind_cmd = [valgrind, "--tool=callgrind", "--dump-before=fork", f"--callgrind-out-file={d}/cg.%p.out"]
+        run = subprocess.run([*valgrind_cmd, *cmd], env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
         if run.returncode not in ok_codes:
             tail = run.stderr.decode(errors="replace").strip().splitlines()[-3:]
             raise RuntimeError(f"{' '.join(cmd)} exited {run.returncode} under valgrind: {' / '.join(tail)}")
@@ -72,19 +72,13 @@ def callgrind(cmd: list[str], env: dict | None = None, cwd: str | None = None, o
         return sum(totals(p) for p in outs)
 
 
-def _python_env() -> dict:
-    """Python as installed: with its bytecode caches (the warm-up run writes them)."""
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
 def cases(out: Path, baseline: str | None, tree: Path | None) -> list[dict]:
     """The commands counted: ``{"key", "label", "cmd", "env", "floor"}`` (``floor``: the parser's command, for the
     large files), and with ``baseline`` each kv4lint command again from those sources (``"before"``)."""
-    from run import from_source  # bench/run.py: how --baseline runs a source tree's entry point
+    from run import from_source, kv4lint_command, python_env  # bench/run.py: its cases' commands, as it runs them
 
-    bindir = Path(sys.executable).parent
-    kv4 = [str(bindir / "kv4lint")] if (bindir / "kv4lint").exists() else [sys.executable, "-m", "kv4lint"]
-    env = _python_env()
+    kv4 = kv4lint_command()
+    env = python_env()
     out_cases = []
     for f in table.LARGE_FILES:
         path = f.make(out)
@@ -143,6 +137,11 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def report(doc: dict) -> None:
+    print(markdown(doc["rows"]))
+    print(f"\nresults: {doc['path']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(HERE / "out"), help="where the files are made and the results written")
@@ -151,9 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
     out = Path(ns.out).resolve()
     tree = Path(ns.tree).resolve() if ns.tree else out / "tree"
-    doc = measure(out, ns.baseline, tree, log=lambda m: print(m, file=sys.stderr))
-    print(markdown(doc["rows"]))
-    print(f"\nresults: {doc['path']}")
+    report(measure(out, ns.baseline, tree, log=lambda m: print(m, file=sys.stderr)))
     return 0
 
 

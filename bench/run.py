@@ -553,6 +553,17 @@ def from_source(cmd: list[str]) -> list[str]:
     return [sys.executable, "-P", "-c", _SCRIPT, *cmd[1:]] if cmd and cmd[0] == str(script) else cmd
 
 
+def kv4lint_command() -> list[str]:
+    """This venv's ``kv4lint`` script (else ``python -m kv4lint``): how every kv4lint case is run."""
+    script = Path(sys.executable).parent / "kv4lint"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "kv4lint"]
+
+
+def python_env() -> dict:
+    """Python as installed: with its bytecode caches (the warm-up run writes them)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5, help="repetitions per case (default 5)")
@@ -597,9 +608,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(HERE))
         import instructions
 
-        doc = instructions.measure(out, ns.baseline, Path(ns.tree).resolve() if ns.tree else out / "tree", log=log)
-        print(instructions.markdown(doc["rows"]))
-        print(f"\nresults: {doc['path']}")
+        instructions.report(instructions.measure(out, ns.baseline, Path(ns.tree).resolve() if ns.tree else out / "tree",
+                                                 log=log))
         only.discard("instructions")
         if not only:
             return 0
@@ -630,10 +640,8 @@ def main(argv: list[str] | None = None) -> int:
     (out / "candidates.txt").write_text("\n".join(candidates) + "\n")
     (out / "python-candidates.txt").write_text("\n".join(py_candidates) + "\n")
 
-    bindir = Path(sys.executable).parent
-    kv4 = [str(bindir / "kv4lint")] if (bindir / "kv4lint").exists() else [sys.executable, "-m", "kv4lint"]
-    # Python as installed: with its bytecode caches (the warm-up run writes them).
-    env_py = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    kv4 = kv4lint_command()
+    env_py = python_env()
     if ns.src:
         env_py["PYTHONPATH"] = os.pathsep.join([str(Path(ns.src).resolve())]
                                                + ([env_py["PYTHONPATH"]] if env_py.get("PYTHONPATH") else []))

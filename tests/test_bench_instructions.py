@@ -115,7 +115,7 @@ def test_the_markdown_table_says_the_ratio_to_the_floor_and_the_change():
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_a_forked_child_is_counted_once_with_its_parent():
-    work = "sum(range(2_000_000))"
+    work = "sum(range(500_000))"
     alone = instructions.callgrind([sys.executable, "-S", "-c", f"import os\n{work}"])
     # the work before the fork: a child that starts with its parent's counts would count it twice
     before = instructions.callgrind([sys.executable, "-S", "-c",

@@ -14,8 +14,9 @@ its seconds; this is its companion.
 
 Cases (the table's own commands): each large file of ``table.LARGE_FILES`` checked with ``--no-cache`` and parsed
 by its parser alone (the row's floor: the ratio is kv4lint's instructions over the parser's), and, when the bench's
-tree is there, the cold run over SGLang's sources (every process it forks counted).  Each command runs once first,
-outside valgrind, so that Python's bytecode caches are written as an installed kv4lint has them.  Writes
+tree is there, the cold run over SGLang's sources (every process it forks counted) and the second run over them
+with the cache the first left.  Each command runs once first, outside valgrind, so that Python's bytecode caches are
+written as an installed kv4lint has them (and the second run's cache is warm).  Writes
 ``bench/out/instructions-<timestamp>.json``.  Not part of the test suite; slow (about 50 times the run's CPU).
 """
 
@@ -89,10 +90,18 @@ def cases(out: Path, baseline: str | None, tree: Path | None) -> list[dict]:
     if sg is not None and sg.is_dir():
         out_cases.append({"key": "cold", "label": "cold, SGLang's sources (every forked process)",
                           "cmd": [*kv4, "check", str(sg), *OPTS, "--no-cache"], "floor": None, "against": None})
+        # The second run: the run before it (measure's first, uncounted run) leaves the cache as a first run does.
+        cache = out / "cache-instructions"
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(f"{cache}-baseline", ignore_errors=True)
+        out_cases.append({"key": "warm", "label": "second run, cache warm, nothing changed",
+                          "cmd": [*kv4, "check", str(sg), *OPTS, "--cache-dir", str(cache)], "floor": None,
+                          "against": None})
     for c in out_cases:
         c["env"] = env
-        if baseline:
-            c["before_cmd"] = from_source(c["cmd"])
+        if baseline:  # (a cache of its own: an index made by other code is not read)
+            c["before_cmd"] = [x + "-baseline" if x == str(out / "cache-instructions") else x
+                               for x in from_source(c["cmd"])]
             c["before_env"] = dict(env, PYTHONPATH=os.pathsep.join(
                 [str(Path(baseline).resolve())] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])))
     return out_cases

@@ -87,7 +87,7 @@ def test_a_command_that_fails_under_valgrind_is_an_error_not_a_count(tmp_path, m
 def test_the_cases_are_the_tables_commands(tmp_path):
     (tmp_path / "tree" / "sglang-src").mkdir(parents=True)
     got = {c["key"]: c for c in instructions.cases(tmp_path, str(tmp_path / "before"), tmp_path / "tree")}
-    assert list(got) == [f.key for f in table.LARGE_FILES] + ["cold"]
+    assert list(got) == [f.key for f in table.LARGE_FILES] + ["cold", "warm"]
     for f in table.LARGE_FILES:
         c = got[f.key]
         path = str(f.make(tmp_path))
@@ -100,6 +100,11 @@ def test_the_cases_are_the_tables_commands(tmp_path):
     assert got["cold"]["cmd"][-len(instructions.OPTS) - 3:] == [
         "check", str(tmp_path / "tree" / "sglang-src"), *instructions.OPTS, "--no-cache"]
     assert got["cold"]["floor"] is None
+    # the second run: the cache its first, uncounted run fills; the baseline's its own (an index made by other code
+    # is not read)
+    cache = str(tmp_path / "cache-instructions")
+    assert got["warm"]["cmd"][-2:] == ["--cache-dir", cache] and "--no-cache" not in got["warm"]["cmd"]
+    assert got["warm"]["before_cmd"][-2:] == ["--cache-dir", cache + "-baseline"]
 
 
 def test_the_markdown_table_says_the_ratio_to_the_floor_and_the_change():

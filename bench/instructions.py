@@ -76,7 +76,7 @@ def callgrind(cmd: list[str], env: dict | None = None, cwd: str | None = None, o
 def cases(out: Path, baseline: str | None, tree: Path | None) -> list[dict]:
     """The commands counted: ``{"key", "label", "cmd", "env", "floor"}`` (``floor``: the parser's command, for the
     large files), and with ``baseline`` each kv4lint command again from those sources (``"before"``)."""
-    from run import from_source, kv4lint_command, python_env  # bench/run.py: its cases' commands, as it runs them
+    from run import from_source, kv4lint_command, python_env, with_path_first  # bench/run.py's, as it runs them
 
     kv4 = kv4lint_command()
     env = python_env()
@@ -91,19 +91,17 @@ def cases(out: Path, baseline: str | None, tree: Path | None) -> list[dict]:
         out_cases.append({"key": "cold", "label": "cold, SGLang's sources (every forked process)",
                           "cmd": [*kv4, "check", str(sg), *OPTS, "--no-cache"], "floor": None, "against": None})
         # The second run: the run before it (measure's first, uncounted run) leaves the cache as a first run does.
-        cache = out / "cache-instructions"
+        cache = out / "cache-instructions"  # the baseline's: its -baseline twin (from_source)
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(f"{cache}-baseline", ignore_errors=True)
         out_cases.append({"key": "warm", "label": "second run, cache warm, nothing changed",
                           "cmd": [*kv4, "check", str(sg), *OPTS, "--cache-dir", str(cache)], "floor": None,
-                          "against": None})
+                          "against": None, "cache": cache})
     for c in out_cases:
         c["env"] = env
-        if baseline:  # (a cache of its own: an index made by other code is not read)
-            c["before_cmd"] = [x + "-baseline" if x == str(out / "cache-instructions") else x
-                               for x in from_source(c["cmd"])]
-            c["before_env"] = dict(env, PYTHONPATH=os.pathsep.join(
-                [str(Path(baseline).resolve())] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])))
+        if baseline:
+            c["before_cmd"] = from_source(c["cmd"], c.get("cache"))
+            c["before_env"] = with_path_first(env, baseline)
     return out_cases
 
 

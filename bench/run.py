@@ -545,12 +545,22 @@ _SCRIPT = ("import sys; import kv4lint.cli as cli; sys.argv[0] = 'kv4lint'; "
            "sys.exit(cli.console() if hasattr(cli, 'console') else cli.main())")
 
 
-def from_source(cmd: list[str]) -> list[str]:
+def from_source(cmd: list[str], cache: Path | None = None) -> list[str]:
     """``cmd`` run from a source tree (``--baseline``) as the venv's ``kv4lint`` script would run it, had it been
     installed from that tree: the script names this tree's entry point, which an older tree may not have.
-    ``-P``: nothing of the working directory first on the path (``-m`` would run this tree's kv4lint from its root)."""
+    ``-P``: nothing of the working directory first on the path (``-m`` would run this tree's kv4lint from its root).
+    ``cache``: the ``--cache-dir`` of ``cmd``, swapped for its ``-baseline`` twin (an index made by other code is not
+    read: a shared one would make each run a first run)."""
+    if cache is not None:
+        cmd = [f"{x}-baseline" if x == str(cache) else x for x in cmd]
     script = Path(sys.executable).parent / "kv4lint"
     return [sys.executable, "-P", "-c", _SCRIPT, *cmd[1:]] if cmd and cmd[0] == str(script) else cmd
+
+
+def with_path_first(env: dict, source: str | Path) -> dict:
+    """``env`` with the source tree ``source`` first on ``PYTHONPATH`` (``--baseline``, ``--src``)."""
+    return dict(env, PYTHONPATH=os.pathsep.join([str(Path(source).resolve())]
+                                                + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])))
 
 
 def kv4lint_command() -> list[str]:
@@ -643,8 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     kv4 = kv4lint_command()
     env_py = python_env()
     if ns.src:
-        env_py["PYTHONPATH"] = os.pathsep.join([str(Path(ns.src).resolve())]
-                                               + ([env_py["PYTHONPATH"]] if env_py.get("PYTHONPATH") else []))
+        env_py = with_path_first(env_py, ns.src)
     env_c = dict(os.environ, LC_ALL="C")
     jobs = max(1, ns.jobs)
     # Cold: every candidate parsed (--no-cache).  Cached: the parse cache as a second run leaves it (the warm-up
@@ -877,11 +886,9 @@ class TableContext:
         made = [Case(name, cmd, env=env, **kw)]
         caches = [cache] if cache else []
         if kv4lint and self.ns.baseline:
-            base = dict(env, PYTHONPATH=os.pathsep.join([str(Path(self.ns.baseline).resolve())]
-                                                        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])))
-            b_cmd = [str(x) + "-baseline" if cache and x == str(cache) else x for x in from_source(cmd)]
             caches += [Path(str(cache) + "-baseline")] if cache else []
-            made.append(Case(name + "@baseline", b_cmd, env=base, **kw))
+            made.append(Case(name + "@baseline", from_source(cmd, cache), env=with_path_first(env, self.ns.baseline),
+                             **kw))
         if kv4lint and self.installed is not None and cmd[:len(self.kv4)] == self.kv4:
             i_cmd = [str(self.installed / "bin" / "kv4lint"), *cmd[len(self.kv4):]]
             i_cmd = [str(x) + "-installed" if cache and x == str(cache) else x for x in i_cmd]
@@ -949,14 +956,11 @@ def issue21_cases(ns, out: Path, tree: Path, candidates: list[str], kv4: list[st
                     cases.append(Case(c.name + "@installed", cmd, cwd=c.cwd, env=inst_env, ok_codes=c.ok_codes,
                                       per_rep=c.per_rep, note=c.note + ", installed copy (pip install .)"))
     if ns.baseline:
-        base_env = dict(env_py, PYTHONPATH=os.pathsep.join(
-            [str(Path(ns.baseline).resolve())] + ([env_py["PYTHONPATH"]] if env_py.get("PYTHONPATH") else [])))
+        base_env = with_path_first(env_py, ns.baseline)
         info["baseline"] = str(Path(ns.baseline).resolve())
         for c in list(cases):
             if "@" not in c.name and c.name.startswith(("kv4lint:", "flake8-j1-with:")):
-                cmd = from_source(c.cmd)
-                if c.name == "kv4lint:sglang:cached":
-                    cmd = [x if x != str(cache_dir) else str(cache_dir) + "-baseline" for x in cmd]
+                cmd = from_source(c.cmd, cache_dir if c.name == "kv4lint:sglang:cached" else None)
                 cases.append(Case(c.name + "@baseline", cmd, cwd=c.cwd, env=base_env, ok_codes=c.ok_codes,
                                   per_rep=c.per_rep, note=c.note + ", baseline source"))
     return {"cases": cases, "info": info}
@@ -977,8 +981,7 @@ def large_cases(ns, out: Path, kv4: list[str], env_py: dict, wanted) -> dict:
     d.mkdir(parents=True, exist_ok=True)
     base_env = None
     if ns.baseline:
-        base_env = dict(env_py, PYTHONPATH=os.pathsep.join(
-            [str(Path(ns.baseline).resolve())] + ([env_py["PYTHONPATH"]] if env_py.get("PYTHONPATH") else [])))
+        base_env = with_path_first(env_py, ns.baseline)
     floors = set()
     for name in names:
         file_name, gen, n, parser = LARGE_FILES[name]

@@ -52,12 +52,12 @@ LAZY_ALLOWED: dict[str, tuple[set[str], str]] = {
     "kv4lint.settings.config": ({"kv4lint.target.platform_detect"}, "the torch probe runs for --platform auto only"),
     "kv4lint.pipeline.cache": ({"kv4lint.fixes.writer", "kv4lint.base.model"},
                                "a cached run over an unchanged tree writes nothing: the atomic writer (threading, "
-                               "signal) loads for the first entry written; the rich model (dataclasses) for the first "
+                               "signal) loads for the first entry written; the rich model for the first "
                                "stored finding or parse met"),
     "kv4lint.files.discover": ({"kv4lint.sglang.commands"},
                                "the wrappers' model, for a file named only by its shebang"),
     "kv4lint.base.source": ({"kv4lint.base.model"}, "every candidate is decoded before its parse: the rich model "
-                                                    "(dataclasses) loads with the first line index or offset map"),
+                                                    "loads with the first line index or offset map"),
     "kv4lint.frontends.python": ({"kv4lint.frontends.python.scanner"},
                                  "the libcst half of the Python frontend, for a file that passes the ast screen"),
     "kv4lint.reporters": ({"kv4lint.reporters.json_", "kv4lint.reporters.sarif", "kv4lint.reporters.github",
@@ -107,8 +107,8 @@ HEAVY = {
     "tempfile": "imports shutil (bz2, lzma ...): only a run that writes a file needs it",
     "hashlib": "3 ms (OpenSSL): a finding's fingerprint, only when there are findings",
     "traceback": "2 ms (textwrap, linecache): an internal error's traceback, only with --verbose",
-    "dataclasses": "11 ms (inspect, ast, dis, tokenize): the rich model's records, loaded with it "
-                   "(kv4lint.pipeline.cache)",
+    "dataclasses": "11 ms (inspect, ast, dis, tokenize): kv4lint.base.record.replace of a stage's own dataclass, "
+                   "whose module has loaded it",
     "typing": "the shape check of a stored entry or report (kv4lint.pipeline.cache), loaded with the rich model anyway",
     "types": "the shape check of a stored entry or report (kv4lint.pipeline.cache): union types",
     "multiprocessing": "the process pool, only for large trees",

@@ -81,10 +81,11 @@ def test_every_records_init_takes_its_fields_in_order():
     import inspect
 
     for module in ("settings.config", "files.discover", "base.file_report", "settings.project", "reporters.result",
-                   "base.settings", "base.source", "fixes.writer", "settings.options"):
+                   "base.settings", "base.source", "fixes.writer", "settings.options", "base.model"):
         importlib.import_module(f"kv4lint.{module}")
     found = {c.__name__: c for c in _records(Record)}
     assert {"FileError", "FileReport", "Settings", "Option", "Overrides", "Pin", "ConfigFile", "Candidate",
-            "Discovery", "RunResult", "Text", "Snapshot"} <= set(found)
+            "Discovery", "RunResult", "Text", "Snapshot", "Span", "Value", "Hint", "Launch", "Edit", "Fix",
+            "Position", "Finding", "ScanResult"} <= set(found)
     for name, cls in found.items():
         assert list(inspect.signature(cls.__init__).parameters)[1:] == list(fields(cls)), name

@@ -47,7 +47,8 @@ def _python_alone(cwd: Path) -> set[str]:
 
 
 # What no run over files without launches uses: dataclasses (inspect, ast, dis, tokenize ...) and typing cost
-# ~12 ms a start, the rich model loads with them; traceback and difflib serve an error and a typo only.
+# ~12 ms a start, and the rich model serves launches and findings only; traceback and difflib serve an error and a typo
+# only.
 UNUSED = ("dataclasses", "typing", "inspect", "traceback", "difflib", "kv4lint.base.model")
 
 
@@ -222,7 +223,7 @@ def test_a_run_over_files_without_launches_imports_neither_dataclasses_nor_typin
 
 
 # What a second run over an unchanged tree does not use (issue 37): the readers, the pre-filter, the workers, git's
-# pattern matching, ``ast`` (the first run's file index loads it, with the rich model's dataclasses).
+# pattern matching, ``ast`` (the first run's readers load it).
 NOT_WARM = ("kv4lint.pipeline.read", "kv4lint.files.prefilter", "kv4lint.pipeline.parallel", "ast", "pathspec")
 
 
@@ -244,6 +245,25 @@ def test_a_second_run_imports_only_what_a_stat_walk_needs(tmp_path):
             assert used == sorted(NOT_WARM), name  # all of them are used when the files are read
         else:
             assert used == [], name
+
+
+def test_a_second_run_prints_stored_findings_without_dataclasses(tmp_path):
+    """The findings a second run prints come from the file index: the rich model loads to decode them, and with it
+    neither ``dataclasses`` nor ``inspect`` (~13 ms of a ~90 ms run), nor a reader or a parser."""
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    (tree / "scripts" / "serve.sh").write_text("python -m sglang.launch_server --model-path Qwen/Qwen3-8B "
+                                               "--kv-cache-dtype fp4_e2m1 --attention-backend triton\n")
+    (tree / "notes.md").write_text("nothing here\n")
+    prelude = "import kv4lint.pipeline.cache\nkv4lint.pipeline.cache.RACY_S = -60\n"
+    for name in ("first", "second"):
+        code, modules = _run(tree, "check", "--isolated", "-j", "1", "--sglang-version", "0.5.23", "--cache-dir",
+                             str(tmp_path / "cache"), ".", prelude=prelude)
+        assert code == 1, name  # the finding, both times
+        assert "kv4lint.base.model" in modules, name
+        used = sorted(set(NOT_WARM + ("dataclasses", "inspect", "tree_sitter")) & set(modules))
+        assert used == ([] if name == "second" else sorted(set(NOT_WARM + ("dataclasses", "inspect", "tree_sitter"))
+                                                           - {"pathspec"})), name
 
 
 def test_version_imports_next_to_nothing(tmp_path):

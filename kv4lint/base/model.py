@@ -9,6 +9,12 @@ edits on the original file.  A file's report and errors (:class:`~kv4lint.base.f
 :class:`~kv4lint.base.file_error.FileError`) are apart: every run makes them, while this model loads only when
 a file is parsed.
 
+They are plain records (:mod:`kv4lint.base.record`), not dataclasses: a second run over an unchanged tree loads
+this model to print the findings it stored, and ``@dataclass`` would cost it ~13 ms of a ~90 ms run (importing
+``dataclasses`` and ``inspect``, and compiling the generated methods of nine classes on every start).  Each class's
+``__slots__`` is its one list of fields; its ``__init__``, written out, takes them in that order with the defaults
+shown in its annotations.
+
 Offsets are *character* offsets into the decoded text of the file (``str``
 indices).  The fix engine edits the decoded text and re-encodes it with the
 file's own encoding, so character offsets are exact and encoding-agnostic.
@@ -17,10 +23,14 @@ file's own encoding, so character offsets are exact and encoding-agnostic.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Literal
 
 from kv4lint.base.file_error import FileError
+from kv4lint.base.record import Frozen, Record
+
+# Named in the records' annotations, which the cache's shape check reads (kv4lint.pipeline.cache.conforms).
+LaunchForm = Literal["argv", "kwargs"]
+Applicability = Literal["safe", "unsafe"]
 
 # The words of one command or array (shell) or one argument list given as data (YAML, JSON, exec form).
 # Reading a launch costs about 0.1 ms and a few kB a word; a real one has at most a few hundred.  Past
@@ -29,22 +39,38 @@ from kv4lint.base.file_error import FileError
 MAX_WORDS = 50_000
 
 
-@dataclass(frozen=True, order=True)
-class Span:
-    """A half-open range ``[start, end)`` of character offsets in one file."""
+class Span(Frozen):
+    """A half-open range ``[start, end)`` of character offsets in one file; spans order by start, then end."""
 
-    start: int
-    end: int
+    __slots__ = ("start", "end")
 
-    # Written out, not dataclass's: a frozen dataclass's __init__ sets each field through object.__setattr__, and a
-    # 2 MB script makes 200,000 spans (twice as fast so). The same fields, order and defaults as declared
-    # (tests/test_model_records.py), so equality, hashing, order, repr, replace() and pickling are dataclass's own.
+    # A 2 MB script makes 200,000 spans: each field is set through its slot's own setter (_SPAN), as fast as a
+    # dict's item, where Frozen._set's object.__setattr__ is half as fast again.
     def __init__(self, start: int, end: int) -> None:
         if start < 0 or end < start:
             raise ValueError(f"bad span {start}..{end}")
-        d = self.__dict__
-        d["start"] = start
-        d["end"] = end
+        _SPAN[0](self, start)
+        _SPAN[1](self, end)
+
+    def __lt__(self, other):
+        return (self.start, self.end) < (other.start, other.end) if other.__class__ is Span else NotImplemented
+
+    def __le__(self, other):
+        return (self.start, self.end) <= (other.start, other.end) if other.__class__ is Span else NotImplemented
+
+    def __gt__(self, other):
+        return (self.start, self.end) > (other.start, other.end) if other.__class__ is Span else NotImplemented
+
+    def __ge__(self, other):
+        return (self.start, self.end) >= (other.start, other.end) if other.__class__ is Span else NotImplemented
+
+
+def _setters(cls: type) -> tuple:
+    """The setters of ``cls``'s slots, in order: what a frozen record's ``__init__`` calls in a hot path."""
+    return tuple(getattr(cls, f).__set__ for f in cls.__slots__)
+
+
+_SPAN = _setters(Span)
 
 
 class Provenance(str, enum.Enum):
@@ -53,8 +79,7 @@ class Provenance(str, enum.Enum):
     UNKNOWN = "unknown"  # cannot be known statically (environment, call result, f-string hole)
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(Frozen):
     """One value (an argv token, or a keyword argument's value) of a launch.
 
     ``text`` is the value as the program would see it, or ``None`` when unknown.
@@ -73,28 +98,44 @@ class Value:
     ``remove`` is the span to delete to take this token out of its argv list
     cleanly (with its separator: a comma, surrounding spaces, a continuation
     line); ``None`` when it cannot be removed safely.
+    ``quote`` is the quote character(s) around the value in source, for reference.
+    ``offsets`` is the file offset of each character of ``text`` when known (``--kv-cache-dtype="nvfp4"`` is not
+    written contiguously, but its value part is): it lets a part of a token be edited.  It takes no part in
+    equality, hashing or the printed record.
+    ``path`` is the file ``span`` is in when it is not the launch's own (a settings file a script sources).
     """
 
-    text: str | None
-    span: Span | None = None
-    provenance: Provenance = Provenance.LITERAL
-    use: Span | None = None
-    shared: bool = False
-    splat: bool = False
-    remove: Span | None = None
-    quote: str = ""  # the quote character(s) around the value in source, for reference
-    # File offset of each character of ``text`` when known (``--kv-cache-dtype="nvfp4"``
-    # is not written contiguously, but its value part is): lets a part of a token be edited.
-    offsets: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
-    # The file ``span`` is in when it is not the launch's own (a settings file a script sources).
-    path: str | None = None
+    __slots__ = ("text", "span", "provenance", "use", "shared", "splat", "remove", "quote", "offsets", "path")
 
-    # Written out, as Span's (2.4 times as fast as dataclass's for a frozen record): the fields as declared.
     def __init__(self, text: str | None, span: Span | None = None, provenance: Provenance = Provenance.LITERAL,
                  use: Span | None = None, shared: bool = False, splat: bool = False, remove: Span | None = None,
                  quote: str = "", offsets: tuple[int, ...] | None = None, path: str | None = None) -> None:
-        self.__dict__.update(text=text, span=span, provenance=provenance, use=use, shared=shared, splat=splat,
-                             remove=remove, quote=quote, offsets=offsets, path=path)
+        s = _VALUE  # as Span's: a 2 MB script makes 100,000 values
+        s[0](self, text)
+        s[1](self, span)
+        s[2](self, provenance)
+        s[3](self, use)
+        s[4](self, shared)
+        s[5](self, splat)
+        s[6](self, remove)
+        s[7](self, quote)
+        s[8](self, offsets)
+        s[9](self, path)
+
+    def _compared(self) -> tuple:
+        return (self.text, self.span, self.provenance, self.use, self.shared, self.splat, self.remove, self.quote,
+                self.path)
+
+    def __eq__(self, other):
+        return self._compared() == other._compared() if other.__class__ is Value else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def __repr__(self) -> str:
+        return (f"Value(text={self.text!r}, span={self.span!r}, provenance={self.provenance!r}, use={self.use!r}, "
+                f"shared={self.shared!r}, splat={self.splat!r}, remove={self.remove!r}, quote={self.quote!r}, "
+                f"path={self.path!r})")
 
     @property
     def known(self) -> bool:
@@ -108,6 +149,9 @@ class Value:
     @staticmethod
     def unknown(use: Span | None = None, *, splat: bool = False) -> "Value":
         return Value(None, None, Provenance.UNKNOWN, use=use, splat=splat)
+
+
+_VALUE = _setters(Value)
 
 
 class ForeignString(str):
@@ -149,8 +193,7 @@ class SourcedVariables(dict):
         return SourcedVariables, (dict(self), self.exported)
 
 
-@dataclass(frozen=True)
-class Hint:
+class Hint(Frozen):
     """Something near a launch that tells which machine it targets: raw evidence, read by one resolver
     (the target stage), which applies the precedence stated > the file's own > the repository's > inferred >
     every candidate.
@@ -177,18 +220,19 @@ class Hint:
     the launch narrows that set.
     """
 
-    kind: Literal["platform", "gpu", "sglang_version", "sglang_build", "sglang_nightly", "model"]
-    value: str
-    reason: str
-    span: Span | None = None
-    scope: Literal["launch", "section", "file", "guard"] = "launch"
+    __slots__ = ("kind", "value", "reason", "span", "scope")
+
+    def __init__(self, kind: Literal["platform", "gpu", "sglang_version", "sglang_build", "sglang_nightly", "model"],
+                 value: str, reason: str, span: Span | None = None,
+                 scope: Literal["launch", "section", "file", "guard"] = "launch") -> None:
+        self._set("kind", kind)
+        self._set("value", value)
+        self._set("reason", reason)
+        self._set("span", span)
+        self._set("scope", scope)
 
 
-LaunchForm = Literal["argv", "kwargs"]
-
-
-@dataclass
-class Launch:
+class Launch(Record):
     """One SGLang launch found in a file.
 
     ``form == "argv"``: ``argv`` holds the server arguments exactly as SGLang's
@@ -208,39 +252,50 @@ class Launch:
     finding that concerns no single value is reported (the entry point).
     ``config`` holds the arguments of a ``--config`` file when a container
     frontend could read it (already as argv tokens with their own spans), to be
-    placed before ``argv`` as SGLang does.
+    placed before ``argv`` as SGLang does; ``config_path`` names that file.
+    ``config_via`` is the entry point that reads ``--config`` for this launch when ``entry`` is a helper
+    that runs it (``popen_launch_server`` runs ``sglang.launch_server``).
+    ``language`` is the language of the source (``"shell"``, ``"python"``, ``"yaml"`` ...).
+    ``disabled``: the codes disabled for this launch by a suppression comment (``# kv4lint:
+    disable=KV401`` on the line before a shell command); "ALL" disables all.
+    ``condition``: the paths of the script that run this launch with these values, in the user's terms
+    (``USE_FP4_KV=1``, ``MODE=fp4``), when a value depends on a branch; None: every run.  A
+    command whose value differs between paths is one Launch per path, each judged on its own.
+    ``location``: where the launch is in a structured file, in its own terms (a JSON path:
+    ``$.configurations[0].args``).
+    ``not_judged``: why the launch is not judged, in the user's terms, when the code expects SGLang to refuse it
+    (a negative test: built inside ``with pytest.raises(...)``); shown by ``--show-target``.  None: judged.
+    The list and dict fields default to new empty ones.
     """
 
-    path: str
-    form: LaunchForm
-    entry: str
-    span: Span
-    anchor: Span
-    argv: list[Value] = field(default_factory=list)
-    kwargs: dict[str, Value] = field(default_factory=dict)
-    positional: list[Value] = field(default_factory=list)
-    unknown_kwargs: bool = False
-    hints: list[Hint] = field(default_factory=list)
-    config_argv: list[Value] = field(default_factory=list)
-    config_path: str | None = None
-    # The entry point that reads ``--config`` for this launch when ``entry`` is a helper
-    # that runs it (``popen_launch_server`` runs ``sglang.launch_server``).
-    config_via: str | None = None
-    # Where the launch's text lives when it is not ``path`` itself
-    # (a --config file's values are in another file): reserved for containers.
-    language: str = "shell"  # "shell" | "python" | "yaml" | ... : the language of the source
-    # Codes disabled for this launch by a suppression comment (``# kv4lint:
-    # disable=KV401`` on the line before a shell command); "ALL" disables all.
-    disabled: frozenset[str] = frozenset()
-    # The paths of the script that run this launch with these values, in the user's terms
-    # (``USE_FP4_KV=1``, ``MODE=fp4``), when a value depends on a branch; None: every run.  A
-    # command whose value differs between paths is one Launch per path, each judged on its own.
-    condition: str | None = None
-    # Where the launch is in a structured file, in its own terms (a JSON path: ``$.configurations[0].args``).
-    location: str | None = None
-    # Why the launch is not judged, in the user's terms, when the code expects SGLang to refuse it (a negative
-    # test: built inside ``with pytest.raises(...)``); shown by ``--show-target``.  None: judged.
-    not_judged: str | None = None
+    __slots__ = ("path", "form", "entry", "span", "anchor", "argv", "kwargs", "positional", "unknown_kwargs",
+                 "hints", "config_argv", "config_path", "config_via", "language", "disabled", "condition",
+                 "location", "not_judged")
+
+    def __init__(self, path: str, form: LaunchForm, entry: str, span: Span, anchor: Span,
+                 argv: list[Value] | None = None, kwargs: dict[str, Value] | None = None,
+                 positional: list[Value] | None = None, unknown_kwargs: bool = False, hints: list[Hint] | None = None,
+                 config_argv: list[Value] | None = None, config_path: str | None = None,
+                 config_via: str | None = None, language: str = "shell", disabled: frozenset[str] = frozenset(),
+                 condition: str | None = None, location: str | None = None, not_judged: str | None = None) -> None:
+        self.path = path
+        self.form = form
+        self.entry = entry
+        self.span = span
+        self.anchor = anchor
+        self.argv = [] if argv is None else argv
+        self.kwargs = {} if kwargs is None else kwargs
+        self.positional = [] if positional is None else positional
+        self.unknown_kwargs = unknown_kwargs
+        self.hints = [] if hints is None else hints
+        self.config_argv = [] if config_argv is None else config_argv
+        self.config_path = config_path
+        self.config_via = config_via
+        self.language = language
+        self.disabled = disabled
+        self.condition = condition
+        self.location = location
+        self.not_judged = not_judged
 
 
 class Severity(str, enum.Enum):
@@ -248,20 +303,18 @@ class Severity(str, enum.Enum):
     WARNING = "warning"
 
 
-Applicability = Literal["safe", "unsafe"]
+class Edit(Frozen):
+    """Replace ``span`` of the original text with ``text`` (in ``path``; None: the file of the finding)."""
+
+    __slots__ = ("span", "text", "path")
+
+    def __init__(self, span: Span, text: str, path: str | None = None) -> None:
+        self._set("span", span)
+        self._set("text", text)
+        self._set("path", path)
 
 
-@dataclass(frozen=True)
-class Edit:
-    """Replace ``span`` of the original text with ``text``."""
-
-    span: Span
-    text: str
-    path: str | None = None  # None: the file of the finding
-
-
-@dataclass(frozen=True)
-class Fix:
+class Fix(Frozen):
     """A proposed fix, as data and as text edits.
 
     ``set`` maps ServerArgs field names to new values (e.g. ``{"kv_cache_dtype":
@@ -272,11 +325,15 @@ class Fix:
     value could not be edited at the launch site.
     """
 
-    description: str
-    set: dict[str, str] = field(default_factory=dict)
-    remove: tuple[str, ...] = ()
-    edits: tuple[Edit, ...] = ()
-    applicability: Applicability = "safe"
+    __slots__ = ("description", "set", "remove", "edits", "applicability")
+
+    def __init__(self, description: str, set: dict[str, str] | None = None, remove: tuple[str, ...] = (),
+                 edits: tuple[Edit, ...] = (), applicability: Applicability = "safe") -> None:
+        self._set("description", description)
+        self._set("set", {} if set is None else set)
+        self._set("remove", remove)
+        self._set("edits", edits)
+        self._set("applicability", applicability)
 
     def to_json(self) -> dict:
         return {
@@ -291,38 +348,50 @@ class Fix:
         }
 
 
-@dataclass(frozen=True)
-class Position:
+class Position(Frozen):
     """1-based line, 1-based column (as flake8 and editors print them)."""
 
-    line: int
-    column: int
+    __slots__ = ("line", "column")
 
-    def __init__(self, line: int, column: int) -> None:  # written out, as Span's: a line index makes one per ask
-        d = self.__dict__
-        d["line"] = line
-        d["column"] = column
+    def __init__(self, line: int, column: int) -> None:  # as Span's: a line index makes one per ask
+        _POSITION[0](self, line)
+        _POSITION[1](self, column)
 
 
-@dataclass
-class Finding:
-    code: str
-    severity: Severity
-    message: str
-    path: str = "<argv>"
-    span: Span | None = None
-    start: Position | None = None
-    end: Position | None = None
-    fix: Fix | None = None
-    # Free-form details for reporters and --show-target (the target that was
-    # used and where each part came from).
-    target: dict | None = None
-    field: str | None = None  # the ServerArgs field the finding is about (for anchoring)
-    cell: tuple[int, int] | None = None  # notebooks: (cell number, line in the cell), for text output
-    # SGLang's side of a finding: the function that refuses and the resolution steps that led there
-    # (JSON, SARIF, the full text format and --show-target; never the headline).
-    detail: str | None = None
-    fingerprint: str | None = None  # the launch's text and the code, hashed: stable when lines move (SARIF)
+_POSITION = _setters(Position)
+
+
+class Finding(Record):
+    """One finding: its ``code``, ``severity`` and ``message``, where it is (``path``, ``span``, and ``start`` and
+    ``end`` as lines and columns) and its ``fix``.
+
+    ``target``: free-form details for reporters and --show-target (the target that was used and where each part
+    came from).  ``field``: the ServerArgs field the finding is about (for anchoring).  ``cell``: in a notebook,
+    (cell number, line in the cell), for text output.  ``detail``: SGLang's side of a finding, the function that
+    refuses and the resolution steps that led there (JSON, SARIF, the full text format and --show-target; never
+    the headline).  ``fingerprint``: the launch's text and the code, hashed: stable when lines move (SARIF).
+    """
+
+    __slots__ = ("code", "severity", "message", "path", "span", "start", "end", "fix", "target", "field", "cell",
+                 "detail", "fingerprint")
+
+    def __init__(self, code: str, severity: Severity, message: str, path: str = "<argv>", span: Span | None = None,
+                 start: Position | None = None, end: Position | None = None, fix: Fix | None = None,
+                 target: dict | None = None, field: str | None = None, cell: tuple[int, int] | None = None,
+                 detail: str | None = None, fingerprint: str | None = None) -> None:
+        self.code = code
+        self.severity = severity
+        self.message = message
+        self.path = path
+        self.span = span
+        self.start = start
+        self.end = end
+        self.fix = fix
+        self.target = target
+        self.field = field
+        self.cell = cell
+        self.detail = detail
+        self.fingerprint = fingerprint
 
     def sort_key(self):
         s = self.start or Position(0, 0)
@@ -345,19 +414,24 @@ class Finding:
         }
 
 
-@dataclass
-class ScanResult:
-    """What a frontend returns for one file."""
+class ScanResult(Record):
+    """What a frontend returns for one file: its ``launches``;
+    ``errors``, problems with the file itself (syntax errors the parser recovered from, an embedded block that could
+    not be read): reported, the run goes on;
+    ``disabled``, the codes disabled for the whole file (``# kv4lint: disable-file=KV401``); "ALL" for all;
+    ``copies``, the files the scanned file copies into the image it describes (a Dockerfile's COPY/ADD), as
+    (source, destination): where to look for a ``--config`` path named inside the image;
+    ``sources``, the files the text reads settings from (a shell ``source``), as written: ``script:env.sh`` (beside
+    the script: ``$(dirname "$0")/env.sh``) or ``cwd:./env.sh``.  Read after the cache (kv4lint.pipeline.sourced).
+    The lists default to new empty ones."""
 
-    launches: list[Launch] = field(default_factory=list)
-    # Problems with the file itself (syntax errors the parser recovered from,
-    # an embedded block that could not be read): reported, the run goes on.
-    errors: list[FileError] = field(default_factory=list)
-    # Codes disabled for the whole file (``# kv4lint: disable-file=KV401``); "ALL" for all.
-    disabled: frozenset[str] = frozenset()
-    # Files the scanned file copies into the image it describes (a Dockerfile's COPY/ADD), as
-    # (source, destination): where to look for a ``--config`` path named inside the image.
-    copies: list[tuple[str, str]] = field(default_factory=list)
-    # Files the text reads settings from (a shell ``source``), as written: ``script:env.sh`` (beside the
-    # script: ``$(dirname "$0")/env.sh``) or ``cwd:./env.sh``.  Read after the cache (kv4lint.pipeline.sourced).
-    sources: list[str] = field(default_factory=list)
+    __slots__ = ("launches", "errors", "disabled", "copies", "sources")
+
+    def __init__(self, launches: list[Launch] | None = None, errors: list[FileError] | None = None,
+                 disabled: frozenset[str] = frozenset(), copies: list[tuple[str, str]] | None = None,
+                 sources: list[str] | None = None) -> None:
+        self.launches = [] if launches is None else launches
+        self.errors = [] if errors is None else errors
+        self.disabled = disabled
+        self.copies = [] if copies is None else copies
+        self.sources = [] if sources is None else sources

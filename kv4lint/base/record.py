@@ -12,17 +12,34 @@ is cached in ``__pycache__`` (issue 21).  So such a class is written out:
 - :class:`Record` compares and prints records field by field, as a dataclass does; :class:`Frozen`
   also refuses assignment after ``__init__`` (``AttributeError``, as a frozen dataclass) and is hashable.
 
-The rich model of a launch (:mod:`kv4lint.base.model`) stays made of dataclasses: it loads only with the
-frontends, which use dataclasses themselves.  A leaf: it imports nothing.
+The rich model of a launch (:mod:`kv4lint.base.model`) is made of these records too: a second run loads it to
+print the findings it stored, and nothing else of that run needs ``dataclasses``.  :func:`replace` copies a
+record with some fields changed, as ``dataclasses.replace`` does.  A leaf: it imports nothing (``dataclasses``
+only to replace a stage's own dataclass, whose module loaded it).
 """
 
-__all__ = ["Frozen", "Record", "fields"]
+__all__ = ["Frozen", "Record", "fields", "replace"]
 
 
 def fields(record) -> tuple:
     """The field names of a record or record class, in order."""
     cls = record if isinstance(record, type) else type(record)
     return cls.__slots__
+
+
+def replace(record, /, **changes):
+    """A copy of ``record`` with the fields ``changes`` names changed, as ``dataclasses.replace`` makes one: built
+    through the class's ``__init__`` (which takes every field by name), so a frozen record's checks run again.  A
+    dataclass (a stage's own records) is passed to ``dataclasses.replace``, which its module has loaded."""
+    if not isinstance(record, Record):
+        import dataclasses
+
+        return dataclasses.replace(record, **changes)
+    names = record.__slots__
+    unknown = [k for k in changes if k not in names]
+    if unknown:
+        raise TypeError(f"{type(record).__name__} has no field {unknown[0]!r}")
+    return type(record)(**{f: changes[f] if f in changes else getattr(record, f) for f in names})
 
 
 class Record:

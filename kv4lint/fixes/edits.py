@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
 
 from kv4lint.base.model import Edit, Fix, Launch, Provenance, Span, Value
+from kv4lint.base.record import replace
 from kv4lint.sglang.options import Args
 
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import Hint, Provenance, ScanResult, Span, Value
+from kv4lint.base.record import replace
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.frontends import argv_lists, budget, embedded
 from kv4lint.frontends.argv_lists import Word

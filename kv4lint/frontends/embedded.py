@@ -14,11 +14,12 @@ read in :mod:`kv4lint.frontends.argv_lists`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import Hint, ScanResult, Span, Value
+from kv4lint.base.record import replace
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes
 from kv4lint.files.prefilter import shell_may_launch

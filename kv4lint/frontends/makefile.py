@@ -20,11 +20,12 @@ With ``.ONESHELL:`` a rule's recipe lines are one script.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import ForeignString, Hint, ScanResult, Span
+from kv4lint.base.record import replace
 from kv4lint.frontends import embedded
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.hints import env_hints

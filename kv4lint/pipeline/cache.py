@@ -375,8 +375,6 @@ _classes: dict[str, tuple[type, tuple[str, ...] | None]] | None = None  # name -
 def _records() -> dict[str, tuple[type, tuple[str, ...] | None]]:
     global _classes
     if _classes is None:
-        import dataclasses
-
         from kv4lint.base import model
 
         out: dict[str, tuple[type, tuple[str, ...] | None]] = {}
@@ -386,8 +384,6 @@ def _records() -> dict[str, tuple[type, tuple[str, ...] | None]]:
                     continue
                 if issubclass(c, Record):
                     out[c.__name__] = (c, fields(c))
-                elif dataclasses.is_dataclass(c):
-                    out[c.__name__] = (c, tuple(f.name for f in dataclasses.fields(c)))
                 elif issubclass(c, enum.Enum):
                     out[c.__name__] = (c, None)
         _classes = out

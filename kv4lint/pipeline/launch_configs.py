@@ -19,10 +19,10 @@ Dockerfile copied there (``ScanResult.copies``).
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import Launch, ScanResult, Value
+from kv4lint.base.record import replace
 from kv4lint.base.source import DecodeError, decode
 from kv4lint.files.depends import look
 from kv4lint.files.ignore import repository_root

@@ -11,7 +11,6 @@ process of a parallel run that meets only those never loads them).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from fnmatch import fnmatch
 
@@ -21,6 +20,7 @@ from kv4lint.base.file_error import FileError
 from kv4lint.base.file_report import FileReport
 from kv4lint.base.model import Finding, Launch, ScanResult
 from kv4lint.base.process import gc_paused
+from kv4lint.base.record import replace
 from kv4lint.base.settings import Settings
 from kv4lint.base.source import LineIndex
 from kv4lint.files.depends import recording
@@ -112,7 +112,7 @@ def _lint_text(path: str, text: str, settings: Settings, language: str, fingerpr
         if settings.fork_options and launch.form == "argv":  # what the fork adds: not SGLang's to judge
             argv, forks = fork_own(launch.argv, settings.fork_options)
             config_argv, more = fork_own(launch.config_argv, settings.fork_options)
-            launch, forks = dataclasses.replace(launch, argv=argv, config_argv=config_argv), forks + more
+            launch, forks = replace(launch, argv=argv, config_argv=config_argv), forks + more
         target, args = resolve_target(launch, settings, base_dir=base_dir, index=index)
         rep.targets.append({"line": line, "entry": launch.entry,
                             **({"when": launch.condition} if launch.condition else {}), **target.describe()})

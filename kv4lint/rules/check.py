@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Fix, Severity, Value
+from kv4lint.base.record import replace
 from kv4lint.rules.codes import RULES, Context, kv406
 from kv4lint.rules.codes.base import FP4_ONLY_FIELDS, HEADLINE, Said, fp8_fix, join_sentences
 from kv4lint.rules.engine import (

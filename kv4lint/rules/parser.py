@@ -14,12 +14,13 @@ Pure: (launch, normalised arguments, target) -> findings.  No I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Callable
 
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Fix, Launch, Value
+from kv4lint.base.record import replace
 from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences

@@ -11,7 +11,6 @@ it reached the launch.  It also converts values to
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -27,6 +26,7 @@ from kv4lint.frontends.python.values import LITERAL, UNBOUND, ConstValue, Conver
     call_argument, chars_of, const_offsets, contiguous_span, frame_relation, from_chars, join_values, \
     joined_value, origin_of, python_word, restamped, shares_loop, splatified, split_on_whitespace, where_of
 from kv4lint.base.model import ForeignString, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.base.record import replace
 from kv4lint.base.source import LineIndex, OffsetMap
 
 
@@ -156,7 +156,7 @@ class Evaluator:
         if isinstance(v, UnknownValue):
             val = Value.unknown(self.fanchor(org.use or v.where), splat=v.splat)
             if rm is not None and not v.splat:
-                val = dataclasses.replace(val, remove=rm)
+                val = replace(val, remove=rm)
             return val
         where = where_of(v)
         return Value.unknown(self.fanchor(org.use or where))
@@ -209,8 +209,8 @@ class Evaluator:
             return val
         for region, use, shared in self._regions:
             if region.start <= val.span.start and val.span.end <= region.end:
-                return dataclasses.replace(val, provenance=Provenance.RESOLVED, use=use,
-                                           shared=val.shared or shared, remove=None)
+                return replace(val, provenance=Provenance.RESOLVED, use=use,
+                               shared=val.shared or shared, remove=None)
         return val
 
     def _unhole(self, launch: Launch, holes: dict) -> None:
@@ -222,7 +222,7 @@ class Evaluator:
                 name = re.search(r"__KV4LINT_HOLE_\d+__", val.text).group(0)
                 return Value.unknown(holes.get(name) or val.use or val.span, splat=val.splat)
             if val.text is None and val.use is not None and self._hole_at(holes, val.use.start) is not None:
-                return dataclasses.replace(val, use=self._hole_at(holes, val.use.start))
+                return replace(val, use=self._hole_at(holes, val.use.start))
             return self._through_name(val)
 
         launch.argv = [fix(x) for x in launch.argv]
@@ -1116,5 +1116,5 @@ def literal_value(v, org: Origin):
 def stamped(w: Value, org: Origin, sc: "Evaluator") -> Value:
     if org.use is None:
         return w
-    return dataclasses.replace(w, provenance=Provenance.RESOLVED, use=sc.fanchor(org.use),
-                               shared=w.shared or org.shared)
+    return replace(w, provenance=Provenance.RESOLVED, use=sc.fanchor(org.use),
+                   shared=w.shared or org.shared)

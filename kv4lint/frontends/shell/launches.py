@@ -8,9 +8,8 @@ records here, the same launch on several paths of the script one record that run
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kv4lint.base.model import Launch, Provenance, Span, Value
+from kv4lint.base.record import replace
 from kv4lint.frontends.shell.expand import HOLE, Field
 from kv4lint.frontends.shell.parse import Chars
 

@@ -89,3 +89,23 @@ def test_every_records_init_takes_its_fields_in_order():
             "Position", "Finding", "ScanResult"} <= set(found)
     for name, cls in found.items():
         assert list(inspect.signature(cls.__init__).parameters)[1:] == list(fields(cls)), name
+
+
+def test_records_of_one_field_or_none_compare_and_hash_by_their_values():
+    """Records compare and hash by a tuple of their fields' values (``_values``: in C from two fields up)."""
+    class One(Frozen):
+        __slots__ = ("a",)
+
+        def __init__(self, a):
+            self._set("a", a)
+
+    class Two(Frozen):
+        __slots__ = ("a", "b")
+
+        def __init__(self, a, b):
+            self._set("a", a)
+            self._set("b", b)
+
+    assert One(1) == One(1) != One(2) and hash(One(1)) == hash((1,)) and One._values(One(1)) == (1,)
+    assert Two(1, 2) == Two(1, 2) != Two(2, 1) and hash(Two(1, 2)) == hash((1, 2)) and One(1) != Two(1, 2)
+    assert Frozen() == Frozen() and hash(Frozen()) == hash(())

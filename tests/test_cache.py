@@ -553,3 +553,106 @@ def test_an_edited_exclude_is_seen_by_the_walk_the_index_keeps(tmp_path, monkeyp
     assert run() == [] and run() == []
     config.write_text("extend-exclude = []\n")
     assert run() == ["KV401"]
+
+
+# The configuration files a run read, kept in the file index by their signature (FileIndex.config): a second run
+# over an unchanged tree parses no TOML.
+
+
+@pytest.fixture
+def configured(monkeypatch, tmp_path):
+    """A repository with a pyproject.toml without kv4lint's table, a kv4lint.toml that sets the GPU (a B200 takes
+    the nvfp4 KV cache that a Hopper refuses), and one below it that ignores KV404; each configuration file read
+    is counted."""
+    from kv4lint.settings import config
+
+    monkeypatch.setattr(cache, "RACY_S", 0.0)
+    work = tmp_path / "work"
+    (work / ".git").mkdir(parents=True)
+    (work / "pyproject.toml").write_text('[project]\nname = "svc"\n')
+    (work / "kv4lint.toml").write_text('gpu = "b200"\n')
+    (work / "hopper").mkdir()
+    (work / "hopper" / "pyproject.toml").write_text('[tool.kv4lint]\ngpu = "h100"\n')
+    launch = LAUNCH.format("nvfp4").replace(" --attention-backend flashinfer", "")
+    (work / "serve.sh").write_text(launch)
+    (work / "hopper" / "serve.sh").write_text(launch)
+    monkeypatch.chdir(work)
+    reads = []
+    real = config._read_config
+
+    def counted_read(path, named):
+        reads.append(os.path.relpath(path, work))
+        return real(path, named)
+
+    monkeypatch.setattr(config, "_read_config", counted_read)
+    out = tmp_path / "out.json"
+
+    def run() -> list[tuple[str, str]]:
+        assert main(["check", ".", "-j", "1", "--sglang-version", "0.5.23", "--format", "json", "--output-file",
+                     str(out), "--cache-dir", str(tmp_path / "cache")]) in (0, 1)
+        return sorted((f["path"], f["code"]) for f in json.loads(out.read_text())["findings"])
+
+    run.reads = reads
+    run.work = work
+    return run
+
+
+HOPPER = [(os.path.join("hopper", "serve.sh"), "KV404")]
+
+
+def test_a_second_run_reads_no_unchanged_configuration_file(configured):
+    assert configured() == HOPPER
+    assert sorted(configured.reads) == [os.path.join("hopper", "pyproject.toml"), "kv4lint.toml"]
+    configured.reads.clear()
+    assert configured() == HOPPER and configured() == HOPPER
+    assert configured.reads == []
+
+
+def test_an_edited_configuration_file_is_read_again(configured):
+    assert configured() == HOPPER
+    hopper = configured.work / "hopper" / "pyproject.toml"
+    st = hopper.stat()
+    hopper.write_text('[tool.kv4lint]\ngpu = "b200"\n')  # the same size: told by its times
+    os.utime(hopper, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    configured.reads.clear()
+    assert configured() == []
+    assert configured.reads == [os.path.join("hopper", "pyproject.toml")]
+    (configured.work / "kv4lint.toml").write_text('gpu = "h100"\n\n')
+    assert configured() == [("serve.sh", "KV404")]
+
+
+def test_a_pyproject_without_kv4lint_settings_is_remembered_as_none(configured):
+    (configured.work / "kv4lint.toml").unlink()  # the root's pyproject.toml, without [tool.kv4lint], is next
+    assert configured() == [*HOPPER, ("serve.sh", "KV404")]  # no GPU set: refused on some of every candidate
+    assert "pyproject.toml" in configured.reads
+    configured.reads.clear()
+    assert configured() == [*HOPPER, ("serve.sh", "KV404")] and configured.reads == []
+    (configured.work / "pyproject.toml").write_text('[project]\nname = "svc"\n\n[tool.kv4lint]\ngpu = "b200"\n')
+    assert configured() == HOPPER and configured.reads == ["pyproject.toml"]
+
+
+def test_a_configuration_file_changed_just_now_is_not_remembered(configured, monkeypatch):
+    monkeypatch.setattr(cache, "RACY_S", 3600.0)  # every file is younger than this
+    assert configured() == HOPPER and configured() == HOPPER
+    assert len(configured.reads) == 4  # both, both times
+
+
+def test_a_damaged_or_unusual_configuration_record_is_a_miss(tmp_path):
+    import datetime
+
+    (tmp_path / "kv4lint.toml").write_text('gpu = "b200"\n')
+    st = os.stat(tmp_path / "kv4lint.toml")
+    index = cache.FileIndex(str(tmp_path / "cache"), [str(tmp_path)])
+    index.started += 10 ** 12  # the file is old enough
+    path = str(tmp_path / "kv4lint.toml")
+    index.add_config(path, st, {"when": datetime.date(2026, 12, 7)}, False)  # not JSON: not recorded
+    index.add_config(path, st, {"ratio": float("nan")}, False)
+    assert index.new_configs == {}
+    index.add_config(path, st, {"gpu": "b200", "exclude": ["gen"], "strict": True}, False)
+    index.save()
+    again = cache.FileIndex(str(tmp_path / "cache"), [str(tmp_path)])
+    assert again.config(path, st) == ({"gpu": "b200", "exclude": ["gen"], "strict": True}, False)
+    for damaged in ([None, {"gpu": "b200"}, False], [again.old_configs[path][0], ["gpu"], False],
+                    [again.old_configs[path][0], {"gpu": "b200"}, "no"], "b200", [again.old_configs[path][0]]):
+        again.old_configs[path] = damaged
+        assert again.config(path, st) is None, damaged

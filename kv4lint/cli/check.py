@@ -77,28 +77,29 @@ def collect(ns: argparse.Namespace, resolver: ConfigResolver, *,
     """
     result = RunResult(root=os.getcwd())
     force = bool(ns.force_exclude)
-    paths = []
+    existing = []
     for p in ns.paths:
         if not os.path.lexists(p):  # reported as a file error, and the run exits 2
             result.usage_errors.append(p)
             result.errors.append(FileError(p, "no such file or directory (named on the command line)"))
-        elif force and _excluded_by_config(p, settings_of(resolver, p)):
-            continue  # pre-commit names files the configuration excludes
         else:
-            paths.append(p)
+            existing.append(p)
+    index = memo = None
+    cache_dir = resolver.cache_dir
+    if cache_dir and any(os.path.isdir(p) for p in existing):  # a walk, not files named (pre-commit)
+        from kv4lint.pipeline import cache
+
+        index = cache.FileIndex(cache_dir, existing, reuse_reports=reuse_reports)
+        memo = WalkMemo(index.old_walk, cache.RACY_S)  # a second walk lists only the directories that changed
+        resolver.memo = index  # and reads no configuration file that did not change
+    # pre-commit names files the configuration excludes
+    paths = [p for p in existing if not (force and _excluded_by_config(p, settings_of(resolver, p)))]
     if not paths:
         return result, []
     # The walk prunes with the excludes of the configuration the named paths share; files below a
     # nested configuration are judged by its excludes too (below).
     roots = {id(s): s for s in (settings_of(resolver, p) for p in paths)}
     prune = next(iter(roots.values())) if len(roots) == 1 else Settings(**_cli_excludes(resolver))
-    index = memo = None
-    cache_dir = resolver.cache_dir
-    if cache_dir and any(os.path.isdir(p) for p in paths):  # a walk, not files named (pre-commit)
-        from kv4lint.pipeline import cache
-
-        index = cache.FileIndex(cache_dir, list(paths), reuse_reports=reuse_reports)
-        memo = WalkMemo(index.old_walk, cache.RACY_S)  # a second walk lists only the directories that changed
     disc = discover(paths, exclude=prune.exclude + prune.extend_exclude, force_exclude=force,
                     repository_roots=resolver.repository_roots, listings=resolver.listings, memo=memo,
                     listed=CONFIG_NAMES)

@@ -257,6 +257,8 @@ class FileIndex:
         self.reports_intact = False  # the reports are as this code wrote them (their digest): no shape check
         self.old_walk: dict | None = None  # what the walk learned (kv4lint.files.discover.WalkMemo), as it was saved
         self.new_walk: dict | None = None
+        self.old_configs: dict[str, list] = {}  # configuration files as read: config() and add_config()
+        self.new_configs: dict[str, list] = {}
         try:
             with open(self.path, encoding="utf-8") as f:
                 entry = json.load(f)
@@ -268,6 +270,8 @@ class FileIndex:
                     self.reports_intact = entry.get("reports_digest") == _digest(self.old_reports)
                 if isinstance(entry.get("walk"), dict):
                     self.old_walk = entry["walk"]
+                if isinstance(entry.get("configs"), dict):
+                    self.old_configs = entry["configs"]
         except Exception:  # noqa: BLE001 - the cache must never stop a run
             pass
 
@@ -329,9 +333,31 @@ class FileIndex:
             return
         self.new_reports[rep.path] = [_signature(st), rep.language, depends, fields, key]
 
+    # A configuration file's settings as read (kv4lint.settings.config.read_config), by its signature: a second run
+    # over an unchanged tree then parses no TOML (tomllib and what it imports cost ~5 ms, then each file's parse).
+    # Its record: [signature, the kv4lint table (None: a pyproject.toml without one), whether it is a pyproject.toml].
+    def config(self, path: str, st: os.stat_result) -> tuple[dict | None, bool] | None:
+        """The table and kind recorded for the configuration file ``path`` (absolute) when it is unchanged
+        (``st``: its ``stat``); None when it must be read."""
+        rec = self.old_configs.get(path)
+        if type(rec) is not list or len(rec) != 3 or type(rec[2]) is not bool \
+                or not (rec[1] is None or type(rec[1]) is dict) \
+                or rec[0] != _SIG % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev):
+            return None
+        self.new_configs[path] = rec
+        return rec[1], rec[2]
+
+    def add_config(self, path: str, st: os.stat_result, table: dict | None, is_pyproject: bool) -> None:
+        """Record what ``path`` gave when read (``st``: its ``stat`` before the read), when it is old enough and
+        the table is plain JSON (TOML's dates are not)."""
+        if self.started - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_S * 1e9 or not _plain(table):
+            return
+        self.new_configs[path] = [_SIG % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                                          st.st_dev), table, is_pyproject]
+
     def save(self) -> None:
         if self.new == self.old and self.new_reports == self.old_reports and self.new_walk == self.old_walk \
-                and (self.reports_intact or not self.new_reports):
+                and self.new_configs == self.old_configs and (self.reports_intact or not self.new_reports):
             return
         try:
             doc = {"format": FORMAT, "code": code_fingerprint(), "files": self.new}
@@ -340,11 +366,26 @@ class FileIndex:
                 doc["reports_digest"] = _digest(self.new_reports)
             if self.new_walk is not None:
                 doc["walk"] = self.new_walk
+            if self.new_configs:
+                doc["configs"] = self.new_configs
             data = json.dumps(doc, separators=(",", ":"))
             mark(os.path.dirname(os.path.dirname(self.path)))
             _write(self.path, data)
         except Exception:  # noqa: BLE001
             pass
+
+
+def _plain(o) -> bool:
+    """Whether ``o`` comes back from JSON as it went in: strings, finite numbers, booleans, None, lists and
+    tables of them."""
+    t = type(o)
+    if o is None or t in (str, int, bool):
+        return True
+    if t is float:
+        return o - o == 0  # not inf or nan
+    if t is list:
+        return all(_plain(x) for x in o)
+    return t is dict and all(type(k) is str and _plain(v) for k, v in o.items())
 
 
 def _digest(reports: dict) -> str:

@@ -66,15 +66,33 @@ def _rel(path: str) -> str:
     return path if rel.startswith(".." + os.sep + "..") else rel
 
 
-def read_config(path: str, *, named: bool = False) -> ConfigFile | None:
+def read_config(path: str, *, named: bool = False, memo=None) -> ConfigFile | None:
     """Read one configuration file; ``None`` when it is a pyproject.toml without ``[tool.kv4lint]``.
 
     ``named``: the user named the file (``--config``): a pyproject.toml without the
     table then gives empty settings, and a missing file is an error.
+    ``memo``: what an earlier run read (the file index, :meth:`kv4lint.pipeline.cache.FileIndex.config`): an
+    unchanged file is not read again.
     """
+    path = os.path.abspath(path)
+    st = None
+    if memo is not None and not named:
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        known = memo.config(path, st) if st is not None else None
+        if known is not None:
+            return ConfigFile(path, known[0], known[1]) if known[0] is not None else None
+    cf = _read_config(path, named)
+    if st is not None:
+        memo.add_config(path, st, cf.table if cf is not None else None, cf.is_pyproject if cf is not None else True)
+    return cf
+
+
+def _read_config(path: str, named: bool) -> ConfigFile | None:
     import tomllib
 
-    path = os.path.abspath(path)
     try:
         with open_file(path) as f:  # never a FIFO or device (kv4lint.files.regular_file)
             data = tomllib.load(f)
@@ -138,6 +156,7 @@ class ConfigResolver:
         self.listings: dict[str, set[str]] = {}  # directory -> its entries' names, as a walk saw them (discover)
         self._settings: dict[tuple, Settings] = {}
         self._by_dir: dict[str, Settings] = {}  # a file's directory, as its path spells it -> its settings
+        self.memo = None  # the file index, when the run keeps one: configuration files it knows are not read again
 
     def config_of(self, directory: str) -> ConfigFile | None:
         """The configuration file that governs ``directory`` (absolute), or None."""
@@ -154,7 +173,7 @@ class ConfigResolver:
                 found = self._dirs[d]
                 break
             walked.append(d)
-            found = _config_in(d, self.listings.get(d))
+            found = _config_in(d, self.listings.get(d), self.memo)
             if found is not None or d == top:
                 break
             parent = os.path.dirname(d)
@@ -218,14 +237,15 @@ class ConfigResolver:
         return list(self._settings.values())
 
 
-def _config_in(directory: str, names: set[str] | None = None) -> ConfigFile | None:
-    """The configuration file in ``directory``; ``names``: its entries' names when a walk listed it."""
+def _config_in(directory: str, names: set[str] | None = None, memo=None) -> ConfigFile | None:
+    """The configuration file in ``directory``; ``names``: its entries' names when a walk listed it; ``memo``:
+    :func:`read_config`'s."""
     for name in CONFIG_NAMES:
         if names is not None and name not in names:
             continue
         p = os.path.join(directory, name)
         if os.path.isfile(p):
-            cf = read_config(p)
+            cf = read_config(p, memo=memo)
             if cf is not None:
                 return cf
     return None

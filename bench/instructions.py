@@ -97,6 +97,18 @@ def cases(out: Path, baseline: str | None, tree: Path | None) -> list[dict]:
         out_cases.append({"key": "warm", "label": "second run, cache warm, nothing changed",
                           "cmd": [*kv4, "check", str(sg), *OPTS, "--cache-dir", str(cache)], "floor": None,
                           "against": None, "cache": cache})
+        # Not a row of the table: the same second run over a tree that also holds findings to print and
+        # configuration files (the project's fixtures, not --isolated): what a repository with launches costs.
+        fx = tree / "kv4lint-fixtures"
+        if fx.is_dir():
+            cache = out / "cache-instructions-fixtures"
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(f"{cache}-baseline", ignore_errors=True)
+            out_cases.append({"key": "warm_fixtures",
+                              "label": "second run over them and the fixtures (findings, configuration files)",
+                              "cmd": [*kv4, "check", str(sg), str(fx), *[o for o in OPTS if o != "--isolated"],
+                                      "--cache-dir", str(cache)],
+                              "floor": None, "against": None, "cache": cache})
     for c in out_cases:
         c["env"] = env
         if baseline:

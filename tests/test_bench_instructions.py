@@ -88,6 +88,12 @@ def test_the_cases_are_the_tables_commands(tmp_path, monkeypatch):
     (tmp_path / "tree" / "sglang-src").mkdir(parents=True)
     got = {c["key"]: c for c in instructions.cases(tmp_path, str(tmp_path / "before"), tmp_path / "tree")}
     assert list(got) == [f.key for f in table.LARGE_FILES] + ["cold", "warm"]
+    (tmp_path / "tree" / "kv4lint-fixtures").mkdir()  # the fixtures too: their second run
+    fixtures = {c["key"]: c for c in instructions.cases(tmp_path, None, tmp_path / "tree")}["warm_fixtures"]
+    assert fixtures["cmd"][-len(instructions.OPTS) - 4:] == [
+        "check", str(tmp_path / "tree" / "sglang-src"), str(tmp_path / "tree" / "kv4lint-fixtures"),
+        *[o for o in instructions.OPTS if o != "--isolated"], "--cache-dir",
+        str(tmp_path / "cache-instructions-fixtures")]
     for f in table.LARGE_FILES:
         c = got[f.key]
         path = str(f.make(tmp_path))

@@ -62,13 +62,15 @@ def code_fingerprint() -> str:
     if _fingerprint is None:
         h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version}".encode())
         pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # kv4lint/, above pipeline/
-        for d, dirs, files in sorted(os.walk(pkg)):
-            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".py", ".json", ".gz")):
-                    st = os.stat(os.path.join(d, name))
-                    h.update(f"{os.path.relpath(os.path.join(d, name), pkg)}\0{st.st_size}\0{st.st_mtime_ns}\0"
-                             .encode())
+        sources = []  # (path below kv4lint/, path): every run with a cache pays this walk, so it is lean
+        for d, dirs, files in os.walk(pkg):
+            dirs[:] = [x for x in dirs if x != "__pycache__"]  # pruned as it walks (sorted, it could not be)
+            below = d[len(pkg) + 1:]
+            sources += ((os.path.join(below, name), os.path.join(d, name)) for name in files
+                        if name.endswith((".py", ".json", ".gz")))
+        for name, path in sorted(sources):
+            st = os.stat(path)
+            h.update(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
         for module in PARSERS:
             try:
                 origin = _origin(module)

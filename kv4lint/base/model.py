@@ -12,8 +12,8 @@ a file is parsed.
 They are plain records (:mod:`kv4lint.base.record`), not dataclasses: a second run over an unchanged tree loads
 this model to print the findings it stored, and ``@dataclass`` would cost it ~13 ms of a ~90 ms run (importing
 ``dataclasses`` and ``inspect``, and compiling the generated methods of nine classes on every start).  Each class's
-``__slots__`` is its one list of fields; its ``__init__``, written out, takes them in that order with the defaults
-shown in its annotations.
+``__slots__`` is its one list of fields; its ``__init__``, written out, takes them in that order, each with its
+default.
 
 Offsets are *character* offsets into the decoded text of the file (``str``
 indices).  The fix engine edits the decoded text and re-encodes it with the

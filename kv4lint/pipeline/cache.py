@@ -108,6 +108,11 @@ def signature(path: str) -> list | None:
 _SIG = "%d %d %d %d %d %d"  # _signature as FileIndex records it
 
 
+def _sig_text(st: os.stat_result) -> str:
+    """A file's signature as the index records it (:data:`_SIG`)."""
+    return _SIG % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
 def _signature(st: os.stat_result) -> list:
     """git's test of an unchanged file: mode, size, modification and change times, inode, device."""
     return [st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
@@ -287,17 +292,15 @@ class FileIndex:
         if type(rec) is not str or st is None:
             return False
         sig, _, lang = rec.rpartition(" ")
-        if sig != _SIG % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) \
-                or (language is not None and lang != language):
+        if sig != _sig_text(st) or (language is not None and lang != language):
             return False
         self.new[path] = rec
         return lang or None
 
     def add(self, path: str, language: str | None, st: os.stat_result | None) -> None:
         """Record ``path``, found empty (or of no language) as ``language``, when it is old enough."""
-        if st is not None and self.started - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_S * 1e9:
-            self.new[path] = (_SIG % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
-                              + " " + (language or ""))
+        if st is not None and not self._young(st):
+            self.new[path] = _sig_text(st) + " " + (language or "")
 
     def report(self, path: str, language: str | None, st: os.stat_result | None, key: str | None) -> dict | None:
         """The fields of the report recorded for ``path`` (a :class:`kv4lint.base.file_report.FileReport`) when the
@@ -324,7 +327,7 @@ class FileIndex:
         ``key``, when the file and what it read are old enough."""
         if not self.reuse_reports or key is None or st is None or rep.errors or not rep.scanned:
             return
-        if self.started - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_S * 1e9:
+        if self._young(st):
             return
         depends = _signatures(rep.depends, self.started)
         if depends is None:
@@ -344,7 +347,7 @@ class FileIndex:
         rec = self.old_configs.get(path)
         if type(rec) is not list or len(rec) != 3 or type(rec[2]) is not bool \
                 or not (rec[1] is None or type(rec[1]) is dict) \
-                or rec[0] != _SIG % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev):
+                or rec[0] != _sig_text(st):
             return None
         self.new_configs[path] = rec
         return rec[1], rec[2]
@@ -352,10 +355,14 @@ class FileIndex:
     def add_config(self, path: str, st: os.stat_result, table: dict | None, is_pyproject: bool) -> None:
         """Record what ``path`` gave when read (``st``: its ``stat`` before the read), when it is old enough and
         the table is plain JSON (TOML's dates are not)."""
-        if self.started - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_S * 1e9 or not _plain(table):
+        if self._young(st) or not _plain(table):
             return
-        self.new_configs[path] = [_SIG % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                                          st.st_dev), table, is_pyproject]
+        self.new_configs[path] = [_sig_text(st), table, is_pyproject]
+
+    def _young(self, st: os.stat_result) -> bool:
+        """Whether the file was changed within :data:`RACY_S` of this run's start: its signature is not to be
+        trusted (a change within the timestamps' resolution could go unseen)."""
+        return self.started - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_S * 1e9
 
     def save(self) -> None:
         if self.new == self.old and self.new_reports == self.old_reports and self.new_walk == self.old_walk \

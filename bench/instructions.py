@@ -90,31 +90,30 @@ def cases(out: Path, baseline: str | None, tree: Path | None) -> list[dict]:
     if sg is not None and sg.is_dir():
         out_cases.append({"key": "cold", "label": "cold, SGLang's sources (every forked process)",
                           "cmd": [*kv4, "check", str(sg), *OPTS, "--no-cache"], "floor": None, "against": None})
-        # The second run: the run before it (measure's first, uncounted run) leaves the cache as a first run does.
-        cache = out / "cache-instructions"  # the baseline's: its -baseline twin (from_source)
-        shutil.rmtree(cache, ignore_errors=True)
-        shutil.rmtree(f"{cache}-baseline", ignore_errors=True)
-        out_cases.append({"key": "warm", "label": "second run, cache warm, nothing changed",
-                          "cmd": [*kv4, "check", str(sg), *OPTS, "--cache-dir", str(cache)], "floor": None,
-                          "against": None, "cache": cache})
+        out_cases.append(_second_run(kv4, out / "cache-instructions", "warm", "second run, cache warm, nothing changed",
+                                     [str(sg)], OPTS))
         # Not a row of the table: the same second run over a tree that also holds findings to print and
         # configuration files (the project's fixtures, not --isolated): what a repository with launches costs.
         fx = tree / "kv4lint-fixtures"
         if fx.is_dir():
-            cache = out / "cache-instructions-fixtures"
-            shutil.rmtree(cache, ignore_errors=True)
-            shutil.rmtree(f"{cache}-baseline", ignore_errors=True)
-            out_cases.append({"key": "warm_fixtures",
-                              "label": "second run over them and the fixtures (findings, configuration files)",
-                              "cmd": [*kv4, "check", str(sg), str(fx), *[o for o in OPTS if o != "--isolated"],
-                                      "--cache-dir", str(cache)],
-                              "floor": None, "against": None, "cache": cache})
+            out_cases.append(_second_run(kv4, out / "cache-instructions-fixtures", "warm_fixtures",
+                                         "second run over them and the fixtures (findings, configuration files)",
+                                         [str(sg), str(fx)], [o for o in OPTS if o != "--isolated"]))
     for c in out_cases:
         c["env"] = env
         if baseline:
             c["before_cmd"] = from_source(c["cmd"], c.get("cache"))
             c["before_env"] = with_path_first(env, baseline)
     return out_cases
+
+
+def _second_run(kv4: list[str], cache: Path, key: str, label: str, roots: list[str], opts: list[str]) -> dict:
+    """A second run's case over ``roots`` with ``cache``, emptied, as the baseline's (its ``-baseline`` twin:
+    run.from_source) is: the run before it (measure's first, uncounted run) fills it as a first run does."""
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(f"{cache}-baseline", ignore_errors=True)
+    return {"key": key, "label": label, "cmd": [*kv4, "check", *roots, *opts, "--cache-dir", str(cache)],
+            "floor": None, "against": None, "cache": cache}
 
 
 def measure(out: Path, baseline: str | None = None, tree: Path | None = None, log=print) -> dict:

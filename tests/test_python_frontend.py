@@ -12,6 +12,8 @@ from kv4lint.base.model import Provenance
 from kv4lint.base.source import OffsetMap
 from kv4lint.frontends.python import complexity_error, decode_literal, scan_python
 
+from conftest import FIXTURES
+
 
 def scan(src: str, path: str = "t.py"):
     return scan_python(src, path)
@@ -684,8 +686,11 @@ TRICKY = [
 ]
 
 
-@pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
-    (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
+# The Python fixtures' texts, read once for the tests over every tricky source.
+PYTHON_FIXTURES = [p.read_text() for p in sorted((FIXTURES / "python").glob("*.py"))]
+
+
+@pytest.mark.parametrize("src", TRICKY + PYTHON_FIXTURES)
 def test_statementwise_offsets_match_whole_module(src):
     import libcst
 
@@ -707,8 +712,7 @@ def test_statementwise_offsets_match_whole_module(src):
     assert n > 0 or not module.body
 
 
-@pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
-    (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
+@pytest.mark.parametrize("src", TRICKY + PYTHON_FIXTURES)
 def test_node_offsets_are_libcsts_syntactic_positions(src):
     """node_offsets records each node where libcst's own PositionProvider puts it (the syntactic range: what
     ``record_syntactic_position`` marks, its start and end nodes included), as character offsets."""
@@ -795,8 +799,7 @@ def test_the_module_walks_leave_libcsts_abc_caches_alone():
     assert [cls.__name__ for cls in walked if _abc._get_dump(cls)[2]] == []
 
 
-@pytest.mark.parametrize("src", TRICKY + [p.read_text() for p in sorted(
-    (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "python").glob("*.py"))])
+@pytest.mark.parametrize("src", TRICKY + PYTHON_FIXTURES)
 def test_child_nodes_are_the_node_valued_fields_in_order(src):
     """``child_nodes`` remembers per type whether a value is a node, a sequence or neither: every node's children
     are still its node fields and the nodes in its sequence fields, in field order (a node, a list and a tuple

@@ -16,8 +16,9 @@ What argparse would register is reconstructed from
 
 Each table maps an option string to ``[dest field, arity, choices or None]``; arity is ``flag`` (no value),
 ``value``, ``list+``, ``list*`` or ``optional-value`` (``nargs='?'``). Choices SGLang computes when it runs
-(a parser registry, installed plugins) cannot be read statically and are stored as ``"<dynamic>"``. A release
-whose table equals the previous one is stored as ``{"same_as": previous}``.
+(a parser registry, installed plugins) cannot be read statically and are stored as ``"<dynamic>"``. The file
+holds each distinct ``[dest, arity, choices]`` once, and each release as what changed from the release before it
+(``kv4lint.sglang.options.pack_tables``, which kv4lint reads back).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
 from conformance import wheels  # noqa: E402
+from kv4lint.sglang.options import pack_tables, stored_tables  # noqa: E402
 from kv4lint.sglang.releases import WHEEL_RELEASES  # noqa: E402
 
 DEST = ROOT / "kv4lint" / "sglang" / "data" / "options.json.gz"
@@ -355,29 +357,11 @@ def table_of(version: str) -> dict[str, list]:
 
 
 def read_data() -> dict[str, dict]:
-    raw = json.loads(gzip.decompress(DEST.read_bytes()))
-    out = {}
-    for k in raw:
-        e = raw[k]
-        while "same_as" in e:
-            e = raw[e["same_as"]]
-        out[k] = e
-    return out
+    return stored_tables()
 
 
 def write_data(tables: dict[str, dict]) -> None:
-    from packaging.version import Version
-
-    out: dict[str, object] = {}
-    prev_key, prev = None, None
-    for version in sorted(tables, key=Version):
-        table = tables[version]
-        if table == prev:
-            out[version] = {"same_as": prev_key}
-        else:
-            out[version] = table
-            prev_key, prev = version, table
-    DEST.write_bytes(gzip.compress(json.dumps(out, sort_keys=True, separators=(",", ":")).encode(), mtime=0))
+    DEST.write_bytes(gzip.compress(json.dumps(pack_tables(tables), separators=(",", ":")).encode(), mtime=0))
 
 
 def differences(old: dict[str, list], new: dict[str, list]) -> list[str]:

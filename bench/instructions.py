@@ -14,9 +14,10 @@ its seconds; this is its companion.
 
 Cases (the table's own commands): each large file of ``table.LARGE_FILES`` checked with ``--no-cache`` and parsed
 by its parser alone (the row's floor: the ratio is kv4lint's instructions over the parser's), and, when the bench's
-tree is there, the cold run over SGLang's sources (every process it forks counted) and the second run over them
-with the cache the first left.  Each command runs once first, outside valgrind, so that Python's bytecode caches are
-written as an installed kv4lint has them (and the second run's cache is warm).  Writes
+tree is there, the cold run over SGLang's sources (every process it forks counted), the second run over them
+with the cache the first left, and flake8 with the plugin against flake8 without it (the floor) on a 40-file
+sample with the flake8 row's 10 launch files.  Each command runs once first, outside valgrind, so that Python's
+bytecode caches are written as an installed kv4lint has them (and the second run's cache is warm).  Writes
 ``bench/out/instructions-<timestamp>.json``.  Not part of the test suite; slow (about 50 times the run's CPU).
 """
 
@@ -99,6 +100,16 @@ def cases(out: Path, baseline: str | None, tree: Path | None) -> list[dict]:
             out_cases.append(_second_run(kv4, out / "cache-instructions-fixtures", "warm_fixtures",
                                          "second run over them and the fixtures (findings, configuration files)",
                                          [str(sg), str(fx)], [o for o in OPTS if o != "--isolated"]))
+        # The flake8 row's plugin: flake8 -j1 with it against flake8 without it (the venv bench/run.py made, when
+        # it is there), on a sample a quarter of the row's: the same 10 launch files and 30 of SGLang's (under
+        # callgrind the row's 160 take minutes a count).
+        without = out / "venv-noplugin" / "bin" / "python"
+        if without.exists():
+            sample, _info = table.flake8_sample(out, sg, others=30, name="flake8-sample-instructions")
+            f8 = ["-m", "flake8", "--isolated", "--select", "E9", "-j", "1", "."]
+            out_cases.append({"key": "flake8", "label": "flake8 `--select E9` -j1 with / without the plugin, 40 files"
+                              " with 10 launch files", "cmd": [sys.executable, *f8], "cwd": str(sample),
+                              "floor": [str(without), *f8], "against": "flake8"})
     for c in out_cases:
         c["env"] = env
         if baseline:
@@ -125,9 +136,10 @@ def measure(out: Path, baseline: str | None = None, tree: Path | None = None, lo
                                ("before", c.get("before_cmd"), c.get("before_env"))):
             if cmd is None:
                 continue
-            subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # bytecode caches
+            subprocess.run(cmd, env=env, cwd=c.get("cwd"), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)  # bytecode caches
             log(f"counting {c['key']} ({name}) under callgrind ...")
-            row[name] = callgrind(cmd, env=env)
+            row[name] = callgrind(cmd, env=env, cwd=c.get("cwd"))
         rows.append(row)
     doc = {"when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "baseline": baseline,
            "rows": rows}

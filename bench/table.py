@@ -129,10 +129,11 @@ def cases(ctx) -> tuple[list, dict]:
     return made, info
 
 
-def flake8_sample(out: Path, sg: Path, others: int = 150, launches: int = 10) -> tuple[Path, dict]:
+def flake8_sample(out: Path, sg: Path, others: int = 150, launches: int = 10,
+                  name: str = "flake8-sample") -> tuple[Path, dict]:
     """160 Python files: 150 of SGLang's sources (every k-th) and 10 of the project's Python fixtures that hold a
-    finding (launches), hard-linked into ``out/flake8-sample``; rebuilt on every run."""
-    dest = out / "flake8-sample"
+    finding (launches), hard-linked into ``out/<name>``; rebuilt on every run."""
+    dest = out / name
     if dest.exists():
         shutil.rmtree(dest)
     py = sorted(sg.rglob("*.py"))

@@ -113,6 +113,28 @@ def test_the_cases_are_the_tables_commands(tmp_path, monkeypatch):
     assert got["warm"]["before_cmd"][-2:] == ["--cache-dir", cache + "-baseline"]
 
 
+def test_flake8_is_counted_with_the_plugin_against_the_venv_without_it(tmp_path):
+    """Where bench/run.py made its venv without kv4lint: flake8 -j1 from this venv (the plugin; the baseline's from
+    its sources, first on the path) over a sample with the flake8 row's launch files, its floor the same flake8
+    without the plugin."""
+    (tmp_path / "tree" / "sglang-src" / "sglang").mkdir(parents=True)
+    for i in range(90):
+        (tmp_path / "tree" / "sglang-src" / "sglang" / f"m{i:02}.py").write_text("x = 1\n")
+    without = tmp_path / "venv-noplugin" / "bin" / "python"
+    without.parent.mkdir(parents=True)
+    without.write_text("")
+    got = {c["key"]: c for c in instructions.cases(tmp_path, str(tmp_path / "before"), tmp_path / "tree")}["flake8"]
+    f8 = ["-m", "flake8", "--isolated", "--select", "E9", "-j", "1", "."]
+    assert got["cmd"] == [sys.executable, *f8] and got["floor"] == [str(without), *f8]
+    assert got["before_cmd"] == got["cmd"]
+    assert got["before_env"]["PYTHONPATH"].split(os.pathsep)[0] == str((tmp_path / "before").resolve())
+    sample = Path(got["cwd"])
+    assert sample == tmp_path / "flake8-sample-instructions"
+    launches = sorted(p.name for p in (sample / "launches").iterdir())
+    assert launches == table.flake8_sample(tmp_path, tmp_path / "tree" / "sglang-src")[1]["launch_files"]
+    assert len(launches) == 10 and len(list((sample / "sglang-src").rglob("*.py"))) == 30
+
+
 def test_the_markdown_table_says_the_ratio_to_the_floor_and_the_change():
     rows = [{"key": "shell_2mb", "label": "one 2 MB shell script", "against": "tree-sitter-bash",
              "now": 16_540_000_000, "floor": 1_000_000_000, "before": 19_720_000_000},

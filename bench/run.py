@@ -889,8 +889,15 @@ class TableContext:
             caches += [Path(str(cache) + "-baseline")] if cache else []
             made.append(Case(name + "@baseline", from_source(cmd, cache), env=with_path_first(env, self.ns.baseline),
                              **kw))
+        # The installed copy: kv4lint's command from that venv, or a command of this venv's Python (flake8 with
+        # the plugin) from that venv's Python, which has kv4lint and its dependencies as a user's has them.
         if kv4lint and self.installed is not None and cmd[:len(self.kv4)] == self.kv4:
             i_cmd = [str(self.installed / "bin" / "kv4lint"), *cmd[len(self.kv4):]]
+        elif kv4lint and self.installed is not None and cmd[:1] == [sys.executable]:
+            i_cmd = [str(self.installed / "bin" / "python"), *cmd[1:]]
+        else:
+            i_cmd = None
+        if i_cmd is not None:
             i_cmd = [str(x) + "-installed" if cache and x == str(cache) else x for x in i_cmd]
             caches += [Path(str(cache) + "-installed")] if cache else []
             made.append(Case(name + "@installed", i_cmd, env={k: v for k, v in env.items() if k != "PYTHONPATH"},

@@ -216,6 +216,10 @@ def report(doc: dict) -> None:
         if r["error"]:
             print(f"  {r['label']}: error: {r['error'].splitlines()[-1][:200]}")
     print(markdown(t["rows"], t.get("before")))
+    installed = [r for r in t.get("installed") or [] if r["ratio"] is not None]
+    if installed:
+        print("installed copy (pip install .: no editable-install finder at start-up): "
+              + ", ".join(f"{r['key']} {r['ratio']:.2f} × ({_s(r['subject_s'])})" for r in installed))
     files = info.get("files", {})
     if files:
         where = "plus tree/held-out" if files.get("held_out") else "(no held-out cases: --held-out DIR)"

@@ -59,3 +59,26 @@ def test_the_markdown_the_bench_prints_passes_the_same_check(monkeypatch, tmp_pa
     (tmp_path / PAGE).write_text(page, encoding="utf-8")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     test_the_performance_page_quotes_the_benchs_table()
+
+
+def test_the_installed_copy_runs_kv4lint_and_flake8_from_the_installed_venv(tmp_path):
+    """A case with kv4lint (its command, or flake8 run by this venv's Python) gets an ``@installed`` twin from the
+    venv kv4lint is installed in as users install it; a case without kv4lint does not."""
+    import types
+
+    import run  # bench/run.py, beside table.py
+
+    ctx = object.__new__(run.TableContext)
+    ctx.ns = types.SimpleNamespace(baseline=None)
+    ctx.kv4 = [str(Path(sys.executable).parent / "kv4lint")]
+    ctx.env_py = {"PYTHONPATH": "x", "HOME": "h"}
+    ctx.installed = tmp_path / "venv-kv4lint"
+    f8 = ["-m", "flake8", "--isolated", "--select", "E9", "-j", "1", "."]
+    made = ctx.case("flake8-with", [sys.executable, *f8], kv4lint=True, cwd="sample")
+    assert [(c.name, c.cmd) for c in made] == [("flake8-with", [sys.executable, *f8]),
+                                               ("flake8-with@installed", [str(ctx.installed / "bin" / "python"),
+                                                                          *f8])]
+    assert made[1].env == {"HOME": "h"}
+    made = ctx.case("kv4lint:cold", [*ctx.kv4, "check", "t"], kv4lint=True)
+    assert made[1].cmd == [str(ctx.installed / "bin" / "kv4lint"), "check", "t"]
+    assert [c.name for c in ctx.case("flake8-without", ["/other/python", *f8])] == ["flake8-without"]

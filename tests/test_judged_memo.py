@@ -4,10 +4,10 @@ launch's own Value."""
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
 from pathlib import Path
 
 from kv4lint.base.model import Launch, Span, Value
+from kv4lint.base.record import fields, replace
 from kv4lint.base.settings import Settings
 from kv4lint.pipeline.runner import lint_text
 from kv4lint.rules import parser
@@ -81,7 +81,7 @@ def test_the_key_reads_every_field_of_an_occurrence():
     occ = args.occurrences["kv_cache_dtype"][0]
     other = {"option": Value("--kv-cache-dtype"), "values": [Value("fp8_e4m3")], "inline": not occ.inline,
              "spelled": "--kv-cache-d", "from_config": not occ.from_config}
-    assert set(other) == {f.name for f in fields(Occurrence)}
+    assert set(other) == set(fields(Occurrence))
     for name, value in other.items():  # each field, changed alone, makes another key
         changed = replace(occ, **{name: value})
         assert key(replace(args, occurrences=dict(args.occurrences, kv_cache_dtype=[changed]))) != key(args), name

@@ -20,13 +20,18 @@ record with some fields changed, as ``dataclasses.replace`` does.  A leaf: it im
 
 from operator import attrgetter
 
-__all__ = ["Frozen", "Record", "fields", "replace"]
+__all__ = ["Frozen", "Record", "fields", "replace", "values"]
 
 
 def fields(record) -> tuple:
     """The field names of a record or record class, in order."""
     cls = record if isinstance(record, type) else type(record)
     return cls.__slots__
+
+
+def values(record) -> tuple:
+    """The values of a record's fields, in order."""
+    return record._values(record)
 
 
 def replace(record, /, **changes):

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kv4lint.base.record import Frozen
 from kv4lint.sglang.gpus import arch_major
 from kv4lint.sglang.releases import (
     BACKEND_ALIASES, CUTEDSL_MLA, CUTLASS_MLA_DROPPED, DEEPSEEK_FAMILY_WIDENED,
@@ -145,16 +146,20 @@ def mha_list(n: int) -> list[str]:
 # Inputs and outputs
 
 
-@dataclass(frozen=True)
-class Machine:
-    """The machine SGLang runs on: what torch reports (docs/sglang-rules.md §2.1).
+class Machine(Frozen):
+    """The machine SGLang runs on: what torch reports (docs/sglang-rules.md §2.1): ``platform`` (cuda, rocm,
+    xpu, cpu, npu, musa, mps, hpu; None: unknown) and ``arch`` (sm90, sm100 ...; None: unknown, meaningful on
+    cuda only).
 
     kv4lint assumes a torch CUDA build new enough for the arch (CUDA >= 12.8
     for Blackwell, >= 12.3 for Hopper), as SGLang's FP4 recipes require.
     """
 
-    platform: str | None  # cuda, rocm, xpu, cpu, npu, musa, mps, hpu; None = unknown
-    arch: str | None = None  # sm90, sm100, ...; None = unknown (meaningful on cuda only)
+    __slots__ = ("platform", "arch")
+
+    def __init__(self, platform: str | None, arch: str | None = None) -> None:
+        self._set("platform", platform)
+        self._set("arch", arch)
 
     @property
     def is_cuda(self) -> bool:

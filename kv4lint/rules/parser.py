@@ -14,13 +14,13 @@ Pure: (launch, normalised arguments, target) -> findings.  No I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from operator import attrgetter
 from typing import Callable
 
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Fix, Launch, Value
-from kv4lint.base.record import replace
+from kv4lint.base.record import Frozen, Record, replace, values as field_values
 from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences
@@ -79,16 +79,18 @@ def refused(launch: Launch, args: Args, version: str | None) -> list[Problem]:
 MAX_INFERENCE_WORDS = 2000
 
 
-@dataclass(frozen=True)
-class Rejected:
+class Rejected(Frozen):
     """A word of a launch that a release refuses: ``word`` as quoted (`` `--x` ``, `` `--x value` ``), and,
     when looked up, the releases that have it (``where``; ``nowhere``: none kv4lint knows) and the closest
     option of the release (``near``)."""
 
-    word: str
-    where: str = ""
-    near: str = ""
-    nowhere: bool = False
+    __slots__ = ("word", "where", "near", "nowhere")
+
+    def __init__(self, word: str, where: str = "", near: str = "", nowhere: bool = False) -> None:
+        self._set("word", word)
+        self._set("where", where)
+        self._set("near", near)
+        self._set("nowhere", nowhere)
 
     def __str__(self) -> str:
         notes = [n for n in (self.where, self.near and f"closest: {self.near}") if n]
@@ -596,7 +598,9 @@ _SINCE = Memo(1024)
 
 
 def _fields_of(record) -> tuple:
-    """A dataclass record's fields, in order (every field: one added later is part of the key too)."""
+    """A record's field values, in order (every field: one added later is part of the key too)."""
+    if isinstance(record, Record):
+        return field_values(record)
     get = _GETTERS.get(type(record))
     if get is None:
         names = [f.name for f in fields(record)]
@@ -604,7 +608,7 @@ def _fields_of(record) -> tuple:
     return get(record)
 
 
-_GETTERS: dict[type, Callable] = {}  # a dataclass -> its fields' getter
+_GETTERS: dict[type, Callable] = {}  # a dataclass (the target) -> its fields' getter
 
 
 def _words(values) -> tuple:

@@ -12,16 +12,24 @@ keeps the model unknown.  A leaf module: it imports nothing of kv4lint's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from kv4lint.base.record import Frozen
 
 
-@dataclass(frozen=True)
-class SpecialModel:
-    family: str  # "DeepSeek-V4", "DeepSeek-V3.2", "GLM-5"
-    architecture: str  # the architecture SGLang dispatches on
-    mla: bool  # SGLang's use_mla_backend() (DeepSeek-V4 is not MLA: it has its own dsv4 attention)
-    dsa: bool  # DeepSeek sparse attention (the DSA/NSA dtype rule applies)
-    attention: str  # the attention kind shown to users: "dsv4" or "mla+dsa"
+class SpecialModel(Frozen):
+    """A model family SGLang serves with its own attention: ``family`` (``"DeepSeek-V4"``, ``"DeepSeek-V3.2"``,
+    ``"GLM-5"``), ``architecture`` (the one SGLang dispatches on), ``mla`` (SGLang's ``use_mla_backend()``;
+    DeepSeek-V4 is not MLA, it has its own dsv4 attention), ``dsa`` (DeepSeek sparse attention: the DSA/NSA dtype
+    rule applies) and ``attention`` (the kind shown to users: ``"dsv4"`` or ``"mla+dsa"``)."""
+
+    __slots__ = ("family", "architecture", "mla", "dsa", "attention")
+
+    def __init__(self, family: str, architecture: str, mla: bool, dsa: bool, attention: str) -> None:
+        self._set("family", family)
+        self._set("architecture", architecture)
+        self._set("mla", mla)
+        self._set("dsa", dsa)
+        self._set("attention", attention)
 
 
 _FAMILIES: list[tuple[str, frozenset[str], re.Pattern, bool, bool, str]] = [

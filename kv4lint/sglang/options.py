@@ -15,12 +15,11 @@ import functools
 import gzip
 import json
 import os
-from dataclasses import dataclass, field
-
 from packaging.version import Version
 
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Launch, Provenance, Span, Value
+from kv4lint.base.record import Frozen, Record
 from kv4lint.sglang.commands import HYDRA_ENTRIES, PREFIXED_ENTRIES
 from kv4lint.sglang.releases import parse as parse_version
 
@@ -55,11 +54,16 @@ REFUSING_OPTIONS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Option:
-    dest: str
-    arity: str  # flag | value | list+ | list* | optional-value
-    choices: tuple[str, ...] | None
+class Option(Frozen):
+    """One option of a release's table: the ServerArgs field it sets, its arity (``flag``, ``value``, ``list+``,
+    ``list*``, ``optional-value``) and its choices (None: any value)."""
+
+    __slots__ = ("dest", "arity", "choices")
+
+    def __init__(self, dest: str, arity: str, choices: tuple[str, ...] | None) -> None:
+        self._set("dest", dest)
+        self._set("arity", arity)
+        self._set("choices", choices)
 
 
 @functools.lru_cache(maxsize=1)
@@ -292,19 +296,24 @@ def flag_for(field_name: str, version: str | None = None) -> str:
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class Occurrence:
-    """One appearance of an option in argv: its option token and value token(s)."""
+class Occurrence(Record):
+    """One appearance of an option in argv: ``option``, the token that names it (``--kv-cache-dtype`` or
+    ``--kv-cache-dtype=nvfp4``); ``values``, its value tokens (for ``--x=v``: a sub-value of the same token);
+    ``inline``: the ``--x=v`` form; ``spelled``: the option string as written (before ``=``); ``from_config``: read
+    from a ``--config`` file."""
 
-    option: Value  # the token that names the option ("--kv-cache-dtype" or "--kv-cache-dtype=nvfp4")
-    values: list[Value]  # value tokens (for "--x=v": a sub-value of the same token)
-    inline: bool = False  # "--x=v" form
-    spelled: str = ""  # the option string as written (before '=')
-    from_config: bool = False
+    __slots__ = ("option", "values", "inline", "spelled", "from_config")
+
+    def __init__(self, option: Value, values: list[Value], inline: bool = False, spelled: str = "",
+                 from_config: bool = False) -> None:
+        self.option = option
+        self.values = values
+        self.inline = inline
+        self.spelled = spelled
+        self.from_config = from_config
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Frozen):
     """Something SGLang's argument parser refuses (argparse exits with status 2 before the server starts).
 
     ``kind``: ``"unknown"`` (no option of the release; argparse: unrecognized arguments),
@@ -317,18 +326,22 @@ class Problem:
     tokens an unknown option took with it (argparse lists them among the unrecognized arguments).
     """
 
-    kind: str
-    token: Value
-    spelled: str
-    option: str | None = None
-    value: Value | None = None
-    candidates: tuple[str, ...] = ()
-    swallowed: tuple[Value, ...] = ()
-    from_config: bool = False
+    __slots__ = ("kind", "token", "spelled", "option", "value", "candidates", "swallowed", "from_config")
+
+    def __init__(self, kind: str, token: Value, spelled: str, option: str | None = None, value: Value | None = None,
+                 candidates: tuple[str, ...] = (), swallowed: tuple[Value, ...] = (),
+                 from_config: bool = False) -> None:
+        self._set("kind", kind)
+        self._set("token", token)
+        self._set("spelled", spelled)
+        self._set("option", option)
+        self._set("value", value)
+        self._set("candidates", candidates)
+        self._set("swallowed", swallowed)
+        self._set("from_config", from_config)
 
 
-@dataclass
-class Args:
+class Args(Record):
     """A launch's server arguments by ServerArgs field name.
 
     ``values[field]`` is the effective value (the last occurrence wins);
@@ -338,11 +351,16 @@ class Args:
     not set explicitly are then unknown rather than defaulted.
     """
 
-    values: dict[str, Value] = field(default_factory=dict)
-    occurrences: dict[str, list[Occurrence]] = field(default_factory=dict)
-    open_ended: bool = False
-    problems: list[Problem] = field(default_factory=list)  # what SGLang's parser refuses, in argv order
-    form: str = "argv"
+    __slots__ = ("values", "occurrences", "open_ended", "problems", "form")
+
+    def __init__(self, values: dict[str, Value] | None = None,
+                 occurrences: dict[str, list[Occurrence]] | None = None, open_ended: bool = False,
+                 problems: list[Problem] | None = None, form: str = "argv") -> None:
+        self.values = {} if values is None else values
+        self.occurrences = {} if occurrences is None else occurrences
+        self.open_ended = open_ended
+        self.problems = [] if problems is None else problems  # what SGLang's parser refuses, in argv order
+        self.form = form
 
     def get(self, name: str) -> Value | None:
         return self.values.get(name)

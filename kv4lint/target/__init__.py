@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from kv4lint.base.record import Frozen, replace
 from kv4lint.files.depends import look
 from kv4lint.files.regular_file import open_file
 from kv4lint.sglang.gpus import ARCHS, representatives
@@ -92,15 +93,21 @@ _ID_PATTERNS: list[tuple[re.Pattern, str | None]] = [
 ]
 
 
-@dataclass(frozen=True)
-class ModelInfo:
-    """What kv4lint knows of the served model."""
+class ModelInfo(Frozen):
+    """What kv4lint knows of the served model: ``architecture`` (HF ``architectures[0]``, when known), ``mla``
+    (None: unknown), ``dsa`` (DeepSeek sparse attention: ``index_topk`` in its config), where that came from
+    (``source``), and ``kind``, the attention shown to users where SGLang has its own (``"dsv4"``,
+    ``"mla+dsa"``)."""
 
-    architecture: str | None = None  # HF architectures[0], when known
-    mla: bool | None = None  # None: unknown
-    dsa: bool = False  # DeepSeek sparse attention (index_topk in config)
-    source: str = "unknown"
-    kind: str | None = None  # the attention shown to users where SGLang has its own ("dsv4", "mla+dsa")
+    __slots__ = ("architecture", "mla", "dsa", "source", "kind")
+
+    def __init__(self, architecture: str | None = None, mla: bool | None = None, dsa: bool = False,
+                 source: str = "unknown", kind: str | None = None) -> None:
+        self._set("architecture", architecture)
+        self._set("mla", mla)
+        self._set("dsa", dsa)
+        self._set("source", source)
+        self._set("kind", kind)
 
     @property
     def attention(self) -> str | None:

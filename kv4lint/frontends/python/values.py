@@ -11,44 +11,56 @@ Each carries its :class:`Origin`: the name at the launch site it came through.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kv4lint.base.model import Span, Value
+from kv4lint.base.record import Frozen, Record
 
 
 # ---------------------------------------------------------------------------
 # Abstract values
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(Frozen):
     """How a value reached the launch: ``use`` is the name at the launch site it came through."""
 
-    use: Span | None = None
-    shared: bool = False
+    __slots__ = ("use", "shared")
+
+    def __init__(self, use: Span | None = None, shared: bool = False) -> None:
+        self._set("use", use)
+        self._set("shared", shared)
 
 
 LITERAL = Origin()
 
 
-@dataclass
-class Segment:
-    text: str
-    offs: list  # per character: offset in the Python text if written verbatim, else None
-    org: Origin
+class Segment(Record):
+    """Known characters: ``offs`` gives, per character, its offset in the Python text if written verbatim, else
+    None."""
+
+    __slots__ = ("text", "offs", "org")
+
+    def __init__(self, text: str, offs: list, org: Origin) -> None:
+        self.text = text
+        self.offs = offs
+        self.org = org
 
 
-@dataclass
-class Hole:
-    where: Span | None
-    org: Origin
+class Hole(Record):
+    """Unknown characters (an f-string's hole that names nothing kv4lint can resolve)."""
+
+    __slots__ = ("where", "org")
+
+    def __init__(self, where: Span | None, org: Origin) -> None:
+        self.where = where
+        self.org = org
 
 
-@dataclass
-class StrValue:
-    parts: list
-    where: Span | None = None
-    quote: str = ""
+class StrValue(Record):
+    __slots__ = ("parts", "where", "quote")
+
+    def __init__(self, parts: list, where: Span | None = None, quote: str = "") -> None:
+        self.parts = parts
+        self.where = where
+        self.quote = quote
 
     @property
     def known(self) -> bool:
@@ -59,52 +71,73 @@ class StrValue:
         return "".join(p.text for p in self.parts) if self.known else None
 
 
-@dataclass
-class ConstValue:
-    """A non-string constant: True/False/None or a number (``text`` as str() gives it)."""
+class ConstValue(Record):
+    """A non-string constant: True/False/None or a number (``text`` as str() gives it; ``kind``: ``"bool"``,
+    ``"none"``, ``"int"`` or ``"float"``)."""
 
-    text: str
-    kind: str  # "bool" | "none" | "int" | "float"
-    span: Span | None
-    org: Origin
-    where: Span | None = None
+    __slots__ = ("text", "kind", "span", "org", "where")
 
-
-@dataclass
-class UnknownValue:
-    where: Span | None = None
-    org: Origin = LITERAL
-    splat: bool = False
-    tag: str | None = None  # "python": sys.executable
+    def __init__(self, text: str, kind: str, span: Span | None, org: Origin, where: Span | None = None) -> None:
+        self.text = text
+        self.kind = kind
+        self.span = span
+        self.org = org
+        self.where = where
 
 
-@dataclass
-class ListItem:
-    val: object
-    remove: Span | None = None
+class UnknownValue(Record):
+    """A value kv4lint cannot know (``splat``: it may be any number of items; ``tag`` ``"python"``:
+    ``sys.executable``)."""
+
+    __slots__ = ("where", "org", "splat", "tag")
+
+    def __init__(self, where: Span | None = None, org: Origin = LITERAL, splat: bool = False,
+                 tag: str | None = None) -> None:
+        self.where = where
+        self.org = org
+        self.splat = splat
+        self.tag = tag
 
 
-@dataclass
-class ListValue:
-    items: list
-    where: Span | None = None
+class ListItem(Record):
+    __slots__ = ("val", "remove")
+
+    def __init__(self, val: object, remove: Span | None = None) -> None:
+        self.val = val
+        self.remove = remove
 
 
-@dataclass
-class DictValue:
-    entries: dict  # key -> ListItem
-    open: bool = False  # keys kivlint cannot see may be present
-    where: Span | None = None
-    keyspans: dict = field(default_factory=dict)  # key -> span of the key literal
+class ListValue(Record):
+    __slots__ = ("items", "where")
+
+    def __init__(self, items: list, where: Span | None = None) -> None:
+        self.items = items
+        self.where = where
 
 
-@dataclass
-class ConvertedValue:
+class DictValue(Record):
+    """``entries``: key -> :class:`ListItem`; ``open``: keys kv4lint cannot see may be present; ``keyspans``: key
+    -> the span of the key's literal."""
+
+    __slots__ = ("entries", "open", "where", "keyspans")
+
+    def __init__(self, entries: dict, open: bool = False, where: Span | None = None,
+                 keyspans: dict | None = None) -> None:
+        self.entries = entries
+        self.open = open
+        self.where = where
+        self.keyspans = {} if keyspans is None else keyspans
+
+
+class ConvertedValue(Record):
     """An already converted Value (a word from the shell frontend's splitter)."""
 
-    value: Value
-    where: Span | None = None
-    org: Origin = LITERAL
+    __slots__ = ("value", "where", "org")
+
+    def __init__(self, value: Value, where: Span | None = None, org: Origin = LITERAL) -> None:
+        self.value = value
+        self.where = where
+        self.org = org
 
 
 class _Unbound:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kv4lint.base.model import Fix, Severity
+from kv4lint.base.record import Frozen
 from kv4lint.sglang.options import flag_for
 
 # What every dtype fix's safety adds (a fix removes a refusal, never a choice that works where the launch runs).
@@ -18,19 +19,21 @@ WARNING_FIX = (" A warning's fix (SGLang refuses the launch on some of the GPUs 
 FP4_ONLY_FIELDS = ("prefill_kv_cache_dequant_dtype",)
 
 
-@dataclass(frozen=True)
-class Example:
+class Example(Frozen):
     """A launch a rule must report (``fires``) or must not, with the target it is judged against.
 
     ``launch`` is a shell command as a user writes it; ``target`` the kv4lint options that set the target
-    (``("--gpu", "h100")``). The examples feed ``kv4lint explain``, the rule pages and one test that runs
-    every example through the real CLI.
+    (``("--gpu", "h100")``); ``note`` why the example is there, shown above it. The examples feed ``kv4lint
+    explain``, the rule pages and one test that runs every example through the real CLI.
     """
 
-    launch: str
-    target: tuple[str, ...] = ()
-    fires: bool = True
-    note: str = ""  # why the example is there, shown above it
+    __slots__ = ("launch", "target", "fires", "note")
+
+    def __init__(self, launch: str, target: tuple[str, ...] = (), fires: bool = True, note: str = "") -> None:
+        self._set("launch", launch)
+        self._set("target", target)
+        self._set("fires", fires)
+        self._set("note", note)
 
     def text(self) -> str:
         """The example as explain and the rule pages show it: the note, the target line, the launch."""

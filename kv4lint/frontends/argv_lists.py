@@ -8,10 +8,9 @@ scans ``sh -c SCRIPT`` as shell and otherwise matches SGLang's entry points.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import MAX_WORDS, Hint, Launch, Provenance, ScanResult, Span, Value
+from kv4lint.base.record import Record
 from kv4lint.base.source import OffsetMap
 from kv4lint.frontends import budget
 from kv4lint.frontends.embedded import EnvDef, merge, scan_shell_text, with_prelude
@@ -22,8 +21,7 @@ from kv4lint.sglang.commands import unwrap
 # Words: argv tokens that are data (exec-form arrays, YAML lists)
 
 
-@dataclass
-class Word:
+class Word(Record):
     """One argv word with where its characters are in the file.
 
     ``value`` is the token as a launch records it (span set when verbatim,
@@ -34,10 +32,14 @@ class Word:
     Implements :class:`kv4lint.sglang.commands.Word` for :func:`~kv4lint.sglang.commands.unwrap`.
     """
 
-    value: Value
-    omap: OffsetMap | None = None
-    item: object = None
-    key: str | None = None  # the text to recognise the program by, when the value is unknown (sys.executable)
+    __slots__ = ("value", "omap", "item", "key")
+
+    def __init__(self, value: Value, omap: OffsetMap | None = None, item: object = None,
+                 key: str | None = None) -> None:
+        self.value = value
+        self.omap = omap
+        self.item = item
+        self.key = key  # the text to recognise the program by, when the value is unknown (sys.executable)
 
     @property
     def text(self) -> str | None:

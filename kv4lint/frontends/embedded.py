@@ -14,12 +14,11 @@ read in :mod:`kv4lint.frontends.argv_lists`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import Hint, ScanResult, Span, Value
-from kv4lint.base.record import replace
+from kv4lint.base.record import Record, replace
 from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes
 from kv4lint.files.prefilter import shell_may_launch
@@ -152,14 +151,17 @@ def json_string_at(text: str, i: int, *, toml: bool = False) -> tuple[str, Seque
     return "".join(out), outer, m.end()
 
 
-@dataclass
-class JSONItem:
-    """A string element of a JSON array: its value, character map, and extent in the text."""
+class JSONItem(Record):
+    """A string element of a JSON array: its value, character map, and extent in the text (``start``: the opening
+    quote; ``end``: after the closing quote)."""
 
-    value: str
-    outer: Sequence[int | None]
-    start: int  # the opening quote
-    end: int  # after the closing quote
+    __slots__ = ("value", "outer", "start", "end")
+
+    def __init__(self, value: str, outer: Sequence[int | None], start: int, end: int) -> None:
+        self.value = value
+        self.outer = outer
+        self.start = start
+        self.end = end
 
 
 def json_string_array(text: str, i: int = 0) -> tuple[list[JSONItem], int] | None:
@@ -324,8 +326,7 @@ _SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SAFE_DQ = re.compile(r'^[^"\\`$\n]*$')  # fits between double quotes unchanged
 
 
-@dataclass
-class EnvDef:
+class EnvDef(Record):
     """A variable a container sets for its command (``ENV``, ``env:``, ``variables:``, ``%env``).
 
     ``omap`` maps the value to the file when it is written there, so that a
@@ -333,10 +334,13 @@ class EnvDef:
     (reported at the use, fixed at the definition).
     """
 
-    name: str
-    value: str | None
-    omap: OffsetMap | None = None
-    span: Span | None = None
+    __slots__ = ("name", "value", "omap", "span")
+
+    def __init__(self, name: str, value: str | None, omap: OffsetMap | None = None, span: Span | None = None) -> None:
+        self.name = name
+        self.value = value
+        self.omap = omap
+        self.span = span
 
     @property
     def value_span(self) -> Span | None:

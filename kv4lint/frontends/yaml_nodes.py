@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
 
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import Provenance, Span, Value
 from kv4lint.base.process import imports_kept
+from kv4lint.base.record import Record
 from kv4lint.base.source import OffsetMap
 from kv4lint.frontends.argv_lists import Word, removal_spans
 from kv4lint.frontends.embedded import TextBuilder
@@ -199,14 +199,17 @@ _DQ_ESC = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v
 _HEX = {"x": 2, "u": 4, "U": 8}
 
 
-@dataclass
-class ScalarMap:
-    """A scalar's value and how its characters sit in the file."""
+class ScalarMap(Record):
+    """A scalar's value and how its characters sit in the file (``verbatim``: the file span of the whole value
+    when it is written verbatim)."""
 
-    value: str
-    omap: OffsetMap
-    verbatim: Span | None  # the file span of the whole value when it is written verbatim
-    quote: str = ""
+    __slots__ = ("value", "omap", "verbatim", "quote")
+
+    def __init__(self, value: str, omap: OffsetMap, verbatim: Span | None, quote: str = "") -> None:
+        self.value = value
+        self.omap = omap
+        self.verbatim = verbatim
+        self.quote = quote
 
 
 def _fallback(value: str, at: int) -> OffsetMap:

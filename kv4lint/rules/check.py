@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
 
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Fix, Severity, Value
-from kv4lint.base.record import replace
+from kv4lint.base.record import Record, replace
 from kv4lint.rules.codes import RULES, Context, kv406
 from kv4lint.rules.codes.base import FP4_ONLY_FIELDS, HEADLINE, Said, fp8_fix, join_sentences
 from kv4lint.rules.engine import (
@@ -29,18 +28,22 @@ from kv4lint.target import ModelInfo, Target
 MAX_POSSIBILITIES = 4096
 
 
-@dataclass
-class RuleFinding:
-    """A finding before it has a file position: the field (and value) it is about."""
+class RuleFinding(Record):
+    """A finding before it has a file position: the field (and ``value``: where to report it; None: the launch's
+    entry point) it is about; ``detail``, SGLang's function and the resolution steps (never in the headline)."""
 
-    code: str
-    severity: Severity
-    message: str
-    value: Value | None  # where to report it (None: the launch's entry point)
-    field: str | None
-    fix: Fix | None = None
-    event: Event | None = None
-    detail: str = ""  # SGLang's function and the resolution steps (never in the headline)
+    __slots__ = ("code", "severity", "message", "value", "field", "fix", "event", "detail")
+
+    def __init__(self, code: str, severity: Severity, message: str, value: Value | None, field: str | None,
+                 fix: Fix | None = None, event: Event | None = None, detail: str = "") -> None:
+        self.code = code
+        self.severity = severity
+        self.message = message
+        self.value = value
+        self.field = field
+        self.fix = fix
+        self.event = event
+        self.detail = detail
 
 
 def _is_fp4_name(d: str | None) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kv4lint.base.record import Frozen
+from kv4lint.base.record import Frozen, Record
 from kv4lint.sglang.gpus import arch_major
 from kv4lint.sglang.releases import (
     BACKEND_ALIASES, CUTEDSL_MLA, CUTLASS_MLA_DROPPED, DEEPSEEK_FAMILY_WIDENED,
@@ -204,12 +204,18 @@ class Event:
     data: dict = field(default_factory=dict, compare=False, hash=False)
 
 
-@dataclass
-class Outcome:
-    events: list[Event] = field(default_factory=list)
-    backends: tuple[Any, Any, Any] | None = None  # (P, D, A) as the KV4 check saw them
-    derived: dict[str, str] = field(default_factory=dict)  # field -> the step that set it
-    undetermined: str | None = None
+class Outcome(Record):
+    """What SGLang's resolution did with a launch: its events, the (prefill, decode, attention) backends as the KV4
+    check saw them, the fields it derived (field -> the step that set it), and why it could not be decided."""
+
+    __slots__ = ("events", "backends", "derived", "undetermined")
+
+    def __init__(self, events: list[Event] | None = None, backends: tuple[Any, Any, Any] | None = None,
+                 derived: dict[str, str] | None = None, undetermined: str | None = None) -> None:
+        self.events = [] if events is None else events
+        self.backends = backends
+        self.derived = {} if derived is None else derived
+        self.undetermined = undetermined
 
     @property
     def error(self) -> Event | None:

@@ -20,7 +20,7 @@ from typing import Callable
 
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Fix, Launch, Value
-from kv4lint.base.record import Frozen, Record, replace, values as field_values
+from kv4lint.base.record import Frozen, Record, fields as record_fields, replace, values as field_values
 from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences
@@ -528,7 +528,7 @@ class _Tokens:
         return tuple(out)
 
 
-_FINDING_FIELDS = tuple(f.name for f in fields(RuleFinding) if f.name != "value")
+_FINDING_FIELDS = tuple(f for f in record_fields(RuleFinding) if f != "value")
 
 
 def _judge_key(launch: Launch, args: Args, target: Target, fix_dtype: str, strict: bool | None,

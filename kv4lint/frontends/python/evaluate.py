@@ -12,7 +12,6 @@ it reached the launch.  It also converts values to
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import libcst as cst
 
@@ -26,23 +25,30 @@ from kv4lint.frontends.python.values import LITERAL, UNBOUND, ConstValue, Conver
     call_argument, chars_of, const_offsets, contiguous_span, frame_relation, from_chars, join_values, \
     joined_value, origin_of, python_word, restamped, shares_loop, splatified, split_on_whitespace, where_of
 from kv4lint.base.model import ForeignString, Launch, Provenance, ScanResult, Span, Value
-from kv4lint.base.record import replace
+from kv4lint.base.record import Record, replace
 from kv4lint.base.source import LineIndex, OffsetMap
 
 
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class EvalEnv:
-    scope: Scope
-    pos: int
-    frames: tuple
-    org: Origin = LITERAL
-    depth: int = 0
-    over: dict | None = None
-    active: frozenset = frozenset()
-    nested: bool = False  # the use is in a scope nested inside the one being resolved
+class EvalEnv(Record):
+    """Where an expression is evaluated: its scope, position and frames, the origin its value came through, the
+    depth of the evaluation, the names overridden (``over``) and being resolved (``active``), and ``nested``: the
+    use is in a scope nested inside the one being resolved."""
+
+    __slots__ = ("scope", "pos", "frames", "org", "depth", "over", "active", "nested")
+
+    def __init__(self, scope: Scope, pos: int, frames: tuple, org: Origin = LITERAL, depth: int = 0,
+                 over: dict | None = None, active: frozenset = frozenset(), nested: bool = False) -> None:
+        self.scope = scope
+        self.pos = pos
+        self.frames = frames
+        self.org = org
+        self.depth = depth
+        self.over = over
+        self.active = active
+        self.nested = nested
 
 
 MAX_LOOP_ITEMS = 1024  # a for loop over more items: the launch is a file error naming the bound

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from dataclasses import dataclass
 from typing import Protocol
 
 import libcst as cst
 
+from kv4lint.base.record import Record
 from kv4lint.base.source import LineIndex
 from kv4lint.sglang.commands import HELPERS
 
@@ -45,14 +45,21 @@ LAUNCH_TERMS = {"run", "Popen", "call", "check_call", "check_output", "system", 
 # Scopes
 
 
-@dataclass
-class Event:
-    kind: str  # assign | aug | method | setitem | delitem | other | pass
-    pos: int
-    frames: tuple
-    node: object = None  # the value expression / the call
-    extra: object = None  # method name / subscript key node / the statement node
-    scope: object = None
+class Event(Record):
+    """What a statement does to a name: ``kind`` (assign, aug, method, setitem, delitem, other, pass) at ``pos`` in
+    ``frames``; ``node``, the value expression or the call; ``extra``, the method name, the subscript's key node or
+    the statement node."""
+
+    __slots__ = ("kind", "pos", "frames", "node", "extra", "scope")
+
+    def __init__(self, kind: str, pos: int, frames: tuple, node: object = None, extra: object = None,
+                 scope: object = None) -> None:
+        self.kind = kind
+        self.pos = pos
+        self.frames = frames
+        self.node = node
+        self.extra = extra
+        self.scope = scope
 
 
 class ScopeTable:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kv4lint.base.model import Fix, Severity
-from kv4lint.base.record import Frozen
+from kv4lint.base.record import Frozen, Record
 from kv4lint.sglang.options import flag_for
 
 # What every dtype fix's safety adds (a fix removes a refusal, never a choice that works where the launch runs).
@@ -42,25 +42,34 @@ class Example(Frozen):
         return "\n".join([*lines, f"# target: {target}", self.launch])
 
 
-@dataclass
-class Context:
-    """What a message builder reads: SGLang's event and the launch, target and possibility it came from."""
+class Context(Record):
+    """What a message builder reads: SGLang's event (a :class:`kv4lint.rules.engine.Event`) and the launch's
+    arguments (:class:`kv4lint.sglang.options.Args`), target, machine and model it came from; ``label``, the release
+    (``"SGLang 0.5.23"``); ``dflag``, the dtype as the launch spells it (``"--kv-cache-dtype nvfp4"`` /
+    ``"kv_cache_dtype='nvfp4'"``); ``sglang``, SGLang's message with its exception type; ``field``, the ServerArgs
+    field SGLang's event names first; ``fix_dtype``, the dtype kv4lint's fix writes.  Where some candidates refuse
+    the launch: where SGLang accepts it, in plain words joined by "or" (``accepted``: "Blackwell or Blackwell
+    RTX/GB10"), and the archs that refuse it for this code and token (``refused``), for a message true on all of
+    them (``Said.general``)."""
 
-    event: Any  # kv4lint.rules.engine.Event
-    args: Any  # kv4lint.sglang.options.Args
-    target: Any  # kv4lint.target.Target
-    machine: Any  # kv4lint.rules.engine.Machine
-    model: Any  # kv4lint.target.ModelInfo
-    label: str  # "SGLang 0.5.23"
-    dflag: str  # the dtype as the launch spells it: "--kv-cache-dtype nvfp4" / "kv_cache_dtype='nvfp4'"
-    sglang: str  # SGLang's message, with its exception type
-    field: str  # the ServerArgs field SGLang's event names first
-    fix_dtype: str = "fp8_e4m3"  # the dtype kv4lint's fix writes
-    # Where SGLang accepts the launch, in plain words joined by "or" ("Blackwell or Blackwell RTX/GB10"), and the
-    # archs that refuse it for this code and token, when some candidates refuse it: for a message true on all of
-    # them (``Said.general``).
-    accepted: str = ""
-    refused: tuple[str, ...] = ()
+    __slots__ = ("event", "args", "target", "machine", "model", "label", "dflag", "sglang", "field", "fix_dtype",
+                 "accepted", "refused")
+
+    def __init__(self, event: Any, args: Any, target: Any, machine: Any, model: Any, label: str, dflag: str,
+                 sglang: str, field: str, fix_dtype: str = "fp8_e4m3", accepted: str = "",
+                 refused: tuple[str, ...] = ()) -> None:
+        self.event = event
+        self.args = args
+        self.target = target
+        self.machine = machine
+        self.model = model
+        self.label = label
+        self.dflag = dflag
+        self.sglang = sglang
+        self.field = field
+        self.fix_dtype = fix_dtype
+        self.accepted = accepted
+        self.refused = refused
 
     @property
     def release(self) -> str:
@@ -74,8 +83,7 @@ class Context:
         return f"use {self.fix_dtype}"
 
 
-@dataclass
-class Said:
+class Said(Record):
     """What a finding says, in two parts.
 
     The *headline* (the one-line form: text output, flake8, editors) is ``message`` — the user's flag and value
@@ -84,16 +92,21 @@ class Said:
     steps and the alternatives: ``detail`` is written after SGLang's side of it.
     """
 
-    message: str
-    anchor: str = "kv_cache_dtype"
-    advice: str = ""  # the one fix, an imperative clause; "" when there is none to name
-    detail: str = ""  # sentences for the detail: alternatives, what kv4lint assumed
-    short: str = ""  # the message in fewer words, for a headline that would pass HEADLINE characters
-    # The message true on every candidate that refuses for this code and token, where their own messages differ
-    # (one finding per token: "--kv-cache-dtype nvfp4 needs Blackwell", not "needs Hopper" and "needs Blackwell");
-    # ``general_own``: it is this candidate's own cause in fewer words (preferred to one derived from elsewhere).
-    general: str = ""
-    general_own: bool = True
+    __slots__ = ("message", "anchor", "advice", "detail", "short", "general", "general_own")
+
+    def __init__(self, message: str, anchor: str = "kv_cache_dtype", advice: str = "", detail: str = "",
+                 short: str = "", general: str = "", general_own: bool = True) -> None:
+        self.message = message
+        self.anchor = anchor
+        self.advice = advice  # the one fix, an imperative clause; "" when there is none to name
+        self.detail = detail  # sentences for the detail: alternatives, what kv4lint assumed
+        self.short = short  # the message in fewer words, for a headline that would pass HEADLINE characters
+        # The message true on every candidate that refuses for this code and token, where their own messages
+        # differ (one finding per token: "--kv-cache-dtype nvfp4 needs Blackwell", not "needs Hopper" and "needs
+        # Blackwell"); ``general_own``: it is this candidate's own cause in fewer words (preferred to one derived
+        # from elsewhere).
+        self.general = general
+        self.general_own = general_own
 
     def headline(self, before: str = "", after: str = "") -> str:
         """``before`` (a scope: ``refused on sm90 (Hopper):``) + the message + ``after`` (``(on any GPU)``), then

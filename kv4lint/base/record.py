@@ -13,9 +13,12 @@ is cached in ``__pycache__`` (issue 21).  So such a class is written out:
   also refuses assignment after ``__init__`` (``AttributeError``, as a frozen dataclass) and is hashable.
 
 The rich model of a launch (:mod:`kv4lint.base.model`) is made of these records too: a second run loads it to
-print the findings it stored, and nothing else of that run needs ``dataclasses``.  :func:`replace` copies a
-record with some fields changed, as ``dataclasses.replace`` does.  A leaf: it imports only ``operator`` (and
-``dataclasses`` only to replace a stage's own dataclass, whose module loaded it).
+print the findings it stored, and nothing else of that run needs ``dataclasses``.  So are most classes a run that
+judges a launch builds (the option tables', the rules', the frontends' partial values): as 33 dataclasses (4
+remain) they compiled 14 ms of methods in the cold run's parent and in flake8's process (issue 37).
+:func:`values` gives a record's field values in order; :func:`replace` copies a record with some fields changed, as
+``dataclasses.replace`` does.  A leaf: it imports only ``operator`` (and ``dataclasses`` only to replace a stage's
+own dataclass, whose module loaded it).
 """
 
 from operator import attrgetter

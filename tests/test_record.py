@@ -109,3 +109,30 @@ def test_records_of_one_field_or_none_compare_and_hash_by_their_values():
     assert One(1) == One(1) != One(2) and hash(One(1)) == hash((1,)) and One._values(One(1)) == (1,)
     assert Two(1, 2) == Two(1, 2) != Two(2, 1) and hash(Two(1, 2)) == hash((1, 2)) and One(1) != Two(1, 2)
     assert Frozen() == Frozen() and hash(Frozen()) == hash(())
+
+
+def test_values_reads_a_records_fields_and_a_dataclasss_in_order():
+    """``values``: what a memo key reads of a record, a kv4lint record or a stage's own dataclass (the target),
+    whatever its number of fields."""
+    import dataclasses
+
+    from kv4lint.base.record import values
+    from kv4lint.target import Target
+
+    @dataclasses.dataclass
+    class Pair:
+        a: int
+        b: list
+
+    @dataclasses.dataclass
+    class Single:
+        a: int
+
+    @dataclasses.dataclass
+    class Empty:
+        pass
+
+    assert values(FileError("a.sh", "bad", 3)) == ("a.sh", "bad", 3, False)
+    assert values(Pair(1, [2])) == (1, [2]) and values(Single(5)) == (5,) and values(Empty()) == ()
+    target = Target(sglang_version="0.5.23")
+    assert values(target) == tuple(getattr(target, f.name) for f in dataclasses.fields(Target))

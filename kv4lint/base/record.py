@@ -16,9 +16,9 @@ The rich model of a launch (:mod:`kv4lint.base.model`) is made of these records 
 print the findings it stored, and nothing else of that run needs ``dataclasses``.  So are most classes a run that
 judges a launch builds (the option tables', the rules', the frontends' partial values): as 33 dataclasses (4
 remain) they compiled 14 ms of methods in the cold run's parent and in flake8's process (issue 37).
-:func:`values` gives a record's field values in order; :func:`replace` copies a record with some fields changed, as
-``dataclasses.replace`` does.  A leaf: it imports only ``operator`` (and ``dataclasses`` only to replace a stage's
-own dataclass, whose module loaded it).
+:func:`values` gives a record's field values in order; :func:`replace` copies a record with some fields changed,
+as ``dataclasses.replace`` does; both take a stage's own dataclass too (the target).  A leaf: it imports only
+``operator`` (and ``dataclasses`` only for such a dataclass, whose module loaded it).
 """
 
 from operator import attrgetter
@@ -33,8 +33,21 @@ def fields(record) -> tuple:
 
 
 def values(record) -> tuple:
-    """The values of a record's fields, in order."""
-    return record._values(record)
+    """The values of a record's fields, in order; of a dataclass's too (a stage's own, such as the target: a memo
+    key reads every field of either), as :func:`replace` copies both."""
+    if isinstance(record, Record):
+        return record._values(record)
+    get = _dataclass_values.get(type(record))
+    if get is None:
+        import dataclasses
+
+        names = tuple(f.name for f in dataclasses.fields(record))
+        get = _dataclass_values[type(record)] = (
+            attrgetter(*names) if len(names) > 1 else lambda r, names=names: tuple(getattr(r, f) for f in names))
+    return get(record)
+
+
+_dataclass_values: dict = {}  # a dataclass -> the getter of its fields' values (values)
 
 
 def replace(record, /, **changes):

@@ -14,13 +14,10 @@ Pure: (launch, normalised arguments, target) -> findings.  No I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import fields
-from operator import attrgetter
-from typing import Callable
 
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Fix, Launch, Value
-from kv4lint.base.record import Frozen, Record, fields as record_fields, replace, values as field_values
+from kv4lint.base.record import Frozen, fields as record_fields, replace, values as field_values
 from kv4lint.rules.check import RuleFinding, check
 from kv4lint.rules.codes import RULES
 from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences
@@ -503,7 +500,7 @@ class _Tokens:
         number."""
         ref = self.ref
         out = []
-        for x in _fields_of(record):  # by exact type, asked for every judgement (a subclass would be kept as is)
+        for x in field_values(record):  # by exact type, asked for every judgement (a subclass would be kept as is)
             t = type(x)
             if t is Value:
                 x = ref(x)
@@ -597,20 +594,6 @@ def _key(f: RuleFinding) -> tuple:
 _SINCE = Memo(1024)
 
 
-def _fields_of(record) -> tuple:
-    """A record's field values, in order (every field: one added later is part of the key too)."""
-    if isinstance(record, Record):
-        return field_values(record)
-    get = _GETTERS.get(type(record))
-    if get is None:
-        names = [f.name for f in fields(record)]
-        get = _GETTERS[type(record)] = attrgetter(*names) if len(names) > 1 else lambda r: (getattr(r, names[0]),)
-    return get(record)
-
-
-_GETTERS: dict[type, Callable] = {}  # a dataclass (the target) -> its fields' getter
-
-
 def _words(values) -> tuple:
     return tuple((v.text, v.splat) for v in values)
 
@@ -632,7 +615,7 @@ def _launch_words(launch: Launch) -> tuple:
 
 
 def _target_key(target: Target) -> tuple:
-    return tuple(tuple(sorted(v.items())) if isinstance(v, dict) else v for v in _fields_of(target))
+    return tuple(tuple(sorted(v.items())) if isinstance(v, dict) else v for v in field_values(target))
 
 
 def _since(launch: Launch, target: Target, found: list[RuleFinding], fix_dtype: str,

@@ -356,10 +356,6 @@ def table_of(version: str) -> dict[str, list]:
 # The data file
 
 
-def read_data() -> dict[str, dict]:
-    return stored_tables()
-
-
 def write_data(tables: dict[str, dict]) -> None:
     DEST.write_bytes(gzip.compress(json.dumps(pack_tables(tables), separators=(",", ":")).encode(), mtime=0))
 
@@ -384,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("releases", nargs="*", help="only these releases (default: every one the tables cover)")
     ap.add_argument("--check", action="store_true", help="write nothing; report the tables that differ")
     ns = ap.parse_args(argv)
-    stored = read_data()
+    stored = stored_tables()
     releases = ns.releases or _releases_with_posts()
     tables = dict(stored)
     differ = 0

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from kv4lint import frontends
+from kv4lint.base.model import Launch, ScanResult, Span, Value
+from kv4lint.base.record import fields
 from kv4lint.base.source import decode
 from kv4lint.cli import main
 from kv4lint.files.discover import language_of
@@ -24,17 +28,27 @@ FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and not p.n
 def test_every_fixtures_scan_survives_the_round_trip(path):
     text = decode(path.read_bytes()).text
     result = frontends.scan(str(path), text, language_of(str(path), path.read_bytes()[:256]))
-    back = cache.decode(json.loads(json.dumps(cache.encode(result))))
+    back = cache.decode(json.loads(json.dumps(cache.encode(result, ScanResult))), ScanResult)
     assert back == result
     # Fields left out of comparisons (Value.offsets) too.
-    assert cache.encode(back) == cache.encode(result)
+    assert cache.encode(back, ScanResult) == cache.encode(result, ScanResult)
 
 
 def test_only_model_records_are_encoded_and_decoded():
+    """Only the records of the declared type are built: nothing a stored entry names."""
     with pytest.raises(TypeError):
-        cache.encode(object())
-    with pytest.raises(KeyError):
-        cache.decode({"@": "Popen", "args": "rm -rf /"})
+        cache.encode(object(), ScanResult)
+    with pytest.raises(TypeError):
+        cache.encode(Span(1, 2), Value)  # of a type other than the declared one
+    with pytest.raises(TypeError):
+        cache.encode(subprocess.Popen, type)  # of no type the cache stores
+    with pytest.raises(cache.Miss):
+        cache.decode({"@": "Popen", "args": "rm -rf /"}, ScanResult)
+    with pytest.raises(cache.Miss):
+        cache.decode([1, 2, 3], Span)  # a field too many
+    with pytest.raises(cache.Miss):
+        cache.decode([1.5, 2], Span)  # a float where an int is declared
+    assert cache.encode(Span(1, 2), Span) == [1, 2] and cache.decode([1, 2], Span) == Span(1, 2)
 
 
 @pytest.fixture
@@ -170,18 +184,31 @@ def _set(doc, path: tuple, value):
     doc[path[-1]] = value
 
 
+def _at(cls, name: str) -> int:
+    """Where a record's field is in its stored list."""
+    return fields(cls).index(name)
+
+
+LAUNCHES = ("result", _at(ScanResult, "launches"))
+LAUNCH0 = (*LAUNCHES, 0)
+WORD0 = (*LAUNCH0, _at(Launch, "argv"), 0)
+
+
 # Valid JSON of the wrong shape, each a real entry with one part changed (issue 28 item 8: exit 2 before).
 @pytest.mark.parametrize("path, value", [
-    (("result", "launches"), [5]),
-    (("result", "launches"), "abc"),
-    (("result", "launches", 0, "argv", 0, "span"), "oops"),
-    (("result", "launches", 0, "argv", 0, "text"), 5),
-    (("result", "launches", 0, "argv", 0, "provenance", "v"), "guessed"),
-    (("result", "launches", 0, "span"), {"@": "Value", "text": "x"}),
-    (("result", "launches", 0, "form"), "neither"),
-    (("result", "launches", 0, "disabled"), {"@f": [1]}),
-    (("result", "errors"), [{"@": "FileError", "path": 1, "message": "x"}]),
-    (("result",), {"@d": 5}),
+    (LAUNCHES, [5]),
+    (LAUNCHES, "abc"),
+    ((*WORD0, _at(Value, "span")), "oops"),
+    ((*WORD0, _at(Value, "span")), [5, 1]),  # ends before it starts
+    ((*WORD0, _at(Value, "text")), 5),
+    ((*WORD0, _at(Value, "provenance")), "guessed"),
+    ((*LAUNCH0, _at(Launch, "span")), ["x", 1]),
+    ((*LAUNCH0, _at(Launch, "span")), [1.5, 2]),  # a float where an int is declared
+    ((*LAUNCH0, _at(Launch, "span")), [1, 2, 3]),  # a field too many
+    ((*LAUNCH0, _at(Launch, "form")), "neither"),
+    ((*LAUNCH0, _at(Launch, "disabled")), [1]),
+    (("result", _at(ScanResult, "errors")), [[1, "x", None, False]]),
+    (("result",), {"launches": 5}),
     (("result",), []),
 ])
 def test_an_entry_of_the_wrong_shape_is_a_miss(counted, path, value):
@@ -656,3 +683,18 @@ def test_a_damaged_or_unusual_configuration_record_is_a_miss(tmp_path):
                     [again.old_configs[path][0], {"gpu": "b200"}, "no"], "b200", [again.old_configs[path][0]]):
         again.old_configs[path] = damaged
         assert again.config(path, st) is None, damaged
+
+
+def test_a_stored_report_without_findings_loads_no_model():
+    """A second run's reports of files without findings (most of a tree's) are read without the model or typing:
+    the model's records in a report's annotations are stand-ins until a value needs one."""
+    code = ("import sys, kv4lint.pipeline.cache as c, kv4lint.base.file_report as r\n"
+            "h = c._hints(r.FileReport)\n"
+            "assert c.decode([], h['findings']) == [] and c.decode(None, h['findings']) is None\n"
+            "assert c.decode([{'gpu': 'sm90'}], h['targets']) == [{'gpu': 'sm90'}]\n"
+            "assert c.decode(3, h['launches']) == 3\n"
+            "print(sorted(m for m in ('kv4lint.base.model', 'typing') if m in sys.modules))\n"
+            "c.decode([['KV401', 'error', 'm', 'a.sh'] + [None] * 9], h['findings'])\n"
+            "print(sorted(m for m in ('kv4lint.base.model', 'typing') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "['kv4lint.base.model', 'typing']"]

@@ -19,6 +19,7 @@ no caching for that file, never an error.
 
 from __future__ import annotations
 
+import builtins
 import enum
 import hashlib
 import json
@@ -27,7 +28,8 @@ import sys
 import time
 from importlib.machinery import PathFinder  # loaded at start-up by Python itself
 
-from kv4lint.base import file_error, file_report
+from kv4lint.base import file_report
+from kv4lint.base.process import gc_paused
 from kv4lint.base.record import Record, fields
 from kv4lint.base.version import __version__
 
@@ -35,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from kv4lint.base.model import ScanResult
 
-FORMAT = 3
+FORMAT = 4  # 4: records as lists of their fields' values, read by their declared types
 RACY_S = 2.0  # do not trust a stat signature younger than this
 
 _fingerprint: str | None = None
@@ -166,19 +168,26 @@ def mark(directory: str) -> None:
 
 
 def _load(entry_path: str) -> ScanResult | None:
-    try:
-        with open(entry_path, encoding="utf-8") as f:
-            entry = json.load(f)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
-        return None
-    result = decode(entry["result"])
-    return result if conforms(result, _records()["ScanResult"][0]) else None
+    from kv4lint.base.model import ScanResult
+
+    with gc_paused():  # a large file's entry makes objects by the hundred thousand, as its scan would
+        try:
+            with open(entry_path, encoding="utf-8") as f:
+                entry = json.load(f)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+            return None
+        try:
+            return decode(entry.get("result"), ScanResult)
+        except Exception:  # noqa: BLE001 - valid JSON of the wrong shape: scanned and stored anew
+            return None
 
 
 def _store(entry_path: str, result: ScanResult) -> None:
-    _write(entry_path, json.dumps({"format": FORMAT, "result": encode(result)}, separators=(",", ":")))
+    from kv4lint.base.model import ScanResult
+
+    _write(entry_path, json.dumps({"format": FORMAT, "result": encode(result, ScanResult)}, separators=(",", ":")))
 
 
 def _unchanged(depends) -> bool:
@@ -228,6 +237,10 @@ def _write_held(path: str, data: str) -> None:
 # The file index: files a walk found nothing in, by their stat signature
 
 
+_STORED_FIELDS = ("findings", "launches", "targets")  # what the index keeps of a file's report (besides its path,
+# language and the files it read)
+
+
 class FileIndex:
     """Files of a directory walk and what they held, keyed by their ``stat`` signature.
 
@@ -261,7 +274,6 @@ class FileIndex:
         self.new: dict[str, str] = {}
         self.old_reports: dict[str, list] = {}
         self.new_reports: dict[str, list] = {}
-        self.reports_intact = False  # the reports are as this code wrote them (their digest): no shape check
         self.old_walk: dict | None = None  # what the walk learned (kv4lint.files.discover.WalkMemo), as it was saved
         self.new_walk: dict | None = None
         self.old_configs: dict[str, list] = {}  # configuration files as read: config() and add_config()
@@ -274,7 +286,6 @@ class FileIndex:
                 self.old = entry["files"]
                 if reuse_reports and isinstance(entry.get("reports"), dict):
                     self.old_reports = entry["reports"]
-                    self.reports_intact = entry.get("reports_digest") == _digest(self.old_reports)
                 if isinstance(entry.get("walk"), dict):
                     self.old_walk = entry["walk"]
                 if isinstance(entry.get("configs"), dict):
@@ -313,10 +324,12 @@ class FileIndex:
                 return None
             if not _unchanged(rec[2]):
                 return None
-            fields = dict({k: decode(v) for k, v in rec[3].items()}, path=path, language=rec[1],
-                          depends=[p for p, _sig in rec[2]])
-            if not self.reports_intact and not _report_conforms(fields):
+            if rec[3].keys() != set(_STORED_FIELDS):
                 return None
+            hints = _hints(file_report.FileReport)
+            fields = {k: decode(rec[3][k], hints[k]) for k in _STORED_FIELDS}
+            fields.update(path=path, language=decode(rec[1], hints["language"]),
+                          depends=decode([p for p, _sig in rec[2]], hints["depends"]))
         except Exception:  # noqa: BLE001 - a damaged record: read the file
             return None
         self.new_reports[path] = rec
@@ -333,7 +346,8 @@ class FileIndex:
         if depends is None:
             return
         try:
-            fields = {"findings": encode(rep.findings), "launches": rep.launches, "targets": encode(rep.targets)}
+            hints = _hints(file_report.FileReport)
+            fields = {k: encode(getattr(rep, k), hints[k]) for k in _STORED_FIELDS}
         except TypeError:
             return
         self.new_reports[rep.path] = [_signature(st), rep.language, depends, fields, key]
@@ -366,13 +380,12 @@ class FileIndex:
 
     def save(self) -> None:
         if self.new == self.old and self.new_reports == self.old_reports and self.new_walk == self.old_walk \
-                and self.new_configs == self.old_configs and (self.reports_intact or not self.new_reports):
+                and self.new_configs == self.old_configs:
             return
         try:
             doc = {"format": FORMAT, "code": code_fingerprint(), "files": self.new}
             if self.reuse_reports:
                 doc["reports"] = self.new_reports
-                doc["reports_digest"] = _digest(self.new_reports)
             if self.new_walk is not None:
                 doc["walk"] = self.new_walk
             if self.new_configs:
@@ -397,12 +410,6 @@ def _plain(o) -> bool:
     return t is dict and all(type(k) is str and _plain(v) for k, v in o.items())
 
 
-def _digest(reports: dict) -> str:
-    """A digest of the index's reports as JSON: equal to the recorded one only for reports as kv4lint wrote
-    them, i.e. encoded from its own records (a hand-edited or damaged index is checked record by record)."""
-    return hashlib.sha256(json.dumps(reports, separators=(",", ":")).encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def settings_key(settings) -> str | None:
     """A digest of everything in ``settings`` that a report can depend on; None when a report also depends
     on the machine (``--platform auto``)."""
@@ -414,133 +421,180 @@ def settings_key(settings) -> str | None:
 
 
 # ---------------------------------------------------------------------------
-# JSON for kv4lint's records (only those: decoding builds nothing else): a file's report and errors
+# JSON for kv4lint's records, read and written by their declared types: a file's report and errors
 # (kv4lint.base.file_report, kv4lint.base.file_error) and the rich model's records (kv4lint.base.model), which
 # loads when the first of them is met (a stored report with findings, a parse), not for a run whose files held
 # nothing.
-
-_classes: dict[str, tuple[type, tuple[str, ...] | None]] | None = None  # name -> (class, fields; None: an enum)
-
-
-def _records() -> dict[str, tuple[type, tuple[str, ...] | None]]:
-    global _classes
-    if _classes is None:
-        from kv4lint.base import model
-
-        out: dict[str, tuple[type, tuple[str, ...] | None]] = {}
-        for module in (model, file_report, file_error):
-            for c in vars(module).values():
-                if not isinstance(c, type) or c.__module__ != module.__name__:
-                    continue
-                if issubclass(c, Record):
-                    out[c.__name__] = (c, fields(c))
-                elif issubclass(c, enum.Enum):
-                    out[c.__name__] = (c, None)
-        _classes = out
-    return _classes
+#
+# A value is written as what its declared type says it is, with no tags: a record as the list of its fields'
+# values in order (a span [start, end]), an enum member as its value, a tuple or frozenset as a list, a
+# dict[str, X] as an object.  Reading walks the same declared type and checks each value as it builds it, so
+# an entry that is valid JSON of the wrong shape (an older format, an edit, another program's file) is a miss,
+# never a crash later in the run, and reading builds nothing but the records the declared type names.  Each
+# type's reader and writer are made once per process: a 2 MB script's entry holds 170,000 records, and walking
+# the annotations per value (format 3's tagged objects and shape check) cost three times its scan.
 
 
-def _report_conforms(fields: dict) -> bool:
-    """Whether ``fields`` are arguments of :class:`kv4lint.base.file_report.FileReport` of the declared types."""
-    hints = _hints(file_report.FileReport)
-    return all(k in hints and conforms(v, hints[k]) for k, v in fields.items())
+class Miss(ValueError):
+    """A stored value is not of its declared type."""
+
+
+_coders: dict = {}  # a declared type -> (write, read)
+
+
+def encode(o, hint):
+    """``o`` as JSON data, written as the declared type ``hint``; TypeError when it is not of that type (or of one
+    the cache does not store)."""
+    return _coder(hint)[0](o)
+
+
+def decode(o, hint):
+    """The value of declared type ``hint`` that :func:`encode` wrote as ``o``; :class:`Miss` (or another error of
+    the data's making) when ``o`` is not such a value."""
+    return _coder(hint)[1](o)
+
+
+def _coder(hint):
+    coder = _coders.get(hint)
+    if coder is None:
+        slot: list = []  # a record whose fields name its own class reads itself through this, once made
+        _coders[hint] = (lambda o: slot[0](o), lambda o: slot[1](o))
+        try:
+            coder = _make_coder(hint)
+        except BaseException:
+            del _coders[hint]
+            raise
+        slot.extend(coder)
+        _coders[hint] = coder
+    return coder
+
+
+def _miss(o):
+    raise Miss(f"not of its declared type: {type(o).__name__}")
+
+
+_UnionType = type(int | None)  # types.UnionType, without importing types
+
+
+def _make_coder(hint):
+    origin, args = getattr(hint, "__origin__", None), getattr(hint, "__args__", ())
+    if type(hint) is _UnionType:
+        if len(args) != 2 or type(None) not in args:
+            raise TypeError(f"the cache stores no {hint}")
+        write, read = _coder(args[0] if args[1] is type(None) else args[1])
+        return (lambda o: None if o is None else write(o)), (lambda o: None if o is None else read(o))
+    if isinstance(hint, type) and "model_name" in vars(hint):  # a stand-in (_AnnotationNames)
+        return _later_coder(hint.model_name)
+    typing = sys.modules.get("typing")  # a Literal's module, loaded with it (the model imports it)
+    if typing is not None and origin is typing.Literal:
+        allowed = {(type(a), a) for a in args}
+        return (lambda o: o if (type(o), o) in allowed else _no(o, hint),
+                lambda o: o if (type(o), o) in allowed else _miss(o))
+    if origin in (list, frozenset) and args:
+        write, read = _coder(args[0])
+        if origin is list:
+            return (lambda o: [write(x) for x in o] if type(o) is list else _no(o, hint),
+                    lambda o: [read(x) for x in o] if type(o) is list else _miss(o))
+        return (lambda o: [write(x) for x in sorted(o)] if type(o) is frozenset else _no(o, hint),
+                lambda o: frozenset([read(x) for x in o]) if type(o) is list else _miss(o))
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            write, read = _coder(args[0])
+            return (lambda o: [write(x) for x in o] if type(o) is tuple else _no(o, hint),
+                    lambda o: tuple([read(x) for x in o]) if type(o) is list else _miss(o))
+        coders = [_coder(a) for a in args]
+        n = len(coders)
+        return (lambda o: [c[0](x) for c, x in zip(coders, o)] if type(o) is tuple and len(o) == n else _no(o, hint),
+                lambda o: tuple([c[1](x) for c, x in zip(coders, o)]) if type(o) is list and len(o) == n
+                else _miss(o))
+    if origin is dict and args:
+        if args[0] is not str:
+            raise TypeError(f"the cache stores no {hint}")
+        write, read = _coder(args[1])
+        return (lambda o: {k: write(v) for k, v in o.items()} if type(o) is dict and all(type(k) is str for k in o)
+                else _no(o, hint),
+                lambda o: {k: read(v) for k, v in o.items()} if type(o) is dict else _miss(o))
+    if hint is dict:  # a table of no declared shape (a finding's target): JSON's own values only
+        return (lambda o: o if type(o) is dict and _plain(o) else _no(o, hint),
+                lambda o: o if type(o) is dict else _miss(o))
+    if hint in (str, int, bool):
+        return (lambda o: o if type(o) is hint else _no(o, hint), lambda o: o if type(o) is hint else _miss(o))
+    if isinstance(hint, type) and hint.__module__ in _STORED:
+        if issubclass(hint, enum.Enum):
+            return (lambda o: o.value if type(o) is hint else _no(o, hint), hint)
+        if issubclass(hint, Record):
+            return _record_coder(hint)
+    raise TypeError(f"the cache stores no {getattr(hint, '__name__', hint)}")
+
+
+# The modules whose records and enums the cache stores (their annotations name only each other's).
+_STORED = ("kv4lint.base.model", "kv4lint.base.file_report", "kv4lint.base.file_error")
+
+
+def _no(o, hint):
+    raise TypeError(f"cannot cache a {type(o).__name__} as {getattr(hint, '__name__', hint)}")
+
+
+def _record_coder(cls):
+    """A record as the list of its fields' values (its ``__init__`` takes them in that order)."""
+    hints = _hints(cls)
+    names = fields(cls)
+    coders = [_coder(hints[f]) for f in names]
+    writers, readers, n = [c[0] for c in coders], [c[1] for c in coders], len(coders)
+    get = cls._values
+
+    def write(o):
+        if type(o) is not cls:
+            return _no(o, cls)
+        return [w(x) for w, x in zip(writers, get(o))]
+
+    def read(o):
+        if type(o) is not list or len(o) != n:
+            return _miss(o)
+        return cls(*[r(x) for r, x in zip(readers, o)])
+    return write, read
+
+
+def _later_coder(name: str):
+    """The coder of the model's class ``name``, made when the first value is read or written: a second run's stored
+    reports without findings (``None``, ``[]``) then load neither the model nor ``typing``."""
+    coder: list = []
+
+    def made():
+        if not coder:
+            from kv4lint.base import model
+
+            coder.extend(_coder(vars(model)[name]))
+        return coder
+    return (lambda o: made()[0](o)), (lambda o: made()[1](o))
 
 
 _type_hints: dict[type, dict] = {}
 
 
 def _hints(cls: type) -> dict:
-    """A record's fields and their declared types (a Record's from its ``__init__``, a dataclass's own)."""
+    """A record's fields and their declared types, from its ``__init__``'s annotations (strings: ``from __future__
+    import annotations``), evaluated with :class:`_AnnotationNames`."""
     hints = _type_hints.get(cls)
     if hints is None:
-        import typing
-
-        from kv4lint.base import model
-
-        # file_report names the model's classes for type checkers only: resolve them here (a report's text,
-        # kv4lint.base.source.Text, is never stored).
-        names = {**vars(model), "Text": object}
-        hints = typing.get_type_hints(cls.__init__ if issubclass(cls, Record) else cls, localns=names)
-        hints.pop("return", None)
+        names = _AnnotationNames()
+        hints = {k: eval(v, {"__builtins__": {}}, names) if type(v) is str else v  # noqa: S307 - kv4lint's own
+                 for k, v in cls.__init__.__annotations__.items() if k != "return"}
         _type_hints[cls] = hints
     return hints
 
 
-def conforms(o, hint) -> bool:
-    """Whether the decoded ``o`` is of the declared type ``hint``, through lists, tuples, dicts, unions and
-    kv4lint's records: an entry that is valid JSON of the wrong shape (an older format, an edit, another
-    program's file) is a cache miss, never a crash later in the run."""
-    import types
-    import typing
+class _AnnotationNames(dict):
+    """The names in the stored records' annotations: Python's own types, and the model's records -- each a stand-in
+    class (:func:`_later_coder`) while the model is not loaded (the file report's fields name it for type checkers
+    only, and a report without findings needs none of it)."""
 
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin is typing.Union or origin is types.UnionType:
-        return any(conforms(o, a) for a in args)
-    if origin is typing.Literal:
-        return any(type(o) is type(a) and o == a for a in args)
-    if origin in (list, frozenset):
-        return type(o) is origin and all(conforms(x, args[0]) for x in o) if args else type(o) is origin
-    if origin is tuple:
-        if type(o) is not tuple:
-            return False
-        if len(args) == 2 and args[1] is Ellipsis:
-            return all(conforms(x, args[0]) for x in o)
-        return not args or (len(o) == len(args) and all(conforms(x, a) for x, a in zip(o, args)))
-    if origin is dict:
-        return type(o) is dict and (not args or all(conforms(k, args[0]) and conforms(v, args[1])
-                                                    for k, v in o.items()))
-    if hint is typing.Any or hint is object:
-        return True
-    if hint is None or hint is type(None):
-        return o is None
-    if hint is float:
-        return type(o) in (int, float)
-    if hint is int:
-        return type(o) is int
-    if not isinstance(hint, type):
-        return False
-    if not isinstance(o, hint):
-        return False
-    known = _records().get(hint.__name__)
-    if known is None or known[0] is not hint or known[1] is None:
-        return True  # str, bool, an enum member
-    hints = _hints(hint)
-    return all(conforms(getattr(o, f), hints[f]) for f in known[1] if f in hints)
-
-
-def encode(o):
-    if o is None or type(o) in (str, int, float, bool):
-        return o
-    t = type(o)
-    if t is list:
-        return [encode(x) for x in o]
-    if t is tuple:
-        return {"@t": [encode(x) for x in o]}
-    if t is frozenset:
-        return {"@f": [encode(x) for x in sorted(o)]}
-    if t is dict and all(type(k) is str for k in o):
-        return {"@d": {k: encode(v) for k, v in o.items()}}
-    known = _records().get(t.__name__)
-    if known is not None and known[0] is t:
-        if known[1] is None:
-            return {"@e": t.__name__, "v": o.value}
-        return {"@": t.__name__, **{f: encode(getattr(o, f)) for f in known[1]}}
-    raise TypeError(f"cannot cache a {t.__name__}")
-
-
-def decode(o):
-    if type(o) is list:
-        return [decode(x) for x in o]
-    if type(o) is not dict:
-        return o
-    if "@" in o:
-        cls = _records()[o["@"]][0]
-        return cls(**{k: decode(v) for k, v in o.items() if k != "@"})
-    if "@e" in o:
-        return _records()[o["@e"]][0](o["v"])
-    if "@t" in o:
-        return tuple(decode(x) for x in o["@t"])
-    if "@f" in o:
-        return frozenset(decode(x) for x in o["@f"])
-    return {k: decode(v) for k, v in o["@d"].items()}
+    def __missing__(self, name: str):
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        if name == "Text":
+            return object  # a report's text (kv4lint.base.source.Text) is never stored
+        model = sys.modules.get("kv4lint.base.model")
+        if model is None:
+            return type(name, (), {"model_name": name})
+        return vars(model)[name]

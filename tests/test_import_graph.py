@@ -109,8 +109,6 @@ HEAVY = {
     "traceback": "2 ms (textwrap, linecache): an internal error's traceback, only with --verbose",
     "dataclasses": "11 ms (inspect, ast, dis, tokenize): kv4lint.base.record.replace of a stage's own dataclass, "
                    "whose module has loaded it",
-    "typing": "the shape check of a stored entry or report (kv4lint.pipeline.cache), loaded with the rich model anyway",
-    "types": "the shape check of a stored entry or report (kv4lint.pipeline.cache): union types",
     "multiprocessing": "the process pool, only for large trees",
     "pickle": "the forked workers' results (kv4lint.pipeline.parallel), only for large trees",
     "signal": "the forked workers' signal handling (kv4lint.pipeline.parallel), only for large trees",

@@ -336,6 +336,20 @@ def test_a_second_walk_reads_only_the_files_with_something_to_report(reads):
     assert reads.reads == ["serve.sh"] and _codes(third) == ["KV401"]
 
 
+def test_a_report_read_from_the_index_is_kept_for_the_next_run(reads):
+    """A run that reads serve.sh's report (its finding) from the index and reads another file again writes the
+    index anew, serve.sh's report as it read it: the third run reads serve.sh from the index still."""
+    _tree(reads.work)
+    reads(".")
+    (reads.work / "plain.py").write_text("print('changed')\n")
+    del reads.reads[:]
+    second = reads(".")
+    assert reads.reads == ["plain.py"] and _codes(second) == ["KV401"]
+    del reads.reads[:]
+    third = reads(".")
+    assert reads.reads == [] and third == second
+
+
 def test_a_second_walk_opens_no_file_and_imports_no_parser(tmp_path):
     """An unchanged tree: a walk, a stat per file and one read of the index (issue 21)."""
     import subprocess

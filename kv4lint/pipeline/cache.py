@@ -439,13 +439,18 @@ class Miss(ValueError):
     """A stored value is not of its declared type."""
 
 
-_coders: dict = {}  # a declared type -> (write, read)
+# A declared type -> (write, read).  ``write`` is None where a value is written as it is (a string, a number, None,
+# a list or table of them): the reader checks it all the same, and a value JSON cannot write makes the write fail
+# (the entry is not stored).
+_coders: dict = {}
+_making: set = set()
 
 
 def encode(o, hint):
     """``o`` as JSON data, written as the declared type ``hint``; TypeError when it is not of that type (or of one
     the cache does not store)."""
-    return _coder(hint)[0](o)
+    write = _coder(hint)[0]
+    return o if write is None else write(o)
 
 
 def decode(o, hint):
@@ -457,15 +462,13 @@ def decode(o, hint):
 def _coder(hint):
     coder = _coders.get(hint)
     if coder is None:
-        slot: list = []  # a record whose fields name its own class reads itself through this, once made
-        _coders[hint] = (lambda o: slot[0](o), lambda o: slot[1](o))
+        if hint in _making:
+            raise TypeError(f"the cache stores no record that holds itself ({hint})")
+        _making.add(hint)
         try:
-            coder = _make_coder(hint)
-        except BaseException:
-            del _coders[hint]
-            raise
-        slot.extend(coder)
-        _coders[hint] = coder
+            coder = _coders[hint] = _make_coder(hint)
+        finally:
+            _making.discard(hint)
     return coder
 
 
@@ -473,7 +476,12 @@ def _miss(o):
     raise Miss(f"not of its declared type: {type(o).__name__}")
 
 
+def _no(o, hint):
+    raise TypeError(f"cannot cache a {type(o).__name__} as {getattr(hint, '__name__', hint)}")
+
+
 _UnionType = type(int | None)  # types.UnionType, without importing types
+_SCALARS = (str, int, bool)
 
 
 def _make_coder(hint):
@@ -482,46 +490,52 @@ def _make_coder(hint):
         if len(args) != 2 or type(None) not in args:
             raise TypeError(f"the cache stores no {hint}")
         write, read = _coder(args[0] if args[1] is type(None) else args[1])
-        return (lambda o: None if o is None else write(o)), (lambda o: None if o is None else read(o))
+        return (None if write is None else lambda o: None if o is None else write(o)), \
+            (lambda o: None if o is None else read(o))
     if isinstance(hint, type) and "model_name" in vars(hint):  # a stand-in (_AnnotationNames)
         return _later_coder(hint.model_name)
     typing = sys.modules.get("typing")  # a Literal's module, loaded with it (the model imports it)
     if typing is not None and origin is typing.Literal:
         allowed = {(type(a), a) for a in args}
-        return (lambda o: o if (type(o), o) in allowed else _no(o, hint),
-                lambda o: o if (type(o), o) in allowed else _miss(o))
-    if origin in (list, frozenset) and args:
+        return None, lambda o: o if (type(o), o) in allowed else _miss(o)
+    if origin is list and args:
         write, read = _coder(args[0])
-        if origin is list:
-            return (lambda o: [write(x) for x in o] if type(o) is list else _no(o, hint),
-                    lambda o: [read(x) for x in o] if type(o) is list else _miss(o))
+        return (None if write is None else lambda o: [write(x) for x in o] if type(o) is list else _no(o, hint),
+                lambda o: [read(x) for x in o] if type(o) is list else _miss(o))
+    if origin is frozenset and args:
+        write, read = _coder(args[0])
+        if write is None:
+            write = _same
         return (lambda o: [write(x) for x in sorted(o)] if type(o) is frozenset else _no(o, hint),
                 lambda o: frozenset([read(x) for x in o]) if type(o) is list else _miss(o))
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            write, read = _coder(args[0])
-            return (lambda o: [write(x) for x in o] if type(o) is tuple else _no(o, hint),
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:  # a list, as JSON reads it back
+        write, read = _coder(args[0])
+        if write is None:
+            return (lambda o: list(o) if type(o) is tuple else _no(o, hint),
                     lambda o: tuple([read(x) for x in o]) if type(o) is list else _miss(o))
+        return (lambda o: [write(x) for x in o] if type(o) is tuple else _no(o, hint),
+                lambda o: tuple([read(x) for x in o]) if type(o) is list else _miss(o))
+    if origin is tuple and args:
         coders = [_coder(a) for a in args]
-        n = len(coders)
-        return (lambda o: [c[0](x) for c, x in zip(coders, o)] if type(o) is tuple and len(o) == n else _no(o, hint),
-                lambda o: tuple([c[1](x) for c, x in zip(coders, o)]) if type(o) is list and len(o) == n
+        writers, readers, n = [w or _same for w, _ in coders], [r for _, r in coders], len(coders)
+        return (lambda o: [w(x) for w, x in zip(writers, o)] if type(o) is tuple and len(o) == n else _no(o, hint),
+                lambda o: tuple([r(x) for r, x in zip(readers, o)]) if type(o) is list and len(o) == n
                 else _miss(o))
     if origin is dict and args:
         if args[0] is not str:
             raise TypeError(f"the cache stores no {hint}")
         write, read = _coder(args[1])
-        return (lambda o: {k: write(v) for k, v in o.items()} if type(o) is dict and all(type(k) is str for k in o)
+        return (None if write is None else lambda o: {k: write(v) for k, v in o.items()} if type(o) is dict
                 else _no(o, hint),
                 lambda o: {k: read(v) for k, v in o.items()} if type(o) is dict else _miss(o))
     if hint is dict:  # a table of no declared shape (a finding's target): JSON's own values only
         return (lambda o: o if type(o) is dict and _plain(o) else _no(o, hint),
                 lambda o: o if type(o) is dict else _miss(o))
-    if hint in (str, int, bool):
-        return (lambda o: o if type(o) is hint else _no(o, hint), lambda o: o if type(o) is hint else _miss(o))
+    if hint in _SCALARS:
+        return None, lambda o: o if type(o) is hint else _miss(o)
     if isinstance(hint, type) and hint.__module__ in _STORED:
         if issubclass(hint, enum.Enum):
-            return (lambda o: o.value if type(o) is hint else _no(o, hint), hint)
+            return (lambda o: o.value if type(o) is hint else _no(o, hint)), hint
         if issubclass(hint, Record):
             return _record_coder(hint)
     raise TypeError(f"the cache stores no {getattr(hint, '__name__', hint)}")
@@ -531,28 +545,56 @@ def _make_coder(hint):
 _STORED = ("kv4lint.base.model", "kv4lint.base.file_report", "kv4lint.base.file_error")
 
 
-def _no(o, hint):
-    raise TypeError(f"cannot cache a {type(o).__name__} as {getattr(hint, '__name__', hint)}")
+def _same(o):
+    return o
 
 
 def _record_coder(cls):
-    """A record as the list of its fields' values (its ``__init__`` takes them in that order)."""
+    """A record as the list of its fields' values (its ``__init__`` takes them in that order).  A field of one of
+    JSON's own types (or None) is checked by its type alone, with no call (a 2 MB script's entry holds 120,000
+    spans); any other is read by its reader."""
     hints = _hints(cls)
     names = fields(cls)
-    coders = [_coder(hints[f]) for f in names]
-    writers, readers, n = [c[0] for c in coders], [c[1] for c in coders], len(coders)
+    n = len(names)
     get = cls._values
+    coders = [_coder(hints[f]) for f in names]
+    types = [_types(hints[f]) for f in names]
+    writes = [(i, w) for i, (w, _) in enumerate(coders) if w is not None]
+    plain = [(i, t) for i, t in enumerate(types) if t is not None]
+    reads = [(i, r) for i, (_, r) in enumerate(coders) if types[i] is None]
 
     def write(o):
         if type(o) is not cls:
             return _no(o, cls)
-        return [w(x) for w, x in zip(writers, get(o))]
+        out = list(get(o))
+        for i, w in writes:
+            out[i] = w(out[i])
+        return out
 
     def read(o):
         if type(o) is not list or len(o) != n:
             return _miss(o)
-        return cls(*[r(x) for r, x in zip(readers, o)])
+        for i, allowed in plain:
+            if type(o[i]) not in allowed:
+                return _miss(o[i])
+        if reads:
+            o = list(o)  # not in place: an index keeps the record it read, to write it again
+            for i, r in reads:
+                o[i] = r(o[i])
+        return cls(*o)
     return write, read
+
+
+def _types(hint) -> tuple | None:
+    """The types a value of ``hint`` may be when it is one of JSON's own scalars or None: ``str | None`` ->
+    (str, NoneType); None for any other declared type."""
+    if hint in _SCALARS:
+        return (hint,)
+    if type(hint) is _UnionType and len(hint.__args__) == 2 and type(None) in hint.__args__:
+        other = hint.__args__[0] if hint.__args__[1] is type(None) else hint.__args__[1]
+        if other in _SCALARS:
+            return (other, type(None))
+    return None
 
 
 def _later_coder(name: str):

@@ -87,7 +87,14 @@ def test_the_cases_are_the_tables_commands(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # set here, so that the cases' dropping it is seen
     (tmp_path / "tree" / "sglang-src").mkdir(parents=True)
     got = {c["key"]: c for c in instructions.cases(tmp_path, str(tmp_path / "before"), tmp_path / "tree")}
-    assert list(got) == [f.key for f in table.LARGE_FILES] + ["cold", "warm"]
+    assert list(got) == ["shell_2mb", "shell_2mb_cached", *[f.key for f in table.LARGE_FILES[1:]], "cold", "warm"]
+    # the 2 MB script again: its parse read from the cache the first, uncounted run stores (the baseline's its own)
+    again = got["shell_2mb_cached"]
+    cache = str(tmp_path / "cache-instructions-2mb")
+    assert again["cmd"][-len(instructions.OPTS) - 4:] == [
+        "check", str(table.LARGE_FILES[0].make(tmp_path)), *instructions.OPTS, "--cache-dir", cache]
+    assert again["before_cmd"][-2:] == ["--cache-dir", cache + "-baseline"]
+    assert again["floor"] == got["shell_2mb"]["floor"]
     (tmp_path / "tree" / "kv4lint-fixtures").mkdir()  # the fixtures too: their second run
     fixtures = {c["key"]: c for c in instructions.cases(tmp_path, None, tmp_path / "tree")}["warm_fixtures"]
     assert fixtures["cmd"][-len(instructions.OPTS) - 4:] == [

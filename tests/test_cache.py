@@ -350,6 +350,19 @@ def test_a_report_read_from_the_index_is_kept_for_the_next_run(reads):
     assert reads.reads == [] and third == second
 
 
+def test_a_report_json_cannot_write_loses_only_itself(tmp_path):
+    """Values of JSON's own types are written as they are and checked only when read: a report holding something
+    else (a bug) is left out of the index, which keeps everything else."""
+    index = cache.FileIndex(str(tmp_path), ["."], reuse_reports=True)
+    index.new["plain.py"] = "33188 6 1 1 1 1 python"
+    report = [[33188, 6, 1, 1, 1, 1], "shell", [], {"findings": None, "launches": 1, "targets": []}, "key"]
+    index.new_reports["good.sh"] = report
+    index.new_reports["bad.sh"] = [*report[:3], dict(report[3], targets=[{"gpu": object()}]), "key"]
+    index.save()
+    again = cache.FileIndex(str(tmp_path), ["."], reuse_reports=True)
+    assert again.old == index.new and again.old_reports == {"good.sh": report}
+
+
 def test_a_second_walk_opens_no_file_and_imports_no_parser(tmp_path):
     """An unchanged tree: a walk, a stat per file and one read of the index (issue 21)."""
     import subprocess

@@ -390,11 +390,23 @@ class FileIndex:
                 doc["walk"] = self.new_walk
             if self.new_configs:
                 doc["configs"] = self.new_configs
-            data = json.dumps(doc, separators=(",", ":"))
+            try:
+                data = json.dumps(doc, separators=(",", ":"))
+            except (TypeError, ValueError):  # a report JSON cannot write (its values are checked when read only)
+                doc["reports"] = {p: r for p, r in self.new_reports.items() if _writable(r)}
+                data = json.dumps(doc, separators=(",", ":"))
             mark(os.path.dirname(os.path.dirname(self.path)))
             _write(self.path, data)
         except Exception:  # noqa: BLE001
             pass
+
+
+def _writable(o) -> bool:
+    try:
+        json.dumps(o)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _plain(o) -> bool:

@@ -393,20 +393,12 @@ class FileIndex:
             try:
                 data = json.dumps(doc, separators=(",", ":"))
             except (TypeError, ValueError):  # a report JSON cannot write (its values are checked when read only)
-                doc["reports"] = {p: r for p, r in self.new_reports.items() if _writable(r)}
+                doc["reports"] = {p: r for p, r in self.new_reports.items() if _plain(r)}
                 data = json.dumps(doc, separators=(",", ":"))
             mark(os.path.dirname(os.path.dirname(self.path)))
             _write(self.path, data)
         except Exception:  # noqa: BLE001
             pass
-
-
-def _writable(o) -> bool:
-    try:
-        json.dumps(o)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def _plain(o) -> bool:

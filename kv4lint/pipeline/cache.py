@@ -491,9 +491,10 @@ _SCALARS = (str, int, bool)
 def _make_coder(hint):
     origin, args = getattr(hint, "__origin__", None), getattr(hint, "__args__", ())
     if type(hint) is _UnionType:
-        if len(args) != 2 or type(None) not in args:
+        other = _optional(hint)
+        if other is None:
             raise TypeError(f"the cache stores no {hint}")
-        write, read = _coder(args[0] if args[1] is type(None) else args[1])
+        write, read = _coder(other)
         return (None if write is None else lambda o: None if o is None else write(o)), \
             (lambda o: None if o is None else read(o))
     if isinstance(hint, type) and "model_name" in vars(hint):  # a stand-in (_AnnotationNames)
@@ -594,11 +595,18 @@ def _types(hint) -> tuple | None:
     (str, NoneType); None for any other declared type."""
     if hint in _SCALARS:
         return (hint,)
-    if type(hint) is _UnionType and len(hint.__args__) == 2 and type(None) in hint.__args__:
-        other = hint.__args__[0] if hint.__args__[1] is type(None) else hint.__args__[1]
-        if other in _SCALARS:
-            return (other, type(None))
-    return None
+    other = _optional(hint)
+    return (other, type(None)) if other in _SCALARS else None
+
+
+def _optional(hint):
+    """``X`` for the declared type ``X | None``; None for any other (the only unions the cache stores)."""
+    if type(hint) is not _UnionType:
+        return None
+    args = hint.__args__
+    if len(args) != 2 or type(None) not in args:
+        return None
+    return args[0] if args[1] is type(None) else args[1]
 
 
 def _later_coder(name: str):

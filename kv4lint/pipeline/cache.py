@@ -435,8 +435,9 @@ def settings_key(settings) -> str | None:
 # dict[str, X] as an object.  Reading walks the same declared type and checks each value as it builds it, so
 # an entry that is valid JSON of the wrong shape (an older format, an edit, another program's file) is a miss,
 # never a crash later in the run, and reading builds nothing but the records the declared type names.  Each
-# type's reader and writer are made once per process: a 2 MB script's entry holds 170,000 records, and walking
-# the annotations per value (format 3's tagged objects and shape check) cost three times its scan.
+# type's reader and writer are made once per process: a 2 MB script's entry holds 180,000 records, and format
+# 3's tagged objects, decoded and then checked by walking the annotations per value, cost 2.5 s to read where
+# the script's scan takes 1.7 s.
 
 
 class Miss(ValueError):

@@ -5,9 +5,14 @@ as it was, in any process (flake8's too)."""
 
 from __future__ import annotations
 
+import marshal
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+import pytest
 
 # Two modules with classes of the same fields: the same methods' texts.  One of them reads annotations lazily.
 FIRST = """
@@ -116,3 +121,108 @@ def test_the_module_is_put_back_after_a_failed_import_and_an_inner_one(tmp_path)
         print("exec" in vars(dataclasses))
     """)
     assert out == ["True", "False"]
+
+
+# -- the methods kept for the next process (kv4lint.base.process._methods_file) -----------------------------------
+
+# The number of texts the process compiles for Point and Bag while kv4lint imports ``first``, and the shape of
+# their methods (to compare with what dataclasses alone makes).
+COUNTED = """
+    import builtins, dataclasses  # (kv4lint's stages load it before their imports)
+    from kv4lint.base import process
+    compiled = []
+    def counting(source, *a, **kw):
+        compiled.append(source)
+        return builtins.compile(source, *a, **kw)
+    process.compile = counting  # the module's own name for the builtin: what exec_compiled_once calls
+    with process.imports_kept():
+        import first
+    p = first.Point(1)
+    print(len(compiled), p, p < first.Point(1, 1), first.Bag(), process._methods_file() is not None)
+"""
+
+
+def _counted(tmp_path, env: dict | None = None, prefix: str = "pycache") -> list[str]:
+    (tmp_path / "first.py").write_text(FIRST)
+    full = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    full["PYTHONPYCACHEPREFIX"] = str(tmp_path / prefix)  # the kept methods go there, not beside the checkout's
+    full.update(env or {})
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(COUNTED)], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path, env=full)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def _kept(tmp_path, prefix: str = "pycache") -> list[Path]:
+    return sorted((tmp_path / prefix).rglob("dataclass-methods.*"))
+
+
+def test_the_next_process_loads_the_methods_instead_of_compiling_them(tmp_path):
+    first = _counted(tmp_path)
+    assert first[0] == "13 Point(x=1, y=0) True Bag(items=[], name='bag') True"
+    [kept] = _kept(tmp_path)
+    assert kept.name == f"dataclass-methods.{sys.implementation.cache_tag}.marshal"
+    assert kept.parent.parts[-2:] == ("kv4lint", "base")  # where Python keeps kv4lint.base's bytecode (the prefix)
+    second = _counted(tmp_path)
+    assert second[0] == "0 Point(x=1, y=0) True Bag(items=[], name='bag') True"  # nothing compiled again
+    assert _kept(tmp_path) == [kept] and not list(kept.parent.glob("*.tmp"))
+
+
+def test_the_loaded_methods_are_the_ones_dataclasses_makes(tmp_path):
+    """The same bytecode, names and constants as the classes dataclasses alone makes, read back from the file."""
+    _counted(tmp_path)
+    (tmp_path / "second.py").write_text(SECOND)
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    code = f"""
+        import sys
+        from kv4lint.base import process
+        def shape(cls):
+            return [(m, f.__code__.co_code, f.__code__.co_consts, f.__code__.co_names, f.__code__.co_varnames,
+                     f.__code__.co_filename, f.__defaults__) for m in {METHODS!r} if (f := vars(cls).get(m))]
+        process.compile = None  # any text not read back from the file would fail here
+        with process.imports_kept():
+            import first
+        kept = [shape(first.Point), shape(first.Bag)]
+        del sys.modules["first"]
+        import first
+        print(kept == [shape(first.Point), shape(first.Bag)], len(kept[0]), len(kept[1]))
+    """
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "10", "3"]
+
+
+def test_nothing_is_kept_where_python_writes_no_bytecode(tmp_path):
+    assert _counted(tmp_path, {"PYTHONDONTWRITEBYTECODE": "1"})[0].startswith("13 ")
+    assert _kept(tmp_path) == []
+
+
+# What a file holds instead of what kv4lint writes, made from what the first run wrote.
+OTHER_SHAPES = {
+    "not-marshal": lambda magic, form, methods: b"not marshal at all",
+    "other-interpreter": lambda magic, form, methods: marshal.dumps((b"\0\0\r\n", form, methods)),
+    "other-format": lambda magic, form, methods: marshal.dumps((magic, form + 1, methods)),
+    "not-a-tuple": lambda magic, form, methods: marshal.dumps(methods),
+    "not-code": lambda magic, form, methods: marshal.dumps((magic, form, {text: text for text in methods})),
+}
+
+
+@pytest.mark.parametrize("shape", OTHER_SHAPES)
+def test_a_file_of_another_shape_is_compiled_past_and_written_again(tmp_path, shape):
+    _counted(tmp_path)
+    [kept] = _kept(tmp_path)
+    kept.write_bytes(OTHER_SHAPES[shape](*marshal.loads(kept.read_bytes())))
+    assert _counted(tmp_path)[0] == "13 Point(x=1, y=0) True Bag(items=[], name='bag') True"
+    assert _counted(tmp_path)[0].startswith("0 ")  # written whole again by the run that compiled past it
+
+
+def test_a_folder_that_cannot_be_written_leaves_no_file_and_no_error(tmp_path):
+    folder = tmp_path / "pycache"
+    _counted(tmp_path)
+    [kept] = _kept(tmp_path)
+    kept.unlink()
+    kept.mkdir()  # the rename over it fails, whoever runs the tests (root too)
+    assert _counted(tmp_path)[0].startswith("13 ")
+    assert not [p for p in folder.rglob("*") if p.suffix == ".tmp"]

@@ -9,6 +9,8 @@ In its own process kv4lint may act on what belongs to the whole process, such as
 """
 
 import contextlib
+import marshal
+import os
 import sys
 
 own = False  # kv4lint's own process: set by the kv4lint command (kv4lint.cli.console); forked children inherit it
@@ -63,28 +65,35 @@ def imports_kept():
 @contextlib.contextmanager
 def _dataclass_methods_compiled_once():
     """While it lasts, ``dataclasses`` compiles the source of each method it writes once, however many classes ask
-    for the same text.
+    for the same text, and once for all processes of the same installation.
 
     ``dataclasses`` writes every ``__init__``, ``__repr__``, ``__eq__``... as source and runs it through
     ``exec``, which compiles it each time: libcst's 196 dataclasses ask for 978 methods, 623 distinct (the same
-    ``__eq__`` of the same fields, the same frozen ``__setattr__``), and that compiling is most of libcst's
-    import (73 of 127 ms).  Here the module's ``exec`` is one that keeps each text's code object and runs that:
-    what ``exec`` would have compiled (flags inherited from ``dataclasses``, which imports no future feature;
-    file ``<string>``), so the classes are the same, only made sooner (libcst's import about 20 ms less).  It is
-    put back when the imports are done, in a host's process too: a class defined meanwhile, by any thread, gets
-    the same methods it would have.  Nothing is done where ``dataclasses`` is not loaded yet (kv4lint's own
-    stages load it, as does flake8) or where its ``exec`` is replaced already (an import inside another)."""
+    ``__eq__`` of the same fields, the same frozen ``__setattr__``).  Compiling those 623 texts is 50-80 ms of
+    libcst's 110-180 ms import, paid by every process that reads a Python launch: the first run, each pre-commit
+    hook run, flake8 with the plugin.  Here the module's ``exec`` is one that runs each text's code object, made
+    once: what ``exec`` would have compiled (flags inherited from ``dataclasses``, which imports no future
+    feature; file ``<string>``), so the classes are the same, only made sooner.  The code objects are kept, keyed
+    by their texts, beside this module's own bytecode (:func:`_methods_file`), as Python keeps a module's: the
+    next process loads them (3 ms) instead of compiling.  The module's ``exec`` is put back when the imports are
+    done, in a host's process too: a class defined meanwhile, by any thread, gets the same methods it would have.
+    Nothing is done where ``dataclasses`` is not loaded yet (kv4lint's own stages load it, as does flake8) or where
+    its ``exec`` is replaced already (an import inside another)."""
     dataclasses = sys.modules.get("dataclasses")
     if dataclasses is None or "exec" in vars(dataclasses):
         yield
         return
-    compiled: dict[str, object] = {}
+    compiled = _methods.compiled
+    if compiled is None:
+        compiled = _methods.compiled = _load_methods()
+    added = []
 
     def exec_compiled_once(source, globals=None, locals=None, /, **kw):
         if type(source) is str:
             code = compiled.get(source)
             if code is None:
                 code = compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
+                added.append(source)
             source = code
         return exec(source, globals, locals, **kw)
 
@@ -94,3 +103,85 @@ def _dataclass_methods_compiled_once():
     finally:
         if vars(dataclasses).get("exec") is exec_compiled_once:
             del dataclasses.exec
+        if added:
+            _store_methods(compiled)
+
+
+class _methods:
+    """The methods' code objects of this process, by their texts: the file's (:func:`_load_methods`, with the
+    first imports) and those compiled since."""
+
+    compiled: "dict[str, object] | None" = None
+
+
+# The file of kept methods: its format, the most texts it keeps (libcst's and Markdown's parsers' are 700; more
+# come only from a host's own classes, defined while kv4lint imports), and the most bytes read of it.
+_METHODS_FORMAT = 1
+_MAX_METHODS = 4096
+_MAX_METHODS_BYTES = 16 << 20
+
+
+def _methods_file() -> "str | None":
+    """Where the methods' code objects are kept: in the folder Python keeps this module's bytecode in (its
+    ``__pycache__``, or the same folder under ``sys.pycache_prefix``), named for the interpreter, so only the
+    installation's own code and Python's bytecode share its trust.  None where Python keeps no bytecode (no cache
+    tag); the file is written only where Python would write bytecode (not with ``PYTHONDONTWRITEBYTECODE``)."""
+    tag = sys.implementation.cache_tag
+    if tag is None:
+        return None
+    import importlib.util
+
+    try:
+        folder = os.path.dirname(importlib.util.cache_from_source(__file__))
+    except (NotImplementedError, ValueError):
+        return None
+    return os.path.join(folder, f"dataclass-methods.{tag}.marshal")
+
+
+def _load_methods() -> "dict[str, object]":
+    """The kept methods, by their texts; none where the file is missing, too large, of another interpreter's
+    bytecode or format, or not a table of texts to code objects (a text met then is compiled, as without it)."""
+    try:
+        path = _methods_file()
+        if path is None:
+            return {}
+        with open(path, "rb") as f:
+            data = f.read(_MAX_METHODS_BYTES + 1)
+        if len(data) > _MAX_METHODS_BYTES:
+            return {}
+        magic, form, methods = marshal.loads(data)
+    except Exception:  # noqa: BLE001 - missing, unreadable or not this shape: compile as without it
+        return {}
+    import importlib.util
+
+    code = type(_load_methods.__code__)
+    if magic != importlib.util.MAGIC_NUMBER or form != _METHODS_FORMAT or type(methods) is not dict or \
+            len(methods) > _MAX_METHODS or \
+            not all(type(k) is str and type(v) is code for k, v in methods.items()):
+        return {}
+    return methods
+
+
+def _store_methods(methods: "dict[str, object]") -> None:
+    """Keep ``methods`` for the next process (written whole, then renamed over the file: a reader sees the old
+    file or the new one).  Nothing is written where Python writes no bytecode, past :data:`_MAX_METHODS`, or
+    where the folder cannot be written (a read-only installation): the next process compiles as this one did."""
+    if sys.dont_write_bytecode or len(methods) > _MAX_METHODS:
+        return
+    import importlib.util
+
+    path = _methods_file()
+    if path is None:
+        return
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        data = marshal.dumps((importlib.util.MAGIC_NUMBER, _METHODS_FORMAT, methods))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

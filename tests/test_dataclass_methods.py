@@ -226,3 +226,25 @@ def test_a_folder_that_cannot_be_written_leaves_no_file_and_no_error(tmp_path):
     kept.mkdir()  # the rename over it fails, whoever runs the tests (root too)
     assert _counted(tmp_path)[0].startswith("13 ")
     assert not [p for p in folder.rglob("*") if p.suffix == ".tmp"]
+
+
+def test_imports_that_define_no_class_read_no_kept_methods(tmp_path):
+    """The shell frontend's and tree-sitter's imports define no dataclass: they do not pay for reading the file."""
+    _counted(tmp_path)
+    (tmp_path / "plain.py").write_text("X = 1\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    code = """
+        import dataclasses
+        from kv4lint.base import process
+        with process.imports_kept():
+            import plain
+        print(process._methods.compiled is None)
+        with process.imports_kept():
+            import first
+        print(len(process._methods.compiled))
+    """
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "13"]

@@ -83,13 +83,13 @@ def _dataclass_methods_compiled_once():
     if dataclasses is None or "exec" in vars(dataclasses):
         yield
         return
-    compiled = _methods.compiled
-    if compiled is None:
-        compiled = _methods.compiled = _load_methods()
     added = []
 
     def exec_compiled_once(source, globals=None, locals=None, /, **kw):
         if type(source) is str:
+            compiled = _methods.compiled
+            if compiled is None:  # the first class: the kept methods are read (not by imports that define none)
+                compiled = _methods.compiled = _load_methods()
             code = compiled.get(source)
             if code is None:
                 code = compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
@@ -104,12 +104,12 @@ def _dataclass_methods_compiled_once():
         if vars(dataclasses).get("exec") is exec_compiled_once:
             del dataclasses.exec
         if added:
-            _store_methods(compiled)
+            _store_methods(_methods.compiled)
 
 
 class _methods:
-    """The methods' code objects of this process, by their texts: the file's (:func:`_load_methods`, with the
-    first imports) and those compiled since."""
+    """The methods' code objects of this process, by their texts: the file's (:func:`_load_methods`, read when
+    the first class asks) and those compiled since."""
 
     compiled: "dict[str, object] | None" = None
 

@@ -248,3 +248,21 @@ def test_imports_that_define_no_class_read_no_kept_methods(tmp_path):
                        cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True", "13"]
+
+
+def test_no_more_methods_are_kept_or_read_than_the_bound(tmp_path, monkeypatch):
+    """A host's own classes, defined while kv4lint imports, could grow the file without end: past the bound it is
+    neither written nor read."""
+    from kv4lint.base import process
+
+    path = tmp_path / "methods.marshal"
+    monkeypatch.setattr(process, "_methods_file", lambda: str(path))
+    monkeypatch.setattr(process.sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(process, "_MAX_METHODS", 2)
+    code = compile("pass", "<string>", "exec")
+    process._store_methods({"a": code, "b": code, "c": code})
+    assert not path.exists()
+    process._store_methods({"a": code, "b": code})
+    assert process._load_methods() == {"a": code, "b": code}
+    monkeypatch.setattr(process, "_MAX_METHODS", 1)
+    assert process._load_methods() == {}

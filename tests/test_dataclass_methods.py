@@ -142,19 +142,25 @@ COUNTED = """
 """
 
 
-def _counted(tmp_path, env: dict | None = None, prefix: str = "pycache") -> list[str]:
-    (tmp_path / "first.py").write_text(FIRST)
+def _python(tmp_path, code: str, **env: str) -> list[str]:
+    """The lines ``code`` prints, run where Python writes bytecode, under ``tmp_path/pycache``: the kept methods go
+    there, not beside the checkout's bytecode."""
     full = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    full["PYTHONPYCACHEPREFIX"] = str(tmp_path / prefix)  # the kept methods go there, not beside the checkout's
-    full.update(env or {})
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(COUNTED)], capture_output=True, text=True,
-                       timeout=120, cwd=tmp_path, env=full)
+    full["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    full.update(env)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path, env=full)
     assert r.returncode == 0, r.stderr
     return r.stdout.splitlines()
 
 
-def _kept(tmp_path, prefix: str = "pycache") -> list[Path]:
-    return sorted((tmp_path / prefix).rglob("dataclass-methods.*"))
+def _counted(tmp_path, **env: str) -> list[str]:
+    (tmp_path / "first.py").write_text(FIRST)
+    return _python(tmp_path, COUNTED, **env)
+
+
+def _kept(tmp_path) -> list[Path]:
+    return sorted((tmp_path / "pycache").rglob("dataclass-methods.*"))
 
 
 def test_the_next_process_loads_the_methods_instead_of_compiling_them(tmp_path):
@@ -171,10 +177,7 @@ def test_the_next_process_loads_the_methods_instead_of_compiling_them(tmp_path):
 def test_the_loaded_methods_are_the_ones_dataclasses_makes(tmp_path):
     """The same bytecode, names and constants as the classes dataclasses alone makes, read back from the file."""
     _counted(tmp_path)
-    (tmp_path / "second.py").write_text(SECOND)
-    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    code = f"""
+    out = _python(tmp_path, f"""
         import sys
         from kv4lint.base import process
         def shape(cls):
@@ -187,15 +190,12 @@ def test_the_loaded_methods_are_the_ones_dataclasses_makes(tmp_path):
         del sys.modules["first"]
         import first
         print(kept == [shape(first.Point), shape(first.Bag)], len(kept[0]), len(kept[1]))
-    """
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
-                       cwd=tmp_path, env=env)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "10", "3"]
+    """)
+    assert out == ["True 10 3"]
 
 
 def test_nothing_is_kept_where_python_writes_no_bytecode(tmp_path):
-    assert _counted(tmp_path, {"PYTHONDONTWRITEBYTECODE": "1"})[0].startswith("13 ")
+    assert _counted(tmp_path, PYTHONDONTWRITEBYTECODE="1")[0].startswith("13 ")
     assert _kept(tmp_path) == []
 
 
@@ -232,22 +232,16 @@ def test_imports_that_define_no_class_read_no_kept_methods(tmp_path):
     """The shell frontend's and tree-sitter's imports define no dataclass: they do not pay for reading the file."""
     _counted(tmp_path)
     (tmp_path / "plain.py").write_text("X = 1\n")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
-    code = """
+    assert _python(tmp_path, """
         import dataclasses
         from kv4lint.base import process
         with process.imports_kept():
             import plain
-        print(process._methods.compiled is None)
+        print(process._kept is None)
         with process.imports_kept():
             import first
-        print(len(process._methods.compiled))
-    """
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
-                       cwd=tmp_path, env=env)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "13"]
+        print(len(process._kept))
+    """) == ["True", "13"]
 
 
 def test_no_more_methods_are_kept_or_read_than_the_bound(tmp_path, monkeypatch):

@@ -87,9 +87,10 @@ def _dataclass_methods_compiled_once():
 
     def exec_compiled_once(source, globals=None, locals=None, /, **kw):
         if type(source) is str:
-            compiled = _methods.compiled
+            global _kept
+            compiled = _kept
             if compiled is None:  # the first class: the kept methods are read (not by imports that define none)
-                compiled = _methods.compiled = _load_methods()
+                compiled = _kept = _load_methods()
             code = compiled.get(source)
             if code is None:
                 code = compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
@@ -104,14 +105,12 @@ def _dataclass_methods_compiled_once():
         if vars(dataclasses).get("exec") is exec_compiled_once:
             del dataclasses.exec
         if added:
-            _store_methods(_methods.compiled)
+            _store_methods(_kept)
 
 
-class _methods:
-    """The methods' code objects of this process, by their texts: the file's (:func:`_load_methods`, read when
-    the first class asks) and those compiled since."""
-
-    compiled: "dict[str, object] | None" = None
+# The methods' code objects of this process, by their texts: the file's (_load_methods, read when the first class
+# asks) and those compiled since.
+_kept: "dict[str, object] | None" = None
 
 
 # The file of kept methods: its format, the most texts it keeps (libcst's and Markdown's parsers' are 700; more

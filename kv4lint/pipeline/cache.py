@@ -517,8 +517,7 @@ def _make_coder(hint):
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:  # a list, as JSON reads it back
         write, read = _coder(args[0])
         if write is None:
-            return (lambda o: list(o) if type(o) is tuple else _no(o, hint),
-                    lambda o: tuple([read(x) for x in o]) if type(o) is list else _miss(o))
+            write = _same
         return (lambda o: [write(x) for x in o] if type(o) is tuple else _no(o, hint),
                 lambda o: tuple([read(x) for x in o]) if type(o) is list else _miss(o))
     if origin is tuple and args:

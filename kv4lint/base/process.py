@@ -117,14 +117,15 @@ _kept: "dict[str, object] | None" = None
 # come only from a host's own classes, defined while kv4lint imports), and the most bytes read of it.
 _METHODS_FORMAT = 1
 _MAX_METHODS = 4096
-_MAX_METHODS_BYTES = 16 << 20
+_MAX_KEPT_BYTES = 16 << 20
 
 
-def _methods_file() -> "str | None":
-    """Where the methods' code objects are kept: in the folder Python keeps this module's bytecode in (its
-    ``__pycache__``, or the same folder under ``sys.pycache_prefix``), named for the interpreter, so only the
-    installation's own code and Python's bytecode share its trust.  None where Python keeps no bytecode (no cache
-    tag); the file is written only where Python would write bytecode (not with ``PYTHONDONTWRITEBYTECODE``)."""
+def _kept_file(name: str) -> "str | None":
+    """Where a table kv4lint keeps for the next process is kept: in the folder Python keeps this module's bytecode
+    in (its ``__pycache__``, or the same folder under ``sys.pycache_prefix``), named for the table and the
+    interpreter, so only the installation's own code and Python's bytecode share its trust.  None where Python
+    keeps no bytecode (no cache tag); the file is written only where Python would write bytecode (not with
+    ``PYTHONDONTWRITEBYTECODE``)."""
     tag = sys.implementation.cache_tag
     if tag is None:
         return None
@@ -134,47 +135,42 @@ def _methods_file() -> "str | None":
         folder = os.path.dirname(importlib.util.cache_from_source(__file__))
     except (NotImplementedError, ValueError):
         return None
-    return os.path.join(folder, f"dataclass-methods.{tag}.marshal")
+    return os.path.join(folder, f"{name}.{tag}.marshal")
 
 
-def _load_methods() -> "dict[str, object]":
-    """The kept methods, by their texts; none where the file is missing, too large, of another interpreter's
-    bytecode or format, or not a table of texts to code objects (a text met then is compiled, as without it)."""
+def _load_table(path: "str | None", form: object, most: int, valid) -> dict:
+    """The table kept in ``path``; empty where the file is missing, larger than :data:`_MAX_KEPT_BYTES` or ``most``
+    entries, of another interpreter's bytecode (its magic number) or another ``form``, or holds an entry ``valid``
+    refuses (what the table would have given is then made as without it)."""
     try:
-        path = _methods_file()
         if path is None:
             return {}
         with open(path, "rb") as f:
-            data = f.read(_MAX_METHODS_BYTES + 1)
-        if len(data) > _MAX_METHODS_BYTES:
+            data = f.read(_MAX_KEPT_BYTES + 1)
+        if len(data) > _MAX_KEPT_BYTES:
             return {}
-        magic, form, methods = marshal.loads(data)
-    except Exception:  # noqa: BLE001 - missing, unreadable or not this shape: compile as without it
+        magic, got, table = marshal.loads(data)
+    except Exception:  # noqa: BLE001 - missing, unreadable or not this shape: made as without it
         return {}
     import importlib.util
 
-    code = type(_load_methods.__code__)
-    if magic != importlib.util.MAGIC_NUMBER or form != _METHODS_FORMAT or type(methods) is not dict or \
-            len(methods) > _MAX_METHODS or \
-            not all(type(k) is str and type(v) is code for k, v in methods.items()):
+    if magic != importlib.util.MAGIC_NUMBER or got != form or type(table) is not dict or len(table) > most or \
+            not all(valid(k, v) for k, v in table.items()):
         return {}
-    return methods
+    return table
 
 
-def _store_methods(methods: "dict[str, object]") -> None:
-    """Keep ``methods`` for the next process (written whole, then renamed over the file: a reader sees the old
-    file or the new one).  Nothing is written where Python writes no bytecode, past :data:`_MAX_METHODS`, or
-    where the folder cannot be written (a read-only installation): the next process compiles as this one did."""
-    if sys.dont_write_bytecode or len(methods) > _MAX_METHODS:
+def _store_table(path: "str | None", form: object, table: dict, most: int) -> None:
+    """Keep ``table`` in ``path`` for the next process (written whole, then renamed over the file: a reader sees
+    the old file or the new one).  Nothing is written where Python writes no bytecode, past ``most`` entries, or
+    where the folder cannot be written (a read-only installation): the next process makes it all as this one did."""
+    if sys.dont_write_bytecode or len(table) > most or path is None:
         return
     import importlib.util
 
-    path = _methods_file()
-    if path is None:
-        return
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        data = marshal.dumps((importlib.util.MAGIC_NUMBER, _METHODS_FORMAT, methods))
+        data = marshal.dumps((importlib.util.MAGIC_NUMBER, form, table))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "wb") as f:
             f.write(data)
@@ -184,3 +180,21 @@ def _store_methods(methods: "dict[str, object]") -> None:
             os.unlink(tmp)
         except OSError:
             pass
+
+
+def _methods_file() -> "str | None":
+    """Where the methods' code objects are kept (:func:`_kept_file`)."""
+    return _kept_file("dataclass-methods")
+
+
+def _load_methods() -> "dict[str, object]":
+    """The kept methods, by their texts; none where the file is not a table of texts to code objects of this
+    interpreter (:func:`_load_table`: a text met then is compiled, as without it)."""
+    code = type(_load_methods.__code__)
+    return _load_table(_methods_file(), _METHODS_FORMAT, _MAX_METHODS,
+                       lambda k, v: type(k) is str and type(v) is code)
+
+
+def _store_methods(methods: "dict[str, object]") -> None:
+    """Keep ``methods`` for the next process (:func:`_store_table`)."""
+    _store_table(_methods_file(), _METHODS_FORMAT, methods, _MAX_METHODS)

@@ -102,6 +102,8 @@ HEAVY = {
     "importlib.resources": "4 ms; only when kv4lint is imported from a zip",
     "importlib.util": "0.5 ms where site has not loaded it: which interpreter's bytecode, and where it is kept, only "
                       "while a parser's import has dataclasses' methods compiled (kv4lint.base.process)",
+    "re": "loaded by most starts, but not by `kv4lint --version`: kv4lint's own process has its regular expressions "
+          "made from the programs it keeps (kv4lint.base.process.keep_patterns) from before the first is compiled",
     "tomllib": "configuration files, only where one exists",
     "difflib": "'did you mean' suggestions for a mistyped option",
     "ast": "5 ms; Python candidates only (the pre-filter's syntax-tree screen, statement offsets)",

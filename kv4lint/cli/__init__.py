@@ -35,6 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # the parser and the commands not needed
         print(VERSION_LINE)
         return 0
+    process.keep_patterns()  # in kv4lint's own process: regular expressions compiled once per installation
     from kv4lint.cli.app import main as run
 
     return run(argv)
@@ -58,6 +59,7 @@ def exit_with(code: int) -> None:
     interpreter reports it as before.  Files kv4lint writes are closed when written (``writing``, the fix's
     atomic writes): nothing is left for the teardown to flush.
     """
+    process.store_kept()  # what the run compiled, for the next one (nothing, once kept)
     threading = sys.modules.get("threading")  # not imported: no other thread
     if threading is not None and threading.active_count() > 1:
         raise SystemExit(code)

@@ -179,6 +179,9 @@ class ShellText:
         return [(c(k.start_byte), c(k.end_byte)) for k in nodes]
 
     def nt(self, node) -> str:
+        m = self._b2c
+        if m is None:  # (most texts: ASCII, a byte its own character; asked for most nodes of a script)
+            return self.text[node.start_byte:node.end_byte]
         s, e = self.ns(node)
         return self.text[s:e]
 

@@ -1,11 +1,12 @@
 """Whose process kv4lint runs in: its own (the ``kv4lint`` command) or a host's (flake8 with the plugin, an editor
 or a script using the API), and what kv4lint does with the cyclic collector: its pause while a file is read, and
 what the imports of its stages and parsers leave (and how ``dataclasses`` compiles the methods of the classes
-they define).  A leaf: it imports nothing that Python has not loaded at start-up
-(``kv4lint --version`` loads it: tests/test_startup.py).
+they define).  A leaf: it imports nothing that Python has not loaded at start-up (``kv4lint --version`` loads it:
+tests/test_startup.py).
 
 In its own process kv4lint may act on what belongs to the whole process, such as the cyclic collector
-(:func:`imports_kept`); in a host's it leaves all of that as it is.
+(:func:`imports_kept`) and how regular expressions are compiled (:func:`keep_patterns`); in a host's it leaves all
+of that as it is.
 """
 
 import contextlib
@@ -52,17 +53,10 @@ def imports_kept():
     (flake8, the API) is left as it is: ``gc.freeze`` acts on all of its objects, not on kv4lint's alone.
 
     In any process, the methods ``dataclasses`` writes for the classes these imports define are compiled once per
-    distinct text (:func:`_dataclass_methods_compiled_once`), and in a host's the regular expressions they compile
-    are made from the programs kept for them (:func:`keep_patterns`, which kv4lint's own process uses throughout)."""
+    distinct text (:func:`_dataclass_methods_compiled_once`)."""
     loaded = len(sys.modules)
-    hooked = not own and _hook_patterns()  # (kv4lint's own process keeps them for good: keep_patterns)
-    try:
-        with _dataclass_methods_compiled_once():
-            yield
-    finally:
-        if hooked:
-            _unhook_patterns()
-            store_kept()
+    with _dataclass_methods_compiled_once():
+        yield
     if own and len(sys.modules) != loaded:
         import gc  # built in, but not loaded by ``kv4lint --version``
 
@@ -225,33 +219,24 @@ class _Patterns:
 
 
 def keep_patterns() -> None:
-    """In kv4lint's own process, for the rest of its life: each regular expression not in ``re``'s own cache is
-    made from the program kept for its (pattern, flags) by an earlier process of this installation, instead of
-    being parsed and compiled again (:func:`_compile_kept`); what is compiled here is kept for the next one when
-    the process ends (:func:`store_kept`).  A run over SGLang's sources compiles about 290 patterns (kv4lint's
-    own, the argument parser's, Markdown's parser 65, ruamel.yaml's): 24 ms, against 1.7 ms to load and make
-    them; a check of one file compiles 60 (5 ms).  Imports ``re`` (the command's parser needs it next)."""
-    if own:
-        _hook_patterns()
-
-
-def _hook_patterns() -> bool:
-    """Put :func:`_compile_kept` in place of ``re._compiler.compile``; False where it stands there already or this
-    interpreter's ``re`` is not the one it knows (then nothing is changed)."""
+    """In kv4lint's own process (a host's keeps its ``re`` as it is), for the rest of its life: each regular
+    expression not in ``re``'s own cache is made from the program kept for its (pattern, flags) by an earlier
+    process of this installation, instead of being parsed and compiled again (:func:`_compile_kept`); what is
+    compiled here is kept for the next one when the process ends (:func:`store_kept`).  A run over SGLang's
+    sources compiles about 290 patterns (kv4lint's own, the argument parser's, Markdown's parser 65,
+    ruamel.yaml's): 24 ms, against 1.7 ms to load and make them; a check of one file compiles 60 (5 ms).  A host's
+    process is left alone: its plugin's imports compile too few for the table's reading to pay.  Nothing is done
+    where ``re`` is not the one this knows (:func:`_program_form`) or the compiler is replaced already.  Imports
+    ``re`` (the command's parser needs it next)."""
+    if not own:
+        return
     import re  # (loaded by most starts; the command's parser imports it next)
 
     compiler = getattr(re, "_compiler", None)
     if compiler is None or getattr(compiler, "compile", None) is _compile_kept or _program_form() is None:
-        return False
+        return
     _Patterns.compile = compiler.compile
     compiler.compile = _compile_kept
-    return True
-
-
-def _unhook_patterns() -> None:
-    compiler = sys.modules["re._compiler"]
-    if getattr(compiler, "compile", None) is _compile_kept:
-        compiler.compile = _Patterns.compile
 
 
 def _program_form() -> "tuple | None":

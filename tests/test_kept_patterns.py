@@ -242,3 +242,18 @@ def test_no_more_patterns_are_kept_or_read_than_the_bound(tmp_path, monkeypatch)
     assert process._load_patterns() == {("a", 0): program, ("b", 0): program}
     monkeypatch.setattr(process, "_MAX_PATTERNS", 1)
     assert process._load_patterns() == {}
+
+
+def test_keeping_the_programs_is_never_an_error(monkeypatch):
+    """It runs as a process ends (a forked child's ``finally`` before ``os._exit``): whatever goes wrong, nothing
+    is kept and nothing is raised."""
+    from kv4lint.base import process
+
+    def broken(*a):
+        raise RuntimeError("a disk that fails in a new way")
+
+    monkeypatch.setattr(process, "_load_table", broken)
+    monkeypatch.setattr(process._Patterns, "table", {("[ab]", 0): (0, b"\0\0\0\0", 0, {}, (None,))})
+    monkeypatch.setattr(process._Patterns, "added", [("[ab]", 0)])
+    process.store_kept()
+    assert process._Patterns.added == []

@@ -206,7 +206,7 @@ def _store_methods(methods: "dict[str, object]") -> None:
 # Regular expressions compiled once per installation
 
 _PATTERNS_FORMAT = 1
-_MAX_PATTERNS = 4096  # kv4lint's run over SGLang's sources compiles 290; more come only from a host's own
+_MAX_PATTERNS = 4096  # a run over SGLang's sources compiles 290; more come only from patterns built from data
 
 
 class _Patterns:
@@ -324,11 +324,19 @@ def store_kept() -> None:
     """Keep for the next process the patterns this one compiled (with those another process of the same run kept
     meanwhile: a forked child, its parent).  A pattern whose characters are a kept one's in another order, with
     the same flags, is not kept: one made of a set's items (Markdown's parser joins its terminators so) is
-    another string in each process, and would be written again by every run."""
+    another string in each process, and would be written again by every run.  Never an error (it runs as a
+    process ends, a forked child's too)."""
     added, table = _Patterns.added, _Patterns.table
     if not added or table is None:
         return
     _Patterns.added = []
+    try:
+        _store_patterns(added, table)
+    except Exception:  # noqa: BLE001 - the next process compiles what this one could not keep
+        pass
+
+
+def _store_patterns(added: list, table: dict) -> None:
     fresh = set(added)
     shapes = {_shape(key) for key in table if key not in fresh}
     fresh = [key for key in added if _shape(key) not in shapes]

@@ -352,8 +352,10 @@ def _forked(files, per_file: list[Settings], jobs: int, take) -> None:
                 except BaseException:  # noqa: BLE001 - the parent does what is not reported
                     code = 1
                 finally:
-                    process.store_kept()  # the patterns this child compiled, for the next run
-                    os._exit(code)
+                    try:
+                        process.store_kept()  # the patterns this child compiled, for the next run
+                    finally:
+                        os._exit(code)
             os.close(w)
             os.set_blocking(r, False)
             children[pid] = r

@@ -101,7 +101,8 @@ HEAVY = {
     "importlib.metadata": "tens of milliseconds; only where sglang may be installed (the version pin)",
     "importlib.resources": "4 ms; only when kv4lint is imported from a zip",
     "importlib.util": "0.5 ms where site has not loaded it: which interpreter's bytecode, and where it is kept, only "
-                      "while a parser's import has dataclasses' methods compiled (kv4lint.base.process)",
+                      "where a table kept beside it is read or written (kv4lint.base.process: dataclasses' methods "
+                      "while a parser is imported, the kv4lint command's regular expressions' programs)",
     "re": "loaded by most starts, but not by `kv4lint --version`: kv4lint's own process has its regular expressions "
           "made from the programs it keeps (kv4lint.base.process.keep_patterns) from before the first is compiled",
     "tomllib": "configuration files, only where one exists",

@@ -10,6 +10,7 @@ from kv4lint.base.settings import Settings
 from kv4lint.base.source import LineIndex
 from kv4lint.frontends import sglang_config
 from kv4lint.frontends.yaml import compose, items, scalar_map, scan_yaml
+from kv4lint.frontends.yaml_nodes import get, key_node
 from kv4lint.pipeline import launch_configs
 from kv4lint.pipeline.runner import lint_text
 from kv4lint.sglang.options import in_any_release, known_releases, table
@@ -477,15 +478,23 @@ def test_an_anchor_defined_twice_prints_nothing_and_the_alias_names_the_latest(c
 def test_merge_keys_as_pyyaml_merges_them():
     """Own keys win over merged ones, of the sources the first that has a key; a chain of ``<<`` aliases is
     expanded once per mapping (issue 34: ``<<: [*a, *a]`` chained was exponential), a mapping that merges
-    itself merges nothing from itself."""
+    itself merges nothing from itself.  A lookup (``get``, ``key_node``) answers what the pairs say, of a key
+    written twice the last."""
     text = ("a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc: &c\n  <<: [*a, *b]\n  x: 3\n"
-            "d: &d\n  <<: *c\n  w: 4\ne: &e\n  <<: *e\n  v: 5\n")
+            "d: &d\n  <<: *c\n  w: 4\ne: &e\n  <<: *e\n  v: 5\nf: {<<: *a, x: 6, x: 7}\ng: {x: 8, x: 9}\n")
     (doc,), errors = compose(text, "x.yaml")
     assert errors == []
     got = {k.value: dict((kk.value, vv.value) for kk, vv in items(v)) for k, v in items(doc)}
     assert got["c"] == {"x": "3", "y": "1", "z": "2"}
     assert got["d"] == {"x": "3", "y": "1", "z": "2", "w": "4"}
     assert got["e"] == {"v": "5"}
+    assert got["f"] == {"x": "7", "y": "1"} and got["g"] == {"x": "9"}
+    for k, v in items(doc):
+        assert {key: get(v, key).value for key in got[k.value]} == got[k.value]
+        assert get(v, "<<") is None and get(v, "nope") is None and key_node(v, "nope") is None
+    for name, pair in [("d", "x: 3"), ("d", "w: 4"), ("f", "x: 7"), ("f", "y: 1"), ("g", "x: 9")]:
+        at = key_node(get(doc, name), pair[0]).start_mark.index
+        assert text[at:at + 4] == pair  # where the key is written: in ``a`` for f's merged ``y``
 
 
 def test_merge_keys_past_the_bound_are_a_file_error(monkeypatch):

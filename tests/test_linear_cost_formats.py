@@ -38,10 +38,15 @@ def yaml_anchors(n: int) -> str:
 
 
 def yaml_merge_chain(n: int) -> str:
-    """A chain of ``n`` mappings, each merging the one before with ``<<`` (the shape that was exponential),
-    and a service merging the last."""
+    """A chain of ``n`` mappings, each merging the one before twice with ``<<`` (the shape that was
+    exponential) and setting its own value of one key, and services merging the last.
+
+    Each link sets the same key, so each mapping means two pairs whatever ``n``: a chain whose every link adds
+    a key of its own means ``i`` pairs in its ``i``-th mapping, quadratic in the file for any YAML reader
+    (PyYAML builds them all); kv4lint expands those within ``MAX_YAML_MERGED`` pairs
+    (``tests/hostile.py``'s ``merge_chains``)."""
     out = ["x-0: &x0 {image: lmsysorg/sglang:v0.5.23}"]
-    out += [f"x-{i}: &x{i}\n  <<: [*x{i - 1}, *x{i - 1}]\n  k{i}: v" for i in range(1, n)]
+    out += [f"x-{i}: &x{i}\n  <<: [*x{i - 1}, *x{i - 1}]\n  k: v{i}" for i in range(1, n)]
     out += ["services:"] + [f"  s{i}:\n    <<: *x{n - 1}\n    command: {LAUNCH}" for i in range(4)]
     return "\n".join(out) + "\n"
 

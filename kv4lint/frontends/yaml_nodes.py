@@ -113,7 +113,18 @@ def _merge_sources(node) -> list:
     return out
 
 
-def _merged(node) -> list[tuple[object, object]]:
+class _Merged(list):
+    """A mapping's pairs with its merges expanded, and ``index``: each scalar key's last pair (what
+    :func:`get` answers), so that a lookup costs the same whatever the number of pairs merged in."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, pairs: list[tuple[object, object]]) -> None:
+        super().__init__(pairs)
+        self.index = {k.value: (k, v) for k, v in pairs if is_scalar(k)}
+
+
+def _merged(node) -> _Merged:
     """``node``'s pairs with its sources' (already expanded) pairs merged in front: its own keys win, and of
     the sources the first that has a key."""
     own = [(k, v) for k, v in node.value if not _is_merge(k)]
@@ -127,7 +138,7 @@ def _merged(node) -> list[tuple[object, object]]:
                 continue
             seen.add(kv)
             out.append((k, v))
-    return out + own
+    return _Merged(out + own)
 
 
 class MergeLimit(Exception):
@@ -167,19 +178,28 @@ def _is_merge(k) -> bool:
     return is_scalar(k) and (k.tag == "tag:yaml.org,2002:merge" or (k.value == "<<" and k.style is None))
 
 
-def get(node, key: str):
-    """The value of ``key``; of a key written twice, the last (what PyYAML and a JSON parser keep)."""
-    for k, v in reversed(items(node)):
+def _pair(node, key: str) -> tuple[object, object] | None:
+    """The pair of ``key``; of a key written twice, the last (what PyYAML and a JSON parser keep)."""
+    if not is_map(node):
+        return None
+    if node.merge is not None:
+        return node.merge.index.get(key)
+    for k, v in reversed(node.value):
         if is_scalar(k) and k.value == key:
-            return v
+            return k, v
     return None
+
+
+def get(node, key: str):
+    """The value of ``key`` (:func:`_pair`)."""
+    pair = _pair(node, key)
+    return pair[1] if pair is not None else None
 
 
 def key_node(node, key: str):
-    for k, v in reversed(items(node)):
-        if is_scalar(k) and k.value == key:
-            return k
-    return None
+    """The key node of ``key`` (:func:`_pair`)."""
+    pair = _pair(node, key)
+    return pair[0] if pair is not None else None
 
 
 def scalar_text(node) -> str | None:

@@ -6,6 +6,7 @@ compared, not rewritten) and returns its path.  To add a shape, add a function h
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 
@@ -22,10 +23,16 @@ def _write(out: Path, name: str, text: str) -> Path:
 
 
 def _fill(parts: list[str], size: int) -> str:
-    """``parts`` joined and repeated up to ``size`` bytes, cut at a line's end."""
-    blob = "\n".join(parts) + "\n"
-    text = blob * (size // len(blob) + 1)
-    return text[:text.rfind("\n", 0, size) + 1]
+    """``parts`` joined and repeated, whole parts only, up to ``size`` characters: a part cut in two (a ``for``
+    loop without its ``done``) would make the text one syntax error from there on."""
+    out: list[str] = []
+    n = 0
+    for part in itertools.cycle(parts):
+        if n + len(part) + 1 > size:
+            break
+        out.append(part)
+        n += len(part) + 1
+    return "\n".join(out) + "\n"
 
 
 def shell_2mb(out: Path) -> Path:

@@ -82,3 +82,17 @@ def test_the_installed_copy_runs_kv4lint_and_flake8_from_the_installed_venv(tmp_
     made = ctx.case("kv4lint:cold", [*ctx.kv4, "check", "t"], kv4lint=True)
     assert made[1].cmd == [str(ctx.installed / "bin" / "kv4lint"), "check", "t"]
     assert [c.name for c in ctx.case("flake8-without", ["/other/python", *f8])] == ["flake8-without"]
+
+
+def test_the_2mb_script_is_a_script_that_parses(tmp_path):
+    """The 2 MB row's file is whole fixtures repeated: cut inside one (a ``for`` without its ``done``), the rest
+    of the file was one syntax error, read by tree-sitter's recovery rather than as the script it stands for."""
+    import shapes
+    import tree_sitter
+    import tree_sitter_bash
+
+    path = shapes.shell_2mb(tmp_path)
+    data = path.read_bytes()
+    assert shapes.MB2 * 0.99 < len(data) <= shapes.MB2
+    tree = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language())).parse(data)
+    assert not tree.root_node.has_error

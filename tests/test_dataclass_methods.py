@@ -237,10 +237,10 @@ def test_imports_that_define_no_class_read_no_kept_methods(tmp_path):
         from kv4lint.base import process
         with process.imports_kept():
             import plain
-        print(process._kept is None)
+        print(process._Methods.table is None)
         with process.imports_kept():
             import first
-        print(len(process._kept))
+        print(len(process._Methods.table))
     """) == ["True", "13"]
 
 

@@ -88,10 +88,9 @@ def _dataclass_methods_compiled_once():
 
     def exec_compiled_once(source, globals=None, locals=None, /, **kw):
         if type(source) is str:
-            global _kept
-            compiled = _kept
+            compiled = _Methods.table
             if compiled is None:  # the first class: the kept methods are read (not by imports that define none)
-                compiled = _kept = _load_methods()
+                compiled = _Methods.table = _load_methods()
             code = compiled.get(source)
             if code is None:
                 code = compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
@@ -106,12 +105,14 @@ def _dataclass_methods_compiled_once():
         if vars(dataclasses).get("exec") is exec_compiled_once:
             del dataclasses.exec
         if added:
-            _store_methods(_kept)
+            _store_methods(_Methods.table)
 
 
-# The methods' code objects of this process, by their texts: the file's (_load_methods, read when the first class
-# asks) and those compiled since.
-_kept: "dict[str, object] | None" = None
+class _Methods:
+    """The methods' code objects of this process, by their texts: the file's (:func:`_load_methods`, read when the
+    first class asks) and those compiled since (as :class:`_Patterns` holds the patterns' programs)."""
+
+    table: "dict[str, object] | None" = None
 
 
 # The file of kept methods: its format, the most texts it keeps (libcst's and Markdown's parsers' are 700; more

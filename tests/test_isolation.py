@@ -32,8 +32,8 @@ PY = sys.executable
 BIN = Path(PY).parent
 
 # Modules the third-party libraries kv4lint uses are imported as (a package directory for some).
-DEPENDENCIES = ["pathspec", "tree_sitter", "tree_sitter_bash", "libcst", "torch", "ruamel/", "markdown_it/",
-                "packaging/", "nbformat", "mdurl/", "typing_extensions", "numpy/"]
+DEPENDENCIES = ["pathspec", "immutables/", "tree_sitter", "tree_sitter_bash", "libcst", "torch", "ruamel/",
+                "markdown_it/", "packaging/", "nbformat", "mdurl/", "typing_extensions", "numpy/"]
 # Standard-library modules kv4lint imports after start-up (measured with -X importtime), and the
 # files Python itself runs at start-up, which kv4lint's imports must not bring in either.
 STDLIB = ["json/", "difflib", "hashlib", "tempfile", "tomllib/", "glob", "html/", "argparse", "dataclasses",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
+from kv4lint.base.persistent import PersistentDict, PersistentSet
 from kv4lint.base.model import ForeignString, Span
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, contiguous_span
 
@@ -174,16 +175,17 @@ ALLEXPORT = "-a"  # in Variables.exported: ``set -a`` is on, every variable set 
 
 
 class Variables:
+    """Bindings by name and the names exported, persistent: a copy costs O(1) (kv4lint.base.persistent)."""
+
     __slots__ = ("vars", "exported")
 
     def __init__(self):
-        self.vars: dict[str, Binding] = {}
-        self.exported: set[str] = set()
+        self.vars: PersistentDict = PersistentDict()
+        self.exported: PersistentSet = PersistentSet()
 
     def copy(self) -> "Variables":
-        e = Variables()
-        e.vars = dict(self.vars)
-        e.exported = set(self.exported)
+        e = Variables.__new__(Variables)
+        e.vars, e.exported = self.vars.copy(), self.exported.copy()
         return e
 
 

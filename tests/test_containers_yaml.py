@@ -214,6 +214,31 @@ def test_github_actions_expressions_are_unknown_and_env_is_mapped():
     assert at(doc, v.span) == "fp4_mx_block16" and at(doc, v.use) == "$KV"
 
 
+def test_a_step_is_given_the_settings_it_reads_and_the_platform_ones():
+    """A step is given what it may read (kv4lint.frontends.embedded.names_read), not every setting: what it names
+    reaches the launch as before, with its span at its definition (GitHub does not expand ``$KV`` in another
+    setting's value); a platform variable the step never names still says where it runs."""
+    doc = ("on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    env:\n"
+           "      HIP_VISIBLE_DEVICES: '0'\n      UNUSED: x\n      KV: fp4_e2m1\n      ARGS: --kv-cache-dtype $KV\n"
+           "    steps:\n    - run: python3 -m sglang.launch_server --model-path m $ARGS\n"
+           "    - run: python3 -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n")
+    first, second = scan_yaml(doc, "ci.yml").launches
+    assert [v.text for v in first.argv[-2:]] == ["--kv-cache-dtype", "$KV"]
+    assert dtype(second).text == "fp4_e2m1" and at(doc, dtype(second).span) == "fp4_e2m1"
+    for launch in (first, second):
+        assert [(h.value, h.reason) for h in launch.hints] == [("rocm", "HIP_VISIBLE_DEVICES=0"),
+                                                               ("rocm", "env: HIP_VISIBLE_DEVICES=0")]
+
+
+def test_names_read_follows_values_and_keeps_the_platform_ones():
+    from kv4lint.frontends.embedded import names_read
+
+    defined = {"ARGS": "--kv-cache-dtype $KV", "KV": "fp4_e2m1", "OTHER": "x", "HIP_VISIBLE_DEVICES": "0",
+               "UNREAD": "$OTHER"}
+    assert names_read("python -m sglang.launch_server $ARGS", defined) == {"ARGS", "KV", "HIP_VISIBLE_DEVICES"}
+    assert names_read('os.environ["OTHER"]', defined) == {"OTHER", "HIP_VISIBLE_DEVICES"}
+
+
 def test_gitlab_script_lines_share_one_shell():
     doc = ("serve:\n  image: lmsysorg/sglang:v0.5.23-rocm700-mi30x\n  script:\n"
            "    - KV=nvfp4\n    - python3 -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n")

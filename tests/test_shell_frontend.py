@@ -1124,3 +1124,17 @@ def test_a_command_is_read_as_its_own_words_say_after_others_like_it(before, scr
     inert._UNWRAPPED.clear()
     launches(before)
     assert [texts(launch) for launch in launches(script)] == alone
+
+
+def test_an_inner_shell_sees_the_exported_variables_it_names_and_the_platform_ones():
+    """``bash -c`` is given the exported variables its text names (Walker._child_env), not all of them: what it
+    names keeps its value and its definition's span, what is not exported stays unset there, and an exported
+    platform variable it never names still says where it runs."""
+    text = ("export HIP_VISIBLE_DEVICES=0\nexport KV=fp4_e2m1\nLOCAL=fp8_e4m3\nexport UNUSED=x\n"
+            "bash -c 'python -m sglang.launch_server --model-path m --kv-cache-dtype $KV'\n"
+            "bash -c 'python -m sglang.launch_server --model-path m --kv-cache-dtype ${LOCAL:-auto}'\n")
+    first, second = scan_shell(text, "serve.sh").launches
+    assert (first.argv[-1].text, first.argv[-1].span) == ("fp4_e2m1", Span(39, 47))
+    assert second.argv[-1].text == "auto"
+    for launch in (first, second):
+        assert [(h.value, h.reason) for h in launch.hints] == [("rocm", "export HIP_VISIBLE_DEVICES=0")]

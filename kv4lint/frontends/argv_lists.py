@@ -13,7 +13,7 @@ from kv4lint.base.model import MAX_WORDS, Hint, Launch, Provenance, ScanResult, 
 from kv4lint.base.record import Record
 from kv4lint.base.source import OffsetMap
 from kv4lint.frontends import budget
-from kv4lint.frontends.embedded import EnvDef, merge, scan_shell_text, with_prelude
+from kv4lint.frontends.embedded import EnvDef, merge, read_by, scan_shell_text, with_prelude
 from kv4lint.frontends.hints import fact_hints
 from kv4lint.sglang.commands import unwrap
 
@@ -145,7 +145,7 @@ def launches_from_words(words: list[Word], path: str, *, env: dict[str, str] | N
         if origin is None:
             anchor = sw.value.anchor or Span(0, 0)
             origin = OffsetMap([anchor.start] * (len(sw.text) + 1))
-        script, origin, penv = with_prelude(list(defs or []), sw.text, origin)
+        script, origin, penv = with_prelude(read_by(list(defs or []), sw.text), sw.text, origin)
         sub = scan_shell_text(script, path, origin, env={**env, **penv} if defs else env, hints=hints,
                               what=f"{what} script", file_text=file_text)
         merge(result, sub)

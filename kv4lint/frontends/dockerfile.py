@@ -377,6 +377,8 @@ class _Scanner:
             return
         b = TextBuilder()
         assigns = stage.env + (stage.args if with_args else [])
+        read = embedded.names_read(body, {a.name: a.value for a in assigns})  # what the text may read
+        assigns = [a for a in assigns if a.name in read]
         env = _prelude(b, assigns)
         b.mapped(body, omap.outer)
         full, fmap = b.build(end=omap.outer[-1] if omap.outer else 0)

@@ -23,6 +23,7 @@ from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes
 from kv4lint.files.prefilter import shell_may_launch
 from kv4lint.frontends import budget, nested
+from kv4lint.frontends.hints import PLATFORM_NAMES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -349,8 +350,38 @@ class EnvDef(Record):
         return self.omap.span(Span(0, len(self.value)))
 
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def names_read(body: str, defined, value_of=lambda v: v) -> set[str]:
+    """The names of ``defined`` (a mapping: name -> what ``value_of`` turns into its value) that ``body`` may read:
+    those it holds as a word (``$NAME``, ``${NAME:-x}``, ``${!REF}``'s ``REF="NAME"``, ``os.environ["NAME"]``),
+    those their values name in turn, and the platform variables (a hint to any launch, named or not).
+
+    A step, ``RUN``, cell or ``bash -c`` script is given what it may read, not the whole environment: one that
+    reads none of 2,000 settings costs what its own text costs, not the settings' too."""
+    wanted = {n for n in PLATFORM_NAMES if n in defined}
+    todo = [w for w in set(_WORD.findall(body)) if w in defined] + list(wanted)
+    while todo:
+        name = todo.pop()
+        wanted.add(name)
+        value = value_of(defined[name])
+        if value:
+            todo.extend(w for w in set(_WORD.findall(value)) if w in defined and w not in wanted)
+    return wanted
+
+
+def read_by(defs: list[EnvDef], body: str) -> list[EnvDef]:
+    """The definitions ``body`` may read (:func:`names_read`), in their order."""
+    if not defs:
+        return defs
+    wanted = names_read(body, {d.name: d.value for d in defs})
+    return [d for d in defs if d.name in wanted]
+
+
 def with_prelude(defs: list[EnvDef], body: str, omap: OffsetMap) -> tuple[str, OffsetMap, dict[str, str]]:
-    """Put ``NAME="value"`` lines before ``body`` for the definitions written verbatim; the rest as ``env``."""
+    """Put ``NAME="value"`` lines before ``body`` for the definitions written verbatim; the rest as ``env``
+    (``defs``: what ``body`` may read, :func:`read_by`)."""
     b = TextBuilder()
     env: dict[str, str] = {}
     for d in defs:

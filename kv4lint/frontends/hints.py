@@ -41,6 +41,9 @@ PLATFORM_SWITCH_ENV: dict[str, str] = {
     "SGLANG_USE_AITER": "rocm",  # aiter kernels exist only on ROCm
 }
 
+# Both, in that order: the variables that say something of the platform whether or not a command names them.
+PLATFORM_NAMES = dict.fromkeys((*PLATFORM_ENV, *PLATFORM_SWITCH_ENV))
+
 _TRUE = {"1", "true", "yes", "on", "y"}
 
 # GPU names that appear as whole tokens in image tags (``...-cu129-b200``); their arch from the one table.

@@ -231,7 +231,7 @@ def _shell(result: ScanResult, cmd: str, cmap: OffsetMap, path: str, text: str,
     """Shell text of a cell, with the ``%env`` values set so far mapped to where they are written."""
     defs = [embedded.EnvDef(k, v, OffsetMap.contiguous(sp.start, sp.end - sp.start) if sp is not None else None)
             for k, (v, sp) in env.items()]
-    full, fmap, values = embedded.with_prelude(defs, cmd, cmap)
+    full, fmap, values = embedded.with_prelude(embedded.read_by(defs, cmd), cmd, cmap)
     embedded.merge(result, embedded.scan_shell_text(full, path, fmap, env=values, hints=_env_hints(env), what=what,
                                                     line=line, file_text=text))
 

@@ -22,7 +22,7 @@ from kv4lint.frontends.argv_lists import Word
 from kv4lint.frontends.comments import outside
 from kv4lint.frontends.embedded import TextBuilder
 from kv4lint.frontends.env_launchers import Setting, env_launch
-from kv4lint.frontends.hints import dedupe_hints, device_hints, env_hints, image_hints, node_hints, \
+from kv4lint.frontends.hints import PLATFORM_NAMES, dedupe_hints, device_hints, env_hints, image_hints, node_hints, \
     scheduler_hints, short
 from kv4lint.frontends.yaml_nodes import ScalarMap, compose, get, is_map, is_scalar, is_seq, items, key_node, \
     node_span, scalar_map, scalar_text, sequence_words
@@ -126,14 +126,17 @@ class Env:
     def values(self) -> dict[str, str]:
         return {k: v.value for k, v in self.vars.items() if v.value is not None}
 
-    def defs(self) -> list[embedded.EnvDef]:
+    def defs(self, body: str | None = None) -> list[embedded.EnvDef]:
+        """The definitions, or those shell text ``body`` may read (kv4lint.frontends.embedded.names_read)."""
+        read = None if body is None else embedded.names_read(body, self.vars, lambda v: v.value)
         return [embedded.EnvDef(v.name, v.value, v.smap.omap if v.smap is not None else None, v.span)
-                for v in self.vars.values()]
+                for v in self.vars.values() if read is None or v.name in read]
 
     def hints(self, how: str) -> list[Hint]:
         out: list[Hint] = []
         for v in self.vars.values():
-            out.extend(env_hints(v.name, v.value, v.span, how=how))
+            if v.name in PLATFORM_NAMES:
+                out.extend(env_hints(v.name, v.value, v.span, how=how))
         return out
 
 
@@ -260,7 +263,7 @@ class _Yaml:
         self.run_shell(body, sm.omap, env, hints, what, self.line(node))
 
     def run_shell(self, body: str, omap: OffsetMap, env: Env, hints: list[Hint], what: str, line: int) -> None:
-        defs = env.defs()
+        defs = env.defs(body)
         self.defs.extend(defs)
         full, fmap, values = embedded.with_prelude(defs, body, omap)
         sub = embedded.scan_shell_text(full, self.path, fmap, env=values, hints=hints, what=what, line=line,

@@ -25,7 +25,7 @@ def shell_variables(text: str, path: str, sourced: dict | None = None) -> tuple[
     except (RecursionError, ValueError):
         return SourcedVariables(), scan.sources
     out: dict = {}
-    for name, b in walker.env.vars.items():
+    for name, b in sorted(walker.env.vars.items(), key=lambda item: item[0]):  # (a map without an order)
         if b.kind == SCALAR and b.chars is not None:
             span = b.chars.span()
             where = b.assign.path if b.assign is not None and b.assign.path else path

@@ -21,7 +21,7 @@ from typing import Callable
 
 from kv4lint.base import internal_error
 from kv4lint.frontends import nested
-from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV, dedupe_hints, env_hints, fact_hints
+from kv4lint.frontends.hints import PLATFORM_NAMES, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.choices import ChoicePoint
 from kv4lint.frontends.shell.expand import ALLEXPORT, ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, \
     UNSET, Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
@@ -32,7 +32,7 @@ from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes
 from kv4lint.frontends.shell import parse as shell_parse
 from kv4lint.frontends.shell.branches import Branches
-from kv4lint.frontends.shell.calls import MAX_STEPS, Calls
+from kv4lint.frontends.shell.calls import IDENT, MAX_STEPS, Calls
 from kv4lint.frontends.shell.inert import READERS, WORDISH, Inert, allexport
 from kv4lint.frontends.shell.launches import build_launches, to_value
 from kv4lint.frontends.shell.machine import Machine, comment_hints, header_hints
@@ -857,11 +857,13 @@ class Walker(Branches, Calls, Inert):
         return src.fspan(pe if before else s, e)
 
     # -- nested code ------------------------------------------------------------------
-    def _child_env(self, ex: _Exec) -> Variables:
+    def _child_env(self, ex: _Exec, text: str) -> Variables:
+        """What an inner shell of ``text`` sees: the exported variables it names (values are expanded already) and
+        the platform ones, then what its command line sets; not every variable the script exported."""
         env = Variables()
         if not ex.cmd.clean_env:
-            for name in self.env.exported:
-                b = self.env.vars.get(name)
+            for name in set(IDENT.findall(text)).union(PLATFORM_NAMES):
+                b = self.env.vars.get(name) if name in self.env.exported else None
                 if b is not None:
                     env.vars[name] = b
                     env.exported.add(name)
@@ -887,7 +889,7 @@ class Walker(Branches, Calls, Inert):
         last = next((p for p in reversed(pos) if p is not None), None)
         pos.append(last + 1 if last is not None and pos[-1] is not None else None)
         inner = ShellText(chars.text, pos, list(chars.res), fallback or (field.anchor() if field else None))
-        sub = Walker(self.scan, inner, self._child_env(ex), self._outer_hints(ex), depth=self.depth + 1,
+        sub = Walker(self.scan, inner, self._child_env(ex, chars.text), self._outer_hints(ex), depth=self.depth + 1,
                      disabled=self._disabled(n))
         try:
             sub.walk()
@@ -927,7 +929,7 @@ class Walker(Branches, Calls, Inert):
     # -- launches ------------------------------------------------------------------------
     def _env_hints(self) -> list[Hint]:
         out: list[Hint] = []
-        for name in (*PLATFORM_ENV, *PLATFORM_SWITCH_ENV):
+        for name in PLATFORM_NAMES:
             b = self.env.vars.get(name)
             if b is None or b.kind == UNSET or (b.assign is not None and b.assign.seeded):
                 continue

@@ -16,11 +16,33 @@ from immutables import Map
 _EMPTY = Map()
 
 
-class PersistentDict:
+class _Persistent:
+    """What both share: the map, and reading it (``in``, iteration, ``len``, ``==``)."""
+
+    __slots__ = ("_m",)
+
+    def __contains__(self, key) -> bool:
+        return key in self._m
+
+    def __iter__(self):
+        return iter(self._m)
+
+    def __len__(self) -> int:
+        return len(self._m)
+
+    def __eq__(self, other) -> bool:
+        if type(other) is type(self):
+            return self._m is other._m or self._m == other._m
+        return NotImplemented
+
+    __hash__ = None  # mutable, as a dict or a set
+
+
+class PersistentDict(_Persistent):
     """A ``dict`` (``get``, ``[k]``, ``[k] = v``, ``pop``, ``items``, ``in``, ``len``, ``==``) with an ``O(1)``
     :meth:`copy`."""
 
-    __slots__ = ("_m", "get")
+    __slots__ = ("get",)
 
     def __init__(self, m: Map = _EMPTY) -> None:
         self._m = m
@@ -41,15 +63,6 @@ class PersistentDict:
     def __getitem__(self, key):
         return self._m[key]
 
-    def __contains__(self, key) -> bool:
-        return key in self._m
-
-    def __iter__(self):
-        return iter(self._m)
-
-    def __len__(self) -> int:
-        return len(self._m)
-
     def items(self):
         return self._m.items()
 
@@ -62,22 +75,15 @@ class PersistentDict:
     def copy(self) -> "PersistentDict":
         return PersistentDict(self._m)
 
-    def __eq__(self, other) -> bool:
-        if isinstance(other, PersistentDict):
-            return self._m is other._m or self._m == other._m
-        return NotImplemented
-
-    __hash__ = None  # mutable, as a dict
-
     def __repr__(self) -> str:
         return f"PersistentDict({dict(self._m.items())!r})"
 
 
-class PersistentSet:
+class PersistentSet(_Persistent):
     """A ``set`` of names (``add``, ``discard``, ``update``, ``|=``, ``in``, ``len``, ``==``, ``intersection``)
     with an ``O(1)`` :meth:`copy`."""
 
-    __slots__ = ("_m",)
+    __slots__ = ()
 
     def __init__(self, items=(), *, _m: Map = _EMPTY) -> None:
         self._m = _m.update({k: None for k in items}) if items else _m
@@ -102,15 +108,6 @@ class PersistentSet:
             self.update(other)
         return self
 
-    def __contains__(self, item) -> bool:
-        return item in self._m
-
-    def __iter__(self):
-        return iter(self._m)
-
-    def __len__(self) -> int:
-        return len(self._m)
-
     def intersection(self, other) -> set:
         return {k for k in other if k in self._m} if len(other) < len(self._m) else {k for k in self._m if k in other}
 
@@ -118,11 +115,9 @@ class PersistentSet:
         return PersistentSet(_m=self._m)
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, PersistentSet):
-            return self._m is other._m or self._m == other._m
         if isinstance(other, (set, frozenset)):
             return len(other) == len(self._m) and all(k in self._m for k in other)
-        return NotImplemented
+        return super().__eq__(other)
 
     __hash__ = None  # mutable, as a set
 

@@ -23,7 +23,7 @@ from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes
 from kv4lint.files.prefilter import shell_may_launch
 from kv4lint.frontends import budget, nested
-from kv4lint.frontends.hints import PLATFORM_NAMES
+from kv4lint.frontends.hints import NAME_WORD, PLATFORM_NAMES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -350,9 +350,6 @@ class EnvDef(Record):
         return self.omap.span(Span(0, len(self.value)))
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
 def names_read(body: str, defined, value_of=lambda v: v) -> set[str]:
     """The names of ``defined`` (a mapping: name -> what ``value_of`` turns into its value) that ``body`` may read:
     those it holds as a word (``$NAME``, ``${NAME:-x}``, ``${!REF}``'s ``REF="NAME"``, ``os.environ["NAME"]``),
@@ -361,13 +358,13 @@ def names_read(body: str, defined, value_of=lambda v: v) -> set[str]:
     A step, ``RUN``, cell or ``bash -c`` script is given what it may read, not the whole environment: one that
     reads none of 2,000 settings costs what its own text costs, not the settings' too."""
     wanted = {n for n in PLATFORM_NAMES if n in defined}
-    todo = [w for w in set(_WORD.findall(body)) if w in defined] + list(wanted)
+    todo = [w for w in set(NAME_WORD.findall(body)) if w in defined] + list(wanted)
     while todo:
         name = todo.pop()
         wanted.add(name)
         value = value_of(defined[name])
         if value:
-            todo.extend(w for w in set(_WORD.findall(value)) if w in defined and w not in wanted)
+            todo.extend(w for w in set(NAME_WORD.findall(value)) if w in defined and w not in wanted)
     return wanted
 
 

@@ -13,14 +13,12 @@ a pass).
 
 from __future__ import annotations
 
-import re
-
 from kv4lint.base.file_error import FileError
+from kv4lint.frontends.hints import NAME_WORD
 from kv4lint.frontends.shell.expand import MAX_DEPTH, Field, elements
 
 MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
 MAX_CALL_DEPTH = 8  # functions calling functions: deeper calls are not walked (a file error says so)
-IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # the names a text may read: each word that could be one
 
 
 class Calls:
@@ -116,7 +114,7 @@ class Calls:
         tell that it did more than read them, as the call begins."""
         names = self._names.get(body.id)
         if names is None or names[0] is not body or names[1] is not self.src:
-            names = self._names[body.id] = (body, self.src, tuple(sorted(set(IDENT.findall(self.src.nt(body))))))
+            names = self._names[body.id] = (body, self.src, tuple(sorted(set(NAME_WORD.findall(self.src.nt(body))))))
         scan = self.scan
         env = self.env
         deepest, self.deepest = self.deepest, self.depth

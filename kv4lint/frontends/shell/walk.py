@@ -21,7 +21,7 @@ from typing import Callable
 
 from kv4lint.base import internal_error
 from kv4lint.frontends import nested
-from kv4lint.frontends.hints import PLATFORM_NAMES, dedupe_hints, env_hints, fact_hints
+from kv4lint.frontends.hints import NAME_WORD, PLATFORM_NAMES, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.choices import ChoicePoint
 from kv4lint.frontends.shell.expand import ALLEXPORT, ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, \
     UNSET, Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
@@ -32,7 +32,7 @@ from kv4lint.base.source import LineIndex, OffsetMap
 from kv4lint.base.suppression import codes_above, file_codes
 from kv4lint.frontends.shell import parse as shell_parse
 from kv4lint.frontends.shell.branches import Branches
-from kv4lint.frontends.shell.calls import IDENT, MAX_STEPS, Calls
+from kv4lint.frontends.shell.calls import MAX_STEPS, Calls
 from kv4lint.frontends.shell.inert import READERS, WORDISH, Inert, allexport
 from kv4lint.frontends.shell.launches import build_launches, to_value
 from kv4lint.frontends.shell.machine import Machine, comment_hints, header_hints
@@ -862,7 +862,7 @@ class Walker(Branches, Calls, Inert):
         the platform ones, then what its command line sets; not every variable the script exported."""
         env = Variables()
         if not ex.cmd.clean_env:
-            for name in set(IDENT.findall(text)).union(PLATFORM_NAMES):
+            for name in set(NAME_WORD.findall(text)).union(PLATFORM_NAMES):
                 b = self.env.vars.get(name) if name in self.env.exported else None
                 if b is not None:
                     env.vars[name] = b

@@ -574,7 +574,8 @@ def test_a_plain_word_is_read_directly_as_the_general_route_reads_it():
     """fields() reads a plain word (or number) from its text directly, and split() known, unsplit text (a literal,
     a quoted string, their concatenation) as one field at once: the same fields as the general route makes."""
     from kv4lint.base.model import Span as S
-    from kv4lint.frontends.shell.expand import Variables, _Lit
+    from kv4lint.frontends.shell.expand import _Lit
+    from kv4lint.frontends.shell.variables import Variables
     from kv4lint.frontends.shell.parse import ShellText, parse_shell
     from kv4lint.frontends.shell.walk import Walker, _Scan
 

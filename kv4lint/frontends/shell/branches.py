@@ -19,7 +19,7 @@ from kv4lint.base.conditions import AND, conflict, split_top
 from kv4lint.frontends.shell.choices import MAX_CANDIDATES, MAX_READINGS, case_subject, consistent, describe, \
     merge_choices
 from kv4lint.base.file_error import FileError
-from kv4lint.frontends.shell.expand import Variables
+from kv4lint.frontends.shell.variables import Variables
 
 MAX_NAMED_TESTS = 3  # earlier tests an elif's condition names; more are counted ("the 12 tests before it fail")
 

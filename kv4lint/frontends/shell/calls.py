@@ -41,8 +41,8 @@ class Calls:
         if alike is not None and self._replay_alike(alike):
             return
         quiet = self._quiet(body) if alike is not None else None
-        before = (self.env.vars.copy(), self.env.exported.copy(), self.scan.save(), self.scan.steps,
-                  len(self.functions), self._mark()) if key is not None else None
+        before = (self.env.vars, self.env.exported, self.scan.save(), self.scan.steps, len(self.functions),
+                  self._mark()) if key is not None else None
         self.call_stack.append(name)
         self.frames.append({})
         saved_positional = self.positional
@@ -54,9 +54,9 @@ class Calls:
             frame = self.frames.pop()
             for k, old in frame.items():
                 if old is None:
-                    self.env.vars.pop(k, None)
+                    self.env.unset(k)
                 else:
-                    self.env.vars[k] = old
+                    self.env.set(k, old)
                 self.scan.journal.append(k)
             self.call_stack.pop()
         if before is not None:
@@ -79,8 +79,8 @@ class Calls:
         for entry in self._memo.get(key, ()):
             vars_before, exported_before, vars_after, exported_after, changed, steps = entry
             if self.env.vars == vars_before and self.env.exported == exported_before:
-                self.env.vars = vars_after.copy()
-                self.env.exported = exported_after.copy()
+                self.env.vars = vars_after
+                self.env.exported = exported_after
                 self.scan.journal.extend(changed)
                 self.scan.steps += steps
                 return True
@@ -93,7 +93,7 @@ class Calls:
             return  # it found something (or defined functions): walk it again next time
         entries = self._memo.setdefault(key, [])
         if len(entries) < 4:
-            entries.append((vars_before, exported_before, self.env.vars.copy(), self.env.exported.copy(),
+            entries.append((vars_before, exported_before, self.env.vars, self.env.exported,
                             list(dict.fromkeys(scan.journal[mark:])), scan.steps - steps))
 
     # A call that read only the variables its body names, ran nothing and changed nothing (a helper that echoes a
@@ -118,7 +118,7 @@ class Calls:
         scan = self.scan
         env = self.env
         deepest, self.deepest = self.deepest, self.depth
-        return ([(n, env.vars.get(n)) for n in names[2]], env.exported.copy(), scan.save(), scan.steps, deepest,
+        return ([(n, env.vars.get(n)) for n in names[2]], env.exported, scan.save(), scan.steps, deepest,
                 self._mark(), (self.defined, self.calls_begun, self.escapes, scan.machine.changes, len(scan.sources),
                                len(scan.seen), self.x.lazy_reads))
 

@@ -30,8 +30,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from kv4lint.frontends.shell.expand import CHOICE, DIFFER, SCALAR, UNKNOWN, Assignment, Binding, Variables, agreed, \
-    joined, rebind
+from kv4lint.frontends.shell.expand import CHOICE, DIFFER, SCALAR, UNKNOWN, Assignment, Binding, agreed, joined, rebind
+from kv4lint.frontends.shell.variables import Variables
 
 MAX_READINGS = 64  # every combination of a command's choices, expanded one by one; more: one choice at a time
 MAX_CANDIDATES = 1024  # readings of one command, one choice at a time; past it: a file error naming the bound
@@ -75,13 +75,13 @@ def merge_choices(envs: list[Variables], conds: list[str], names, implies: list[
             rebind(out, n, b)
         elif not any(b is not None and (b.known if b.lazy else b.kind != UNKNOWN and (
                 b.kind != SCALAR or b.chars is not None)) for b in bs):
-            out.vars[n] = Binding(UNKNOWN, assign=Assignment(n, None))  # unknown on every path
+            out.set(n, Binding(UNKNOWN, assign=Assignment(n, None)))  # unknown on every path
         else:
             if point is None:
                 point = ChoicePoint()
                 for k, c in enumerate(conds):
                     point.add(c, implies[k] if implies else {})
-            out.vars[n] = Binding(CHOICE, assign=Assignment(n, None), alts=bs, point=point)
+            out.set(n, Binding(CHOICE, assign=Assignment(n, None), alts=bs, point=point))
     return out
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from kv4lint.base.persistent import PersistentDict, PersistentSet
 from kv4lint.base.model import ForeignString, Span
 from kv4lint.frontends.shell.parse import Chars, CharsBuilder, ShellText, contiguous_span
+from kv4lint.frontends.shell.variables import Variables
 
 MAX_DEPTH = 60  # nesting of statements / substitutions / bash -c levels
 
@@ -174,21 +174,6 @@ def _size_of(b: Binding) -> int:
 ALLEXPORT = "-a"  # in Variables.exported: ``set -a`` is on, every variable set is exported (no variable's name)
 
 
-class Variables:
-    """Bindings by name and the names exported, persistent: a copy costs O(1) (kv4lint.base.persistent)."""
-
-    __slots__ = ("vars", "exported")
-
-    def __init__(self):
-        self.vars: PersistentDict = PersistentDict()
-        self.exported: PersistentSet = PersistentSet()
-
-    def copy(self) -> "Variables":
-        e = Variables.__new__(Variables)
-        e.vars, e.exported = self.vars.copy(), self.exported.copy()
-        return e
-
-
 def used_on_every_path(b: Binding, key, known: dict | None = None) -> None:
     """A use of a value that depends on the path: a use of the value of every path (each edit of one must know
     of it). ``known``: the assignments each binding's paths come from, found so far in this walk (a binding
@@ -266,15 +251,16 @@ def joined(envs: list[Variables]) -> Variables:
     """What every path agrees on (the variables none of them set), and the exported set of any of them."""
     out = envs[0].copy()
     for e in envs[1:]:
-        out.exported |= e.exported
+        if e.exported is not out.exported:
+            out.exported = out.exported.update(e.exported)
     return out
 
 
 def rebind(env: Variables, name: str, b: "Binding | None") -> None:
     if b is None:
-        env.vars.pop(name, None)
+        env.unset(name)
     else:
-        env.vars[name] = b
+        env.set(name, b)
 
 
 def merge_variables(envs: list[Variables], names) -> Variables:

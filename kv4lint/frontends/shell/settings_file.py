@@ -5,7 +5,8 @@ script is walked again with its variables bound where the ``source`` line stands
 from __future__ import annotations
 
 from kv4lint.base.model import ForeignString, SourcedVariables
-from kv4lint.frontends.shell.expand import SCALAR, UNSET, Variables
+from kv4lint.frontends.shell.expand import SCALAR, UNSET
+from kv4lint.frontends.shell.variables import Variables
 from kv4lint.frontends.shell.parse import ShellText
 from kv4lint.frontends.shell.walk import Walker, _Scan
 
@@ -32,4 +33,4 @@ def shell_variables(text: str, path: str, sourced: dict | None = None) -> tuple[
             out[name] = ForeignString(b.chars.text, where, span.start) if span else ForeignString(b.chars.text)
         elif b.kind != UNSET:
             out[name] = None
-    return SourcedVariables(out, frozenset(walker.env.exported.intersection(out))), scan.sources
+    return SourcedVariables(out, frozenset(n for n in out if n in walker.env.exported)), scan.sources

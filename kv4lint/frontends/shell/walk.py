@@ -24,7 +24,8 @@ from kv4lint.frontends import nested
 from kv4lint.frontends.hints import NAME_WORD, PLATFORM_NAMES, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.choices import ChoicePoint
 from kv4lint.frontends.shell.expand import ALLEXPORT, ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, \
-    UNSET, Assignment, Binding, Element, Expander, Field, Ref, Variables, elements, merge_variables, setting_chars
+    UNSET, Assignment, Binding, Element, Expander, Field, Ref, elements, merge_variables, setting_chars
+from kv4lint.frontends.shell.variables import Variables
 from kv4lint.base.file_error import FileError
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import MAX_WORDS, ForeignString, Hint, Launch, ScanResult, Span, Value
@@ -198,7 +199,7 @@ class Walker(Branches, Calls, Inert):
                 frame[name] = self.env.vars.get(name)
         if b.assign is not None and name in self.env.exported:
             b.assign.exported = True
-        self.env.vars[name] = b
+        self.env.set(name, b)
         self.scan.journal.append(name)
 
     def too_deep(self, node) -> None:
@@ -450,7 +451,7 @@ class Walker(Branches, Calls, Inert):
         self.bind(name, b, local=local)
         self.scan.machine.note(name, self.src.nt(value) if value is not None else "")
         if exported:
-            self.env.exported.add(name)
+            self.env.export(name)
 
     def _element_assignment(self, sub, value, span) -> None:
         nm = sub.child_by_field_name("name")
@@ -511,11 +512,11 @@ class Walker(Branches, Calls, Inert):
             elif k.type == "variable_name":
                 name = self.src.nt(k)
                 if kw == "export" and "n" in opts:
-                    self.env.exported.discard(name)
+                    self.env.unexport(name)
                     continue
                 b = self.env.vars.get(name)
                 if exported:
-                    self.env.exported.add(name)
+                    self.env.export(name)
                     if b is None:
                         b = Binding(UNKNOWN, assign=Assignment(name, self.src.fanchor(*self.src.ns(n)), True))
                         self.bind(name, b)
@@ -539,7 +540,7 @@ class Walker(Branches, Calls, Inert):
                 self.defined += 1
             elif NAME.match(t):
                 self.bind(t, Binding(UNSET, assign=Assignment(t, None)))
-                self.env.exported.discard(t)
+                self.env.unexport(t)
 
     def _redirected(self, n) -> None:
         body = n.child_by_field_name("body")
@@ -723,7 +724,7 @@ class Walker(Branches, Calls, Inert):
             self.call(head, words[1:])
             return
         if head == "set" and (on := allexport([w.text for w in words[1:]])) is not None:
-            (self.env.exported.add if on else self.env.exported.discard)(ALLEXPORT)
+            (self.env.export if on else self.env.unexport)(ALLEXPORT)
         if head == "shift" or (head == "set" and len(words) > 1 and words[1].text == "--"):
             self._set_positional(words)
             return
@@ -796,7 +797,7 @@ class Walker(Branches, Calls, Inert):
             self.bind(name, Binding(UNKNOWN, assign=a) if value is None else
                       Binding(SCALAR, setting_chars(name, value), assign=a))
         # What the file exports (SourcedVariables), or all it sets after ``set -a``: what an inner shell sees.
-        self.env.exported.update(values if ALLEXPORT in self.env.exported else getattr(values, "exported", ()))
+        self.env.export(*(values if ALLEXPORT in self.env.exported else getattr(values, "exported", ())))
 
     def _set_positional(self, words: list[Field]) -> None:
         """``shift [n]`` and ``set -- args``."""
@@ -865,13 +866,12 @@ class Walker(Branches, Calls, Inert):
             for name in set(NAME_WORD.findall(text)).union(PLATFORM_NAMES):
                 b = self.env.vars.get(name) if name in self.env.exported else None
                 if b is not None:
-                    env.vars[name] = b
-                    env.exported.add(name)
+                    env.set(name, b)
+                    env.export(name)
         for name, chars, span in ex.env:
             a = Assignment(name, span, exported=True)
-            env.vars[name] = Binding(SCALAR, chars, assign=a) if chars is not None else \
-                Binding(UNKNOWN, assign=a)
-            env.exported.add(name)
+            env.set(name, Binding(SCALAR, chars, assign=a) if chars is not None else Binding(UNKNOWN, assign=a))
+            env.export(name)
         return env
 
     def _outer_hints(self, ex: _Exec, near: list[Hint] = ()) -> list[Hint]:
@@ -1128,9 +1128,9 @@ def scan_shell(text: str, path: str, *, origin: OffsetMap | None = None, env: di
         src = ShellText(text, pos, None, fallback)
         genv = Variables()
         for name, value in (env or {}).items():
-            genv.vars[name] = Binding(SCALAR, setting_chars(name, value, seeded=True),
-                                      assign=Assignment(name, None, seeded=True))
-            genv.exported.add(name)
+            genv.set(name, Binding(SCALAR, setting_chars(name, value, seeded=True),
+                                   assign=Assignment(name, None, seeded=True)))
+            genv.export(name)
         walker = Walker(scan, src, genv, list(hints or []))
         for piece, root, statements in parse_pieces(src):
             walker.src = walker.x.src = piece  # (a repair may rearrange a short text: parse.parse_shell)

@@ -41,6 +41,10 @@ CASES = {
     # An alternative value with parentheses and an expansion inside it.
     "alternative.sh": ('#!/bin/bash\necho "starting ${MODEL:+(model: $MODEL)}"\n' + LAUNCH + "\n"),
     "alternative_arg.sh": ('#!/bin/bash\n' + LAUNCH + ' --served-model-name "x${TAG:+(tag: $TAG)}"\n'),
+    # Parentheses in an array subscript inside arithmetic (av/harbor's harbor.sh, a Levenshtein distance).
+    "subscript_parens.sh": ("#!/bin/bash\nd[0]=1\nn=2\nx=$((d[(0 * (n + 1) + 0)] + 1))\necho \"$x\"\n" + LAUNCH + "\n"),
+    # A substring whose offset is a variable (the same script).
+    "substring_var.sh": ('#!/bin/bash\nkey=HARBOR_X\nn=7\nshort="${key:$n}"\necho "${key:$n:1}"\n' + LAUNCH + "\n"),
 }
 # A continued line just before a Markdown fence ends: bash reads the ``\`` at the end as nothing.
 MARKDOWN = ("# Serve\n\n```bash\n" + LAUNCH + " \\\n```\n")

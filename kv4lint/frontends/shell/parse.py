@@ -385,6 +385,14 @@ _BACKQUOTE_COMMENT = re.compile(r"(?:(?<=[ \t\n])|^)`#[^`\n]*`(?=[ \t\n;\\]|$)",
 # ``${VAR:+(text: $VAR)}``: the word of an expansion with an operator.
 _EXPANSION_OP = re.compile(r"\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?:\[[^\]\n]*\])?(?::?[-+=?])")
 
+# ``$((d[(i * (n + 1) + j)] + 1))``: parentheses in an array subscript (av/harbor's ``harbor.sh``); masked as
+# blanks, the subscript's text kept.
+_SUBSCRIPT_PARENS = re.compile(r"(?<=[A-Za-z0-9_])\[(?=[^\]\n]*\()([^\]\n$`]*)\]")
+
+# ``${key:$offset}``: a substring whose offset is a variable (``${key:$n:2}``); its ``$`` masked as a blank
+# (``${key: n}``, which tree-sitter reads).
+_SUBSTRING_VAR = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:(\$)(?=[A-Za-z_])")
+
 # ``<<EOT bash`` (Docker's ``RUN <<EOT bash``): redirections may come before
 # the command; tree-sitter only knows them after it.
 _HEREDOC_FIRST = re.compile(
@@ -430,6 +438,13 @@ def _masked(text: str) -> str | None:
         out[m.start():m.end()] = " " * (m.end() - m.start())
     if "${" in text:
         _mask_expansion_parens(text, out)
+        for m in _SUBSTRING_VAR.finditer(text):
+            out[m.start(1)] = " "
+    if "[" in text and "(" in text:
+        for m in _SUBSCRIPT_PARENS.finditer(text):
+            for i in range(m.start(1), m.end(1)):
+                if text[i] in "()":
+                    out[i] = " "
     tail = text.rstrip(" \t\r\n")
     if tail.endswith("\\") and (len(tail) - len(tail.rstrip("\\"))) % 2 == 1:
         out[len(tail) - 1] = " "  # a ``\`` at the end (a fence ends after a continued line)

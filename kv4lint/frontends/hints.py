@@ -44,7 +44,8 @@ PLATFORM_SWITCH_ENV: dict[str, str] = {
 # Both, in that order: the variables that say something of the platform whether or not a command names them.
 PLATFORM_NAMES = dict.fromkeys((*PLATFORM_ENV, *PLATFORM_SWITCH_ENV))
 # A word that could name a variable: what a text may read is the variables its words name, and these
-# (kv4lint.frontends.embedded.names_read, the shell walk's inner shells and function calls).
+# (kv4lint.frontends.embedded.names_read, the shell walk's inner shells and function calls, and whether a script
+# may read what the files it sources set: kv4lint.pipeline.sourced).
 NAME_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _TRUE = {"1", "true", "yes", "on", "y"}

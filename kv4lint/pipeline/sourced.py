@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 
 from kv4lint import frontends  # the frontends through the registry: each loads when a file refers to another
 from kv4lint.base.model import ForeignString, ScanResult
@@ -31,7 +30,7 @@ from kv4lint.base.source import DecodeError, decode
 from kv4lint.files.depends import look
 from kv4lint.files.ignore import repository_root
 from kv4lint.files.regular_file import read_bytes
-from kv4lint.frontends.hints import PLATFORM_ENV, PLATFORM_SWITCH_ENV
+from kv4lint.frontends.hints import NAME_WORD, PLATFORM_NAMES
 
 MAX_BYTES = 256 * 1024
 MAX_FILES = 32
@@ -227,21 +226,18 @@ def dotenv(path: str, *, compose: bool = True) -> dict[str, ForeignString]:
     return out
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a word as a shell variable's name is spelled
-
-
 def _may_read(text: str, sourced: dict[str, dict]) -> bool:
     """Whether a script may read a variable the files it sources set: it names one (a whole word, continued
     lines joined: a use, an assignment, a string an inner script or Python code reads it by), or one is a
     variable the shell frontend reads from a launch's environment without its name in the script
-    (:data:`~kv4lint.frontends.hints.PLATFORM_ENV`, :data:`~kv4lint.frontends.hints.PLATFORM_SWITCH_ENV`).
+    (:data:`~kv4lint.frontends.hints.PLATFORM_NAMES`).
     Where it reads none, reading the script again with them bound gives what its first reading gave."""
     names = {name for values in sourced.values() for name in values}
-    if not names.isdisjoint(PLATFORM_ENV) or not names.isdisjoint(PLATFORM_SWITCH_ENV):
+    if not names.isdisjoint(PLATFORM_NAMES):
         return True
     joined = text.replace("\\\r\n", "").replace("\\\n", "")
     if len(names) > _FEW_NAMES:
-        return not names.isdisjoint(_NAME.findall(joined))  # the script's words once: linear in it, whatever names
+        return not names.isdisjoint(NAME_WORD.findall(joined))  # the script's words once: linear in it, whatever names
     return any(_is_word(joined, name) for name in names)
 
 
@@ -253,10 +249,10 @@ _WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 
 def _is_word(text: str, name: str) -> bool:
-    """Whether ``name`` is one of ``_NAME.findall(text)``: written where the run of word characters around it
+    """Whether ``name`` is one of ``NAME_WORD.findall(text)``: written where the run of word characters around it
     (``[A-Za-z0-9_]``) ends with it and has only digits before it (the digits a run starts with are no part of
-    the word ``_NAME`` finds in it)."""
-    if not _NAME.fullmatch(name):
+    the word ``NAME_WORD`` finds in it)."""
+    if not NAME_WORD.fullmatch(name):
         return False
     i = text.find(name)
     while i >= 0:

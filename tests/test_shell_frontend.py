@@ -560,6 +560,140 @@ def test_a_helper_called_alike_from_many_places_is_walked_once_or_twice(monkeypa
     assert 1 <= len(walked) <= 2
 
 
+def test_a_log_helper_called_with_many_messages_is_walked_once_per_level(monkeypatch):
+    """A log function called from thousands of places (av/harbor's ``harbor.sh``: ``log_error "..."`` 4,400 times)
+    reads its level and only echoes the message: a call with another message is counted, not walked, through the
+    wrapper, the helpers it calls in ``$(...)`` and the ``eval`` they run."""
+    from kv4lint.frontends.shell.walk import Walker
+
+    walked = []
+    real = Walker.stmt
+    monkeypatch.setattr(Walker, "stmt", lambda self, n, **kw: (walked.append(self.src.nt(n)), real(self, n, **kw))[1])
+    text = """\
+level_of() {
+  local name="levels_$1"
+  eval echo \\$$name
+}
+log() {
+  local level="$1"
+  shift
+  local current
+  current=$(level_of "$level")
+  if [[ $current -ge 1 ]]; then
+    echo "$(date +%T) [$level] $*" >&2
+  fi
+}
+log_error() { log ERROR "$@"; }
+levels_ERROR=3
+""" + "".join(f'log_error "step {k} failed: $STEP_{k}"\n' for k in range(40)) + \
+        "python -m sglang.launch_server --kv-cache-dtype fp8_e4m3\n"
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp8_e4m3"]
+    assert walked.count("shift") <= 2  # log's body: walked once (twice at most), not once per message
+
+
+@pytest.mark.parametrize("text", [
+    # the argument's value is read (a command word): every value is walked
+    'run() { local what="$1"; shift; echo "running $*"; $what -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }\n'
+    "run echo a\nrun echo b\nrun python x\n",
+    # passed on with "$@": the call within reads it
+    'inner() { "$1" -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }\nouter() { inner "$@"; }\n'
+    "outer echo\nouter python\n",
+    # inside $(...) in a word that is only echoed: the call within reads it
+    'g() { "$1" -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }\nf() { echo "$(g "$1")"; }\n'
+    "f echo\nf python\n",
+    # ${1:-...}: whether the rest is read depends on the value
+    'f() { echo "${1:-$(python -m sglang.launch_server --kv-cache-dtype fp4_e2m1)}"; }\nf x\nf ""\n',
+    # a variable named only by a function called within
+    'helper() { $CMD -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }\nouter() { helper; }\n'
+    "CMD=echo\nouter\nCMD=python\nouter\n",
+    # a variable named only by the text an eval runs
+    'run() { local v="CMD_$1"; eval "\\$$v -m sglang.launch_server --kv-cache-dtype fp4_e2m1"; }\n'
+    "export CMD_a=echo\nrun a\nexport CMD_a=python\nrun a\n",
+    # a local whose value reads the variable it shadows
+    'f() { local CMD="$CMD"; $CMD -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }\n'
+    "CMD=echo\nf\nCMD=python\nf\n",
+    # a local made after a statement that reads the variable it shadows
+    'f() { $CMD -m sglang.launch_server --kv-cache-dtype fp4_e2m1; local CMD=x; }\nCMD=echo\nf\nCMD=python\nf\n',
+    'f() { if true; then $CMD -m sglang.launch_server --kv-cache-dtype fp4_e2m1; fi; local CMD=x; }\n'
+    "CMD=echo\nf\nCMD=python\nf\n",
+])
+def test_a_call_that_found_nothing_is_walked_again_where_what_it_read_differs(text):
+    """A call counted instead of walked must have read the same values: the arguments whose values it read, the
+    variables of its body, of the functions it called and of the text it ran. Each script finds its launch on
+    the last call, after calls alike that found nothing."""
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]
+
+
+def test_a_call_counted_instead_of_walked_is_not_counted_where_its_walk_would_differ():
+    """Where a function the first walk called is being walked around the call (recursion, not walked again), or
+    the calls within would go past the bound on calls within calls, the call is walked: a launch found, a file
+    error said, as when every call is walked."""
+    text = """\
+X() { "$@"; V=echo; }
+g() { local V=python; X; $V -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }
+g
+X g
+"""
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]  # inside X, g's call of X is not walked: V=python
+    text = """\
+X() { "$@"; V=python; }
+g() { local V=echo; X; $V -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }
+( X g )
+g
+"""
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]  # not walked inside X: not counted for g alone
+    chain = "".join(f"f{k}() {{ f{k + 1}; }}\n" for k in range(1, 9)) + "f9() { echo; }\n"
+    found = scan(chain + "f1\ng() { f1; }\ng\npython -m sglang.launch_server --kv-cache-dtype fp8_e4m3\n")
+    assert [e.message for e in found.errors] == ["a shell script of function calls nested more than 8 deep (the "
+                                                 "limit kv4lint reads), near line 9: later calls are not walked"]
+
+
+def test_a_call_that_read_a_variable_of_several_paths_is_counted_only_on_the_same_path():
+    """A helper that read a variable set differently on different paths walked differently on each: counted
+    again only where the same paths are chosen around it."""
+    text = """\
+helper() { $CMD -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }
+if [ "$X" = 1 ]; then CMD=echo; else CMD=python; fi
+helper "$CMD"
+"""
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]
+
+
+def test_a_call_counted_instead_of_walked_meets_the_choices_its_walk_met(monkeypatch):
+    """A helper that reads a variable set differently on different paths makes the command around it read once per
+    path, whether it is walked or counted."""
+    from kv4lint.frontends.shell.walk import Walker
+
+    per_path = []
+    real = Walker._every_combination
+    monkeypatch.setattr(Walker, "_every_combination", lambda self, *a: (per_path.append(1), real(self, *a))[1])
+    text = """\
+get() { echo "$DTYPE"; }
+if [ "$X" = 1 ]; then DTYPE=fp4_e2m1; else DTYPE=fp8_e4m3; fi
+python -m sglang.launch_server --kv-cache-dtype fp8_e4m3 --x "$(get)"
+python -m sglang.launch_server --kv-cache-dtype fp8_e4m3 --y "$(get)"
+"""
+    assert len(launches(text)) == 2
+    assert len(per_path) == 2
+
+
+def test_a_command_substitution_leaves_the_assignment_around_it_as_it_was():
+    """``ARGS="$(f) $ARGS"``: an assignment inside the substitution (a call of ``f``) does not end the reading of
+    the value around it, so a call counted instead of walked leaves it as a walk does."""
+    from kv4lint.frontends.shell.parse import ShellText, parse_shell
+    from kv4lint.frontends.shell.variables import Variables
+    from kv4lint.frontends.shell.walk import Walker, _Scan
+
+    src = ShellText('x="$1"\ny="$x"\n')
+    walker = Walker(_Scan("t.sh", None), src, Variables(), [])
+    walker.src, tree = parse_shell(src)
+    walker.x.src = walker.src
+    x = walker.x
+    x.lazy, x.lazy_target, x.lazy_unresolved = True, "ARGS", True
+    walker.subshell(tree.root_node.named_children)
+    assert (x.lazy, x.lazy_target, x.lazy_unresolved) == (True, "ARGS", True)
+
+
 def test_a_helper_counted_again_still_meets_the_depth_bound_where_a_walk_would():
     """A helper walked first near the top is walked again (not counted) where its body would go past the depth
     kv4lint reads: the file says so, as when every call is walked."""

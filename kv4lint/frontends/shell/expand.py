@@ -421,6 +421,7 @@ class ScanState(Protocol):
 
     selection: dict  # the path chosen at each join while a command is expanded once per path
     seen: list  # the joins met by the expansion under way
+    choice_reads: int  # bindings of several paths read so far
     partial: bool  # reading one choice at a time
 
 
@@ -441,6 +442,8 @@ class WalkState(Protocol):
 
     def subshell(self, nodes) -> None: ...
 
+    def read_positional(self, elems) -> None: ...
+
 
 class Expander:
     """Evaluates word nodes of one source the way bash expands them."""
@@ -454,7 +457,7 @@ class Expander:
         self.lazy = False
         self.lazy_target: str | None = None  # the variable the value is assigned to
         self.lazy_unresolved = False  # the value depends on a choice in a way only a reading per path can tell
-        self.lazy_reads = 0  # lazy_scalar calls so far (a walk that made none left lazy_target as it was)
+        self.touching = 0  # > 0: expanding only for the variables used (Walker.touch), the value unread
 
     # -- public entry points ------------------------------------------------
     def fields(self, node) -> list[Field]:
@@ -499,7 +502,6 @@ class Expander:
         """An assignment's value (to ``target``): Chars, None when unknown, or the pieces of a CONCAT (Chars,
         Ref, None) when it uses a variable whose value depends on the path."""
         self.lazy, self.lazy_target, self.lazy_unresolved = True, target, False
-        self.lazy_reads += 1
         try:
             parts = self.parts(node, False)
         finally:
@@ -921,6 +923,7 @@ class Expander:
         elems: list[Element] = self.w.positional or []
         if name == "#":
             return [_Unk(False)] if any(el.splat for el in elems) else [_Lit(Chars(str(len(elems))))]
+        read = not self.touching or op is not None  # echo "$*": the values are not read (Calls.read_positional)
         if name in ("@", "*"):
             if op == ":":  # ${@:offset[:length]}
                 m = re.fullmatch(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?", self.src.text[self.src.ns(operand[0])[0]:e - 1]
@@ -931,6 +934,8 @@ class Expander:
                 elems = elems[start:start + int(m.group(2))] if m.group(2) else elems[start:]
             elif op is not None:
                 return [_Unk(not quoted or name == "@")]
+            if read:
+                self.w.read_positional(elems)
             if quoted and name == "*":
                 j = self.join([_Arr(elems, True)])
                 return [_Lit(j)] if j is not None else [_Unk(False)]
@@ -939,6 +944,8 @@ class Expander:
         if k == 0 or any(el.splat for el in elems[:k - 1]):
             return [_Unk(not quoted)]
         el = elems[k - 1] if k <= len(elems) else None
+        if read and el is not None:
+            self.w.read_positional((el,))
         if el is not None and el.chars is None:
             return [_Unk(not quoted)]
         if op is None:
@@ -957,6 +964,7 @@ class Expander:
         """("ext",) never assigned | ("unset",) | ("unknown",) | ("scalar", chars, assign) | ("array", elems)."""
         b = self.w.env.vars.get(name)
         while b is not None and b.kind == CHOICE:
+            self.w.scan.choice_reads += 1
             k = self.w.scan.selection.get(b.point)
             if k is None:  # the command is expanded again once per path (Walker.command)
                 used_on_every_path(b, key, self._every_path)
@@ -1054,6 +1062,7 @@ class Expander:
             elif isinstance(x, Ref):
                 stack.append((x.binding, assigns))
             elif x.kind == CHOICE:
+                scan.choice_reads += 1
                 k = scan.selection.get(x.point)
                 if k is not None:
                     stack.append((x.alts[k], assigns))

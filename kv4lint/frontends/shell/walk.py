@@ -24,7 +24,7 @@ from kv4lint.frontends import nested
 from kv4lint.frontends.hints import NAME_WORD, PLATFORM_NAMES, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.choices import ChoicePoint
 from kv4lint.frontends.shell.expand import ALLEXPORT, ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, \
-    UNSET, Assignment, Binding, Element, Expander, Field, Ref, elements, merge_variables, setting_chars
+    UNSET, Assignment, Binding, Element, Expander, Field, Ref, merge_variables, setting_chars
 from kv4lint.frontends.shell.variables import Variables
 from kv4lint.base.file_error import FileError
 from kv4lint.base.memo import Memo
@@ -107,6 +107,7 @@ class _Scan:
         # expanded once per path, the joins met by the expansion under way, the conditions of the paths chosen.
         self.selection: dict = {}
         self.seen: list = []
+        self.choice_reads = 0  # bindings of several paths read (a call that read none reads no path chosen)
         self.conds: list[str] = []
         self.partial = False  # reading one choice at a time: the others unknown but for what their paths share
         self.levels = 0  # commands being read per path around the one being read
@@ -166,7 +167,7 @@ class Walker(Branches, Calls, Inert):
         self.env = env
         self.hints = hints
         self.depth = depth
-        self.deepest = depth  # the deepest the walk has been (how deep a call's walk went: Calls._quiet)
+        self.deepest = depth  # the deepest the walk has been (how deep a call's walk went: Calls.call)
         self.inherited_disabled = disabled
         self.x = Expander(self)
         self.functions: dict[str, object] = {}
@@ -175,9 +176,8 @@ class Walker(Branches, Calls, Inert):
         self.call_stack: list[str] = []
         self._alike: dict[tuple, list] = {}  # calls that found and changed nothing, by the values they were given
         self._names: dict[int, tuple] = {}  # a function body's node id -> (the node, its text, the names in it)
-        self.calls_begun = 0  # calls begun (one that begins none has no calls within it)
+        self._tracks: list = []  # the calls being walked: what each read (Calls, calls._Track)
         self.defined = 0  # functions defined or unset (the table of functions changed)
-        self.escapes = 0  # commands that read or run something beyond the words (read, source, wrappers, code)
         self.frames: list[dict] = []
         self.chain: list[int] = []
         self.positional: list[Element] | None = None  # $1 $2 ...: None = unknown (the script's arguments)
@@ -211,11 +211,14 @@ class Walker(Branches, Calls, Inert):
         if self.depth > MAX_DEPTH:
             self.too_deep(node)
             return
-        lazy, self.x.lazy = self.x.lazy, False
+        x = self.x
+        lazy, x.lazy = x.lazy, False
+        x.touching += 1  # the values it gives are not read (Expander._positional)
         try:
             self._touch(node)
         finally:
-            self.x.lazy = lazy
+            x.lazy = lazy
+            x.touching -= 1
 
     def _touch(self, node) -> None:
         stack = [node]
@@ -274,12 +277,15 @@ class Walker(Branches, Calls, Inert):
     def subshell(self, nodes) -> None:
         saved = self.env
         self.env = saved.copy()
-        lazy, self.x.lazy = self.x.lazy, False
+        x = self.x  # (an assignment whose value holds $(...) goes on after it as it was; $(f "$1") reads $1)
+        lazy = x.lazy, x.lazy_target, x.lazy_unresolved
+        touching, x.lazy, x.touching = x.touching, False, 0
         try:
             self.run(nodes)
         finally:
             self.env = saved
-            self.x.lazy = lazy
+            x.lazy, x.lazy_target, x.lazy_unresolved = lazy
+            x.touching = touching
 
     def _subshell_node(self, n) -> None:
         self.subshell(n.named_children)
@@ -729,11 +735,9 @@ class Walker(Branches, Calls, Inert):
             self._set_positional(words)
             return
         if head in READERS or (head == "printf" and len(words) > 2 and words[1].text == "-v"):
-            self.escapes += 1
             self._reader(words)
             return
         if head in ("source", ".") and len(words) > 1:
-            self.escapes += 1
             self._source(words[1])
             return
         penv: list[tuple[str, Chars | None, Span | None]] = []
@@ -744,7 +748,6 @@ class Walker(Branches, Calls, Inert):
         cmd = unwrap(words)
         if cmd is None or not cmd.runs:
             return
-        self.escapes += 1
         ex = _Exec(cmd, penv + self._env_files(words, cmd) +
                    [(name, None if v is None else v.chars, at.anchor()) for name, v, at in cmd.env],
                    phints + fact_hints(cmd.facts, Field.anchor))
@@ -798,19 +801,6 @@ class Walker(Branches, Calls, Inert):
                       Binding(SCALAR, setting_chars(name, value), assign=a))
         # What the file exports (SourcedVariables), or all it sets after ``set -a``: what an inner shell sees.
         self.env.export(*(values if ALLEXPORT in self.env.exported else getattr(values, "exported", ())))
-
-    def _set_positional(self, words: list[Field]) -> None:
-        """``shift [n]`` and ``set -- args``."""
-        if words[0].text == "set":
-            self.positional = elements(words[2:])
-            return
-        if self.positional is None:
-            return
-        n = words[1].text if len(words) > 1 else "1"
-        if n is None or not n.isdigit() or any(el.splat for el in self.positional[:int(n)]):
-            self.positional = None
-        else:
-            self.positional = self.positional[int(n):]
 
     def _reader(self, words: list[Field]) -> None:
         """``read``/``mapfile``/``getopts``/``printf -v``: the variables they set become unknown."""
@@ -889,6 +879,7 @@ class Walker(Branches, Calls, Inert):
         last = next((p for p in reversed(pos) if p is not None), None)
         pos.append(last + 1 if last is not None and pos[-1] is not None else None)
         inner = ShellText(chars.text, pos, list(chars.res), fallback or (field.anchor() if field else None))
+        self.reads(set(NAME_WORD.findall(chars.text)).union(PLATFORM_NAMES))  # what _child_env may give it
         sub = Walker(self.scan, inner, self._child_env(ex, chars.text), self._outer_hints(ex), depth=self.depth + 1,
                      disabled=self._disabled(n))
         try:

@@ -169,7 +169,10 @@ class ShellText:
         m = self._b2c
         if m is None:
             return node.start_byte, node.end_byte
-        return self.c(node.start_byte), self.c(node.end_byte)
+        try:
+            return m[node.start_byte], m[node.end_byte]  # (:meth:`c` inline: asked for most nodes of a script)
+        except IndexError:
+            return self.c(node.start_byte), self.c(node.end_byte)
 
     def spans(self, nodes) -> list[tuple[int, int]]:
         """:meth:`ns` of each of ``nodes`` (a command's children: most words of a script)."""

@@ -202,6 +202,20 @@ def test_env_read_by_two_instructions_is_shared():
     assert rep.findings[0].fix.applicability == "unsafe"
 
 
+def test_a_run_reads_the_last_env_of_a_name():
+    """``ENV KV=...`` twice, the second written with an escape (no line a shell reads the same): the RUN reads
+    the second, as Docker gives it. The first used to be put before the script after the second's value, and
+    read instead (a false error on a working file)."""
+    text = ("FROM lmsysorg/sglang:v0.5.23\n"
+            "ENV KV=fp4_e2m1\n"
+            "ENV KV=fp8\\_e4m3\n"
+            "RUN python -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n")
+    (launch,) = scan_dockerfile(text, "Dockerfile").launches
+    assert dtype(launch).text == "fp8_e4m3"
+    got, _ = findings(text, settings=Settings(sglang_version="0.5.23", gpu="b200"))
+    assert got == []
+
+
 def test_legacy_env_form_and_arg_only_in_run():
     text = ("FROM lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
             "ENV KV fp4_mx_block16\n"

@@ -27,6 +27,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from immutables import Map
+
 from kv4lint.base import internal_error
 from kv4lint.base.file_error import FileError
 from kv4lint.base.model import Hint, Provenance, ScanResult, Span, Value
@@ -203,16 +205,16 @@ def docker_words(args: str, escape: str) -> list[DWord]:
     return words
 
 
-def _substitute(value: str, env: dict[str, str]) -> str | None:
-    """Docker's ``$VAR``/``${VAR}`` substitution; None when a variable is not known."""
+def _substitute(value: str, env) -> str | None:
+    """Docker's ``$VAR``/``${VAR}`` substitution; None when a variable is not known (``env.get`` gives None)."""
     out = []
     pos = 0
     for m in _VAR.finditer(value):
-        name = m.group(1) or m.group(2)
-        if name not in env:
+        got = env.get(m.group(1) or m.group(2))
+        if got is None:
             return None
         out.append(value[pos:m.start()])
-        out.append(env[name])
+        out.append(got)
         pos = m.end()
     if "${" in value[pos:]:
         return None
@@ -245,35 +247,134 @@ class Command:
     line: int = 0
 
 
+class _Chain:
+    """A stage's ENV assignments in order, shared with the stages built on it (``FROM base``: each adds to its own
+    end, none copies the others')."""
+
+    __slots__ = ("item", "prev", "size")
+
+    def __init__(self, item: Assignment | None = None, prev: "_Chain | None" = None, size: int = 0):
+        self.item, self.prev, self.size = item, prev, size
+
+    def add(self, item: Assignment) -> "_Chain":
+        return _Chain(item, self, self.size + 1)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self):
+        items = []
+        c = self
+        while c.size:
+            items.append(c.item)
+            c = c.prev
+        return reversed(items)
+
+
 @dataclass
 class Stage:
     name: str | None
     hints: list[Hint] = field(default_factory=list)
-    env: list[Assignment] = field(default_factory=list)
+    env: _Chain = field(default_factory=_Chain)
     args: list[Assignment] = field(default_factory=list)
     entrypoint: Command | None = None
     cmd: Command | None = None
     defines_command: bool = False
     shell: bool = True  # the SHELL is sh-like
-    copies: list[tuple[str, str]] = field(default_factory=list)  # (source, destination) of COPY/ADD
+    copies: list[tuple[str, str]] = field(default_factory=list)  # (source, destination) of its own COPY/ADD
     image: str | None = None  # the base image of the first stage of its chain
     image_span: Span | None = None
+    # Kept as ENV and ARG are added (each instruction reads them: rebuilt, a file's cost grew with the square of
+    # its ENV lines): the last assignment of each name with its place in ``env``/``args``, the value ENV leaves
+    # each name, and the last known value ARG gave it. ENV's are persistent maps, shared with the stages built on
+    # this one (copied, a file of many stages on one base grew with the square too).
+    env_last: Map = field(default_factory=Map)  # name -> (place, Assignment)
+    args_last: dict[str, tuple[int, Assignment]] = field(default_factory=dict)
+    env_values: Map = field(default_factory=Map)  # name -> str
+    arg_values: dict[str, str] = field(default_factory=dict)
 
     def child(self, name: str | None) -> "Stage":
-        return Stage(name, list(self.hints), list(self.env), [], self.entrypoint, self.cmd, False, self.shell,
-                     list(self.copies), self.image, self.image_span)
+        """A stage built on this one (its COPYs stay this one's: ScanResult.copies has each stage's own)."""
+        return Stage(name, list(self.hints), self.env, [], self.entrypoint, self.cmd, False, self.shell, [],
+                     self.image, self.image_span, self.env_last, {}, self.env_values)
 
-    def env_values(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for a in self.env:
+    def add_env(self, new: list[Assignment]) -> None:
+        for a in new:
+            self.env_last = self.env_last.set(a.name, (len(self.env), a))
+            self.env = self.env.add(a)
             if a.value is not None:
-                out[a.name] = a.value
-            else:
-                out.pop(a.name, None)
-        return out
+                self.env_values = self.env_values.set(a.name, a.value)
+            elif a.name in self.env_values:
+                self.env_values = self.env_values.delete(a.name)
+
+    def add_args(self, new: list[Assignment]) -> None:
+        for a in new:
+            self.args_last[a.name] = (len(self.args), a)
+            self.args.append(a)
+            if a.value is not None:
+                self.arg_values[a.name] = a.value
+
+    def known(self) -> "_Scope":
+        """The values an ENV or ARG instruction substitutes: ARG's over ENV's."""
+        return _Scope(self.arg_values, self.env_values)
+
+    def readable(self, body: str, with_args: bool) -> list[Assignment]:
+        """The assignments a shell of ``body`` may read (:func:`embedded.names_read`), the last of each name, ENV's
+        then ARG's (with ``with_args``), in their order."""
+        lasts = [self.env_last, self.args_last] if with_args else [self.env_last]
+        read = embedded.names_read(body, _Last(lasts))
+        return [a for last in lasts for _, a in sorted(last[n] for n in read if n in last)]
 
 
-def _assignments(instr: Instruction, escape: str, known: dict[str, str], *, arg: bool,
+class _Scope:
+    """Values for substitution (a ``get`` giving None where not known): ``own`` (an instruction's, None where it
+    unsets one) over each of ``bases`` in turn, none of them copied."""
+
+    __slots__ = ("own", "bases")
+
+    def __init__(self, *bases):
+        self.own: dict[str, str | None] = {}
+        self.bases = bases
+
+    def get(self, name: str) -> str | None:
+        if name in self.own:
+            return self.own[name]
+        for b in self.bases:
+            v = b.get(name)
+            if v is not None:
+                return v
+        return None
+
+
+class _Last:
+    """Name -> value of the last assignment of each name, the later of ``lasts`` first (for names_read)."""
+
+    __slots__ = ("lasts",)
+
+    def __init__(self, lasts: list[dict]):
+        self.lasts = lasts[::-1]
+
+    def __contains__(self, name: str) -> bool:
+        return any(name in last for last in self.lasts)
+
+    def __getitem__(self, name: str) -> str | None:
+        return next(last[name][1].value for last in self.lasts if name in last)
+
+
+class _Values:
+    """The values of the global ARGs (name -> Assignment) as substitution reads them."""
+
+    __slots__ = ("assigns",)
+
+    def __init__(self, assigns: dict[str, Assignment]):
+        self.assigns = assigns
+
+    def get(self, name: str) -> str | None:
+        a = self.assigns.get(name)
+        return None if a is None else a.value
+
+
+def _assignments(instr: Instruction, escape: str, known, *, arg: bool,
                  global_args: dict[str, Assignment] | None = None) -> list[Assignment]:
     words = docker_words(instr.args, escape)
     out: list[Assignment] = []
@@ -298,7 +399,7 @@ def _assignments(instr: Instruction, escape: str, known: dict[str, str], *, arg:
         span = instr.omap.anchor(Span(words[0].start, rest_start + len(raw)))
         out.append(Assignment(name, value, piece, span, vspan))
         return out
-    env = dict(known)
+    env = _Scope(known)  # (``known``'s values, with what this instruction sets; a ``get`` each)
     for w in words:
         if "=" not in w.raw:
             if arg and _NAME.fullmatch(w.value):
@@ -306,7 +407,7 @@ def _assignments(instr: Instruction, escape: str, known: dict[str, str], *, arg:
                 if g is not None:
                     out.append(g)
                     if g.value is not None:
-                        env[g.name] = g.value
+                        env.own[g.name] = g.value
                 else:
                     out.append(Assignment(w.value, None, None, instr.omap.anchor(Span(w.start, w.end)), None))
             continue
@@ -325,10 +426,7 @@ def _assignments(instr: Instruction, escape: str, known: dict[str, str], *, arg:
         if _SAFE_ASSIGN.fullmatch(w.raw) and (escape == "\\" or "\\" not in w.raw):
             piece = (w.raw, [instr.omap.offset(w.start + q) for q in range(len(w.raw))])
         out.append(Assignment(name, value, piece, instr.omap.anchor(Span(w.start, w.end)), vspan))
-        if value is not None:
-            env[name] = value
-        else:
-            env.pop(name, None)
+        env.own[name] = value
     return out
 
 
@@ -376,9 +474,7 @@ class _Scanner:
         if not stage.shell:
             return
         b = TextBuilder()
-        assigns = stage.env + (stage.args if with_args else [])
-        read = embedded.names_read(body, {a.name: a.value for a in assigns})  # what the text may read
-        assigns = [a for a in assigns if a.name in read]
+        assigns = stage.readable(body, with_args)
         env = _prelude(b, assigns)
         b.mapped(body, omap.outer)
         full, fmap = b.build(end=omap.outer[-1] if omap.outer else 0)
@@ -387,8 +483,10 @@ class _Scanner:
         embedded.merge(self.result, sub, text=self.text, index=self.index, opener=self.index.offset(line, 1))
 
     def words(self, stage: Stage, words: list[Word], line: int, *, what: str) -> ScanResult:
-        env = {a.name: a.value for a in stage.env if a.value is not None}
-        sub = argv_lists.launches_from_words(words, self.path, env=env, hints=self.stage_hints(stage, stage.env),
+        # (what an ``sh -c`` among the words may read, and the platform's settings: not every ENV of the stage)
+        assigns = stage.readable(" ".join(w.value.text or "" for w in words), with_args=False)
+        env = {a.name: a.value for a in assigns if a.value is not None}
+        sub = argv_lists.launches_from_words(words, self.path, env=env, hints=self.stage_hints(stage, assigns),
                                              language="dockerfile", what=what)
         for err in sub.errors:
             if err.line is None:
@@ -432,18 +530,15 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                 continue
             if stage is None:
                 if kw == "ARG":
-                    for a in _assignments(ins, escape, {k: v.value for k, v in global_args.items()
-                                                        if v.value is not None}, arg=True):
+                    for a in _assignments(ins, escape, _Values(global_args), arg=True):
                         global_args[a.name] = a
                 continue
             if kw == "ENV":
-                known = stage.env_values() | {a.name: a.value for a in stage.args if a.value is not None}
-                new = _assignments(ins, escape, known, arg=False)
-                stage.env.extend(new)
+                new = _assignments(ins, escape, stage.known(), arg=False)
+                stage.add_env(new)
                 env_defs.extend(new)
             elif kw == "ARG":
-                known = stage.env_values() | {a.name: a.value for a in stage.args if a.value is not None}
-                stage.args.extend(_assignments(ins, escape, known, arg=True, global_args=global_args))
+                stage.add_args(_assignments(ins, escape, stage.known(), arg=True, global_args=global_args))
             elif kw == "SHELL":
                 ws = _exec_words(ins)
                 first = os.path.basename(ws[0].text or "") if ws else ""
@@ -503,7 +598,7 @@ def _from(ins: Instruction, escape: str, global_args: dict[str, Assignment], sta
     if not words:
         return Stage(name)
     w = words[0]
-    image = _substitute(w.value, {k: a.value for k, a in global_args.items() if a.value is not None})
+    image = _substitute(w.value, _Values(global_args))
     if image is not None and image.lower() in stages:
         return stages[image.lower()].child(name)
     st = Stage(name)

@@ -657,6 +657,23 @@ if [ "$X" = 1 ]; then CMD=echo; else CMD=python; fi
 helper "$CMD"
 """
     assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]
+    # read per path inside the helper: which of its paths can run depends on the conditions of the path around it
+    text = """\
+helper() { $CMD -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }
+if [ "$X" = 1 ]; then A=a1; else A=a2; fi
+if [ "$X" = 1 ]; then CMD=echo; else CMD=python; fi
+helper "$A"
+"""
+    assert texts(one(text)) == ["--kv-cache-dtype", "fp4_e2m1"]
+    # through a helper it calls, counted there: the call around it depends on the paths that one read, and on
+    # the conditions of the paths around it where that one read a command per path
+    for ifs in ["", 'if [ "$X" = 1 ]; then A=a1; else A=a2; fi\n']:
+        text = ('inner() { $CMD -m sglang.launch_server --kv-cache-dtype "$1"; }\nouter() { inner fp4_e2m1 x; }\n'
+                + ifs + 'if [ "$X" = 1 ]; then CMD=echo; else CMD=python; fi\n'
+                + ('inner fp4_e2m1 "$A"\nouter "$A"\n' if ifs else 'inner fp4_e2m1 "$CMD"\nouter "$CMD"\n'))
+        found = [(texts(x), at(text, value(x, "--kv-cache-dtype").span)) for x in launches(text)]
+        assert sorted(found) == [(["--kv-cache-dtype", "fp4_e2m1"], (2, 17, "fp4_e2m1")),
+                                 (["--kv-cache-dtype", "fp4_e2m1"], (len(text.splitlines()) - 1, 7, "fp4_e2m1"))]
 
 
 def test_a_call_counted_instead_of_walked_meets_the_choices_its_walk_met(monkeypatch):

@@ -218,6 +218,7 @@ class Branches:
             act(first)  # also when no path could make the command do more (a launch in its words reads per path)
             return
         # The expansions per path record what the words run (command substitutions), each with its path.
+        scan.per_path += 1
         scan.restore(saved)
         pre = self.env
         mark = self._mark()

@@ -13,9 +13,10 @@ the variables it may read: a log function called from thousands of places with a
 (``log_error "..."``, which passes ``"$@"`` on to ``log``, which echoes it) is walked once per level. What a walk
 read is gathered as it goes (:class:`_Track`): the arguments whose values it read (not those it only echoed:
 :meth:`Calls.read_positional`), the names in its body (less the ``local`` ones it declares first), in the bodies of
-the functions it called and in the text of the inner shells it ran (``eval``), and the paths chosen around it
-where it read a variable set differently on different paths. Neither memo keeps a walk in which a call was not
-walked (recursion, the bound), nor replays one whose calls would meet a bound or a function being walked.
+the functions it called and in the text of the inner shells it ran (``eval``), and the path chosen at each join
+whose variables it read (every path chosen, and their conditions, where it read a command once per path). Neither
+memo keeps a walk in which a call was not walked (recursion, the bound), nor replays one whose calls would meet a
+bound or a function being walked; a replay adds to the walk what the walk would (:meth:`Calls._deps`).
 """
 
 from __future__ import annotations
@@ -69,8 +70,9 @@ class Calls:
             return
         scan = self.scan
         quiet = self._quiet() if alike is not None else None
-        before = (self.env.vars, self.env.exported, scan.save(), scan.steps, len(self.functions),
-                  self._mark(), len(scan.seen)) if key is not None else None
+        walk = (len(scan.seen), len(scan.consulted), scan.per_path, scan.steps)  # (_deps)
+        before = (self.env.vars, self.env.exported, scan.save(), len(self.functions), self._mark()) \
+            if key is not None else None
         track = _Track(names, None if args is None else elements(args))
         deepest, self.deepest = self.deepest, self.depth
         self.call_stack.append(name)
@@ -96,10 +98,11 @@ class Calls:
         self.deepest = max(deepest, self.deepest)
         if track.cut:  # a call within it was not walked: elsewhere it may be
             return
+        deps = self._deps(track, walk, below)
         if before is not None:
-            self._remember(key, before, track, below)
+            self._remember(key, before, deps)
         if quiet is not None:
-            self._remember_alike(alike, quiet, track, below, args)
+            self._remember_alike(alike, quiet, track, deps, args)
 
     def _set_positional(self, words: list[Field]) -> None:
         """``shift [n]`` and ``set -- args``."""
@@ -151,12 +154,24 @@ class Calls:
         none of them is being walked around it (recursion is not walked), and the calls stay within the bound."""
         return len(self.call_stack) + calls_below <= MAX_CALL_DEPTH and called.isdisjoint(self.call_stack)
 
-    def _replayed(self, names, called, calls_below: int, met: tuple, steps: int, below: int) -> None:
-        """What a call counted instead of walked adds to the walk: the choices it met unselected (the command
-        around it is read per path), its statements, how deep it went, and what the calls around it depend on
-        through it."""
-        self.scan.seen.extend(met)
-        self.scan.steps += steps
+    def _deps(self, track: _Track, walk: tuple, below: int) -> tuple:
+        """What a call's walk adds to the walk around it, to replay: the variables it may read, the functions it
+        called and how many calls deep, the choices it met unselected, the joins whose bindings it read and whether
+        it read a command once per path, its statements, and how deep it went below the call."""
+        seen, consulted, per_path, steps = walk
+        scan = self.scan
+        return (frozenset(track.names), frozenset(track.called), track.below, tuple(scan.seen[seen:]),
+                tuple(dict.fromkeys(scan.consulted[consulted:])), scan.per_path != per_path, scan.steps - steps, below)
+
+    def _replayed(self, names, called, calls_below: int, met: tuple, points: tuple, per_path: bool, steps: int,
+                  below: int) -> None:
+        """What a call counted instead of walked adds to the walk (:meth:`_deps`): the command around it reads per
+        path the choices it met, and the calls around it depend on what it read."""
+        scan = self.scan
+        scan.seen.extend(met)
+        scan.consulted.extend(points)
+        scan.per_path += per_path
+        scan.steps += steps
         self.deepest = max(self.deepest, self.depth + below)
         self._depend(names, called, calls_below, False)
 
@@ -182,17 +197,15 @@ class Calls:
                 return True
         return False
 
-    def _remember(self, key, before, track: _Track, below: int) -> None:
-        vars_before, exported_before, saved, steps, functions, mark, seen = before
+    def _remember(self, key, before, deps: tuple) -> None:
+        vars_before, exported_before, saved, functions, mark = before
         scan = self.scan
         if scan.save() != saved or len(self.functions) != functions:
             return  # it found something (or defined functions): walk it again next time
         entries = self._memo.setdefault(key, [])
         if len(entries) < 4:
             entries.append((vars_before, exported_before, self.env.vars, self.env.exported,
-                            list(dict.fromkeys(scan.journal[mark:])),
-                            (frozenset(track.names), frozenset(track.called), track.below, tuple(scan.seen[seen:]),
-                             scan.steps - steps, below)))
+                            list(dict.fromkeys(scan.journal[mark:])), deps))
 
     # A call that ran nothing and changed nothing (a helper that echoes a version for ``$(...)``, a log function
     # called from thousands of places) walks the same way wherever it is given the same values of the arguments it
@@ -206,20 +219,29 @@ class Calls:
         if scan.partial:
             return None
         shape = None if args is None else tuple(a.splat for a in args)  # $#, and which $N a splat hides
-        # (the paths chosen around the call matter to a walk that read a binding of several paths: Branches)
-        return ((name, body.id, id(self.src), shape, scan.loop_mult, self.defined,
-                 tuple(scan.machine.gpu_vars.items())), (tuple(scan.selection.items()), tuple(scan.conds), scan.levels))
+        return (name, body.id, id(self.src), shape, scan.loop_mult, self.defined, tuple(scan.machine.gpu_vars.items()))
+
+    def _paths_chosen(self, points: tuple, per_path: bool) -> tuple:
+        """What a walk that read bindings of the joins ``points`` depends on of the paths chosen around it: the
+        path chosen at each (none: read as unknown); where it read a command once per path (``per_path``), every
+        path chosen and their conditions, and how many commands around it are read per path (Branches)."""
+        scan = self.scan
+        if per_path:
+            return tuple(scan.selection.items()), tuple(scan.conds), scan.levels
+        return tuple(scan.selection.get(p) for p in points)
 
     def _quiet(self) -> tuple:
         """What would tell that a call's walk did more than read, as the call begins (its variables kept whole:
         the bindings its walk may read are looked up in them after, when the walk has told which)."""
         scan = self.scan
         env = self.env
-        return (env.vars, env.exported, scan.save(), scan.steps, self._mark(), len(scan.seen), scan.choice_reads,
-                (self.defined, scan.machine.changes, len(scan.sources)))
+        if not self._tracks:
+            scan.consulted.clear()  # (kept for the calls being walked only)
+        return (env.vars, env.exported, scan.save(), self._mark(), (self.defined, scan.machine.changes,
+                                                                    len(scan.sources)))
 
-    def _remember_alike(self, key, quiet: tuple, track: _Track, below: int, args: list[Field] | None) -> None:
-        vars_before, exported, saved, steps, mark, seen, choice_reads, marks = quiet
+    def _remember_alike(self, key, quiet: tuple, track: _Track, deps: tuple, args: list[Field] | None) -> None:
+        vars_before, exported, saved, mark, marks = quiet
         scan = self.scan
         env = self.env
         if scan.save() != saved or scan.steps > MAX_STEPS or scan.too_deep or marks != (
@@ -232,19 +254,21 @@ class Calls:
         if any(env.vars.get(n) is not b for n, b in read):
             return
         used = tuple(i for i, el in enumerate(track.elems or ()) if id(el) in track.used)
-        by_used = self._alike.setdefault((key[0], key[1] if scan.choice_reads != choice_reads else None), {})
-        if used not in by_used and len(by_used) >= 8:
+        pattern = (*deps[4:6], used)  # what of the state around it the walk read: paths chosen, arguments
+        patterns = self._alike.setdefault(key, {})
+        if pattern not in patterns and len(patterns) >= 8:
             return
-        entries = by_used.setdefault(used, {}).setdefault(_values(args, used), [])
+        entries = patterns.setdefault(pattern, {}).setdefault(
+            (self._paths_chosen(*pattern[:2]), _values(args, used)), [])
         if len(entries) < 4:
-            entries.append((read, exported, written, (frozenset(track.names), frozenset(track.called), track.below,
-                                                      tuple(scan.seen[seen:]), scan.steps - steps, below)))
+            entries.append((read, exported, written, deps))
 
     def _replay_alike(self, key, args: list[Field] | None) -> bool:
         scan = self.scan
         env = self.env
-        for used, by_values in [*self._alike.get((key[0], None), {}).items(), *self._alike.get(key, {}).items()]:
-            for read, exported, written, deps in by_values.get(_values(args, used), ()):
+        for (points, per_path, used), by_state in self._alike.get(key, {}).items():
+            for read, exported, written, deps in by_state.get((self._paths_chosen(points, per_path),
+                                                               _values(args, used)), ()):
                 steps, below = deps[-2:]
                 if self.depth + below <= MAX_DEPTH and scan.steps + steps <= MAX_STEPS and env.exported == exported \
                         and self._fits(*deps[1:3]) and all(env.vars.get(n) is b for n, b in read):

@@ -421,7 +421,7 @@ class ScanState(Protocol):
 
     selection: dict  # the path chosen at each join while a command is expanded once per path
     seen: list  # the joins met by the expansion under way
-    choice_reads: int  # bindings of several paths read so far
+    consulted: list  # the joins whose bindings of several paths were read (Calls: what a walk read)
     partial: bool  # reading one choice at a time
 
 
@@ -964,7 +964,7 @@ class Expander:
         """("ext",) never assigned | ("unset",) | ("unknown",) | ("scalar", chars, assign) | ("array", elems)."""
         b = self.w.env.vars.get(name)
         while b is not None and b.kind == CHOICE:
-            self.w.scan.choice_reads += 1
+            self.w.scan.consulted.append(b.point)
             k = self.w.scan.selection.get(b.point)
             if k is None:  # the command is expanded again once per path (Walker.command)
                 used_on_every_path(b, key, self._every_path)
@@ -1062,7 +1062,7 @@ class Expander:
             elif isinstance(x, Ref):
                 stack.append((x.binding, assigns))
             elif x.kind == CHOICE:
-                scan.choice_reads += 1
+                scan.consulted.append(x.point)
                 k = scan.selection.get(x.point)
                 if k is not None:
                     stack.append((x.alts[k], assigns))

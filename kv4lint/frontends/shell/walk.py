@@ -107,7 +107,8 @@ class _Scan:
         # expanded once per path, the joins met by the expansion under way, the conditions of the paths chosen.
         self.selection: dict = {}
         self.seen: list = []
-        self.choice_reads = 0  # bindings of several paths read (a call that read none reads no path chosen)
+        self.consulted: list = []  # the joins whose bindings were read, while a call is walked (Calls)
+        self.per_path = 0  # commands read once per path
         self.conds: list[str] = []
         self.partial = False  # reading one choice at a time: the others unknown but for what their paths share
         self.levels = 0  # commands being read per path around the one being read

@@ -694,6 +694,36 @@ python -m sglang.launch_server --kv-cache-dtype fp8_e4m3 --y "$(get)"
     assert len(per_path) == 2
 
 
+def test_a_join_holds_only_what_each_path_changed():
+    """After a ``case`` or ``if`` (the state every path began from, and the names each path set), each variable a
+    path set is a choice holding only the paths that changed it; each path reads the binding the full form gives
+    (a ``case`` of n arms each setting its own variable holds n bindings, not n times n)."""
+    from kv4lint.frontends.shell.choices import merge_choices
+    from kv4lint.frontends.shell.expand import SCALAR, Alts, Assignment, Binding
+    from kv4lint.frontends.shell.parse import Chars
+    from kv4lint.frontends.shell.variables import Variables
+
+    def scalar(name: str, text: str) -> Binding:
+        return Binding(SCALAR, Chars(text), assign=Assignment(name, None))
+
+    base = Variables()
+    base.set("V", scalar("V", "base"))
+    ends = []
+    for k in range(4):
+        ends.append(base.copy())
+        ends[k].set(f"W{k}", scalar(f"W{k}", f"w{k}"))
+    ends[1].set("V", scalar("V", "x"))
+    written = [{"W0"}, {"W1", "V"}, {"W2"}, {"W3"}]
+    names = {"V", "W0", "W1", "W2", "W3"}
+    sparse = merge_choices(ends, list("abcd"), names, base=base, written=written)
+    full = merge_choices(ends, list("abcd"), names)
+    for n in sorted(names):
+        got, want = sparse.vars.get(n), full.vars.get(n)
+        assert isinstance(got.alts, Alts) and len(got.alts.own) == 1, n
+        assert all(got.alts[k] is want.alts[k] for k in range(4)), n
+        assert (got.known, got.size) == (want.known, want.size), n
+
+
 def test_a_command_substitution_leaves_the_assignment_around_it_as_it_was():
     """``ARGS="$(f) $ARGS"``: an assignment inside the substitution (a call of ``f``) does not end the reading of
     the value around it, so a call counted instead of walked leaves it as a walk does."""

@@ -80,11 +80,13 @@ class Branches:
         pre = self.env
         mark = self._mark()
         ends = []
+        spans = []  # where in the journal each branch wrote (_join)
         self.env = pre.copy()
         gpu = self._gpu_test(cur_cond[0], cur_cond[-1]) if cur_cond else None
         with self.scan.machine.guarding(gpu[0] if gpu else []):
             self.run(cur_body)
         ends.append(self.env)
+        spans.append((mark, self._mark()))
         ok, fails = describe(self._text(cur_cond[0], cur_cond[-1])) if cur_cond else ("", "")
         self._name_paths(gpu, ok, fails)
         paths = [ok]
@@ -93,8 +95,10 @@ class Branches:
         left = [self._leaves(cur_body)]
         for (clause,) in branches:
             self.env = pre.copy()
+            start = self._mark()
             cond, body, gpu = self._clause(clause, otherwise)
             ends.append(self.env)
+            spans.append((start, self._mark()))
             left.append(self._leaves(body))
             if cond is None:
                 paths.append(_none_of(failed))
@@ -106,16 +110,21 @@ class Branches:
                 failed.append(c_fails)
         if not has_else:
             ends.append(pre)
+            spans.append((0, 0))
             paths.append(_none_of(failed))
             left.append(False)
-        self.env = self._join(pre, ends, paths, left, mark)
+        self.env = self._join(pre, ends, paths, left, mark, spans)
 
-    def _join(self, pre: Variables, ends: list[Variables], paths: list[str], left: list[bool], mark: int) -> Variables:
-        """The variables after branches, those that ``exit`` or ``return`` left out (no later command sees them)."""
-        kept = [(e, c) for e, c, gone in zip(ends, paths, left) if not gone]
+    def _join(self, pre: Variables, ends: list[Variables], paths: list[str], left: list[bool], mark: int,
+              spans: list[tuple[int, int]]) -> Variables:
+        """The variables after branches, those that ``exit`` or ``return`` left out (no later command sees them);
+        each branch began from ``pre`` and wrote what the journal holds within its span."""
+        kept = [k for k, gone in enumerate(left) if not gone]
         if not kept:
             return pre
-        return self._merge([e for e, _ in kept], [c for _, c in kept], mark)
+        journal = self.scan.journal
+        return merge_choices([ends[k] for k in kept], [paths[k] for k in kept], set(journal[mark:]), base=pre,
+                             written=[set(journal[spans[k][0]:spans[k][1]]) for k in kept])
 
     def _leaves(self, body: list) -> bool:
         """Whether a branch ends with ``exit`` or ``return``."""
@@ -167,6 +176,7 @@ class Branches:
         left: list[bool] = []
         earlier: list[str] = []
         default = False
+        spans: list[tuple[int, int]] = []
         for item in n.children:
             if item.type != "case_item":
                 continue
@@ -184,17 +194,20 @@ class Branches:
             pat_ids = {p.id for p in pats}
             self.env = pre.copy()
             body = [c for c in item.named_children if c.id not in pat_ids and c.type != "comment"]
+            start = self._mark()
             with self.scan.machine.guarding(gpu):
                 self.run(body)
             ends.append(self.env)
+            spans.append((start, self._mark()))
             left.append(self._leaves(body))
         if not default:
             ends.append(pre)
+            spans.append((0, 0))
             conds.append(f"{subject} is none of {', '.join(earlier)}" if earlier else f"{subject} is any")
             self.scan.machine.name(conds[-1], self.scan.machine.case(self.src.nt(value) if value is not None else "",
                                                                      ["*"], earlier, self.src.fanchor(*self.src.ns(n))))
             left.append(False)
-        self.env = self._join(pre, ends, conds, left, mark)
+        self.env = self._join(pre, ends, conds, left, mark, spans)
 
     # -- commands expanded once per path ------------------------------------------------
     def _per_path(self, expand: Callable, act: Callable, node=None, varies: Callable | None = None) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from kv4lint.frontends.shell.expand import CHOICE, DIFFER, SCALAR, UNKNOWN, Assignment, Binding, agreed, joined, rebind
+from kv4lint.frontends.shell.expand import CHOICE, SCALAR, UNKNOWN, Alts, Assignment, Binding, Chars
 from kv4lint.frontends.shell.variables import Variables
 
 MAX_READINGS = 64  # every combination of a command's choices, expanded one by one; more: one choice at a time
@@ -59,17 +59,76 @@ def consistent(sel: dict[ChoicePoint, int], more: dict[ChoicePoint, int]) -> boo
     return all(sel.get(p, k) == k for p, k in more.items())
 
 
-def merge_choices(envs: list[Variables], conds: list[str], names, implies: list[dict] | None = None) -> Variables:
+DIFFER = object()  # agreed(): the paths disagree
+
+
+def agreed(name: str, bs: list) -> "Binding | None | object":
+    """The binding of ``name`` after paths that left it ``bs``, when they agree: the same binding (None: unset on
+    every path) or the same text written in different places (known, not editable); else :data:`DIFFER`."""
+    first = bs[0]
+    if all(b is first for b in bs):
+        return first
+    if all(b is not None and b.kind == SCALAR and b.chars is not None for b in bs) and \
+            len({b.chars.text for b in bs}) == 1:
+        return Binding(SCALAR, Chars(first.chars.text), assign=Assignment(name, None))
+    return DIFFER
+
+
+def joined(envs: list[Variables]) -> Variables:
+    """What every path agrees on (the variables none of them set), and the exported set of any of them."""
+    out = envs[0].copy()
+    for e in envs[1:]:
+        if e.exported is not out.exported:
+            out.exported = out.exported.update(e.exported)
+    return out
+
+
+def rebind(env: Variables, name: str, b: "Binding | None") -> None:
+    if b is None:
+        env.unset(name)
+    else:
+        env.set(name, b)
+
+
+def merge_variables(envs: list[Variables], names) -> Variables:
+    """The state after one of several paths ran: what the paths disagree on is unknown.
+
+    ``names``: the variables any path may have set (what the paths did not set is the same on every path):
+    merging costs what the paths changed, not every variable of the script."""
+    if len(envs) == 1:
+        return envs[0]
+    out = joined(envs)
+    for n in names:
+        b = agreed(n, [e.vars.get(n) for e in envs])
+        rebind(out, n, Binding(UNKNOWN, assign=Assignment(n, None)) if b is DIFFER else b)
+    return out
+
+
+def merge_choices(envs: list[Variables], conds: list[str], names, implies: list[dict] | None = None,
+                  base: Variables | None = None, written: list[set] | None = None) -> Variables:
     """The state after one of ``envs`` ran, path ``k`` selected by ``conds[k]``: what differs becomes a choice.
 
     ``names``: the variables any path may have set (the others are the same on every path); ``implies``: per
-    path, the paths of earlier joins it stands for (a command expanded once per path)."""
+    path, the paths of earlier joins it stands for (a command expanded once per path). ``base`` and ``written``:
+    the state every path began from, and the names each path set (the others it left as in ``base``): a choice
+    then holds only what differs from ``base`` (:class:`Alts`), and a join costs what its paths set, not the
+    product of its paths and their names (a ``case`` whose arms each set their own variable)."""
     if len(envs) == 1:
         return envs[0]
     out = joined(envs)
     point = None
+    writers: dict[str, list[int]] = {}
+    for k, names_k in enumerate(written or ()):
+        for n in names_k:
+            writers.setdefault(n, []).append(k)
     for n in sorted(names):
-        bs = [e.vars.get(n) for e in envs]
+        if written is None:
+            bs = alts = [e.vars.get(n) for e in envs]
+        else:
+            default = base.vars.get(n)
+            own = {k: b for k in writers.get(n, ()) if (b := envs[k].vars.get(n)) is not default}
+            alts = Alts(len(envs), default, own)
+            bs = alts.distinct()
         b = agreed(n, bs)
         if b is not DIFFER:
             rebind(out, n, b)
@@ -81,7 +140,7 @@ def merge_choices(envs: list[Variables], conds: list[str], names, implies: list[
                 point = ChoicePoint()
                 for k, c in enumerate(conds):
                     point.add(c, implies[k] if implies else {})
-            out.set(n, Binding(CHOICE, assign=Assignment(n, None), alts=bs, point=point))
+            out.set(n, Binding(CHOICE, assign=Assignment(n, None), alts=alts, point=point))
     return out
 
 

@@ -22,9 +22,9 @@ from typing import Callable
 from kv4lint.base import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.hints import NAME_WORD, PLATFORM_NAMES, dedupe_hints, env_hints, fact_hints
-from kv4lint.frontends.shell.choices import ChoicePoint
+from kv4lint.frontends.shell.choices import ChoicePoint, merge_variables
 from kv4lint.frontends.shell.expand import ALLEXPORT, ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, \
-    UNSET, Assignment, Binding, Element, Expander, Field, Ref, merge_variables, setting_chars
+    UNSET, Assignment, Binding, Element, Expander, Field, Ref, setting_chars
 from kv4lint.frontends.shell.variables import Variables
 from kv4lint.base.file_error import FileError
 from kv4lint.base.memo import Memo

@@ -216,6 +216,17 @@ def test_a_run_reads_the_last_env_of_a_name():
     assert got == []
 
 
+def test_an_env_that_names_another_gives_the_script_both():
+    """``ENV DTYPE=$KV`` is put before the script as written: the script is given KV too. Given DTYPE alone (round
+    12), it read DTYPE as unknown, and a refused launch passed."""
+    text = ("FROM lmsysorg/sglang:v0.5.23\nENV KV=fp4_e2m1\nENV DTYPE=$KV\n"
+            "CMD python -m sglang.launch_server --model-path m --kv-cache-dtype $DTYPE\n")
+    (launch,) = scan_dockerfile(text, "Dockerfile").launches
+    assert dtype(launch).text == "fp4_e2m1"
+    got, _ = findings(text, settings=Settings(sglang_version="0.5.23", gpu="b200"))
+    assert got == [("KV406", "$DTYPE\n")]
+
+
 def test_legacy_env_form_and_arg_only_in_run():
     text = ("FROM lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
             "ENV KV fp4_mx_block16\n"

@@ -347,7 +347,8 @@ class _Scope:
 
 
 class _Last:
-    """Name -> value of the last assignment of each name, the later of ``lasts`` first (for names_read)."""
+    """Name -> what a shell reads of the last assignment of each name, the later of ``lasts`` first (for
+    names_read): its line as written where the script is given one (``DTYPE=$KV`` reads KV), else its value."""
 
     __slots__ = ("lasts",)
 
@@ -358,7 +359,8 @@ class _Last:
         return any(name in last for last in self.lasts)
 
     def __getitem__(self, name: str) -> str | None:
-        return next(last[name][1].value for last in self.lasts if name in last)
+        a = next(last[name][1] for last in self.lasts if name in last)
+        return a.piece[0] if a.piece is not None else a.value
 
 
 class _Values:

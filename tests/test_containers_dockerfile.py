@@ -227,6 +227,19 @@ def test_an_env_that_names_another_gives_the_script_both():
     assert got == [("KV406", "$DTYPE\n")]
 
 
+def test_an_env_overrides_an_arg_of_the_same_name():
+    """Docker: "Environment variables defined using the ENV instruction always override an ARG instruction of the
+    same name", in a RUN and in what a later ENV substitutes. The ARG's value used to win both (a false error)."""
+    for env_line in ("ENV KV=fp8_e4m3\n", "ENV KV=fp8\\_e4m3\n"):  # a line a shell reads the same, and one it does not
+        text = ("FROM lmsysorg/sglang:v0.5.23\nARG KV=fp4_e2m1\n" + env_line + "ENV DTYPE=$KV\n"
+                "RUN python -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n"
+                "CMD python -m sglang.launch_server --model-path m --kv-cache-dtype $DTYPE\n")
+        run, cmd = scan_dockerfile(text, "Dockerfile").launches
+        assert (dtype(run).text, dtype(cmd).text) == ("fp8_e4m3", "fp8_e4m3")
+        got, _ = findings(text, settings=Settings(sglang_version="0.5.23", gpu="b200"))
+        assert got == []
+
+
 def test_legacy_env_form_and_arg_only_in_run():
     text = ("FROM lmsysorg/sglang:v0.5.23-rocm700-mi30x\n"
             "ENV KV fp4_mx_block16\n"

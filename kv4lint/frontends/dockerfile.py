@@ -315,15 +315,19 @@ class Stage:
                 self.arg_values[a.name] = a.value
 
     def known(self) -> "_Scope":
-        """The values an ENV or ARG instruction substitutes: ARG's over ENV's."""
-        return _Scope(self.arg_values, self.env_values)
+        """The values an ENV or ARG instruction substitutes: ENV's over ARG's (an ENV always overrides an ARG of
+        the same name, Docker's reference says)."""
+        return _Scope(self.env_values, self.arg_values)
 
     def readable(self, body: str, with_args: bool) -> list[Assignment]:
-        """The assignments a shell of ``body`` may read (:func:`embedded.names_read`), the last of each name, ENV's
-        then ARG's (with ``with_args``), in their order."""
-        lasts = [self.env_last, self.args_last] if with_args else [self.env_last]
+        """The assignments a shell of ``body`` may read (:func:`embedded.names_read`): the last ENV of each name,
+        else (with ``with_args``) its last ARG; ENV's then ARG's, in their order."""
+        lasts = [self.args_last, self.env_last] if with_args else [self.env_last]
         read = embedded.names_read(body, _Last(lasts))
-        return [a for last in lasts for _, a in sorted(last[n] for n in read if n in last)]
+        env = sorted(self.env_last[n] for n in read if n in self.env_last)
+        args = sorted(self.args_last[n] for n in read if n in self.args_last and n not in self.env_last) \
+            if with_args else []
+        return [a for _, a in env + args]
 
 
 class _Scope:

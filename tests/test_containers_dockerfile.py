@@ -202,42 +202,30 @@ def test_env_read_by_two_instructions_is_shared():
     assert rep.findings[0].fix.applicability == "unsafe"
 
 
-def test_a_run_reads_the_last_env_of_a_name():
-    """``ENV KV=...`` twice, the second written with an escape (no line a shell reads the same): the RUN reads
-    the second, as Docker gives it. The first used to be put before the script after the second's value, and
-    read instead (a false error on a working file)."""
-    text = ("FROM lmsysorg/sglang:v0.5.23\n"
-            "ENV KV=fp4_e2m1\n"
-            "ENV KV=fp8\\_e4m3\n"
-            "RUN python -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n")
-    (launch,) = scan_dockerfile(text, "Dockerfile").launches
-    assert dtype(launch).text == "fp8_e4m3"
-    got, _ = findings(text, settings=Settings(sglang_version="0.5.23", gpu="b200"))
-    assert got == []
+B200 = Settings(sglang_version="0.5.23", gpu="b200")
 
 
-def test_an_env_that_names_another_gives_the_script_both():
-    """``ENV DTYPE=$KV`` is put before the script as written: the script is given KV too. Given DTYPE alone (round
-    12), it read DTYPE as unknown, and a refused launch passed."""
-    text = ("FROM lmsysorg/sglang:v0.5.23\nENV KV=fp4_e2m1\nENV DTYPE=$KV\n"
-            "CMD python -m sglang.launch_server --model-path m --kv-cache-dtype $DTYPE\n")
-    (launch,) = scan_dockerfile(text, "Dockerfile").launches
-    assert dtype(launch).text == "fp4_e2m1"
-    got, _ = findings(text, settings=Settings(sglang_version="0.5.23", gpu="b200"))
-    assert got == [("KV406", "$DTYPE\n")]
-
-
-def test_an_env_overrides_an_arg_of_the_same_name():
-    """Docker: "Environment variables defined using the ENV instruction always override an ARG instruction of the
-    same name", in a RUN and in what a later ENV substitutes. The ARG's value used to win both (a false error)."""
-    for env_line in ("ENV KV=fp8_e4m3\n", "ENV KV=fp8\\_e4m3\n"):  # a line a shell reads the same, and one it does not
-        text = ("FROM lmsysorg/sglang:v0.5.23\nARG KV=fp4_e2m1\n" + env_line + "ENV DTYPE=$KV\n"
-                "RUN python -m sglang.launch_server --model-path m --kv-cache-dtype $KV\n"
-                "CMD python -m sglang.launch_server --model-path m --kv-cache-dtype $DTYPE\n")
-        run, cmd = scan_dockerfile(text, "Dockerfile").launches
-        assert (dtype(run).text, dtype(cmd).text) == ("fp8_e4m3", "fp8_e4m3")
-        got, _ = findings(text, settings=Settings(sglang_version="0.5.23", gpu="b200"))
-        assert got == []
+@pytest.mark.parametrize("lines, values, codes", [
+    # ``ENV KV`` twice, the second written with an escape (no line a shell reads the same): the script reads the
+    # second. The first used to be put before the script after the second's value, and read instead (a false error).
+    (["ENV KV=fp4_e2m1", "ENV KV=fp8\\_e4m3", "RUN $LAUNCH $KV"], ["fp8_e4m3"], []),
+    # ``ENV DTYPE=$KV`` is put before the script as written: the script is given KV too. Given DTYPE alone (round
+    # 12), it read DTYPE as unknown, and a refused launch passed.
+    (["ENV KV=fp4_e2m1", "ENV DTYPE=$KV", "CMD $LAUNCH $DTYPE"], ["fp4_e2m1"], ["KV406"]),
+    # Docker: "Environment variables defined using the ENV instruction always override an ARG instruction of the
+    # same name", in a RUN and in what a later ENV substitutes (the ARG used to win both: a false error), with a
+    # line a shell reads the same and one it does not.
+    (["ARG KV=fp4_e2m1", "ENV KV=fp8_e4m3", "ENV DTYPE=$KV", "RUN $LAUNCH $KV", "CMD $LAUNCH $DTYPE"],
+     ["fp8_e4m3", "fp8_e4m3"], []),
+    (["ARG KV=fp4_e2m1", "ENV KV=fp8\\_e4m3", "ENV DTYPE=$KV", "RUN $LAUNCH $KV", "CMD $LAUNCH $DTYPE"],
+     ["fp8_e4m3", "fp8_e4m3"], []),
+], ids=["last-env", "env-naming-env", "env-over-arg", "env-over-arg-escaped"])
+def test_a_script_reads_the_value_docker_gives(lines, values, codes):
+    launch = "python -m sglang.launch_server --model-path m --kv-cache-dtype"
+    text = "".join(line.replace("$LAUNCH", launch) + "\n" for line in ["FROM lmsysorg/sglang:v0.5.23", *lines])
+    assert [dtype(x).text for x in scan_dockerfile(text, "Dockerfile").launches] == values
+    got, _ = findings(text, settings=B200)
+    assert [code for code, _ in got] == codes
 
 
 def test_legacy_env_form_and_arg_only_in_run():

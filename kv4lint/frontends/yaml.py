@@ -116,31 +116,40 @@ class EnvVar:
 @dataclass
 class Env:
     vars: dict[str, EnvVar] = field(default_factory=dict)
+    order: dict[str, int] = field(default_factory=dict)  # each name's place in ``vars`` (its first setting)
 
     def add(self, var: EnvVar) -> None:
+        if var.name not in self.vars:
+            self.order[var.name] = len(self.order)
         self.vars[var.name] = var
 
     def copy(self) -> "Env":
-        return Env(dict(self.vars))
+        return Env(dict(self.vars), dict(self.order))
+
+    def _in_order(self, names) -> list[EnvVar]:
+        """The settings of ``names`` that are set, in their order (as many as ``names``: not every setting)."""
+        return [self.vars[n] for n in sorted((n for n in names if n in self.vars), key=self.order.__getitem__)]
 
     def values(self) -> dict[str, str]:
         return {k: v.value for k, v in self.vars.items() if v.value is not None}
 
     def defs(self, body: str | None = None) -> list[embedded.EnvDef]:
         """The definitions, or those shell text ``body`` may read (kv4lint.frontends.embedded.names_read)."""
-        read = None if body is None else embedded.names_read(body, self.vars, lambda v: v.value)
-        return [embedded.EnvDef(v.name, v.value, v.smap.omap if v.smap is not None else None, v.span)
-                for v in self.vars.values() if read is None or v.name in read]
+        chosen = self.vars.values() if body is None else \
+            self._in_order(embedded.names_read(body, self.vars, lambda v: v.value))
+        return [embedded.EnvDef(v.name, v.value, v.smap.omap if v.smap is not None else None, v.span) for v in chosen]
 
     def hints(self, how: str) -> list[Hint]:
+        """What the platform's settings say (each step asks: the platform's names are looked up, not every
+        setting read)."""
         out: list[Hint] = []
-        for v in self.vars.values():
-            if v.name in PLATFORM_NAMES:
-                out.extend(env_hints(v.name, v.value, v.span, how=how))
+        for v in self._in_order(PLATFORM_NAMES):
+            out.extend(env_hints(v.name, v.value, v.span, how=how))
         return out
 
 
 _EXPR = re.compile(r"\$\{\{.*?\}\}", re.S)  # GitHub Actions expressions
+_K8S_REF = re.compile(r"\$\(([^()]*)\)")  # Kubernetes' $(VAR) in command and args
 
 
 def read_env(text: str, node, env: Env, *, unknown_if=None) -> None:
@@ -523,8 +532,10 @@ class _Yaml:
                 run = get(step, "run")
                 if not is_scalar(run):
                     continue
-                senv = env.copy()
-                read_env(self.text, get(step, "env"), senv, unknown_if=lambda s: "${{" in s)
+                senv = env  # (a step that sets nothing shares its job's settings: copied, each step cost them all)
+                if get(step, "env") is not None:
+                    senv = env.copy()
+                    read_env(self.text, get(step, "env"), senv, unknown_if=lambda s: "${{" in s)
                 shell = (scalar_text(get(step, "shell")) or "").split(" ", 1)[0]
                 step_hints = dedupe_hints(senv.hints("env:") + hints)
                 if shell.startswith("python"):
@@ -698,8 +709,7 @@ class _Yaml:
             self.env_launch(image, env, c, hints)  # the image's own program, from its environment
         if command is None or args is None:
             return
-        refs = sum(len(re.findall(r"\$\(" + re.escape(n) + r"\)", w.text or "")) for w in command + args
-                   for n in env.vars)
+        refs = sum(name in env.vars for w in command + args for name in _K8S_REF.findall(w.text or ""))
         words = [self.k8s_expand(w, env, shared=refs > 1) for w in command + args]
         opener = key_node(c, "command") or key_node(c, "args")
         if command:

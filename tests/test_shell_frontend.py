@@ -603,6 +603,8 @@ levels_ERROR=3
     "f echo\nf python\n",
     # ${1:-...}: whether the rest is read depends on the value
     'f() { echo "${1:-$(python -m sglang.launch_server --kv-cache-dtype fp4_e2m1)}"; }\nf x\nf ""\n',
+    # ${X:=$1} in a word only echoed: the value is assigned, and read after
+    'f() { local X; echo "${X:=$1}"; $X -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }\nf echo\nf python\n',
     # a variable named only by a function called within
     'helper() { $CMD -m sglang.launch_server --kv-cache-dtype fp4_e2m1; }\nouter() { helper; }\n'
     "CMD=echo\nouter\nCMD=python\nouter\n",

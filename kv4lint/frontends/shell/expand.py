@@ -1161,7 +1161,13 @@ class Expander:
             return self._value(state, quoted, site, None)
         ostart = self.src.ns(operand[0])[0] if operand else e - 1
         oend = self.src.ns(operand[-1])[1] if operand else e - 1
-        parts = self._seq(operand, ostart, oend, quoted, not quoted)
+        touching = self.touching
+        if base == "=":  # ${X:=$1} assigns the value, whatever word holds it: read (Calls.read_positional)
+            self.touching = 0
+        try:
+            parts = self._seq(operand, ostart, oend, quoted, not quoted)
+        finally:
+            self.touching = touching
         if base == "=":
             chars = self.join(parts)
             a = Assignment(name, site)

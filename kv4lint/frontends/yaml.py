@@ -14,6 +14,8 @@ is editable.
 from __future__ import annotations
 
 import re
+from collections import ChainMap
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
 from kv4lint.base import internal_error
@@ -115,16 +117,20 @@ class EnvVar:
 
 @dataclass
 class Env:
-    vars: dict[str, EnvVar] = field(default_factory=dict)
-    order: dict[str, int] = field(default_factory=dict)  # each name's place in ``vars`` (its first setting)
+    vars: MutableMapping[str, EnvVar] = field(default_factory=dict)
+    order: MutableMapping[str, int] = field(default_factory=dict)  # each name's place (its first setting)
+    size: int = 0  # how many names
 
     def add(self, var: EnvVar) -> None:
         if var.name not in self.vars:
-            self.order[var.name] = len(self.order)
+            self.order[var.name] = self.size
+            self.size += 1
         self.vars[var.name] = var
 
     def copy(self) -> "Env":
-        return Env(dict(self.vars), dict(self.order))
+        """The settings of a job or step within this one: its own over these, which it does not copy (a workflow's
+        steps each with an ``env:`` under a job of many settings cost steps times settings)."""
+        return Env(ChainMap({}, self.vars), ChainMap({}, self.order), self.size)
 
     def _in_order(self, names) -> list[EnvVar]:
         """The settings of ``names`` that are set, in their order (as many as ``names``: not every setting)."""

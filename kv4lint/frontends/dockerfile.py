@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from immutables import Map
@@ -205,8 +207,8 @@ def docker_words(args: str, escape: str) -> list[DWord]:
     return words
 
 
-def _substitute(value: str, env) -> str | None:
-    """Docker's ``$VAR``/``${VAR}`` substitution; None when a variable is not known (``env.get`` gives None)."""
+def _substitute(value: str, env: Mapping[str, str | None]) -> str | None:
+    """Docker's ``$VAR``/``${VAR}`` substitution; None when a variable is not known (absent, or None)."""
     out = []
     pos = 0
     for m in _VAR.finditer(value):
@@ -314,10 +316,10 @@ class Stage:
             if a.value is not None:
                 self.arg_values[a.name] = a.value
 
-    def known(self) -> "_Scope":
+    def known(self) -> ChainMap:
         """The values an ENV or ARG instruction substitutes: ENV's over ARG's (an ENV always overrides an ARG of
-        the same name, Docker's reference says)."""
-        return _Scope(self.env_values, self.arg_values)
+        the same name, Docker's reference says), neither copied."""
+        return ChainMap(self.env_values, self.arg_values)
 
     def readable(self, body: str, with_args: bool) -> list[Assignment]:
         """The assignments a shell of ``body`` may read (:func:`embedded.names_read`): the last ENV of each name,
@@ -328,26 +330,6 @@ class Stage:
         args = sorted(self.args_last[n] for n in read if n in self.args_last and n not in self.env_last) \
             if with_args else []
         return [a for _, a in env + args]
-
-
-class _Scope:
-    """Values for substitution (a ``get`` giving None where not known): ``own`` (an instruction's, None where it
-    unsets one) over each of ``bases`` in turn, none of them copied."""
-
-    __slots__ = ("own", "bases")
-
-    def __init__(self, *bases):
-        self.own: dict[str, str | None] = {}
-        self.bases = bases
-
-    def get(self, name: str) -> str | None:
-        if name in self.own:
-            return self.own[name]
-        for b in self.bases:
-            v = b.get(name)
-            if v is not None:
-                return v
-        return None
 
 
 class _Last:
@@ -367,20 +349,7 @@ class _Last:
         return a.piece[0] if a.piece is not None else a.value
 
 
-class _Values:
-    """The values of the global ARGs (name -> Assignment) as substitution reads them."""
-
-    __slots__ = ("assigns",)
-
-    def __init__(self, assigns: dict[str, Assignment]):
-        self.assigns = assigns
-
-    def get(self, name: str) -> str | None:
-        a = self.assigns.get(name)
-        return None if a is None else a.value
-
-
-def _assignments(instr: Instruction, escape: str, known, *, arg: bool,
+def _assignments(instr: Instruction, escape: str, known: Mapping[str, str | None], *, arg: bool,
                  global_args: dict[str, Assignment] | None = None) -> list[Assignment]:
     words = docker_words(instr.args, escape)
     out: list[Assignment] = []
@@ -405,7 +374,7 @@ def _assignments(instr: Instruction, escape: str, known, *, arg: bool,
         span = instr.omap.anchor(Span(words[0].start, rest_start + len(raw)))
         out.append(Assignment(name, value, piece, span, vspan))
         return out
-    env = _Scope(known)  # (``known``'s values, with what this instruction sets; a ``get`` each)
+    env = ChainMap({}, known)  # what this instruction sets over ``known`` (None: set to what is not known)
     for w in words:
         if "=" not in w.raw:
             if arg and _NAME.fullmatch(w.value):
@@ -413,7 +382,7 @@ def _assignments(instr: Instruction, escape: str, known, *, arg: bool,
                 if g is not None:
                     out.append(g)
                     if g.value is not None:
-                        env.own[g.name] = g.value
+                        env[g.name] = g.value
                 else:
                     out.append(Assignment(w.value, None, None, instr.omap.anchor(Span(w.start, w.end)), None))
             continue
@@ -432,7 +401,7 @@ def _assignments(instr: Instruction, escape: str, known, *, arg: bool,
         if _SAFE_ASSIGN.fullmatch(w.raw) and (escape == "\\" or "\\" not in w.raw):
             piece = (w.raw, [instr.omap.offset(w.start + q) for q in range(len(w.raw))])
         out.append(Assignment(name, value, piece, instr.omap.anchor(Span(w.start, w.end)), vspan))
-        env.own[name] = value
+        env[name] = value
     return out
 
 
@@ -517,6 +486,7 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
         sc.result.errors.append(FileError(path, f"cannot read the Dockerfile ({type(e).__name__}: {e})"))
         return sc.result
     global_args: dict[str, Assignment] = {}
+    global_values: dict[str, str | None] = {}  # their values, as substitution reads them (None: not known)
     stages: dict[str, Stage] = {}
     stage: Stage | None = None
     finished: list[Stage] = []
@@ -530,14 +500,15 @@ def scan_dockerfile(text: str, path: str) -> ScanResult:
                 if stage is not None:
                     finished.append(stage)
                     _stage_command(sc, stage)
-                stage = _from(ins, escape, global_args, stages)
+                stage = _from(ins, escape, global_values, stages)
                 if stage.name:
                     stages[stage.name.lower()] = stage
                 continue
             if stage is None:
                 if kw == "ARG":
-                    for a in _assignments(ins, escape, _Values(global_args), arg=True):
+                    for a in _assignments(ins, escape, global_values, arg=True):
                         global_args[a.name] = a
+                        global_values[a.name] = a.value
                 continue
             if kw == "ENV":
                 new = _assignments(ins, escape, stage.known(), arg=False)
@@ -596,7 +567,7 @@ def _stage_command(sc: _Scanner, st: Stage) -> None:
             sc.result.errors.append(internal_error.scan_error(sc.path, "while scanning the command", e))
 
 
-def _from(ins: Instruction, escape: str, global_args: dict[str, Assignment], stages: dict[str, Stage]) -> Stage:
+def _from(ins: Instruction, escape: str, global_values: dict[str, str | None], stages: dict[str, Stage]) -> Stage:
     words = [w for w in docker_words(ins.args, escape) if not w.value.startswith("--")]
     name = None
     if len(words) >= 3 and words[1].value.lower() == "as":
@@ -604,7 +575,7 @@ def _from(ins: Instruction, escape: str, global_args: dict[str, Assignment], sta
     if not words:
         return Stage(name)
     w = words[0]
-    image = _substitute(w.value, _Values(global_args))
+    image = _substitute(w.value, global_values)
     if image is not None and image.lower() in stages:
         return stages[image.lower()].child(name)
     st = Stage(name)

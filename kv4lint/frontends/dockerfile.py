@@ -325,28 +325,18 @@ class Stage:
         """The assignments a shell of ``body`` may read (:func:`embedded.names_read`): the last ENV of each name,
         else (with ``with_args``) its last ARG; ENV's then ARG's, in their order."""
         lasts = [self.args_last, self.env_last] if with_args else [self.env_last]
-        read = embedded.names_read(body, _Last(lasts))
+        read = embedded.names_read(body, ChainMap(*lasts[::-1]), _shell_reads)  # (the later first)
         env = sorted(self.env_last[n] for n in read if n in self.env_last)
         args = sorted(self.args_last[n] for n in read if n in self.args_last and n not in self.env_last) \
             if with_args else []
         return [a for _, a in env + args]
 
 
-class _Last:
-    """Name -> what a shell reads of the last assignment of each name, the later of ``lasts`` first (for
-    names_read): its line as written where the script is given one (``DTYPE=$KV`` reads KV), else its value."""
-
-    __slots__ = ("lasts",)
-
-    def __init__(self, lasts: list[dict]):
-        self.lasts = lasts[::-1]
-
-    def __contains__(self, name: str) -> bool:
-        return any(name in last for last in self.lasts)
-
-    def __getitem__(self, name: str) -> str | None:
-        a = next(last[name][1] for last in self.lasts if name in last)
-        return a.piece[0] if a.piece is not None else a.value
+def _shell_reads(last: tuple[int, Assignment]) -> str | None:
+    """What a script reads of an assignment (``last``: its place and it), for names_read: its line as written where
+    the script is given one (``DTYPE=$KV`` reads KV), else its value."""
+    a = last[1]
+    return a.piece[0] if a.piece is not None else a.value
 
 
 def _assignments(instr: Instruction, escape: str, known: Mapping[str, str | None], *, arg: bool,

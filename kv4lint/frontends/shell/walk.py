@@ -849,12 +849,12 @@ class Walker(Branches, Calls, Inert):
         return src.fspan(pe if before else s, e)
 
     # -- nested code ------------------------------------------------------------------
-    def _child_env(self, ex: _Exec, text: str) -> Variables:
-        """What an inner shell of ``text`` sees: the exported variables it names (values are expanded already) and
-        the platform ones, then what its command line sets; not every variable the script exported."""
+    def _child_env(self, ex: _Exec, names: set[str]) -> Variables:
+        """What an inner shell sees: the exported variables of ``names`` (those its text names, and the platform
+        ones; values are expanded already), then what its command line sets; not every variable the script exported."""
         env = Variables()
         if not ex.cmd.clean_env:
-            for name in set(NAME_WORD.findall(text)).union(PLATFORM_NAMES):
+            for name in names:
                 b = self.env.vars.get(name) if name in self.env.exported else None
                 if b is not None:
                     env.set(name, b)
@@ -880,8 +880,9 @@ class Walker(Branches, Calls, Inert):
         last = next((p for p in reversed(pos) if p is not None), None)
         pos.append(last + 1 if last is not None and pos[-1] is not None else None)
         inner = ShellText(chars.text, pos, list(chars.res), fallback or (field.anchor() if field else None))
-        self.reads(set(NAME_WORD.findall(chars.text)).union(PLATFORM_NAMES))  # what _child_env may give it
-        sub = Walker(self.scan, inner, self._child_env(ex, chars.text), self._outer_hints(ex), depth=self.depth + 1,
+        names = set(NAME_WORD.findall(chars.text)).union(PLATFORM_NAMES)  # what it may read
+        self.reads(names)
+        sub = Walker(self.scan, inner, self._child_env(ex, names), self._outer_hints(ex), depth=self.depth + 1,
                      disabled=self._disabled(n))
         try:
             sub.walk()

@@ -1290,7 +1290,8 @@ def test_brace_then_far_code_point_does_not_crash_the_process():
 # A command whose words as written run nothing kv4lint follows is not read further (kv4lint.frontends.shell.inert);
 # what unwrap told of the same words is remembered for the process (inert._UNWRAPPED), by all it reads of them.
 
-_SERVE = "-m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1\n"
+# (the module through a variable: a command that names sglang as written is read whole, never asked of unwrap)
+_SERVE = "-m $M --model-path m --kv-cache-dtype fp4_e2m1\n"
 _CHOSEN = "if [ -x /usr/bin/python3 ]; then P=python3; else P=python; fi\n"
 
 
@@ -1302,12 +1303,27 @@ _CHOSEN = "if [ -x /usr/bin/python3 ]; then P=python3; else P=python; fi\n"
 def test_a_command_is_read_as_its_own_words_say_after_others_like_it(before, script):
     from kv4lint.frontends.shell import inert
 
+    module = "M=sglang.launch_server\n"
     inert._UNWRAPPED.clear()
-    alone = [texts(launch) for launch in launches(script)]
+    alone = [texts(launch) for launch in launches(module + script)]
     assert alone  # each of these launches
     inert._UNWRAPPED.clear()
-    launches(before)
-    assert [texts(launch) for launch in launches(script)] == alone
+    launches(module + before)
+    assert [texts(launch) for launch in launches(module + script)] == alone
+
+
+def test_a_command_that_names_sglang_is_read_whole_without_asking_unwrap_first(monkeypatch):
+    """Most commands whose words name sglang launch: they are read whole at once, their words not first given to
+    unwrap as written (inert._follows) and then again as expanded."""
+    from kv4lint.frontends.shell import inert
+
+    asked = []
+    real = inert._follows
+    monkeypatch.setattr(inert, "_follows", lambda key, *a: asked.append(key) or real(key, *a))
+    script = "P=python\n$P -m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1\ntimeout 5 curl x\n"
+    (launch,) = launches(script)
+    assert texts(launch)[-1] == "fp4_e2m1"
+    assert asked == [("timeout", "5", "curl", "x")]  # the other command still is
 
 
 def test_an_inner_shell_sees_the_exported_variables_it_names_and_the_platform_ones():

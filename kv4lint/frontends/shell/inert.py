@@ -7,7 +7,8 @@ expansions are read then (for the variables they use and the command substitutio
 go to :func:`~kv4lint.sglang.commands.unwrap` as they are; a word with expansions is a :class:`Probe` that notes
 when ``unwrap`` looks at it (what the command runs may then depend on its value: it is read in full).
 A command read per path of the choices it uses (:meth:`Inert._varies`) is read once when no path could make it do
-more.
+more. A command whose text names sglang is read whole at once: most such commands launch, and asking ``unwrap`` of
+its words as written first would only read them twice.
 """
 
 from __future__ import annotations
@@ -66,10 +67,12 @@ class Inert:
 
         Decided on its words as written: :func:`unwrap` reads the literal ones, and the command is inert when it
         runs nothing without reading any of the others (:class:`_Probe`)."""
+        src = self.src
+        if "sglang" in src.text[src.c(n.start_byte):src.c(n.end_byte)]:
+            return False  # most such commands launch: read whole at once, not asked of unwrap twice
         kids = n.children
         if not kids or kids[0].type != "command_name" or kids[0].child_count != 1:
             return False
-        src = self.src
         w0 = kids[0].children[0]
         if w0.type == "word":
             head = src.nt(w0)

@@ -462,12 +462,14 @@ class Expander:
             # Most words of a script: a plain word without escapes is its own text, one field (as parts and split
             # make it).
             src = self.src
-            if "\\" not in src.text[s:e]:
+            word = src.text[s:e]
+            if "\\" not in word:
                 if w.depth >= w.deepest:
                     w.deepest = w.depth + 1
                 if e <= s:
                     return []
-                c = src.chars(s, e)  # one field, its text and full text one Chars (as split makes it)
+                # one field, its text and full text one Chars (as split makes it; src.chars, its slice made once)
+                c = Chars(word, None, None, s) if src.pos is None and src.res is None else src.chars(s, e)
                 # (by position: a call with keywords makes a dict of them, for each of the script's words)
                 return [Field(c, False, False, src, s, e, None, "", c)]
         elif t == "string" and w.depth <= MAX_DEPTH and e - s >= 2:

@@ -192,3 +192,36 @@ def test_every_candidate_kv4lint_knows_is_a_cuda_arch_with_a_capability():
     from kv4lint.target.weights import _number
 
     assert [_number(a) for a in ARCHS] == [80, 86, 89, 90, 100, 103, 110, 120, 121]
+
+
+def test_a_file_naming_a_checkpoint_again_and_again_reads_it_once(tmp_path, monkeypatch):
+    """A run reads a checkpoint's files once (kv4lint.target.recalled, the run's memo), however many launches
+    name it; every launch is narrowed as the first, and the report still depends on the files."""
+    import os
+
+    import kv4lint.target
+    from kv4lint.pipeline.runner import lint_text
+    from kv4lint.settings.options import Settings
+
+    checkpoint(tmp_path, "fp8", {}, {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8"}})
+    opened: list[str] = []
+    real = kv4lint.target.open_file
+    monkeypatch.setattr(kv4lint.target, "open_file",
+                        lambda path, *a, **kw: opened.append(os.path.normpath(path)) or real(path, *a, **kw))
+    path = tmp_path / "serve.sh"
+    text = "".join(launch("./checkpoints/fp8", f"--kv-cache-dtype fp8_e4m3 --port {30000 + i}") for i in range(5))
+    rep = lint_text(str(path), text, Settings())
+    assert [t["gpus"][0] for t in rep.targets] == ["sm89"] * 5  # each narrowed to where FP8 weights load
+    hf_quant = str(tmp_path / "checkpoints" / "fp8" / "hf_quant_config.json")
+    assert opened.count(hf_quant) == 1  # the weights' (the model's attention reads config.json only)
+    assert hf_quant in rep.depends and str(tmp_path / "checkpoints" / "fp8" / "config.json") in rep.depends
+    from kv4lint.base.source import LineIndex
+    from kv4lint.files.depends import recording
+    from kv4lint.frontends import scan
+    from kv4lint.pipeline.runner import resolve_target
+
+    index = LineIndex(text)
+    for one in scan(str(path), text, "shell").launches:  # each launch of one run (one index) records the files
+        with recording() as looked:
+            resolve_target(one, Settings(), base_dir=str(tmp_path), index=index)
+        assert hf_quant in looked

@@ -21,12 +21,11 @@ from typing import Callable, Protocol
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Hint, Launch
 from kv4lint.base.settings import Settings
-from kv4lint.files.depends import look, recording
 from kv4lint.sglang.gpus import describe, normalise_gpu
 from kv4lint.sglang.options import Args, normalise
 from kv4lint.sglang.releases import (BEYOND_NEWEST_NOTE, NEWEST, NEWEST_LABEL, beyond_newest, nightly_between, parse,
                                      release)
-from kv4lint.target import ModelInfo, Target, infer_model, normalise_platform
+from kv4lint.target import ModelInfo, Target, infer_model, normalise_platform, recalled
 from kv4lint.target.gpu import choose
 from kv4lint.target.weights import weights
 
@@ -58,9 +57,10 @@ def resolve(launch: Launch, settings: Settings, *, infer: Infer, base_dir: str |
     version, args, inferred, evidence, words = _release(launch, settings, first, infer, sources)
     platform, reason, detected = _platform(args, settings, first, sources)
     gpu = _gpu(launch.hints, settings, platform, detected, sources, line_of)
+    memo = _run_memo(run)
     if platform == "cuda" and gpu[0]:
-        gpu = _weights(gpu, args, _judged_release(version, inferred, evidence), base_dir, sources)
-    model = _model(args, settings, base_dir, sources, _run_memo(run))
+        gpu = _weights(gpu, args, _judged_release(version, inferred, evidence), base_dir, sources, memo)
+    model = _model(args, settings, base_dir, sources, memo)
     target = Target(platform=platform, archs=gpu[0], model=model, sglang_version=version, strict=settings.strict,
                     sources=sources, platform_reason=reason, gpu_level=gpu[1], version_inferred=inferred,
                     build_evidence=evidence, build_words=words)
@@ -202,10 +202,11 @@ def _judged_release(version: str | None, inferred: bool, evidence: tuple[str, ..
 
 
 def _weights(gpu: tuple[tuple[str, ...], str], args: Args, n: int | None, base_dir: str | None,
-             sources: dict) -> tuple[tuple[str, ...], str]:
-    """The GPU candidates narrowed to where the weights load (:mod:`kv4lint.target.weights`). A GPU that is stated
-    or named stays the target where they do not load there: that refusal is not kv4lint's to report."""
-    found = weights(args, n, base_dir) if n is not None else None
+             sources: dict, memo: Memo | None) -> tuple[tuple[str, ...], str]:
+    """The GPU candidates narrowed to where the weights load (:mod:`kv4lint.target.weights`; the checkpoint a path
+    names read once per run, from ``memo``). A GPU that is stated or named stays the target where they do not load
+    there: that refusal is not kv4lint's to report."""
+    found = weights(args, n, base_dir, memo) if n is not None else None
     if found is None or set(gpu[0]) <= found.archs:
         return gpu
     kept = tuple(a for a in gpu[0] if a in found.archs)
@@ -238,9 +239,9 @@ def _model(args: Args, settings: Settings, base_dir: str | None, sources: dict, 
     return model
 
 
-# What resolve read of the tree's files (the model a path names) during one file's run, and the object that stands
-# for the run: a file that names the same model again and again reads it once per run; a later run reads the
-# files again (they may have changed).
+# What resolve read of the tree's files (the model a path names, its checkpoint's quantization) during one file's run,
+# and the object that stands for the run: a file that names the same model again and again reads it once per run
+# (kv4lint.target.recalled); a later run reads the files again (they may have changed).
 _RUN: tuple[object, Memo | None] = (None, None)
 
 
@@ -256,16 +257,5 @@ def _run_memo(run: object) -> Memo | None:
 
 
 def _inferred_model(model_path: str, base_dir: str | None, memo: Memo | None) -> ModelInfo:
-    """:func:`infer_model`, read from ``memo`` when the same run asked it before: the files it read are recorded
-    again (:func:`kv4lint.files.depends.look`), as a report that depends on them must say."""
-    if memo is None:
-        return infer_model(model_path, base_dir=base_dir)
-    key = ("model", model_path, base_dir)
-    hit = memo.get(key)
-    if hit is None:
-        with recording() as looked:
-            model = infer_model(model_path, base_dir=base_dir)
-        return memo.keep(key, (model, tuple(looked)))[0]
-    for path in hit[1]:
-        look(path)
-    return hit[0]
+    """:func:`infer_model`, read from ``memo`` when the same run asked it before (:func:`kv4lint.target.recalled`)."""
+    return recalled(memo, ("model", model_path, base_dir), lambda: infer_model(model_path, base_dir=base_dir))

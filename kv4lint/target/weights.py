@@ -22,7 +22,7 @@ from kv4lint.sglang.options import Args
 from kv4lint.sglang.quantization import (CONFIG_CLASS, Checkpoint, checkpoint_method, launch_method,
                                          min_capability, named_checkpoints)
 from kv4lint.sglang.releases import label
-from kv4lint.target import model_dirs, read_json
+from kv4lint.target import model_dirs, read_json, recalled
 
 
 class Weights:
@@ -34,9 +34,10 @@ class Weights:
         self.archs, self.why = archs, why
 
 
-def weights(args: Args, n: int, base_dir: str | None) -> Weights | None:
+def weights(args: Args, n: int, base_dir: str | None, memo=None) -> Weights | None:
     """Where SGLang 0.5.``n`` loads the launch's weights, when their quantization says (an arch below its minimum
-    compute capability is out); None when nothing is known, or they load on every candidate."""
+    compute capability is out); None when nothing is known, or they load on every candidate. ``memo``: a run's
+    (:func:`kv4lint.target.recalled`), from which a checkpoint the run read before is read again."""
     mp = args.get("model_path")
     if mp is None or not mp.known or not mp.text:
         return None
@@ -44,10 +45,11 @@ def weights(args: Args, n: int, base_dir: str | None) -> Weights | None:
     if q is not None and not q.known or q is None and args.open_ended:
         return None  # a --quantization kv4lint cannot see
     stated = q.text if q is not None else None
-    read = _checkpoints(mp.text, base_dir, n)
+    model_path = mp.text
+    read = recalled(memo, ("weights", model_path, base_dir, n), lambda: _checkpoints(model_path, base_dir, n))
     if read is None:
         return None
-    checkpoints, evidence = read
+    checkpoints, evidence = read[0], list(read[1])
     methods = sorted({launch_method(c, stated, n) or "" for c in checkpoints})
     caps = [min_capability(m, n) for m in methods]
     if not methods or None in caps:
@@ -67,7 +69,8 @@ def _number(arch: str) -> int:
     return major * 10 + minor
 
 
-def _checkpoints(model_path: str, base_dir: str | None, n: int) -> tuple[list[Checkpoint | None], list[str]] | None:
+def _checkpoints(model_path: str, base_dir: str | None,
+                 n: int) -> tuple[tuple[Checkpoint | None, ...], tuple[str, ...]] | None:
     """The quantization methods the checkpoint may have (SGLang's reading of its config), and the evidence; None
     for a checkpoint kv4lint cannot read (a path not in the tree, an id that names no format)."""
     for d in model_dirs(model_path, base_dir):
@@ -78,9 +81,9 @@ def _checkpoints(model_path: str, base_dir: str | None, n: int) -> tuple[list[Ch
         hf_path = os.path.join(d, "hf_quant_config.json")
         hf_quant = None if "quantization_config" in config or "compression_config" in config else read_json(hf_path)
         said = hf_path if hf_quant is not None else cfg_path
-        return [checkpoint_method(config, hf_quant, n)], [f"the checkpoint's {said}"]
+        return (checkpoint_method(config, hf_quant, n),), (f"the checkpoint's {said}",)
     named = named_checkpoints(model_path)
     if named is None:
         return None
-    return ([checkpoint_method(c, h, n) for c, h in named],
-            [f"model id {model_path!r}, an NVIDIA ModelOpt NVFP4 checkpoint (quant_algo NVFP4 or MIXED_PRECISION)"])
+    return (tuple(checkpoint_method(c, h, n) for c, h in named),
+            (f"model id {model_path!r}, an NVIDIA ModelOpt NVFP4 checkpoint (quant_algo NVFP4 or MIXED_PRECISION)",))

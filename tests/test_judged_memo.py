@@ -97,3 +97,25 @@ def test_the_judges_memos_are_bounded():
         assert len(memo) <= 3 and memo[k] == str(k)  # full: emptied, then the new answer kept
     assert memo == {6: "6"}
     assert [m.limit for m in (check._VERDICTS, parser._SINCE, parser._JUDGED)] == [8192, 1024, 1024]
+
+
+def test_the_key_says_which_of_a_launchs_values_are_one_record():
+    """The launch's Values are numbered by their first position (in bulk, not one by one): a launch that holds one
+    record twice keys apart from one that holds two records of the same words (a fix removes a record wherever it is
+    in argv), and each finding is reported at its own launch's Value."""
+    words = ["--model-path", "m", "--kv-cache-dtype", "nvfp4", "stray", "stray"]  # (words the arguments do not hold)
+    twice = _launch(words, 0)
+    twice.argv[5] = twice.argv[4]  # the same record at two places
+    apart = _launch(words, 0)
+    target = Target(sglang_version="0.5.23")
+
+    def key(launch: Launch) -> tuple:
+        return parser._judge_key(launch, normalise(launch, "0.5.23"), target, "fp8_e4m3", None, parser._Tokens())
+
+    assert key(twice) != key(apart) and key(apart) == key(_launch(words, 500))
+    parser._JUDGED.clear()
+    for launch in (twice, apart, _launch(words, 500)):
+        args = normalise(launch, "0.5.23")
+        got = parser.judge(launch, args, target)
+        assert got and got == parser._judge(launch, args, target, fix_dtype="fp8_e4m3", strict=None)
+        assert all(f.value is None or any(f.value is v for v in [*launch.argv, *args.values.values()]) for f in got)

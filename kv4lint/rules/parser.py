@@ -14,6 +14,7 @@ Pure: (launch, normalised arguments, target) -> findings.  No I/O.
 from __future__ import annotations
 
 import json
+from operator import attrgetter
 
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Fix, Launch, Value
@@ -24,7 +25,7 @@ from kv4lint.rules.codes.base import HEADLINE, join_clauses, join_sentences
 from kv4lint.rules.codes.kv406 import name_refused
 from kv4lint.rules.engine import FP4_NAMES
 from kv4lint.sglang.options import (
-    Args, Problem, choice_releases, inspected_release, known_releases, kv_cache_dtype_choices, normalise,
+    Args, Occurrence, Problem, choice_releases, inspected_release, known_releases, kv_cache_dtype_choices, normalise,
     option_releases, table,
 )
 from kv4lint.sglang.releases import release, version_label
@@ -478,13 +479,28 @@ _JUDGED = Memo(1024)
 
 
 class _Tokens:
-    """The Value records of one judgement, numbered by identity in the order met (:func:`_judge_key`)."""
+    """The Value records of one judgement, numbered by identity (:func:`_judge_key`): the launch's own by their first
+    position in it, any other in the order met after them."""
 
     __slots__ = ("at", "values")
 
     def __init__(self) -> None:
         self.at: dict[int, int] = {}
         self.values: list[Value] = []
+
+    def launch(self, launch: Launch) -> tuple:
+        """Number the launch's Values (argv, config_argv, positional, kwargs, in that order), and say how they lie:
+        how many of each, the keywords, and which are one record (None: each its own, as is usual)."""
+        values = self.values
+        values += launch.argv
+        values += launch.config_argv
+        values += launch.positional
+        values += launch.kwargs.values()
+        n = len(values)
+        at = self.at
+        at.update(zip(map(id, reversed(values)), range(n - 1, -1, -1)))  # (the first position of each record)
+        return (len(launch.argv), len(launch.config_argv), len(launch.positional), tuple(launch.kwargs),
+                None if len(at) == n else tuple([at[id(v)] for v in values]))
 
     def ref(self, v: Value | None) -> int | None:
         if v is None:
@@ -496,8 +512,7 @@ class _Tokens:
         return i
 
     def shape(self, record) -> tuple:
-        """A record's fields (a Problem, an Occurrence: every field), each Value (or tuple or list of them) as its
-        number."""
+        """A record's fields (a Problem: every field), each Value (or tuple or list of them) as its number."""
         ref = self.ref
         out = []
         for x in field_values(record):  # by exact type, asked for every judgement (a subclass would be kept as is)
@@ -509,8 +524,12 @@ class _Tokens:
             out.append(x)
         return tuple(out)
 
-    def words(self) -> tuple:
-        return _words(self.values)
+    def occurrence(self, occ: Occurrence) -> tuple:
+        """An Occurrence's fields, as :meth:`shape` gives them (a launch has several: written out, a third of the
+        time; tests/test_judged_memo.py checks that it reads every field)."""
+        ref = self.ref
+        option, values, inline, spelled, from_config = _OCCURRENCE(occ)
+        return ref(option), tuple(map(ref, values)), inline, spelled, from_config
 
     def recipe(self, found: list[RuleFinding]) -> tuple | None:
         """``found``, each finding's Value as its number; None when one is none of these."""
@@ -526,18 +545,21 @@ class _Tokens:
 
 
 _FINDING_FIELDS = tuple(f for f in record_fields(RuleFinding) if f != "value")
+_OCCURRENCE = attrgetter("option", "values", "inline", "spelled", "from_config")
+_TEXT, _SPLAT = attrgetter("text"), attrgetter("splat")
 
 
 def _judge_key(launch: Launch, args: Args, target: Target, fix_dtype: str, strict: bool | None,
                tokens: _Tokens) -> tuple:
-    """The key of :data:`_JUDGED`; numbers the Values of ``launch`` and ``args`` in ``tokens``."""
-    ref = tokens.ref
-    return (launch.form, launch.entry, launch.unknown_kwargs, tuple(map(ref, launch.argv)),
-            tuple(map(ref, launch.config_argv)), tuple(map(ref, launch.positional)),
-            tuple([(k, ref(v)) for k, v in launch.kwargs.items()]),
-            args.form, args.open_ended, tuple([(k, ref(v)) for k, v in args.values.items()]),
-            tuple([(k, tuple(map(tokens.shape, occs))) for k, occs in args.occurrences.items()]),
-            tuple([tokens.shape(p) for p in args.problems]), tokens.words(), _target_key(target), fix_dtype, strict)
+    """The key of :data:`_JUDGED`; numbers the Values of ``launch`` and ``args`` in ``tokens``. Built for every
+    launch judged: with as few Python calls per word as will do."""
+    ref, occurrence = tokens.ref, tokens.occurrence
+    key = (launch.form, launch.entry, launch.unknown_kwargs, tokens.launch(launch),
+           args.form, args.open_ended, tuple([(k, ref(v)) for k, v in args.values.items()]),
+           tuple([(k, tuple(map(occurrence, occs))) for k, occs in args.occurrences.items()]),
+           tuple(map(tokens.shape, args.problems)))
+    values = tokens.values  # (every Value now numbered: their words)
+    return key + (tuple(map(_TEXT, values)), tuple(map(_SPLAT, values)), _target_key(target), fix_dtype, strict)
 
 
 def _judge(launch: Launch, args: Args, target: Target, *, fix_dtype: str, strict: bool | None) -> list[RuleFinding]:

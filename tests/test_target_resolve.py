@@ -209,6 +209,32 @@ def test_a_run_reads_a_model_once_and_records_its_files_on_every_launch(tmp_path
     assert target.model.attention is None
 
 
+def test_a_memo_hit_records_the_paths_the_first_read_recorded(monkeypatch):
+    """kv4lint.target.recalled records again, as they are, the absolute paths its first read recorded (in every
+    enclosing recording, as look does), without making them absolute again; outside a recording, nothing."""
+    import os
+
+    from kv4lint.base.memo import Memo
+    from kv4lint.files.depends import look, recording
+    from kv4lint.target import recalled
+
+    memo, reads = Memo(8), []
+
+    def read():
+        reads.append(1)
+        look("models/m/config.json")
+        return "answer"
+
+    with recording() as first:
+        assert recalled(memo, "k", read) == "answer"
+    monkeypatch.setattr(os.path, "abspath", lambda p: f"not made absolute again: {p}")
+    with recording() as outer:
+        with recording() as inner:
+            assert recalled(memo, "k", read) == "answer"
+    assert reads == [1] and first == inner == outer == [os.path.join(os.getcwd(), "models/m/config.json")]
+    assert recalled(memo, "k", read) == "answer"
+
+
 def test_a_new_run_reads_the_model_again(tmp_path):
     import json
 

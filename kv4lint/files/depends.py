@@ -32,3 +32,9 @@ def look(path: str) -> str:
     if _looked_at is not None:
         _looked_at.append(os.path.abspath(path))
     return path
+
+
+def looked_again(paths) -> None:
+    """Record ``paths`` that a :func:`recording` gave (absolute already): what a memo read before, read again."""
+    if _looked_at is not None:
+        _looked_at.extend(paths)

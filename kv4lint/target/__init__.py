@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from kv4lint.base.record import Frozen, replace
-from kv4lint.files.depends import look, recording
+from kv4lint.files.depends import look, looked_again, recording
 from kv4lint.files.regular_file import open_file
 from kv4lint.sglang.gpus import ARCHS, representatives
 from kv4lint.sglang.models import SpecialModel, recognise_architectures, recognise_path
@@ -157,8 +157,8 @@ def read_json(path: str) -> dict | None:
 
 def recalled(memo, key, read):
     """``read()``, from ``memo`` (a run's :class:`kv4lint.base.memo.Memo`, or None) when the same run asked ``key``
-    before: the files it looked at are recorded again (:func:`kv4lint.files.depends.look`), as a report that
-    depends on them must say."""
+    before: the files it looked at are recorded again (:func:`kv4lint.files.depends.looked_again`), as a report
+    that depends on them must say."""
     if memo is None:
         return read()
     hit = memo.get(key)
@@ -167,8 +167,7 @@ def recalled(memo, key, read):
             found = read()
         memo.keep(key, (found, tuple(looked)))
         return found
-    for path in hit[1]:
-        look(path)
+    looked_again(hit[1])
     return hit[0]
 
 

@@ -8,6 +8,8 @@ records here, the same launch on several paths of the script one record that run
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from kv4lint.base.model import Launch, Provenance, Span, Value
 from kv4lint.base.record import replace
 from kv4lint.frontends.shell.expand import HOLE, Field
@@ -76,16 +78,36 @@ def _mark_resolved(launch: Launch, through: dict) -> None:
     launch.kwargs = {k: _through(v, through) for k, v in launch.kwargs.items()}
 
 
+# What makes two paths' launches of one command one launch: each word's text, where it is written and used, its
+# provenance and whether it is shared.
+_SAME = attrgetter("text", "span", "use", "provenance", "shared")
+
+
+def _same(argv: list[Value]) -> tuple:
+    return tuple(map(_SAME, argv))
+
+
 def build_launches(pending: list, other: list, path: str) -> list[Launch]:
     out: list[Launch] = []
-    seen: dict = {}  # a launch's key -> the launch and the conditions of the paths it is on
+    # a command (its span and entry point) -> its launches so far: [their words (_same: read once a second path has
+    # the command, as most commands are on one), the launch, the conditions of the paths it is on]
+    seen: dict = {}
     for p in pending:
         argv = [to_value(f) for f in p.argv]
-        key = (p.span, p.entry, tuple((v.text, v.span, v.use, v.provenance, v.shared) for v in argv))
-        got = seen.get(key)  # (the key hashed once: its spans and provenances hash in Python)
+        command = (p.span, p.entry)
+        held = seen.get(command)
+        got = None
+        if held is not None:
+            words = _same(argv)
+            for one in held:
+                if one[0] is None:
+                    one[0] = _same(one[1].argv)
+                if one[0] == words:
+                    got = one
+                    break
         if got is not None:
             # The same launch on several paths: it runs when any of them does (and only the guards all share hold).
-            launch, conds = got
+            _, launch, conds = got
             launch.hints = [h for h in launch.hints if h.scope != "guard" or h in p.hints]
             if launch.condition is not None:
                 conds.append(p.condition)
@@ -93,7 +115,7 @@ def build_launches(pending: list, other: list, path: str) -> list[Launch]:
             continue
         launch = Launch(path=path, form="argv", entry=p.entry, span=p.span, anchor=p.anchor, argv=argv,
                         hints=p.hints, language="shell", disabled=p.disabled, condition=p.condition)
-        seen[key] = (launch, [p.condition])
+        seen.setdefault(command, []).append([None if held is None else words, launch, [p.condition]])
         out.append(launch)
     for launch, through in other:
         if through:

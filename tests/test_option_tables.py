@@ -48,3 +48,17 @@ def test_a_release_that_keeps_the_table_before_it_shares_its_dict():
         assert (options._table_by_key(release) is options._table_by_key(before)) is same, release
     assert all(list(options._table_by_key(r)) == sorted(stored[r]) for r in releases)
     assert options.table("0.5.23")["--kv-cache-dtype"].choices == tuple(stored["0.5.23"]["--kv-cache-dtype"][2])
+
+
+def test_the_config_files_words_come_first_each_marked_as_the_config_files():
+    """normalise_argv reads the config file's words and then the command line's as one sequence (an option's value
+    may be the first word after the config file's), each occurrence marked with where its option is written."""
+    from kv4lint.sglang.options import literal_tokens, normalise_argv
+
+    args = normalise_argv(literal_tokens(["2", "--port", "1"]), None,
+                          config=literal_tokens(["--kv-cache-dtype", "fp8_e4m3", "--tp"]))
+    read = {dest: [(o.spelled, [v.text for v in o.values], o.from_config) for o in occs]
+            for dest, occs in args.occurrences.items()}
+    assert read == {"kv_cache_dtype": [("--kv-cache-dtype", ["fp8_e4m3"], True)], "tp_size": [("--tp", ["2"], True)],
+                    "port": [("--port", ["1"], False)]}
+    assert normalise_argv(literal_tokens(["--tp", "2"]), None, config=[]).occurrences["tp_size"][0].from_config is False

@@ -428,15 +428,19 @@ def normalise_argv(tokens: list[Value], version: str | None, *, config: list[Val
     """Read ``tokens`` (the arguments after the entry point) as SGLang's parser of ``version`` would."""
     tbl = table(version)
     args = Args(form="argv")
-    seq = [(t, True) for t in (config or [])] + [(t, False) for t in tokens]
+    # the config file's words, then the command line's (a word from the config file: at an index below ``ncfg``)
+    seq = [*config, *tokens] if config else tokens
+    ncfg = len(config) if config else 0
+    n = len(seq)
     i = 0
-    while i < len(seq):
-        tok, from_cfg = seq[i]
+    while i < n:
+        tok = seq[i]
+        from_cfg = i < ncfg
         i += 1
-        if tok.text is None:
+        text = tok.text
+        if text is None:
             args.open_ended = True  # an unknown word may be an option, a value, or several of them
             continue
-        text = tok.text
         if text == "--":
             break
         if not _looks_like_option(text, tbl):
@@ -448,9 +452,9 @@ def normalise_argv(tokens: list[Value], version: str | None, *, config: list[Val
             # or an unknown one: a following word that is not an option is its value, not a
             # server argument kv4lint cannot see.
             swallowed: tuple[Value, ...] = ()
-            if inline is None and i < len(seq) and not seq[i][0].splat and (
-                    seq[i][0].text is None or not _looks_like_option(seq[i][0].text, tbl)):
-                swallowed = (seq[i][0],)
+            if inline is None and i < n and not seq[i].splat and (
+                    seq[i].text is None or not _looks_like_option(seq[i].text, tbl)):
+                swallowed = (seq[i],)
                 i += 1
             if not _is_help(name):
                 candidates = tuple(prefixed(name, tbl)) if problem else ()
@@ -465,16 +469,16 @@ def normalise_argv(tokens: list[Value], version: str | None, *, config: list[Val
         elif spec.arity == "flag":
             pass
         elif spec.arity in ("value", "optional-value"):
-            if i < len(seq) and (seq[i][0].text is None or not _looks_like_option(seq[i][0].text, tbl)):
+            if i < n and (seq[i].text is None or not _looks_like_option(seq[i].text, tbl)):
                 # An unknown word in value position ("--port $PORT") is this option's value; kv4lint
                 # does not assume it splits into more server arguments.
-                occ.values.append(seq[i][0])
+                occ.values.append(seq[i])
                 i += 1
         else:  # list+ / list*
-            while i < len(seq) and (seq[i][0].text is None or not _looks_like_option(seq[i][0].text, tbl)):
-                occ.values.append(seq[i][0])
+            while i < n and (seq[i].text is None or not _looks_like_option(seq[i].text, tbl)):
+                occ.values.append(seq[i])
                 i += 1
-        args.problems.extend(_refusals(opt, spec, occ, seq[i][0] if i < len(seq) else None, version))
+        args.problems.extend(_refusals(opt, spec, occ, seq[i] if i < n else None, version))
         args.occurrences.setdefault(dest, []).append(occ)
         if spec.arity == "flag":
             args.values[dest] = Value("true", tok.span, tok.provenance, use=tok.use, shared=tok.shared)
@@ -492,7 +496,7 @@ def _refusals(opt: str, spec: Option, occ: Occurrence, after: Value | None, vers
     """What argparse refuses in one occurrence of a known option (its values as read above)."""
     tok, cfg = occ.option, occ.from_config
     retired = REFUSING_OPTIONS.get(opt)
-    rel = inspected_release(version)
+    rel = inspected_release(version) if retired else None  # (parsed for the few options that may be retired)
     if retired and rel is not None and Version(retired[0]) <= Version(rel) <= Version(retired[1]):
         return [Problem("retired", tok, occ.spelled, opt, from_config=cfg)]
     if occ.inline and spec.arity == "flag":

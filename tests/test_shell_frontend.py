@@ -1312,18 +1312,20 @@ def test_a_command_is_read_as_its_own_words_say_after_others_like_it(before, scr
     assert [texts(launch) for launch in launches(module + script)] == alone
 
 
-def test_a_command_that_names_sglang_is_read_whole_without_asking_unwrap_first(monkeypatch):
-    """Most commands whose words name sglang launch: they are read whole at once, their words not first given to
-    unwrap as written (inert._follows) and then again as expanded."""
+def test_a_command_that_names_an_sglang_module_is_read_whole_without_asking_unwrap_first(monkeypatch):
+    """Most commands whose words name one of sglang's modules launch: they are read whole at once, their words not
+    first given to unwrap as written (inert._follows) and then again as expanded. An installer's commands that name
+    sglang otherwise are still told inert on their words."""
     from kv4lint.frontends.shell import inert
 
     asked = []
     real = inert._follows
     monkeypatch.setattr(inert, "_follows", lambda key, *a: asked.append(key) or real(key, *a))
-    script = "P=python\n$P -m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1\ntimeout 5 curl x\n"
+    script = ("P=python\n$P -m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1\ntimeout 5 curl x\n"
+              'uv pip install "sglang[all]==0.5.23"\n')
     (launch,) = launches(script)
     assert texts(launch)[-1] == "fp4_e2m1"
-    assert asked == [("timeout", "5", "curl", "x")]  # the other command still is
+    assert asked == [("timeout", "5", "curl", "x"), ("uv", "pip", "install", ('"sglang[all]==0.5.23"', False, False))]
 
 
 def test_an_inner_shell_sees_the_exported_variables_it_names_and_the_platform_ones():

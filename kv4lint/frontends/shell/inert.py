@@ -7,8 +7,9 @@ expansions are read then (for the variables they use and the command substitutio
 go to :func:`~kv4lint.sglang.commands.unwrap` as they are; a word with expansions is a :class:`Probe` that notes
 when ``unwrap`` looks at it (what the command runs may then depend on its value: it is read in full).
 A command read per path of the choices it uses (:meth:`Inert._varies`) is read once when no path could make it do
-more. A command whose text names sglang is read whole at once: most such commands launch, and asking ``unwrap`` of
-its words as written first would only read them twice.
+more. A command whose text names one of sglang's modules (``sglang.launch_server``) is read whole at once: most such
+commands launch, and asking ``unwrap`` of its words as written first would only read them twice. (Not any command
+that names sglang: an installer's ``pip install "sglang[all]"`` and ``[ "$ENGINE" = sglang ]`` are inert.)
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ def recorder(name: str) -> bool:
 class Inert:
     """Mixed into the Walker: needs ``src``, ``env``, ``functions`` and ``touch``."""
 
+    _modules_in = None  # the text _names_modules was asked of
+    _names_modules = False  # whether it names one of sglang's modules anywhere
+
     def _inert(self, n) -> bool:
         """A command that runs nothing kv4lint follows whatever its words hold (``echo "$X"``, ``git clone URL``,
         ``uv pip install "torch==$V"``): only its expansions are read, for the variables they use and the command
@@ -68,8 +72,10 @@ class Inert:
         Decided on its words as written: :func:`unwrap` reads the literal ones, and the command is inert when it
         runs nothing without reading any of the others (:class:`_Probe`)."""
         src = self.src
-        if "sglang" in src.text[src.c(n.start_byte):src.c(n.end_byte)]:
-            return False  # most such commands launch: read whole at once, not asked of unwrap twice
+        if src is not self._modules_in:  # (asked once a text: an installer that names no module pays nothing)
+            self._modules_in, self._names_modules = src, "sglang." in src.text
+        if self._names_modules and src.text.find("sglang.", src.c(n.start_byte), src.c(n.end_byte)) >= 0:
+            return False  # (-m sglang.launch_server): most such commands launch; read whole, not asked of unwrap twice
         kids = n.children
         if not kids or kids[0].type != "command_name" or kids[0].child_count != 1:
             return False

@@ -1326,6 +1326,10 @@ def test_a_command_that_names_an_sglang_module_is_read_whole_without_asking_unwr
     (launch,) = launches(script)
     assert texts(launch)[-1] == "fp4_e2m1"
     assert asked == [("timeout", "5", "curl", "x"), ("uv", "pip", "install", ('"sglang[all]==0.5.23"', False, False))]
+    # the text looked for is the one all of SGLang's server modules start with (kv4lint.sglang.commands)
+    from kv4lint.sglang.commands import SERVER_MODULES
+
+    assert inert.SERVER_MODULE_PREFIX == "sglang." and all(m.startswith("sglang.") for m in SERVER_MODULES)
 
 
 def test_an_inner_shell_sees_the_exported_variables_it_names_and_the_platform_ones():

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import os
 import re
 
 TYPE_CHECKING = False
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["ASYNC_EXEC", "CONFIG_ENTRIES", "CONFIG_HELPERS", "Command", "DOC_HELPERS", "EXEC_L", "EXEC_V",
            "EntryMatch", "Fact", "HELPERS", "HYDRA_ENTRIES", "HYDRA_MODULES", "Helper",
            "PREFIXED_ENTRIES", "PREFIXED_TRAINERS", "PY_API",
-           "PY_COMMAND_CALLS", "RECORDERS", "SERVER_MODULES",
+           "PY_COMMAND_CALLS", "RECORDERS", "SERVER_MODULES", "SERVER_MODULE_PREFIX",
            "SHELLS", "SHELL_ONLY", "SUBPROCESS_ARGV", "TEST_BASES", "TestBase", "WRAPPERS", "is_python",
            "is_recorder", "match_entry", "unwrap"]
 
@@ -54,6 +55,9 @@ SERVER_MODULES: dict[str, str] = {
     "sglang.benchmark.one_batch_server": "sglang.benchmark.one_batch_server",
     "sglang.compile_deep_gemm": "sglang.compile_deep_gemm",
 }
+# What the name of every module of SERVER_MODULES starts with ("sglang."): a command whose text holds it most likely
+# launches (kv4lint.frontends.shell.inert reads such a command whole at once).
+SERVER_MODULE_PREFIX = os.path.commonprefix(sorted(SERVER_MODULES))
 
 # RL trainers that start SGLang engines from prefixed options (slime, miles: ``python3 train.py ...
 # --sglang-kv-cache-dtype fp8_e4m3 --sglang-attention-backend fa3``): each ``--sglang-X`` is SGLang's ``--X``;

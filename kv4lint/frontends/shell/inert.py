@@ -7,9 +7,10 @@ expansions are read then (for the variables they use and the command substitutio
 go to :func:`~kv4lint.sglang.commands.unwrap` as they are; a word with expansions is a :class:`Probe` that notes
 when ``unwrap`` looks at it (what the command runs may then depend on its value: it is read in full).
 A command read per path of the choices it uses (:meth:`Inert._varies`) is read once when no path could make it do
-more. A command whose text names one of sglang's modules (``sglang.launch_server``) is read whole at once: most such
-commands launch, and asking ``unwrap`` of its words as written first would only read them twice. (Not any command
-that names sglang: an installer's ``pip install "sglang[all]"`` and ``[ "$ENGINE" = sglang ]`` are inert.)
+more. A command whose text names one of sglang's server modules (``SERVER_MODULE_PREFIX``: ``sglang.launch_server``)
+is read whole at once: most such commands launch, and asking ``unwrap`` of its words as written first would only
+read them twice. (Not any command that names sglang: an installer's ``pip install "sglang[all]"`` and
+``[ "$ENGINE" = sglang ]`` are inert.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from kv4lint.base.memo import Memo
 from kv4lint.base.model import Span
 from kv4lint.frontends.shell.expand import SCALAR, UNKNOWN
 from kv4lint.frontends.shell.parse import ShellText
-from kv4lint.sglang.commands import could_start_command, is_recorder, unwrap
+from kv4lint.sglang.commands import SERVER_MODULE_PREFIX, could_start_command, is_recorder, unwrap
 
 READERS = {"read", "mapfile", "readarray", "getopts"}
 PATH_BUILTINS = {"shift", "set", "source", ".", *READERS}  # builtins whose effect depends on their words
@@ -73,8 +74,8 @@ class Inert:
         runs nothing without reading any of the others (:class:`_Probe`)."""
         src = self.src
         if src is not self._modules_in:  # (asked once a text: an installer that names no module pays nothing)
-            self._modules_in, self._names_modules = src, "sglang." in src.text
-        if self._names_modules and src.text.find("sglang.", src.c(n.start_byte), src.c(n.end_byte)) >= 0:
+            self._modules_in, self._names_modules = src, SERVER_MODULE_PREFIX in src.text
+        if self._names_modules and src.text.find(SERVER_MODULE_PREFIX, src.c(n.start_byte), src.c(n.end_byte)) >= 0:
             return False  # (-m sglang.launch_server): most such commands launch; read whole, not asked of unwrap twice
         kids = n.children
         if not kids or kids[0].type != "command_name" or kids[0].child_count != 1:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from kv4lint.base.file_error import FileError
 from kv4lint.frontends.hints import NAME_WORD
-from kv4lint.frontends.shell.expand import MAX_DEPTH, Element, Field, elements
+from kv4lint.frontends.shell.expand import MAX_DEPTH, Element, Field
 
 MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
 MAX_CALL_DEPTH = 8  # functions calling functions: deeper calls are not walked (a file error says so)
@@ -295,6 +295,11 @@ class Calls:
         for name in list(self.functions):
             if name not in self.called:
                 self.call(name)
+
+
+def elements(fields: list[Field]) -> list[Element]:
+    """Positional parameters (``$1`` ...) from a call's words."""
+    return [Element(None if f.unknown else f.chars, f.splat, f.rm, None) for f in fields]
 
 
 def _values(args: list[Field] | None, used: tuple[int, ...]) -> tuple:

@@ -1188,7 +1188,3 @@ class Expander:
         if not out:
             out = [_Lit(Chars(), not quoted)]
         return out
-
-
-def elements(fields: list[Field]) -> list[Element]:
-    return [Element(None if f.unknown else f.chars, f.splat, f.rm, None) for f in fields]

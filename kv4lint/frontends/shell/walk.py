@@ -296,14 +296,8 @@ class Walker(Branches, Calls, Inert):
         for k in kids:
             self.subshell([k])
 
-    def _negated(self, n) -> None:
-        self.run(n.named_children)
-
     def _compound(self, n) -> None:
         self.run(n.named_children)
-
-    def _loop_body(self, n):
-        return n.child_by_field_name("body")
 
     def _while(self, n) -> None:
         conds = [k for k in n.children_by_field_name("condition") if k.is_named]
@@ -311,14 +305,14 @@ class Walker(Branches, Calls, Inert):
         pre = self.env
         mark = self._mark()
         self.env = pre.copy()
-        body = self._loop_body(n)
+        body = n.child_by_field_name("body")
         if body is not None:
             self.stmt(body)
         self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
 
     def _for(self, n) -> None:
         var = n.child_by_field_name("variable")
-        body = self._loop_body(n)
+        body = n.child_by_field_name("body")
         values = n.children_by_field_name("value")
         name = self.src.nt(var) if var is not None else None
         items: list[Field] | None = []
@@ -368,7 +362,7 @@ class Walker(Branches, Calls, Inert):
         pre = self.env
         mark = self._mark()
         self.env = pre.copy()
-        body = self._loop_body(n)
+        body = n.child_by_field_name("body")
         self.touch(n) if body is None else self.stmt(body)
         self.env = merge_variables([pre, self.env], set(self.scan.journal[mark:]))
 
@@ -1015,7 +1009,7 @@ _STMT: dict[str, Callable] = {
     "subshell": Walker._subshell_node,
     "compound_statement": Walker._compound,
     "do_group": Walker._compound,
-    "negated_command": Walker._negated,
+    "negated_command": Walker._compound,
     "if_statement": Walker._if,
     "for_statement": Walker._for,
     "select_statement": Walker._for,

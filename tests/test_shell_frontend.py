@@ -1332,6 +1332,32 @@ def test_a_command_that_names_an_sglang_module_is_read_whole_without_asking_unwr
     assert inert.SERVER_MODULE_PREFIX == "sglang." and all(m.startswith("sglang.") for m in SERVER_MODULES)
 
 
+def test_a_command_read_per_path_expands_again_only_the_words_that_differ(monkeypatch):
+    """A command read once per path of a knob (``[ "$BIG" = 1 ] && TP=8`` before it) is expanded again on each
+    path. The words that read no variable set differently on different paths, change nothing and run nothing
+    expand the same on every path, and are expanded once (Walker._command_words); a word whose substitution
+    runs a command, or that assigned (``${KV:=...}``), is expanded again, as is the word that differs."""
+    from collections import Counter
+
+    from kv4lint.frontends.shell.expand import Expander
+
+    expanded: Counter = Counter()
+    real = Expander.fields_at
+    monkeypatch.setattr(Expander, "fields_at",
+                        lambda self, node, t, s, e: expanded.update([self.src.text[s:e]]) or real(self, node, t, s, e))
+    script = ('M=m\nTP=2\n[ "$BIG" = 1 ] && TP=8\npython -m sglang.launch_server --model-path "$M" --tp "$TP" '
+              '--served-model-name "$(echo x)" --kv-cache-dtype ${KV:=fp4_e2m1}\n')
+    found = sorted(texts(launch) for launch in launches(script))
+    assert found == [["--model-path", "m", "--tp", tp, "--served-model-name", None, "--kv-cache-dtype", "fp4_e2m1"]
+                     for tp in ("2", "8")]
+    # once to learn that the command reads a knob, then once on each of its two paths; ${KV:=...} assigned the
+    # first time, and is kept from the first path on, where it found KV set
+    assert {w: expanded[w] for w in ('"$TP"', '"$(echo x)"', "${KV:=fp4_e2m1}")} == {
+        '"$TP"': 3, '"$(echo x)"': 3, "${KV:=fp4_e2m1}": 2}
+    assert {w: expanded[w] for w in ("python", "--model-path", '"$M"', "--kv-cache-dtype")} == dict.fromkeys(
+        ("python", "--model-path", '"$M"', "--kv-cache-dtype"), 1)
+
+
 def test_an_inner_shell_sees_the_exported_variables_it_names_and_the_platform_ones():
     """``bash -c`` is given the exported variables its text names (Walker._child_env), not all of them: what it
     names keeps its value and its definition's span, what is not exported stays unset there, and an exported

@@ -658,28 +658,36 @@ class Walker(Branches, Calls, Inert):
         active, self._active = self._active, None
         if stdin is None and n is not active and self._inert(n):
             return
-        self._per_path(lambda: self._command_words(n, stdin), lambda words: self._run_words(n, *words), n,
+        same: dict[int, list[Field]] = {}
+        self._per_path(lambda: self._command_words(n, stdin, same), lambda words: self._run_words(n, *words), n,
                        self._varies)
 
-    def _command_words(self, n, stdin: Chars | None):
-        """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input."""
+    def _command_words(self, n, stdin: Chars | None, same: dict[int, list[Field]]):
+        """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input; ``same`` keeps by place
+        the words that read no choice, wrote nothing and walked no statement (a substitution): they expand the same
+        on every path."""
         kids = n.children
         prefix = []
         spans = self.src.spans(kids)
         words: list[Field] = []
-        x, field_name, remove = self.x, n.field_name_for_child, self._remove
+        x, field_name, remove, scan = self.x, n.field_name_for_child, self._remove, self.scan
         for i, k in enumerate(kids):
             t = k.type
             if t == "variable_assignment" and not words:
                 prefix.append(k)
                 continue
             if t == "command_name" or field_name(i) == "argument":
-                if t == "command_name":
-                    fs = x.fields(k.named_children[0]) if k.named_child_count else x.fields(k)
-                else:
-                    fs = x.fields_at(k, t, *spans[i])
-                if len(fs) == 1:
-                    fs[0].rm = remove(kids, spans, i, _SEP_CMD)
+                fs = same.get(i)
+                if fs is None:
+                    c, j, steps = len(scan.consulted), len(scan.journal), scan.steps
+                    if t == "command_name":
+                        fs = x.fields(k.named_children[0]) if k.named_child_count else x.fields(k)
+                    else:
+                        fs = x.fields_at(k, t, *spans[i])
+                    if len(fs) == 1:
+                        fs[0].rm = remove(kids, spans, i, _SEP_CMD)
+                    if steps == scan.steps and c == len(scan.consulted) and j == len(scan.journal):
+                        same[i] = fs
                 words.extend(fs)
             elif t == "herestring_redirect":
                 ws = k.named_children

@@ -306,9 +306,22 @@ def test_declarations(assign):
     assert v.shared == assign.startswith("export")
 
 
-def test_shared_when_used_twice():
-    text = "D=nvfp4\necho \"using $D\"\npython -m sglang.launch_server --kv-cache-dtype $D\n"
+@pytest.mark.parametrize("use", ["$D", "${D}", "${D:-x}"])
+def test_shared_when_used_twice(use):
+    text = f"D=nvfp4\necho \"using {use}\"\npython -m sglang.launch_server --kv-cache-dtype $D\n"
     assert value(one(text), "--kv-cache-dtype").shared
+
+
+def test_a_variable_an_inert_command_uses_is_looked_up_not_expanded(monkeypatch):
+    """``echo "$D ${D}"`` runs nothing: its plain variables are only looked up, for where their assignments are
+    used (Expander.touch_name), their values not built; one with an operator (``${D:-x}``) is expanded."""
+    from kv4lint.frontends.shell.expand import Expander
+
+    built = []
+    real = Expander._expand_name
+    monkeypatch.setattr(Expander, "_expand_name", lambda self, name, *a: built.append(name) or real(self, name, *a))
+    launches('D=nvfp4\nE=x\necho "using $D ${D}" ${E:-y}\npython -m sglang.launch_server --kv-cache-dtype $D\n')
+    assert built == ["E", "D"]  # ${E:-y} in the echo, $D in the launch
 
 
 def test_last_assignment_wins_and_later_uses_still_count():

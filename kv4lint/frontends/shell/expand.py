@@ -821,6 +821,16 @@ class Expander:
                 p.site = site
         return parts
 
+    def touch_name(self, node) -> bool:
+        """Walker.touch of ``$NAME``/``${NAME}``: only what its lookup records, no value built; False for the rest."""
+        named = node.named_children
+        if len(named) != 1 or named[0].type != "variable_name" or node.type == "expansion" and node.child_count != 3 \
+                or not NAME.match(name := self.src.nt(named[0])):
+            return False
+        s, e = self.src.ns(node)
+        self._lookup(name, None, (self.src.fanchor(s, e), s, len(self.src.text)))
+        return True
+
     def _expand(self, node, quoted: bool) -> list:
         src = self.src
         s, e = src.ns(node)

@@ -230,7 +230,8 @@ class Walker(Branches, Calls, Inert):
                 if self.depth > self.deepest:
                     self.deepest = self.depth
                 try:
-                    self.x.expand(n, True)
+                    if not self.x.touch_name(n):
+                        self.x.expand(n, True)
                 finally:
                     self.depth -= 1
             elif n.type in ("command_substitution", "process_substitution"):

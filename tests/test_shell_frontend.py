@@ -714,7 +714,7 @@ def test_a_join_holds_only_what_each_path_changed():
     path set is a choice holding only the paths that changed it; each path reads the binding the full form gives
     (a ``case`` of n arms each setting its own variable holds n bindings, not n times n)."""
     from kv4lint.frontends.shell.choices import merge_choices
-    from kv4lint.frontends.shell.expand import SCALAR, Alts, Assignment, Binding
+    from kv4lint.frontends.shell.variables import SCALAR, Alts, Assignment, Binding
     from kv4lint.frontends.shell.parse import Chars
     from kv4lint.frontends.shell.variables import Variables
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from kv4lint.base.file_error import FileError
 from kv4lint.frontends.hints import NAME_WORD
-from kv4lint.frontends.shell.expand import MAX_DEPTH, Element, Field
+from kv4lint.frontends.shell.expand import MAX_DEPTH, Field
+from kv4lint.frontends.shell.variables import Element
 
 MAX_STEPS = 300_000  # statements walked before loops and calls stop being expanded
 MAX_CALL_DEPTH = 8  # functions calling functions: deeper calls are not walked (a file error says so)

@@ -4,7 +4,7 @@ Where paths of a script join again (after an ``if``/``elif``/``else``, a
 ``case``, ``a && b``, ``a || b``), a variable the paths set differently holds
 one value per path.  A :class:`ChoicePoint` records the paths of one join (the
 condition that selects each, in the user's terms: ``USE_FP4_KV=1``,
-``MODE=fp4``); a ``CHOICE`` :class:`~kv4lint.frontends.shell.expand.Binding`
+``MODE=fp4``); a ``CHOICE`` :class:`~kv4lint.frontends.shell.variables.Binding`
 holds the variable's binding on each path, which may itself be a choice of an
 earlier join (nothing is multiplied out when paths join: merging costs what the
 paths changed).  Variables set at the same join are chosen together: ``KV``
@@ -30,8 +30,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from kv4lint.frontends.shell.expand import CHOICE, SCALAR, UNKNOWN, Alts, Assignment, Binding, Chars
-from kv4lint.frontends.shell.variables import Variables
+from kv4lint.frontends.shell.parse import Chars
+from kv4lint.frontends.shell.variables import CHOICE, SCALAR, UNKNOWN, Alts, Assignment, Binding, Variables
 
 MAX_READINGS = 64  # every combination of a command's choices, expanded one by one; more: one choice at a time
 MAX_CANDIDATES = 1024  # readings of one command, one choice at a time; past it: a file error naming the bound

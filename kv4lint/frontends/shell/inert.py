@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Span
-from kv4lint.frontends.shell.expand import SCALAR, UNKNOWN
 from kv4lint.frontends.shell.parse import ShellText
+from kv4lint.frontends.shell.variables import SCALAR, UNKNOWN
 from kv4lint.sglang.commands import SERVER_MODULE_PREFIX, could_start_command, is_recorder, unwrap
 
 READERS = {"read", "mapfile", "readarray", "getopts"}

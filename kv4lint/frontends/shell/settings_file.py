@@ -5,8 +5,7 @@ script is walked again with its variables bound where the ``source`` line stands
 from __future__ import annotations
 
 from kv4lint.base.model import ForeignString, SourcedVariables
-from kv4lint.frontends.shell.expand import SCALAR, UNSET
-from kv4lint.frontends.shell.variables import Variables
+from kv4lint.frontends.shell.variables import SCALAR, UNSET, Variables
 from kv4lint.frontends.shell.parse import ShellText
 from kv4lint.frontends.shell.walk import Walker, _Scan
 

@@ -23,9 +23,9 @@ from kv4lint.base import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.hints import NAME_WORD, PLATFORM_NAMES, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.choices import ChoicePoint, merge_variables
-from kv4lint.frontends.shell.expand import ALLEXPORT, ARRAY, CHOICE, CONCAT, HOLE, MAX_DEPTH, NAME, SCALAR, UNKNOWN, \
-    UNSET, Assignment, Binding, Element, Expander, Field, Ref, setting_chars
-from kv4lint.frontends.shell.variables import Variables
+from kv4lint.frontends.shell.expand import HOLE, MAX_DEPTH, NAME, Expander, Field, setting_chars
+from kv4lint.frontends.shell.variables import ALLEXPORT, ARRAY, CHOICE, CONCAT, SCALAR, UNKNOWN, UNSET, Assignment, \
+    Binding, Element, Ref, Variables
 from kv4lint.base.file_error import FileError
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import MAX_WORDS, ForeignString, Hint, Launch, ScanResult, Span, Value

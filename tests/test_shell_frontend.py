@@ -1371,6 +1371,33 @@ def test_a_command_read_per_path_expands_again_only_the_words_that_differ(monkey
         ("python", "--model-path", '"$M"', "--kv-cache-dtype"), 1)
 
 
+_FP4 = [["--kv-cache-dtype", "fp4_e2m1"]]
+
+
+@pytest.mark.parametrize("command,inert,found", [
+    ('curl -sf "http://127.0.0.1:${PORT}/health"', True, []),  # ends in /health whatever PORT holds
+    ('wget -q -O /dev/null "http://$HOST:$PORT/v1/models"', True, []),
+    ("nohup $DIR/python -m $M --kv-cache-dtype fp4_e2m1", False, _FP4),  # ends in /python: read, and it launches
+    ('nohup "${DIR}/python3.11" -m $M --kv-cache-dtype fp4_e2m1', False, _FP4),
+    ("nohup ${DIR}/$PY -m $M --kv-cache-dtype fp4_e2m1", False, []),  # ends unknown: read (PY may be python)
+    ("/entrypoint.sh $DIR/python -m $M --kv-cache-dtype fp4_e2m1", False, _FP4),  # the command it runs
+])
+def test_an_unknown_word_that_ends_in_a_path_is_told_by_its_name_without_reading_it(monkeypatch, command, inert,
+                                                                                    found):
+    """An unknown program's arguments may be the command it runs (unwrap's _passed_on); a word whose value ends
+    in ``/NAME`` whatever its expansions give (its suffix: ``/health`` of ``"http://$HOST/health"``) is such a
+    command only when NAME is a program kv4lint follows, and is told so without being read: the command stays
+    inert (Walker._inert), its words not built."""
+    from kv4lint.frontends.shell import walk
+
+    built = []
+    real = walk.Walker._command_words
+    monkeypatch.setattr(walk.Walker, "_command_words", lambda self, n, *a: built.append(n) or real(self, n, *a))
+    got = launches(f"M=sglang.launch_server\n{command}\n")
+    assert (not built) == inert
+    assert [texts(launch) for launch in got] == found
+
+
 def test_an_inner_shell_sees_the_exported_variables_it_names_and_the_platform_ones():
     """``bash -c`` is given the exported variables its text names (Walker._child_env), not all of them: what it
     names keeps its value and its definition's span, what is not exported stays unset there, and an exported

@@ -54,6 +54,10 @@ class Word(Record):
         return self.text or ""
 
     @property
+    def suffix(self) -> str:
+        return self.text or ""
+
+    @property
     def unknown(self) -> bool:
         return self.text is None
 

@@ -276,6 +276,11 @@ if TYPE_CHECKING:  # for type checkers only: the readers' word types have these 
             """The word as written (``$PYTHON``), to recognise a program by its variable's name."""
 
         @property
+        def suffix(self) -> str:
+            """The known text after the last unknown part (all of it when known): ``/health`` of
+            ``"http://$HOST/health"``, whose program name it tells whatever the unknown parts hold."""
+
+        @property
         def unknown(self) -> bool:
             """Some of the word is not known statically."""
 
@@ -611,6 +616,9 @@ class _Unwrapper:
         if head is None or is_recorder(head):
             return None
         for k in range(1, len(w)):
+            tail = w[k].suffix
+            if "/" in tail and not plausible_command(tail):
+                continue  # ends in the name of no program kv4lint follows (curl "http://$HOST/health"), read or not
             t = w[k].text
             if t is None:
                 t = w[k].raw.strip("\"'")

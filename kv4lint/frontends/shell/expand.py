@@ -140,6 +140,11 @@ class Field:
     def raw(self) -> str:
         return self.src.text[self.s:self.e]
 
+    @property
+    def suffix(self) -> str:
+        t = self.full.text
+        return self.chars.text if not self.unknown else t.rsplit(HOLE, 1)[1] if HOLE in t else ""
+
     def anchor(self) -> Span:
         return self.src.fanchor(self.s, self.e)
 

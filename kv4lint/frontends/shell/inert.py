@@ -15,6 +15,8 @@ read them twice. (Not any command that names sglang: an installer's ``pip instal
 
 from __future__ import annotations
 
+import re
+
 from kv4lint.base.memo import Memo
 from kv4lint.base.model import Span
 from kv4lint.frontends.shell.parse import ShellText
@@ -187,6 +189,7 @@ def _key(src: ShellText, word: tuple) -> str | tuple:
 # written, and whether looking at it means reading it, or it splits into several (_key). Held for the process
 # (kv4lint.base.memo): a script repeats its commands.
 _UNWRAPPED = Memo(4096)
+_LITERAL_END = re.compile(r"([\w./:@%+,=-]*)[\"']?\Z")  # what ends a word as written, unquoted and unexpanded
 
 
 class Probe:
@@ -220,6 +223,13 @@ class Probe:
     def raw(self) -> str:
         self._look()
         return self._src.nt(self._node)
+
+    @property
+    def suffix(self) -> str:
+        """(Not a look: the literal end of the word as written, ``/health`` of ``"http://${port}/health"``.)"""
+        if self._text is not None:
+            return self._text
+        return _LITERAL_END.search(self._src.nt(self._node)).group(1)
 
     @property
     def unknown(self) -> bool:

@@ -1369,6 +1369,9 @@ def test_a_command_read_per_path_expands_again_only_the_words_that_differ(monkey
         '"$TP"': 3, '"$(echo x)"': 3, "${KV:=fp4_e2m1}": 2}
     assert {w: expanded[w] for w in ("python", "--model-path", '"$M"', "--kv-cache-dtype")} == dict.fromkeys(
         ("python", "--model-path", '"$M"', "--kv-cache-dtype"), 1)
+    # and the launches of the two paths share the records of those words (launches.build_launches)
+    two, eight = sorted(launches(script), key=lambda launch: texts(launch)[3])
+    assert [a is b for a, b in zip(two.argv, eight.argv)] == [True, True, True, False, True, False, True, True]
 
 
 _FP4 = [["--kv-cache-dtype", "fp4_e2m1"]]

@@ -92,8 +92,14 @@ def build_launches(pending: list, other: list, path: str) -> list[Launch]:
     # a command (its span and entry point) -> its launches so far: [their words (_same: read once a second path has
     # the command, as most commands are on one), the launch, the conditions of the paths it is on]
     seen: dict = {}
+    made: dict[int, Value] = {}  # a word the readings of a command on several paths share (Walker._command_words)
     for p in pending:
-        argv = [to_value(f) for f in p.argv]
+        argv = []
+        for f in p.argv:
+            v = made.get(id(f))
+            if v is None:
+                v = made[id(f)] = to_value(f)
+            argv.append(v)
         command = (p.span, p.entry)
         held = seen.get(command)
         got = None

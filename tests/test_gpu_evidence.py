@@ -196,6 +196,16 @@ def test_a_gpu_read_into_a_variable_guards_the_launches_of_each_branch():
     assert got[1][0][2] == 'branch where `[[ "$GPU" == *B300* ]]` fails'
 
 
+def test_the_same_test_guards_once_its_variable_reads_the_gpu_and_not_after_it_stops():
+    """A script repeats its tests; the machine reads each once per state of the variables that read the GPU
+    (Machine.test): the same text guards nothing before GPU is read from nvidia-smi, then guards, then not again
+    once GPU is set to something else."""
+    test = '[[ "$GPU" == *B300* ]]'
+    text = (f"if {test}; then\n  {LAUNCH}\nfi\nGPU=$(nvidia-smi --query-gpu=name --format=csv,noheader)\n"
+            f"if {test}; then\n  {LAUNCH}\nfi\nGPU=b300\nif {test}; then\n  {LAUNCH}\nfi\n")
+    assert [[v for v, *_ in hs] for hs in gpu_hints(text, "entry.sh", "shell")] == [[], ["sm103"], []]
+
+
 @pytest.mark.parametrize("assign, test, archs", [
     ("CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)", '[ "${CC%%.*}" -ge 10 ]',
      "sm100 sm103 sm110 sm120 sm121"),

@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from kv4lint.base.memo import Memo
 from kv4lint.frontends.shell.parse import Chars
 from kv4lint.frontends.shell.variables import CHOICE, SCALAR, UNKNOWN, Alts, Assignment, Binding, Variables
 
@@ -205,6 +206,14 @@ def test_condition(text: str) -> tuple[str, str] | None:
 
 def describe(text: str) -> tuple[str, str]:
     """(when ``text`` succeeds, when it fails), in the user's terms where the test is a simple comparison."""
+    said = _DESCRIBED.get(text)
+    return said if said is not None else _DESCRIBED.keep(text, _describe(text))
+
+
+_DESCRIBED = Memo(4096)  # a script repeats its tests (``[ "${DRY_RUN:-0}" = 1 ]`` in every block)
+
+
+def _describe(text: str) -> tuple[str, str]:
     stated = test_condition(text)
     if stated is not None:
         return stated

@@ -109,7 +109,7 @@ def _comment(src, at: int, text: str) -> list[Hint]:
 class Machine:
     """One scan's state: the variables that read the GPU, the guards around the walk, a guard per path condition."""
 
-    __slots__ = ("gpu_vars", "active", "by_condition", "changes")
+    __slots__ = ("gpu_vars", "active", "by_condition", "changes", "_tested")
 
     def __init__(self):
         self.gpu_vars: dict[str, str] = {}  # name -> how it reads the GPU: name, lname, cc, major, sm
@@ -118,6 +118,7 @@ class Machine:
         # How often gpu_vars changed (naming a condition again as it was named is no change: a walk that named
         # conditions and changed no variable that reads the GPU leaves the machine as walking it again would).
         self.changes = 0
+        self._tested: dict[str, tuple] = {}  # a condition -> (changes, its guards then): a script repeats its tests
 
     def note(self, name: str, raw: str) -> None:
         """``NAME=RAW`` was assigned: remember whether it reads the GPU (and forget an earlier reading)."""
@@ -132,7 +133,10 @@ class Machine:
     def test(self, text: str, span) -> tuple[list[Hint], list[Hint]] | None:
         """A branch condition: (the guard where it succeeds, where it fails), or None when it does not test the
         GPU alone."""
-        found = _condition(text.strip(), self.gpu_vars)
+        hit = self._tested.get(text)
+        if hit is None or hit[0] != self.changes:
+            hit = self._tested[text] = (self.changes, _condition(text.strip(), self.gpu_vars))
+        found = hit[1]
         if found is None:
             return None
         on, off = found

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from contextlib import contextmanager
+from contextlib import nullcontext
 
 from kv4lint.base.conditions import AND, split_top
 from kv4lint.base.model import Hint
@@ -185,15 +185,28 @@ class Machine:
                 out.extend(self.by_condition.get(part) or ())
         return out
 
-    @contextmanager
-    def guarding(self, hints: list[Hint]):
-        """Walk a branch body under ``hints``."""
-        self.active.extend(hints)
-        try:
-            yield
-        finally:
-            if hints:
-                del self.active[-len(hints):]
+    def guarding(self, hints: list[Hint]) -> "_Guarding | nullcontext":
+        """Walk a branch body under ``hints`` (``with``; most branches are guarded by nothing)."""
+        return _Guarding(self.active, hints) if hints else _UNGUARDED
+
+
+class _Guarding:
+    """The guards ``hints`` hold while a branch body is walked (a class, not a generator: a script has as many
+    branches as lines)."""
+
+    __slots__ = ("active", "hints")
+
+    def __init__(self, active: list[Hint], hints: list[Hint]):
+        self.active, self.hints = active, hints
+
+    def __enter__(self) -> None:
+        self.active.extend(self.hints)
+
+    def __exit__(self, *exc) -> None:
+        del self.active[-len(self.hints):]
+
+
+_UNGUARDED = nullcontext()
 
 
 def _query(raw: str) -> str | None:

@@ -110,6 +110,7 @@ def test_the_cases_are_the_tables_commands(tmp_path, monkeypatch):
         assert c["before_cmd"][:3] == [sys.executable, "-P", "-c"] and c["before_cmd"][4:] == c["cmd"][1:]
         assert c["before_env"]["PYTHONPATH"].split(os.pathsep)[0] == str((tmp_path / "before").resolve())
         assert "PYTHONDONTWRITEBYTECODE" not in c["env"]
+        assert c["env"]["PYTHONHASHSEED"] == c["before_env"]["PYTHONHASHSEED"] == "0"  # the same code counts the same
     assert got["cold"]["cmd"][-len(instructions.OPTS) - 3:] == [
         "check", str(tmp_path / "tree" / "sglang-src"), *instructions.OPTS, "--no-cache"]
     assert got["cold"]["floor"] is None

@@ -312,6 +312,21 @@ def test_shared_when_used_twice(use):
     assert value(one(text), "--kv-cache-dtype").shared
 
 
+@pytest.mark.parametrize("word,walked", [('"$M"', False), ('"${M}"', False), ('"x$M"', True), ('"${M:-m}"', False)])
+def test_a_quoted_lone_expansion_is_read_without_walking_the_string(monkeypatch, word, walked):
+    """``"$MODEL"``, the commonest word of a launch, is the quoted value of its one expansion: read without
+    _string's walk over the string's pieces (Expander.fields_at), the same word, quote and span as through it."""
+    from kv4lint.frontends.shell.expand import Expander
+
+    strings = []
+    real = Expander._string
+    monkeypatch.setattr(Expander, "_string", lambda self, node: strings.append(node) or real(self, node))
+    text = f"M=m\npython -m sglang.launch_server --model-path {word} --kv-cache-dtype fp4_e2m1\n"
+    v = value(one(text), "--model-path")
+    assert (v.text, v.quote) == ("xm" if word == '"x$M"' else "m", '"')
+    assert bool(strings) == walked
+
+
 def test_a_variable_an_inert_command_uses_is_looked_up_not_expanded(monkeypatch):
     """``echo "$D ${D}"`` runs nothing: its plain variables are only looked up, for where their assignments are
     used (Expander.touch_name), their values not built; one with an operator (``${D:-x}``) is expanded."""

@@ -201,6 +201,7 @@ class _Acc:
 
 
 _IFS = re.compile(r"[^ \t\n]+")
+_EXPANSIONS = ("simple_expansion", "expansion")
 _DQ_PLAIN = re.compile(r'[^$`\\"]*')  # the inside of a double-quoted string that expands nothing
 # Stands for an unknown part inside a text that is parsed again (bash -c "... $UNKNOWN ...").
 HOLE = "\ue000"
@@ -287,6 +288,19 @@ class Expander:
                     w.deepest = w.depth + 1
                 c = src.chars(s + 1, e - 1)
                 return [Field(c, False, False, src, s, e, None, '"', c)]
+            if node.child_count == 3 and text[s] == '"' and (mid := node.children[1]).type in _EXPANSIONS:
+                # "$MODEL": the quoted value of one expansion (what _string's parts give, without its walk over them)
+                w.depth += 1
+                if w.depth > w.deepest:
+                    w.deepest = w.depth
+                try:
+                    parts = [_Lit(Chars()), *self.parts(mid, True)]
+                finally:
+                    w.depth -= 1
+                fields = self.split(parts, s, e)
+                if len(fields) == 1:
+                    fields[0].quote = '"'
+                return fields
         fields = self.split(self.parts(node, False), s, e)
         if len(fields) == 1 and t in ("string", "raw_string", "ansi_c_string"):
             fields[0].quote = "'" if t == "raw_string" else '"' if t == "string" else "$'"

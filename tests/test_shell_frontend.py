@@ -1116,6 +1116,10 @@ DEEP = "shell text nested more than 60 levels deep near line 1: not scanned furt
     ("python -m sglang.launch_server --x " + "$( " * 3000 + "x" + " )" * 3000, [["--x", None]], [DEEP]),
     ("python -m sglang.launch_server --x " + '"$(' * 3000 + "x" + ')"' * 3000, [["--x", None]], [DEEP]),
     ("python -m sglang.launch_server --x " + "${A:-" * 3000 + "x" + "}" * 3000, [["--x", None]], [DEEP]),
+    # The same in a launch read once per path of a knob: the reading that learns the knob is undone, and the error
+    # with it; the readings kept say it again (a flag left set would have said it never).
+    ('[ "$B" = 1 ] && X=2\npython -m sglang.launch_server --tp "${X:-1}" --x ' + "${A:-" * 70 + "x" + "}" * 70,
+     [["--tp", "1", "--x", None], ["--tp", "2", "--x", None]], [DEEP.replace("line 1", "line 2")]),
     # A launch inside 30 nested command substitutions (each a statement in a substitution: 2 levels).
     ("X=" + "$( " * 30 + "python -m sglang.launch_server --x" + " )" * 30, [], [DEEP]),
     ("X=" + "$( " * 25 + "python -m sglang.launch_server --x" + " )" * 25, [["--x"]], []),

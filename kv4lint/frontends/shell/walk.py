@@ -122,13 +122,16 @@ class _Scan:
         self.machine = Machine()  # the GPU the script tests (kv4lint.frontends.shell.machine)
 
     def save(self) -> tuple:
-        """What the walk has recorded so far (launches, errors), to undo a reading that is not kept."""
-        return (len(self.pending), len(self.other), len(self.errors))
+        """What the walk has recorded (launches, errors, the bounds said to be met), to undo a reading not kept."""
+        return (len(self.pending), len(self.other), len(self.errors), self.too_deep, self.too_many,
+                self.too_many_readings, self.past_steps)
 
     def restore(self, saved: tuple) -> None:
+        """Undo what was recorded since ``saved``; a bound whose error goes is said again if met (not a silent pass)."""
         del self.pending[saved[0]:]
         del self.other[saved[1]:]
         del self.errors[saved[2]:]
+        self.too_deep, self.too_many, self.too_many_readings, self.past_steps = saved[3:]
 
     def charge(self, words: int, line, *, launches: bool = False) -> bool:
         """False (and a file error, once) past ``MAX_WORDS``: for a command or array of that many words
@@ -665,8 +668,8 @@ class Walker(Branches, Calls, Inert):
 
     def _command_words(self, n, stdin: Chars | None, same: dict[int, list[Field]]):
         """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input; ``same`` keeps by place
-        the words that read no choice, wrote nothing and walked no statement (a substitution): they expand the same
-        on every path."""
+        the words that read no choice, wrote nothing, walked no statement (a substitution) and met no bound: they
+        expand the same on every path."""
         kids = n.children
         prefix = []
         spans = self.src.spans(kids)
@@ -680,14 +683,15 @@ class Walker(Branches, Calls, Inert):
             if t == "command_name" or field_name(i) == "argument":
                 fs = same.get(i)
                 if fs is None:
-                    c, j, steps = len(scan.consulted), len(scan.journal), scan.steps
+                    c, j, steps, errors = len(scan.consulted), len(scan.journal), scan.steps, len(scan.errors)
                     if t == "command_name":
                         fs = x.fields(k.named_children[0]) if k.named_child_count else x.fields(k)
                     else:
                         fs = x.fields_at(k, t, *spans[i])
                     if len(fs) == 1:
                         fs[0].rm = remove(kids, spans, i, _SEP_CMD)
-                    if steps == scan.steps and c == len(scan.consulted) and j == len(scan.journal):
+                    if steps == scan.steps and c == len(scan.consulted) and j == len(scan.journal) and \
+                            errors == len(scan.errors):
                         same[i] = fs
                 words.extend(fs)
             elif t == "herestring_redirect":

@@ -667,9 +667,8 @@ class Walker(Branches, Calls, Inert):
                        self._varies)
 
     def _command_words(self, n, stdin: Chars | None, same: dict[int, list[Field]]):
-        """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input; ``same`` keeps by place
-        the words that read no choice, wrote nothing, walked no statement (a substitution) and met no bound: they
-        expand the same on every path."""
+        """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input; ``same``: by place, the
+        words that read no choice, wrote, walked (a substitution) or met no bound, the same on every path."""
         kids = n.children
         prefix = []
         spans = self.src.spans(kids)
@@ -683,16 +682,17 @@ class Walker(Branches, Calls, Inert):
             if t == "command_name" or field_name(i) == "argument":
                 fs = same.get(i)
                 if fs is None:
-                    c, j, steps, errors = len(scan.consulted), len(scan.journal), scan.steps, len(scan.errors)
-                    if t == "command_name":
-                        fs = x.fields(k.named_children[0]) if k.named_child_count else x.fields(k)
+                    if t == "word" and self.depth <= MAX_DEPTH:  # its own text: reads, runs and meets nothing
+                        fs = same[i] = x.fields_at(k, t, *spans[i])
                     else:
-                        fs = x.fields_at(k, t, *spans[i])
+                        c, j, steps, errors = len(scan.consulted), len(scan.journal), scan.steps, len(scan.errors)
+                        fs = x.fields_at(k, t, *spans[i]) if t != "command_name" else x.fields(
+                            k.named_children[0]) if k.named_child_count else x.fields(k)
+                        if steps == scan.steps and c == len(scan.consulted) and j == len(scan.journal) and \
+                                errors == len(scan.errors):
+                            same[i] = fs
                     if len(fs) == 1:
                         fs[0].rm = remove(kids, spans, i, _SEP_CMD)
-                    if steps == scan.steps and c == len(scan.consulted) and j == len(scan.journal) and \
-                            errors == len(scan.errors):
-                        same[i] = fs
                 words.extend(fs)
             elif t == "herestring_redirect":
                 ws = k.named_children
@@ -705,12 +705,10 @@ class Walker(Branches, Calls, Inert):
     def _prefix(self, nodes) -> list:
         out = []
         for p in nodes:
-            nm = p.child_by_field_name("name")
-            val = p.child_by_field_name("value")
-            if nm is None:
-                continue
-            chars = self.x.scalar(val) if val is not None else Chars()
-            out.append((p, self.src.nt(nm), chars, self.src.fanchor(*self.src.ns(p))))
+            nm, val = p.child_by_field_name("name"), p.child_by_field_name("value")
+            if nm is not None:
+                chars = self.x.scalar(val) if val is not None else Chars()
+                out.append((p, self.src.nt(nm), chars, self.src.fanchor(*self.src.ns(p))))
         return out
 
     def _words_command(self, nodes) -> None:

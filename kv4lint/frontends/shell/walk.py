@@ -667,8 +667,8 @@ class Walker(Branches, Calls, Inert):
                        self._varies)
 
     def _command_words(self, n, stdin: Chars | None, same: dict[int, list[Field]]):
-        """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input; ``same``: by place, the
-        words that read no choice, wrote, walked (a substitution) or met no bound, the same on every path."""
+        """A command's words, its ``VAR=value`` prefix (evaluated) and its standard input. ``same`` keeps by place
+        the words that read no choice and wrote, walked (a substitution) and met nothing: alike on every path."""
         kids = n.children
         prefix = []
         spans = self.src.spans(kids)
@@ -686,8 +686,10 @@ class Walker(Branches, Calls, Inert):
                         fs = same[i] = x.fields_at(k, t, *spans[i])
                     else:
                         c, j, steps, errors = len(scan.consulted), len(scan.journal), scan.steps, len(scan.errors)
-                        fs = x.fields_at(k, t, *spans[i]) if t != "command_name" else x.fields(
-                            k.named_children[0]) if k.named_child_count else x.fields(k)
+                        if t == "command_name":
+                            fs = x.fields(k.named_children[0]) if k.named_child_count else x.fields(k)
+                        else:
+                            fs = x.fields_at(k, t, *spans[i])
                         if steps == scan.steps and c == len(scan.consulted) and j == len(scan.journal) and \
                                 errors == len(scan.errors):
                             same[i] = fs

@@ -201,7 +201,7 @@ class _Acc:
 
 
 _IFS = re.compile(r"[^ \t\n]+")
-_EXPANSIONS = ("simple_expansion", "expansion")
+EXPANSIONS = ("simple_expansion", "expansion")  # the node types of $NAME and ${...}
 _DQ_PLAIN = re.compile(r'[^$`\\"]*')  # the inside of a double-quoted string that expands nothing
 # Stands for an unknown part inside a text that is parsed again (bash -c "... $UNKNOWN ...").
 HOLE = "\ue000"
@@ -288,7 +288,7 @@ class Expander:
                     w.deepest = w.depth + 1
                 c = src.chars(s + 1, e - 1)
                 return [Field(c, False, False, src, s, e, None, '"', c)]
-            if node.child_count == 3 and text[s] == '"' and (mid := node.children[1]).type in _EXPANSIONS:
+            if node.child_count == 3 and text[s] == '"' and (mid := node.children[1]).type in EXPANSIONS:
                 # "$MODEL": the quoted value of one expansion (what _string's parts give, without its walk over them)
                 w.depth += 1
                 if w.depth > w.deepest:
@@ -468,7 +468,7 @@ class Expander:
             return [_Lit(src.chars(s + 1, end))]
         if t == "ansi_c_string":
             return [_Lit(self._ansi(node))]
-        if t in ("simple_expansion", "expansion"):
+        if t in EXPANSIONS:
             return self.expand(node, quoted)
         if t in ("command_substitution", "process_substitution"):
             self.w.subshell(node.named_children)

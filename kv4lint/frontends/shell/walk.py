@@ -23,7 +23,7 @@ from kv4lint.base import internal_error
 from kv4lint.frontends import nested
 from kv4lint.frontends.hints import NAME_WORD, PLATFORM_NAMES, dedupe_hints, env_hints, fact_hints
 from kv4lint.frontends.shell.choices import ChoicePoint, merge_variables
-from kv4lint.frontends.shell.expand import HOLE, MAX_DEPTH, NAME, Expander, Field, setting_chars
+from kv4lint.frontends.shell.expand import EXPANSIONS, HOLE, MAX_DEPTH, NAME, Expander, Field, setting_chars
 from kv4lint.frontends.shell.variables import ALLEXPORT, ARRAY, CHOICE, CONCAT, SCALAR, UNKNOWN, UNSET, Assignment, \
     Binding, Element, Ref, Variables
 from kv4lint.base.file_error import FileError
@@ -228,7 +228,7 @@ class Walker(Branches, Calls, Inert):
         stack = [node]
         while stack:
             n = stack.pop()
-            if n.type in ("simple_expansion", "expansion"):
+            if n.type in EXPANSIONS:
                 self.depth += 1
                 if self.depth > self.deepest:
                     self.deepest = self.depth

@@ -114,7 +114,7 @@ class _LazyRef:
 class Field:
     """One argv token as bash would produce it, with where it was written."""
 
-    __slots__ = ("chars", "full", "unknown", "splat", "src", "s", "e", "rm", "quote")
+    __slots__ = ("chars", "full", "unknown", "splat", "src", "s", "e", "_rm", "_at", "quote")
 
     def __init__(self, chars: Chars, unknown: bool, splat: bool, src: ShellText, s: int, e: int,
                  rm: Span | None = None, quote: str = "", full: Chars | None = None):
@@ -125,12 +125,31 @@ class Field:
         self.src = src
         self.s = s  # the word it came from, in src
         self.e = e
-        self.rm = rm
+        self._rm = rm
+        self._at: tuple | None = None  # (:meth:`removable`)
         self.quote = quote
 
     @property
     def text(self) -> str | None:
         return None if self.unknown else self.chars.text
+
+    @property
+    def rm(self) -> Span | None:
+        """The span that deletes this word with its separator (None: it cannot be removed cleanly)."""
+        at = self._at
+        if at is not None:
+            self._rm = self.src.removal(*at)
+            self._at = None
+        return self._rm
+
+    @rm.setter
+    def rm(self, span: Span | None) -> None:
+        self._rm, self._at = span, None
+
+    def removable(self, kids, spans: list[tuple[int, int]], i: int, sep) -> None:
+        """This word is ``kids[i]``, deleted with a separator ``sep``: :attr:`rm`, worked out when it is read (most
+        words of a script are in no launch, and no launch's word is removed unless a fix asks)."""
+        self._at = (kids, spans, i, sep)
 
     @property
     def prefix(self) -> str:

@@ -197,6 +197,27 @@ class ShellText:
             return None
         return Span(first, first + (e - s))
 
+    def removal(self, kids, spans: list[tuple[int, int]], i: int, sep: re.Pattern) -> Span | None:
+        """The file span that deletes ``kids[i]`` (one of a command's or an array's children) with its separator
+        (``sep``) from a neighbour; ``spans``: each kid's :meth:`ns`."""
+        text = self.text
+        s, e = spans[i]
+        # the separator before it (from a word before; after the next word's, from anything before); " ": most are
+        if i:
+            pe = spans[i - 1][1]
+            gap = text[pe:s]
+            before = gap == " " or sep.fullmatch(gap) is not None
+            if before and kids[i - 1].is_named:
+                return self.fspan(pe, e)
+        else:
+            pe, before = s, False
+        if i + 1 < len(kids) and kids[i + 1].is_named:
+            ns_ = spans[i + 1][0]
+            gap = text[e:ns_]
+            if gap == " " or sep.fullmatch(gap):
+                return self.fspan(s, ns_)
+        return self.fspan(pe if before else s, e)
+
     def fanchor(self, s: int, e: int) -> Span:
         """A file span to report ``text[s:e]`` at, even when not verbatim."""
         sp = self.fspan(s, e)

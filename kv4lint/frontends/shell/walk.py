@@ -490,7 +490,7 @@ class Walker(Branches, Calls, Inert):
             if not k.is_named or k.type == "comment":
                 continue
             fs = self.x.fields(k)
-            rm = self._remove(kids, spans, i, _SEP_LIST) if len(fs) == 1 else None
+            rm = self.src.removal(kids, spans, i, _SEP_LIST) if len(fs) == 1 else None
             for f in fs:
                 elems.append(Element(None if f.unknown else f.chars, f.splat, rm if rm is not None else f.rm, a))
         return elems
@@ -673,7 +673,7 @@ class Walker(Branches, Calls, Inert):
         prefix = []
         spans = self.src.spans(kids)
         words: list[Field] = []
-        x, field_name, remove, scan = self.x, n.field_name_for_child, self._remove, self.scan
+        x, field_name, scan = self.x, n.field_name_for_child, self.scan
         for i, k in enumerate(kids):
             t = k.type
             if t == "variable_assignment" and not words:
@@ -694,7 +694,7 @@ class Walker(Branches, Calls, Inert):
                                 errors == len(scan.errors):
                             same[i] = fs
                     if len(fs) == 1:
-                        fs[0].rm = remove(kids, spans, i, _SEP_CMD)
+                        fs[0].removable(kids, spans, i, _SEP_CMD)
                 words.extend(fs)
             elif t == "herestring_redirect":
                 ws = k.named_children
@@ -833,27 +833,6 @@ class Walker(Branches, Calls, Inert):
         for name in names:
             if NAME.match(name):
                 self.bind(name, Binding(UNKNOWN, assign=Assignment(name, None)))
-
-    def _remove(self, kids, spans: list[tuple[int, int]], i: int, sep: re.Pattern) -> Span | None:
-        """The span that deletes ``kids[i]`` with its separator from a neighbour (``spans``: each kid's ``src.ns``)."""
-        src = self.src
-        text = src.text
-        s, e = spans[i]
-        # the separator before it (from a word before; after the next word's, from anything before); " ": most are
-        if i:
-            pe = spans[i - 1][1]
-            gap = text[pe:s]
-            before = gap == " " or sep.fullmatch(gap) is not None
-            if before and kids[i - 1].is_named:
-                return src.fspan(pe, e)
-        else:
-            pe, before = s, False
-        if i + 1 < len(kids) and kids[i + 1].is_named:
-            ns_ = spans[i + 1][0]
-            gap = text[e:ns_]
-            if gap == " " or sep.fullmatch(gap):
-                return src.fspan(s, ns_)
-        return src.fspan(pe if before else s, e)
 
     # -- nested code ------------------------------------------------------------------
     def _child_env(self, ex: _Exec, names: set[str]) -> Variables:
@@ -1193,7 +1172,7 @@ def split_words(text: str, *, origin: OffsetMap | None = None) -> list[Value]:
                 target = k.named_children[0] if k.type == "command_name" and k.named_child_count else k
                 fs = walker.x.fields(target)
                 if len(fs) == 1:
-                    fs[0].rm = walker._remove(kids, spans, i, _SEP_CMD)
+                    fs[0].removable(kids, spans, i, _SEP_CMD)
                 fields.extend(fs)
         return [to_value(f) for f in fields]
     except Exception:

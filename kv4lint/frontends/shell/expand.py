@@ -37,16 +37,10 @@ def _resolved(chars: Chars, use: Span | None, assigns: frozenset) -> Chars:
     """``chars`` as seen through a variable used at ``use``: the outermost use wins, assignments accumulate."""
     if chars.plain():  # (most values: written in the script, through no variable)
         return chars.with_res([_Res(use, assigns)] * len(chars.text))
-    cache: dict[int, _Res] = {}
-    res = []
-    for r in chars.res:
-        k = id(r) if r is not None else 0
-        nr = cache.get(k)
-        if nr is None:
-            nr = _Res(use, assigns | r.assigns if r is not None else assigns)
-            cache[k] = nr
-        res.append(nr)
-    return chars.with_res(res)
+    res = chars.res
+    # each distinct provenance (a _Res is its own key) once, then every character through the map, in C
+    new = {r: _Res(use, assigns | r.assigns if r is not None else assigns) for r in dict.fromkeys(res)}
+    return chars.with_res(list(map(new.__getitem__, res)))
 
 
 def setting_chars(name: str, value: str, *, exported: bool = True, seeded: bool = False) -> Chars:

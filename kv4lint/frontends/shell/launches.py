@@ -29,7 +29,7 @@ def to_value(f: Field) -> Value:
         res = chars.res
         assigns: set = set()
         uses = set()
-        distinct = {id(r): r for r in res}.values()  # (the characters of one expansion share their provenance)
+        distinct = dict.fromkeys(res)  # (the characters of one expansion share their provenance; by identity)
         for r in distinct:
             if r is not None:
                 assigns |= r.assigns

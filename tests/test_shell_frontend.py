@@ -1420,6 +1420,32 @@ def test_an_unknown_word_that_ends_in_a_path_is_told_by_its_name_without_reading
     assert [texts(launch) for launch in got] == found
 
 
+@pytest.mark.parametrize("line,inert", [
+    ("set -euo pipefail", True),  # shell options only: runs nothing, sets nothing the walk reads
+    ("set -e -o pipefail +x", True),
+    ("set -ex  # trace", True),
+    ("set -ae", False),  # allexport on: what is set after it reaches inner shells (inert.allexport)
+    ("set -o allexport", False),
+    ("set +o allexport", False),
+    ("set -- a b", False),  # the positional parameters
+    ("set -e $FLAGS", False),  # a word as written tells nothing
+    ("set -e*", False),
+])
+def test_a_set_of_shell_options_only_is_inert(monkeypatch, line, inert):
+    """``set -euo pipefail`` (in most scripts, often several times in a long one) runs nothing and sets nothing the
+    walk reads: its words are not built (Walker._inert). A ``set`` that may turn allexport on or off, or set the
+    positional parameters, is read in full; the launch after it is read as before."""
+    from kv4lint.frontends.shell import walk
+
+    built = []
+    real = walk.Walker._command_words
+    monkeypatch.setattr(walk.Walker, "_command_words",
+                        lambda self, n, *a: built.append(self.src.text[n.start_byte:n.end_byte]) or real(self, n, *a))
+    got = launches(f"{line}\npython -m sglang.launch_server --model-path m --kv-cache-dtype fp4_e2m1\n")
+    assert (line.split("  #")[0] not in built) == inert
+    assert [texts(launch)[-2:] for launch in got] == _FP4
+
+
 def test_an_inner_shell_sees_the_exported_variables_it_names_and_the_platform_ones():
     """``bash -c`` is given the exported variables its text names (Walker._child_env), not all of them: what it
     names keeps its value and its definition's span, what is not exported stays unset there, and an exported

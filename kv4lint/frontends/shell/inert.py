@@ -52,6 +52,27 @@ def allexport(words: list[str | None]) -> bool | None:
     return on
 
 
+def _options_only(src: ShellText, kids) -> bool:
+    """``set -euo pipefail``: shell options only, as literal words, none of them ``allexport``. Such a ``set`` runs
+    nothing and sets no variable and no positional parameter, so it is inert (Walker._run_words reads a ``set`` for
+    :func:`allexport` and ``set --``)."""
+    words = []
+    for k in kids[1:]:
+        if k.type == "comment":
+            continue
+        t = src.nt(k) if k.type == "word" else "$"
+        if "$" in t or "`" in t or "\\" in t:
+            return False
+        words.append(t)
+    i = 0
+    while i < len(words):
+        t = words[i]
+        if t[:1] not in ("-", "+") or not t[1:].isalpha():
+            return False  # ``--``, or a word that is no option: positional parameters
+        i += 2 if "o" in t[1:] else 1  # (``-o NAME``: the option's name)
+    return allexport(words) is None
+
+
 def recorder(name: str) -> bool:
     r = _RECORDERS.get(name)
     if r is None:
@@ -85,8 +106,10 @@ class Inert:
         w0 = kids[0].children[0]
         if w0.type == "word":
             head = src.nt(w0)
-            if "$" in head or "`" in head or "\\" in head or head in self.functions or head in PATH_BUILTINS:
+            if "$" in head or "`" in head or "\\" in head or head in self.functions:
                 return False
+            if head in PATH_BUILTINS:
+                return head == "set" and _options_only(src, kids)
             if head == "printf" and (len(kids) < 2 or kids[1].type not in ("word", "raw_string") or
                                      src.nt(kids[1]).lstrip("'").startswith("-v")):
                 return False  # printf -v NAME: sets a variable

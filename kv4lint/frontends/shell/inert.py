@@ -33,7 +33,12 @@ _RECORDERS: dict[str, bool] = {}
 
 def allexport(words: list[str | None]) -> bool | None:
     """What ``set WORDS`` does to ``allexport``: on (``-a``, ``-o allexport``, ``a`` in a cluster of flags:
-    ``-ae``, ``-euao allexport``), off (``+a``, ``+o allexport``), or None (neither, or an unknown word first).
+    ``-ae``, ``-euao allexport``), off (``+a``, ``+o allexport``), or None (neither, or an unknown word first)."""
+    return _set_options(words)[0]
+
+
+def _set_options(words: list[str | None]) -> tuple[bool | None, int]:
+    """:func:`allexport`, and how many of ``words`` are options (with their names) before the first that is not.
     As bash reads them: each letter of ``-xyz`` a flag, an ``o`` among them taking the next word as an option's
     name."""
     on = None
@@ -49,7 +54,7 @@ def allexport(words: list[str | None]) -> bool | None:
             if i < len(words) and words[i] == "allexport":
                 on = t[0] == "-"
         i += 1
-    return on
+    return on, min(i, len(words))
 
 
 def _options_only(src: ShellText, kids) -> bool:
@@ -64,13 +69,8 @@ def _options_only(src: ShellText, kids) -> bool:
         if "$" in t or "`" in t or "\\" in t:
             return False
         words.append(t)
-    i = 0
-    while i < len(words):
-        t = words[i]
-        if t[:1] not in ("-", "+") or not t[1:].isalpha():
-            return False  # ``--``, or a word that is no option: positional parameters
-        i += 2 if "o" in t[1:] else 1  # (``-o NAME``: the option's name)
-    return allexport(words) is None
+    on, options = _set_options(words)
+    return on is None and options == len(words)  # (a word after the options: ``--``, positional parameters)
 
 
 def recorder(name: str) -> bool:

@@ -1424,6 +1424,7 @@ def test_an_unknown_word_that_ends_in_a_path_is_told_by_its_name_without_reading
     ("set -euo pipefail", True),  # shell options only: runs nothing, sets nothing the walk reads
     ("set -e -o pipefail +x", True),
     ("set -ex  # trace", True),
+    ("set '-e' -o pipefail", True),  # quoted, as bash reads it
     ("set -ae", False),  # allexport on: what is set after it reaches inner shells (inert.allexport)
     ("set -o allexport", False),
     ("set +o allexport", False),

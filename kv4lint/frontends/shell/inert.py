@@ -57,20 +57,12 @@ def _set_options(words: list[str | None]) -> tuple[bool | None, int]:
     return on, min(i, len(words))
 
 
-def _options_only(src: ShellText, kids) -> bool:
-    """``set -euo pipefail``: shell options only, as literal words, none of them ``allexport``. Such a ``set`` runs
-    nothing and sets no variable and no positional parameter, so it is inert (Walker._run_words reads a ``set`` for
-    :func:`allexport` and ``set --``)."""
-    words = []
-    for k in kids[1:]:
-        if k.type == "comment":
-            continue
-        t = src.nt(k) if k.type == "word" else "$"
-        if "$" in t or "`" in t or "\\" in t:
-            return False
-        words.append(t)
+def _options_only(words: list[str | None]) -> bool:
+    """``set -euo pipefail`` (``words``: those after ``set``, None where not known as written): shell options only,
+    none of them ``allexport``. Such a ``set`` runs nothing and sets no variable and no positional parameter, so it
+    is inert (Walker._run_words reads a ``set`` for :func:`allexport` and ``set --``)."""
     on, options = _set_options(words)
-    return on is None and options == len(words)  # (a word after the options: ``--``, positional parameters)
+    return on is None and options == len(words)  # (a word after them: ``--``, positional parameters, not known)
 
 
 def recorder(name: str) -> bool:
@@ -109,11 +101,12 @@ class Inert:
             if "$" in head or "`" in head or "\\" in head or head in self.functions:
                 return False
             if head in PATH_BUILTINS:
-                return head == "set" and _options_only(src, kids)
-            if head == "printf" and (len(kids) < 2 or kids[1].type not in ("word", "raw_string") or
-                                     src.nt(kids[1]).lstrip("'").startswith("-v")):
+                if head != "set":  # (a set of options only is told below, on its words)
+                    return False
+            elif head == "printf" and (len(kids) < 2 or kids[1].type not in ("word", "raw_string") or
+                                       src.nt(kids[1]).lstrip("'").startswith("-v")):
                 return False  # printf -v NAME: sets a variable
-            if recorder(head):
+            elif recorder(head):
                 for k in kids[1:]:
                     if k.is_named and k.type not in _LITERAL:
                         self.touch(k)
@@ -148,9 +141,11 @@ class Inert:
             key.append(_key(src, word))
             later.append(k)
         head = words[0][0] if words else None
-        if head is None or head in self.functions or head in PATH_BUILTINS or head == "printf":
-            return False
-        if _follows(tuple(key), words, read, src):
+        if head == "set" and head not in self.functions:
+            if not _options_only([w[0] for w in words[1:]]):
+                return False  # allexport, ``set --``, a word not known as written: read whole
+        elif head is None or head in self.functions or head in PATH_BUILTINS or head == "printf" or \
+                _follows(tuple(key), words, read, src):
             return False
         for k in later:
             self.touch(k)

@@ -20,10 +20,11 @@ CODE = "KV406"
 # people write them.
 ON_THE_LINE = ["# kv4lint: disable=KV406", "# kv4lint: disable = KV406", "# kv4lint:disable=KV406",
                "# kv4lint: disable=KV401, KV406", "# kv4lint: disable=kv406", "# kv4lint: disable=KV4",
-               "# kv4lint: disable"]
+               "# kv4lint: disable", "# KV4LINT: DISABLE=KV406"]
 ABOVE = ON_THE_LINE
 NOQA = ["# noqa: KV406", "# noqa:KV406", "# noqa: E501,KV406", "# noqa: E501 KV406", "# NOQA: KV406", "# noqa"]
-FILE = ["# kv4lint: disable-file=KV406", "# kv4lint: disable-file = KV406", "# kv4lint: disable-file"]
+FILE = ["# kv4lint: disable-file=KV406", "# kv4lint: disable-file = KV406", "# kv4lint: disable-file",
+        "# KV4LINT: DISABLE-FILE=KV406", "# kv4lint: Disable-File=KV406"]
 NOT_SUPPRESSING = ["# kv4lint: disable=KV401", "# kv4lint: disable-file=KV401", "# noqa: KV401",
                    "# kv4lint: enable=KV406"]
 

@@ -20,7 +20,7 @@ from kv4lint.base.file_error import FileError
 from kv4lint.base.model import Hint, ScanResult, Span, Value
 from kv4lint.base.record import Record, replace
 from kv4lint.base.source import LineIndex, OffsetMap
-from kv4lint.base.suppression import codes_above, file_codes
+from kv4lint.base.suppression import codes_above, file_codes, names_kv4lint
 from kv4lint.files.prefilter import shell_may_launch
 from kv4lint.frontends import budget, nested
 from kv4lint.frontends.hints import NAME_WORD, PLATFORM_NAMES
@@ -294,7 +294,7 @@ def _mentions_kv4lint(text: str) -> bool:
     ``is`` tells it): a search of the whole file per block made a file of many blocks quadratic (issue 34)."""
     global _last_text, _last_mentions
     if text is not _last_text:
-        _last_text, _last_mentions = text, "kv4lint" in text
+        _last_text, _last_mentions = text, names_kv4lint(text)
     return _last_mentions
 
 

@@ -196,6 +196,18 @@ def test_a_gpu_read_into_a_variable_guards_the_launches_of_each_branch():
     assert got[1][0][2] == 'branch where `[[ "$GPU" == *B300* ]]` fails'
 
 
+@pytest.mark.parametrize("branch, reason", [
+    ('case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in\n  *B200*) {launch} ;;\nesac\n',
+     'case where "$(nvidia-smi --query-gpu=n... matches *B200*'),
+    ('if [[ "$(nvidia-smi --query-gpu=name --format=csv,noheader)" == *B200* ]]; then\n  {launch}\nfi\n',
+     'branch where `[[ "$(nvidia-smi --query-gpu=name --format=csv,...` succeeds'),
+])
+def test_a_branch_on_the_gpu_query_itself_guards_its_launches(branch, reason):
+    # No variable holds the GPU here: the test's operand is the query (Machine reads it while gpu_vars is empty).
+    assert [[(v, s, r) for v, s, r, _ in hs] for hs in gpu_hints(branch.format(launch=LAUNCH), "g.sh", "shell")] \
+        == [[("sm100", "guard", reason)]]
+
+
 def test_the_same_test_guards_once_its_variable_reads_the_gpu_and_not_after_it_stops():
     """A script repeats its tests; the machine reads each once per state of the variables that read the GPU
     (Machine.test): the same text guards nothing before GPU is read from nvidia-smi, then guards, then not again

@@ -237,6 +237,8 @@ _VAR_USE = re.compile(r"^\"?\$\{?(\w+)(?:(%%?\.\*)|(//\\?\./)|(,,|\^\^))?\}?\"?$
 def _operand(word: str, gpu_vars: dict[str, str]) -> str | None:
     """How a test's operand reads the GPU: a variable that holds it (``$CC``, ``${CC%%.*}``, ``${GPU,,}``) or
     a command substitution (``$(nvidia-smi --query-gpu=name ...)``)."""
+    if not gpu_vars and "$(" not in word and "`" not in word:
+        return None  # (most operands, while no variable holds the GPU)
     w = word.strip()
     m = _VAR_USE.match(w)
     if m:
@@ -261,7 +263,7 @@ def _reading(raw: str, gpu_vars: dict[str, str]) -> str | None:
     if kind is not None:
         return kind
     kind = _operand(raw, gpu_vars)
-    if kind is None and re.search(r"tr\s+['\"]?(?:\[:upper:\]|A-Z)", raw):
+    if kind is None and gpu_vars and re.search(r"tr\s+['\"]?(?:\[:upper:\]|A-Z)", raw):
         inner = re.search(r"\$\{?(\w+)", raw)
         if inner and gpu_vars.get(inner.group(1)) in ("name", "lname"):
             return "lname"

@@ -67,6 +67,14 @@ def test_the_names_users_type_for_gpu_mean_what_the_scheduler_names_mean():
             assert parse_gpu(name).archs == (arch,), name
 
 
+def test_no_two_gpu_names_that_differ_by_dashes_name_different_archs():
+    """The readers look a name up without its dashes (kv4lint.sglang.gpus._FLAT): each must mean one arch."""
+    undashed: dict[str, set[str]] = {}
+    for name, arch in GPU_ARCH.items():
+        undashed.setdefault(name.replace("-", ""), set()).add(arch)
+    assert {k: v for k, v in undashed.items() if len(v) > 1} == {}
+
+
 @pytest.mark.parametrize("text, archs", [
     ("# 8x H100", "sm90"), ("# For H200/B200", "sm90 sm100"), ("#### gemma-4-31B-it (2x H200, TP=2)", "sm90"),
     ("# Serve Qwen/Qwen3-30B-A3B on 8xB200s", "sm100"), ("# 1x L4 GPU", "sm89"), ("# NVIDIA L4", "sm89"),

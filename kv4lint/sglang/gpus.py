@@ -175,15 +175,18 @@ CLASS_NAME: dict[str, tuple[str, str]] = {  # representative -> (the class's fam
 _SM = re.compile(r"^(?:sm_?|compute_?)?(\d{2,3})[af]?$")
 
 
+# GPU_ARCH's names without their dashes ("jetsonorin"), each read once: no two of them name different archs (tested).
+_FLAT = {k.replace("-", ""): v for k, v in GPU_ARCH.items()}
+
+
 def normalise_gpu(name: str) -> str:
     """``"H100"``, ``"sm_90a"``, ``"9.0"``, ``"gb200"`` -> ``"sm90"``/``"sm100"``; ValueError otherwise."""
     n = name.strip().lower().replace(" ", "").replace("_", "-")
     if n in GPU_ARCH:
         return GPU_ARCH[n]
     n2 = n.replace("-", "")
-    for k, v in GPU_ARCH.items():
-        if k.replace("-", "") == n2:
-            return v
+    if n2 in _FLAT:
+        return _FLAT[n2]
     m = re.match(r"^(\d+)\.(\d)$", n)  # compute capability "9.0", "12.1"
     if m:
         return f"sm{int(m.group(1))}{m.group(2)}"
@@ -192,12 +195,11 @@ def normalise_gpu(name: str) -> str:
         return f"sm{m.group(1)}"
     # nvidia-h100-80gb-hbm3, "NVIDIA B200", "RTX PRO 6000" ...
     toks = [t for t in re.split(r"[^a-z0-9]+", name.lower()) if t]
-    flat = {k.replace("-", ""): v for k, v in GPU_ARCH.items()}
     for size in (3, 2, 1):
         for i in range(len(toks) - size + 1):
             joined = "".join(toks[i:i + size])
-            if joined in flat and len(joined) >= 3:
-                return flat[joined]
+            if joined in _FLAT and len(joined) >= 3:
+                return _FLAT[joined]
     raise ValueError(f"unknown GPU {name!r} (use an arch like sm90/sm100/sm120, or a name like h100, b200, rtx5090)")
 
 
@@ -380,7 +382,6 @@ class GpuName:
         return f"GpuName({self.text!r}, {self.archs!r}, {self.platform!r})"
 
 
-_FLAT = {k.replace("-", ""): v for k, v in GPU_ARCH.items()}
 _COUNT = re.compile(r"^\d{1,3}[x×](.+)$|^(.+?)[x×]\d{1,2}$")  # 8xH100, H100x8
 
 

@@ -182,10 +182,8 @@ _FLAT = {k.replace("-", ""): v for k, v in GPU_ARCH.items()}
 def normalise_gpu(name: str) -> str:
     """``"H100"``, ``"sm_90a"``, ``"9.0"``, ``"gb200"`` -> ``"sm90"``/``"sm100"``; ValueError otherwise."""
     n = name.strip().lower().replace(" ", "").replace("_", "-")
-    if n in GPU_ARCH:
-        return GPU_ARCH[n]
     n2 = n.replace("-", "")
-    if n2 in _FLAT:
+    if n2 in _FLAT:  # (GPU_ARCH's own names too: each is in _FLAT without its dashes, meaning the same arch)
         return _FLAT[n2]
     m = re.match(r"^(\d+)\.(\d)$", n)  # compute capability "9.0", "12.1"
     if m:
